@@ -1,0 +1,207 @@
+/*
+ * foresight.h — the run-time layer of Foresight: nonbinding I/O prefetch and
+ * release hints for programs whose data does not fit in memory.
+ *
+ * Every call here is a *hint*.  It never changes what the program computes,
+ * never reports an error to the caller and may be dropped at any time (the
+ * queue is full, memory is short, the runtime is absent or disabled).
+ *
+ * The calls are `static inline`: the common case — a prefetch of pages the
+ * run-time layer already believes resident — is a few loads and a bit test
+ * with no call and no atomic read-modify-write (paper Section 2.4.1, the
+ * user-level residency filter).  Only a page not known resident reaches the
+ * library.  The library's entry points are weak references, so an object built
+ * against this header links and runs without libforesight: every hint becomes
+ * a no-op.  FORESIGHT_DISABLE=1 has the same effect at run time.
+ *
+ * Thread-safe; one runtime per process however many shared objects use it;
+ * safe across fork (the child starts with an empty residency table).
+ *
+ * Environment (validated once at start-up; a bad value prints one message on
+ * stderr and the default is used):
+ *   FORESIGHT_DISABLE=1          all hints become no-ops
+ *   FORESIGHT_STATS=1            statistics table on stderr at exit
+ *   FORESIGHT_STATS=path.json    the same statistics as JSON (written atomically)
+ *   FORESIGHT_MEM=SIZE           memory budget (default: the cgroup's limit, else RAM)
+ *   FORESIGHT_WORKERS=N          worker threads issuing requests (default 2, 1..64)
+ *   FORESIGHT_QUEUE=N            request queue slots (default 1024)
+ *   FORESIGHT_METHOD=M           willneed | populate | both   (default: see docs/architecture.md)
+ *   FORESIGHT_CHUNK=SIZE         bytes per MADV_WILLNEED call (default 128K)
+ *   FORESIGHT_VERIFY_PERIOD=N    filtered calls per site between mincore checks (default 1024)
+ *   FORESIGHT_RELEASE=M          cold | pageout | off          (default cold; pageout when over budget)
+ */
+#ifndef FORESIGHT_H
+#define FORESIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FORESIGHT_API_VERSION 1
+
+/* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
+#define FORESIGHT_PAGE_SHIFT 12
+/* Two-level table: a directory entry covers 2^18 pages (1 GiB), 48-bit VA. */
+#define FORESIGHT_LEAF_SHIFT 18
+#define FORESIGHT_DIR_ENTRIES (1UL << (47 - FORESIGHT_PAGE_SHIFT - FORESIGHT_LEAF_SHIFT))
+
+/*
+ * A static prefetch site: one per hint in the source, so statistics can be
+ * reported per site (file:line and the reference), as the paper's
+ * per-instruction instrumentation did.  Declare with FORESIGHT_SITE; the
+ * fields after `ref` belong to the runtime and start at zero.
+ */
+struct foresight_site {
+    const char *file;               /* source file of the hint */
+    unsigned line;                  /* source line of the hint */
+    const char *ref;                /* the reference, e.g. "A[i][j]" */
+    unsigned long fs_countdown;     /* filtered calls left before the next verification */
+    unsigned long fs_armed;         /* what fs_countdown was last armed with */
+    unsigned long fs_state;         /* registration state (runtime-private) */
+    struct foresight_site *fs_next; /* registry link (runtime-private) */
+    unsigned long fs_stat[16];      /* counters (runtime-private) */
+};
+
+/* Declare a static site named NAME for the reference text REF. */
+#define FORESIGHT_SITE(name, ref_text) \
+    static struct foresight_site name = {.file = __FILE__, .line = __LINE__, .ref = (ref_text)}
+
+/* ---- library entry points (weak: absent library means no-op hints) ---- */
+extern uint64_t *const *foresight__dir __attribute__((weak));
+extern struct foresight_site foresight__anon_site __attribute__((weak));
+void foresight__prefetch_slow(struct foresight_site *site, const void *addr, size_t bytes)
+    __attribute__((weak));
+void foresight__filtered_check(struct foresight_site *site, const void *addr, size_t bytes)
+    __attribute__((weak));
+void foresight__release_slow(struct foresight_site *site, const void *addr, size_t bytes)
+    __attribute__((weak));
+void foresight__prefetch_release_slow(struct foresight_site *site, const void *paddr,
+                                      size_t pbytes, const void *raddr, size_t rbytes)
+    __attribute__((weak));
+
+/* The directory, or NULL when the runtime is absent or disabled. */
+static inline uint64_t *const *foresight__directory(void)
+{
+    if (&foresight__dir == NULL)
+        return NULL;
+    return __atomic_load_n(&foresight__dir, __ATOMIC_RELAXED);
+}
+
+/*
+ * 1 when every page of [addr, addr+bytes) is marked resident and the range
+ * lies within one 64-page word of the table; 0 otherwise (the library decides).
+ */
+static inline int foresight__marked(uint64_t *const *dir, const void *addr, size_t bytes)
+{
+    uintptr_t a = (uintptr_t)addr, last = a + bytes - 1;
+    uintptr_t p0 = a >> FORESIGHT_PAGE_SHIFT, p1 = last >> FORESIGHT_PAGE_SHIFT;
+    if (bytes == 0 || last < a || (p0 >> 6) != (p1 >> 6))
+        return 0;
+    uint64_t *leaf = __atomic_load_n(
+        (uint64_t **)&dir[(p0 >> FORESIGHT_LEAF_SHIFT) & (FORESIGHT_DIR_ENTRIES - 1)],
+        __ATOMIC_RELAXED);
+    if (leaf == NULL)
+        return 0;
+    uint64_t word = __atomic_load_n(
+        &leaf[(p0 >> 6) & ((1UL << (FORESIGHT_LEAF_SHIFT - 6)) - 1)], __ATOMIC_RELAXED);
+    uint64_t mask = (~(uint64_t)0 >> (63 - (p1 - p0))) << (p0 & 63);
+    return (word & mask) == mask;
+}
+
+/* A filtered call: count it down; every so often the library re-checks it. */
+static inline void foresight__count_filtered(struct foresight_site *site, const void *addr,
+                                             size_t bytes)
+{
+    unsigned long left = __atomic_load_n(&site->fs_countdown, __ATOMIC_RELAXED);
+    if (left == 0)
+        foresight__filtered_check(site, addr, bytes);
+    else
+        __atomic_store_n(&site->fs_countdown, left - 1, __ATOMIC_RELAXED);
+}
+
+/* ---- the public API ---- */
+
+/*
+ * Prefetch [addr, addr+bytes) into memory, rounded outward to pages.  Returns
+ * at once; the read happens in the background.  Pages already known resident
+ * cost a bit test.  Ignored (and counted) for NULL, zero length, wrapping or
+ * unmapped ranges, and dropped when it would overcommit the memory budget.
+ */
+static inline void foresight_prefetch_at(struct foresight_site *site, const void *addr,
+                                         size_t bytes)
+{
+    uint64_t *const *dir = foresight__directory();
+    if (dir == NULL)
+        return;
+    if (foresight__marked(dir, addr, bytes))
+        foresight__count_filtered(site, addr, bytes);
+    else
+        foresight__prefetch_slow(site, addr, bytes);
+}
+
+/*
+ * Release [addr, addr+bytes), rounded inward: a page not wholly inside the
+ * range is never touched.  Data are never lost: pages are deactivated
+ * (MADV_COLD) so they are reclaimed first yet can still be rescued, and paged
+ * out (MADV_PAGEOUT, after writing back dirty shared file pages) only when the
+ * process is over its memory budget.
+ */
+static inline void foresight_release_at(struct foresight_site *site, const void *addr,
+                                        size_t bytes)
+{
+    if (foresight__directory() != NULL)
+        foresight__release_slow(site, addr, bytes);
+}
+
+/*
+ * Prefetch one range and release another in a single crossing, as the paper
+ * bundles them in a software pipeline's steady state.
+ */
+static inline void foresight_prefetch_release_at(struct foresight_site *site, const void *paddr,
+                                                 size_t pbytes, const void *raddr, size_t rbytes)
+{
+    uint64_t *const *dir = foresight__directory();
+    if (dir == NULL)
+        return;
+    if (foresight__marked(dir, paddr, pbytes)) {
+        foresight__count_filtered(site, paddr, pbytes);
+        foresight__release_slow(site, raddr, rbytes);
+    } else {
+        foresight__prefetch_release_slow(site, paddr, pbytes, raddr, rbytes);
+    }
+}
+
+/* Untagged forms: statistics go to one shared anonymous site. */
+static inline void foresight_prefetch(const void *addr, size_t bytes)
+{
+    if (foresight__directory() != NULL)
+        foresight_prefetch_at(&foresight__anon_site, addr, bytes);
+}
+
+static inline void foresight_release(const void *addr, size_t bytes)
+{
+    if (foresight__directory() != NULL)
+        foresight_release_at(&foresight__anon_site, addr, bytes);
+}
+
+static inline void foresight_prefetch_release(const void *paddr, size_t pbytes,
+                                              const void *raddr, size_t rbytes)
+{
+    if (foresight__directory() != NULL)
+        foresight_prefetch_release_at(&foresight__anon_site, paddr, pbytes, raddr, rbytes);
+}
+
+/* 1 when the runtime is linked and enabled, so hints take effect. */
+static inline int foresight_active(void)
+{
+    return foresight__directory() != NULL;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FORESIGHT_H */

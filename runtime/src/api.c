@@ -1,0 +1,201 @@
+/*
+ * api.c — the library's entry points behind foresight.h's inline fast path:
+ * start-up and exit, the slow paths of prefetch and release, the periodic
+ * verification of filtered calls, and fork handling.
+ *
+ * Every entry point accepts any input: NULL, zero length, wrapping lengths,
+ * addresses outside user space or no longer mapped are counted as bad input
+ * and ignored.  Nothing here can fail visibly to the program.
+ */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct foresight_site foresight__anon_site = {.file = "(untagged)", .line = 0,
+                                              .ref = "foresight_prefetch()"};
+static pid_t owner_pid;
+
+static void after_fork_child(void)
+{
+    fs_residency_reset();
+    fs_workers_after_fork_child();
+}
+
+__attribute__((constructor)) static void fs_init(void)
+{
+    fs_config_load();
+    if (fs_cfg.disabled)
+        return;
+    if (sysconf(_SC_PAGESIZE) != (long)FS_PAGE) {
+        fprintf(stderr, "foresight: page size %ld is not 4 KiB; hints disabled\n",
+                sysconf(_SC_PAGESIZE));
+        return;
+    }
+    fs_budget_init();
+    fs_queue_global = fs_queue_create(fs_cfg.queue_slots);
+    if (fs_queue_global == NULL) {
+        fprintf(stderr, "foresight: out of memory at start-up; hints disabled\n");
+        return;
+    }
+    owner_pid = getpid();
+    pthread_atfork(NULL, NULL, after_fork_child);
+    if (fs_residency_init() != 0)
+        fprintf(stderr, "foresight: cannot map the residency table; hints disabled\n");
+}
+
+__attribute__((destructor)) static void fs_fini(void)
+{
+    /* Statistics belong to the process that started the runtime, not to forked children. */
+    if (fs_cfg.stats && !fs_cfg.disabled && getpid() == owner_pid)
+        fs_stats_report();
+}
+
+/* [addr, addr+bytes) as whole pages: outward for prefetch, inward for release.
+ * False for input that names no valid user range. */
+static bool page_range(const void *addr, size_t bytes, bool outward, uintptr_t *first,
+                       size_t *npages)
+{
+    uintptr_t a = (uintptr_t)addr, end = a + bytes;
+    if (addr == NULL || bytes == 0 || end < a || end > FS_VA_LIMIT)
+        return false;
+    if (outward) {
+        *first = a >> FORESIGHT_PAGE_SHIFT;
+        *npages = ((end - 1) >> FORESIGHT_PAGE_SHIFT) - *first + 1;
+    } else {
+        *first = (a + FS_PAGE - 1) >> FORESIGHT_PAGE_SHIFT;
+        uintptr_t last = end >> FORESIGHT_PAGE_SHIFT;
+        *npages = last > *first ? last - *first : 0;
+    }
+    return true;
+}
+
+/* Prefetch requests to queue (0 or 1) for [first, first+n): marks the pages. */
+static unsigned plan_prefetch(struct foresight_site *site, uintptr_t first, size_t n,
+                              struct fs_request *out)
+{
+    size_t cap = fs_budget_pages();
+    if (n > cap) { /* more than memory can hold: the tail could only evict the head */
+        n = cap;
+        fs_count(site, FS_DROPPED_BUDGET, 1);
+    }
+    fs_count(site, FS_PAGES_REQUESTED, n);
+    /* Section 2.4.1: skip pages known resident; request the first missing page and
+     * everything after it in the block, so a block costs at most one request. */
+    while (n > 0 && fs_residency_test(first)) {
+        first++;
+        n--;
+    }
+    if (n == 0) {
+        fs_count(site, FS_FILTERED, 1);
+        return 0;
+    }
+    fs_residency_mark(first, n);
+    *out = (struct fs_request){.page = first, .npages = n, .kind = FS_REQ_PREFETCH, .site = site};
+    return 1;
+}
+
+static unsigned plan_release(struct foresight_site *site, const void *addr, size_t bytes,
+                             struct fs_request *out)
+{
+    uintptr_t first;
+    size_t n;
+    fs_count(site, FS_RELEASES, 1);
+    if (!page_range(addr, bytes, false, &first, &n)) {
+        fs_count(site, FS_BAD_INPUT, 1);
+        return 0;
+    }
+    if (n == 0 || fs_cfg.release == FS_REL_OFF)
+        return 0;
+    fs_count(site, FS_PAGES_RELEASE_REQ, n);
+    fs_residency_clear(first, n);
+    *out = (struct fs_request){.page = first, .npages = n, .kind = FS_REQ_RELEASE, .site = site};
+    return 1;
+}
+
+static void submit(struct foresight_site *site, struct fs_request *reqs, unsigned n)
+{
+    if (n == 0)
+        return;
+    fs_workers_ensure_started();
+    unsigned dropped = fs_queue_push(fs_queue_global, reqs, n);
+    for (unsigned i = 0; i < n; i++) {
+        if (!(dropped & (1u << i)))
+            continue;
+        fs_count(site, FS_DROPPED_QUEUE, 1);
+        if (reqs[i].kind == FS_REQ_PREFETCH)
+            fs_residency_clear(reqs[i].page, reqs[i].npages);
+    }
+}
+
+static unsigned plan_prefetch_range(struct foresight_site *site, const void *addr, size_t bytes,
+                                    struct fs_request *out)
+{
+    uintptr_t first;
+    size_t n;
+    fs_count(site, FS_CONSIDERED, 1);
+    if (!page_range(addr, bytes, true, &first, &n)) {
+        fs_count(site, FS_BAD_INPUT, 1);
+        return 0;
+    }
+    return plan_prefetch(site, first, n, out);
+}
+
+void foresight__prefetch_slow(struct foresight_site *site, const void *addr, size_t bytes)
+{
+    struct fs_request r;
+    fs_site_register(site);
+    submit(site, &r, plan_prefetch_range(site, addr, bytes, &r));
+}
+
+void foresight__release_slow(struct foresight_site *site, const void *addr, size_t bytes)
+{
+    struct fs_request r;
+    fs_site_register(site);
+    submit(site, &r, plan_release(site, addr, bytes, &r));
+}
+
+void foresight__prefetch_release_slow(struct foresight_site *site, const void *paddr,
+                                      size_t pbytes, const void *raddr, size_t rbytes)
+{
+    struct fs_request r[2];
+    fs_site_register(site);
+    unsigned n = plan_prefetch_range(site, paddr, pbytes, &r[0]);
+    n += plan_release(site, raddr, rbytes, &r[n]);
+    submit(site, r, n);
+}
+
+/*
+ * Reached every verify_period-th filtered call of a site: account the batch of
+ * filtered calls and check with mincore that the pages really are resident.
+ * A stale bit (the kernel evicted the page) is counted, the chunk is
+ * revalidated, and the prefetch the filter swallowed is issued after all.
+ */
+void foresight__filtered_check(struct foresight_site *site, const void *addr, size_t bytes)
+{
+    fs_site_register(site);
+    unsigned long batch = __atomic_exchange_n(&site->fs_armed, fs_cfg.verify_period - 1,
+                                              __ATOMIC_RELAXED) + 1;
+    __atomic_store_n(&site->fs_countdown, fs_cfg.verify_period - 1, __ATOMIC_RELAXED);
+    fs_count(site, FS_CONSIDERED, batch);
+    fs_count(site, FS_FILTERED, batch);
+    fs_count(site, FS_VERIFIED, 1);
+    uintptr_t first;
+    size_t n;
+    unsigned char vec[64];
+    if (!page_range(addr, bytes, true, &first, &n) || n > 64)
+        return; /* the inline filter only passes ranges within one 64-page word */
+    long resident = fs_resident_vector(first, n, vec);
+    if (resident == (long)n)
+        return;
+    if (resident < 0) { /* unmapped since it was marked (munmap and reuse) */
+        fs_residency_clear(first, n);
+        fs_count(site, FS_BAD_INPUT, 1);
+        return;
+    }
+    fs_count(site, FS_STALE, n - (size_t)resident);
+    for (uintptr_t c = first >> FS_CHUNK_SHIFT; c <= (first + n - 1) >> FS_CHUNK_SHIFT; c++)
+        fs_residency_revalidate_chunk(c);
+    struct fs_request r;
+    submit(site, &r, plan_prefetch(site, first, n, &r));
+}

@@ -1,0 +1,230 @@
+/*
+ * budget.c — how much memory prefetches may occupy.
+ *
+ * The paper's operating system dropped a prefetch when no free page existed,
+ * rather than evict data to make room (Section 2.4.2).  Under Linux a capped
+ * cgroup is always "full" of page cache, so the runtime keeps its own account:
+ * the pages it has marked resident (prefetched and not released) may not
+ * exceed three quarters of the memory limit.  The limit is FORESIGHT_MEM, else
+ * the cgroup's (v2 memory.max up the hierarchy, v1 hierarchical_memory_limit),
+ * else physical memory.  The cgroup's usage decides when a release should
+ * free pages at once (MADV_PAGEOUT) instead of only deactivating them.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static uint64_t limit_bytes;
+static char source[64] = "physical memory";
+static int usage_fd = -1;
+
+static uint64_t read_u64_file(const char *path, bool *ok)
+{
+    char buf[64] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    *ok = false;
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0 || strncmp(buf, "max", 3) == 0)
+        return 0;
+    char *end;
+    unsigned long long v = strtoull(buf, &end, 10);
+    *ok = end != buf;
+    return v;
+}
+
+/* Find the mount point of the hierarchy (v2: fstype cgroup2; v1: cgroup with option memory)
+ * and the mount's root, from /proc/self/mountinfo. */
+static bool find_mount(bool v2, char *mnt, size_t mlen, char *root, size_t rlen)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (f == NULL)
+        return false;
+    char line[4096];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        char r[1024], m[1024], fstype[64], super[1024];
+        char *dash = strstr(line, " - ");
+        if (dash == NULL || sscanf(line, "%*s %*s %*s %1023s %1023s", r, m) != 2 ||
+            sscanf(dash + 3, "%63s %*s %1023s", fstype, super) != 2)
+            continue;
+        if (v2 ? strcmp(fstype, "cgroup2") == 0
+               : strcmp(fstype, "cgroup") == 0 && strstr(super, "memory") != NULL) {
+            snprintf(mnt, mlen, "%s", m);
+            snprintf(root, rlen, "%s", r);
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The directory of this process's memory cgroup, and whether it is v2. */
+static bool own_cgroup_dir(char *out, size_t len, bool *v2)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (f == NULL)
+        return false;
+    char line[4096], v1path[2048] = "", v2path[2048] = "";
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (c2 == NULL)
+            continue;
+        *c2 = 0;
+        const char *controllers = c1 + 1, *path = c2 + 1;
+        if (strcmp(line, "0") == 0 && *controllers == 0)
+            snprintf(v2path, sizeof v2path, "%s", path);
+        else {
+            char ctl[1024];
+            snprintf(ctl, sizeof ctl, ",%s,", controllers);
+            if (strstr(ctl, ",memory,"))
+                snprintf(v1path, sizeof v1path, "%s", path);
+        }
+    }
+    fclose(f);
+    char mnt[1024], root[1024];
+    const char *path = NULL;
+    if (v1path[0] && find_mount(false, mnt, sizeof mnt, root, sizeof root)) {
+        *v2 = false;
+        path = v1path;
+    } else if (v2path[0] && find_mount(true, mnt, sizeof mnt, root, sizeof root)) {
+        char probe[4096];
+        snprintf(probe, sizeof probe, "%s/cgroup.controllers", mnt);
+        FILE *c = fopen(probe, "re");
+        char ctl[1024] = "";
+        if (c != NULL) {
+            if (fgets(ctl, sizeof ctl, c) == NULL)
+                ctl[0] = 0;
+            fclose(c);
+        }
+        if (strstr(ctl, "memory") == NULL)
+            return false;
+        *v2 = true;
+        path = v2path;
+    } else {
+        return false;
+    }
+    size_t rl = strlen(root);
+    if (strcmp(root, "/") != 0 && strncmp(path, root, rl) == 0)
+        path += rl;
+    snprintf(out, len, "%s%s", mnt, path);
+    return true;
+}
+
+static uint64_t cgroup_limit(char *dirbuf, size_t len, bool *v2)
+{
+    if (!own_cgroup_dir(dirbuf, len, v2))
+        return 0;
+    char path[4200];
+    bool ok;
+    if (!*v2) {
+        snprintf(path, sizeof path, "%s/memory.stat", dirbuf);
+        FILE *f = fopen(path, "re");
+        uint64_t lim = 0;
+        if (f != NULL) {
+            char key[128];
+            unsigned long long v;
+            while (fscanf(f, "%127s %llu", key, &v) == 2)
+                if (strcmp(key, "hierarchical_memory_limit") == 0)
+                    lim = v;
+            fclose(f);
+        }
+        if (lim == 0) {
+            snprintf(path, sizeof path, "%s/memory.limit_in_bytes", dirbuf);
+            lim = read_u64_file(path, &ok);
+        }
+        return lim;
+    }
+    /* v2: the tightest memory.max from here up to the hierarchy's root. */
+    uint64_t lim = 0;
+    char walk[4096];
+    snprintf(walk, sizeof walk, "%s", dirbuf);
+    for (;;) {
+        snprintf(path, sizeof path, "%s/memory.max", walk);
+        uint64_t v = read_u64_file(path, &ok);
+        if (ok && (lim == 0 || v < lim))
+            lim = v;
+        char *slash = strrchr(walk, '/');
+        if (slash == NULL || slash == walk)
+            break;
+        *slash = 0;
+        snprintf(path, sizeof path, "%s/cgroup.controllers", walk);
+        if (access(path, F_OK) != 0)
+            break;
+    }
+    return lim;
+}
+
+void fs_budget_init(void)
+{
+    struct sysinfo si;
+    uint64_t ram = sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit : 0;
+    char dir[4096];
+    bool v2 = false;
+    uint64_t cg = cgroup_limit(dir, sizeof dir, &v2);
+    limit_bytes = ram;
+    if (cg > 0 && (ram == 0 || cg < ram)) {
+        limit_bytes = cg;
+        snprintf(source, sizeof source, "cgroup %s", v2 ? "v2" : "v1");
+    }
+    if (cg > 0) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, v2 ? "memory.current" : "memory.usage_in_bytes");
+        usage_fd = open(path, O_RDONLY | O_CLOEXEC);
+    }
+    if (fs_cfg.mem_override) {
+        limit_bytes = fs_cfg.mem_override;
+        snprintf(source, sizeof source, "FORESIGHT_MEM");
+    }
+}
+
+uint64_t fs_budget_limit_bytes(void)
+{
+    return limit_bytes;
+}
+
+const char *fs_budget_source(void)
+{
+    return source;
+}
+
+size_t fs_budget_pages(void)
+{
+    return (size_t)(limit_bytes / 4 * 3) >> FORESIGHT_PAGE_SHIFT;
+}
+
+/* The cgroup's usage, re-read at most every 2 ms; 0 when there is no cgroup to ask. */
+static uint64_t usage_bytes(void)
+{
+    static uint64_t cached, stamp_ns;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (usage_fd < 0)
+        return 0;
+    if (now - __atomic_load_n(&stamp_ns, __ATOMIC_RELAXED) < 2000000)
+        return __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    char buf[32] = {0};
+    ssize_t n = pread(usage_fd, buf, sizeof buf - 1, 0);
+    uint64_t v = n > 0 ? strtoull(buf, NULL, 10) : 0;
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    __atomic_store_n(&stamp_ns, now, __ATOMIC_RELAXED);
+    return v;
+}
+
+bool fs_budget_over_high(void)
+{
+    uint64_t slack = limit_bytes / 16 > (4u << 20) ? limit_bytes / 16 : (4u << 20);
+    uint64_t used = usage_fd >= 0 ? usage_bytes()
+                                  : (uint64_t)fs_residency_footprint() << FORESIGHT_PAGE_SHIFT;
+    return used + slack >= limit_bytes;
+}

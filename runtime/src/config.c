@@ -1,0 +1,139 @@
+/*
+ * config.c — the runtime's settings from the environment, validated once at
+ * start-up.  A bad value gets one message on stderr and the default: a hint
+ * layer must never stop a program.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct fs_config fs_cfg;
+
+static void complain(const char *name, const char *value, const char *expected)
+{
+    fprintf(stderr, "foresight: %s=%s is not %s; using the default\n", name, value, expected);
+}
+
+/* A size with an optional K/M/G suffix (powers of 1024); 0 on error. */
+static uint64_t parse_size(const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return 0;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (*end == 'i' || *end == 'I')
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end != 0 || v > (UINT64_MAX >> shift))
+        return 0;
+    return (uint64_t)v << shift;
+}
+
+static unsigned long env_ulong(const char *name, unsigned long lo, unsigned long hi,
+                               unsigned long dflt)
+{
+    const char *s = getenv(name);
+    if (s == NULL || *s == 0)
+        return dflt;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end != 0 || *s == '-' || v < lo || v > hi) {
+        char expected[64];
+        snprintf(expected, sizeof expected, "a whole number in %lu..%lu", lo, hi);
+        complain(name, s, expected);
+        return dflt;
+    }
+    return v;
+}
+
+static int env_choice(const char *name, const char *const *names, int n, int dflt)
+{
+    const char *s = getenv(name);
+    if (s == NULL || *s == 0)
+        return dflt;
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    char expected[128] = "one of";
+    for (int i = 0; i < n; i++) {
+        strncat(expected, i ? ", " : " ", sizeof expected - strlen(expected) - 1);
+        strncat(expected, names[i], sizeof expected - strlen(expected) - 1);
+    }
+    complain(name, s, expected);
+    return dflt;
+}
+
+static const char *const method_names[] = {"willneed", "populate", "both"};
+static const char *const release_names[] = {"auto", "cold", "pageout", "off"};
+
+const char *fs_method_name(enum fs_method m)
+{
+    return method_names[m];
+}
+
+const char *fs_release_name(enum fs_release_mode m)
+{
+    return release_names[m];
+}
+
+void fs_config_load(void)
+{
+    memset(&fs_cfg, 0, sizeof fs_cfg);
+    const char *d = getenv("FORESIGHT_DISABLE");
+    if (d != NULL && *d != 0) {
+        if (strcmp(d, "1") == 0) {
+            fs_cfg.disabled = true;
+            return;
+        }
+        if (strcmp(d, "0") != 0)
+            complain("FORESIGHT_DISABLE", d, "0 or 1");
+    }
+    const char *st = getenv("FORESIGHT_STATS");
+    if (st != NULL && *st != 0 && strcmp(st, "0") != 0) {
+        if (strcmp(st, "1") == 0) {
+            fs_cfg.stats = 1;
+        } else if (strlen(st) < sizeof fs_cfg.stats_path) {
+            fs_cfg.stats = 2;
+            strcpy(fs_cfg.stats_path, st);
+        } else {
+            complain("FORESIGHT_STATS", "(too long)", "1 or a file path");
+        }
+    }
+    const char *mem = getenv("FORESIGHT_MEM");
+    if (mem != NULL && *mem != 0) {
+        fs_cfg.mem_override = parse_size(mem);
+        if (fs_cfg.mem_override < (1u << 20)) {
+            complain("FORESIGHT_MEM", mem, "a size of at least 1M (e.g. 256M)");
+            fs_cfg.mem_override = 0;
+        }
+    }
+    fs_cfg.workers = (int)env_ulong("FORESIGHT_WORKERS", 1, 64, 2);
+    fs_cfg.queue_slots = env_ulong("FORESIGHT_QUEUE", 16, 1u << 20, 1024);
+    fs_cfg.method = (enum fs_method)env_choice("FORESIGHT_METHOD", method_names, 3, FS_WILLNEED);
+    fs_cfg.release = (enum fs_release_mode)env_choice("FORESIGHT_RELEASE", release_names, 4,
+                                                      FS_REL_AUTO);
+    fs_cfg.verify_period = env_ulong("FORESIGHT_VERIFY_PERIOD", 1, 1ul << 30, 1024);
+    fs_cfg.chunk_bytes = 128u << 10;
+    const char *chunk = getenv("FORESIGHT_CHUNK");
+    if (chunk != NULL && *chunk != 0) {
+        uint64_t c = parse_size(chunk);
+        if (c < FS_PAGE || c > (1u << 30) || c % FS_PAGE != 0)
+            complain("FORESIGHT_CHUNK", chunk, "a multiple of 4K up to 1G");
+        else
+            fs_cfg.chunk_bytes = c;
+    }
+}

@@ -1,0 +1,132 @@
+/*
+ * internal.h — declarations shared by the runtime's mechanisms.  Each
+ * source file in runtime/src owns one mechanism; this header is how they meet.
+ */
+#ifndef FORESIGHT_INTERNAL_H
+#define FORESIGHT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "foresight.h"
+
+#define FS_PAGE ((uintptr_t)1 << FORESIGHT_PAGE_SHIFT)
+#define FS_LEAF_PAGES ((uintptr_t)1 << FORESIGHT_LEAF_SHIFT)
+#define FS_LEAF_WORDS (FS_LEAF_PAGES / 64)
+/* Highest user address the table covers (47-bit user space). */
+#define FS_VA_LIMIT ((uintptr_t)1 << 47)
+/* Reconciliation works on chunks of 512 pages (2 MiB). */
+#define FS_CHUNK_SHIFT 9
+#define FS_CHUNK_PAGES ((uintptr_t)1 << FS_CHUNK_SHIFT)
+
+/* Per-site counters, kept in foresight_site.fs_stat[]. */
+enum fs_stat {
+    FS_CONSIDERED,        /* calls that reached the library (not filtered inline) */
+    FS_FILTERED,          /* calls filtered inline by the residency bits */
+    FS_ISSUED,            /* prefetch requests sent to the kernel */
+    FS_PAGES_REQUESTED,   /* pages named by prefetches reaching the library */
+    FS_PAGES_ISSUED,      /* pages the kernel was asked to read (not resident) */
+    FS_PAGES_UNNECESSARY, /* pages of issued requests found already resident */
+    FS_DROPPED_BUDGET,    /* prefetch requests dropped: memory budget exhausted */
+    FS_DROPPED_QUEUE,     /* requests dropped: queue full */
+    FS_RELEASES,          /* release calls */
+    FS_PAGES_RELEASE_REQ, /* whole pages covered by releases */
+    FS_PAGES_DEACTIVATED, /* resident pages moved to the inactive list (MADV_COLD) */
+    FS_PAGES_FREED,       /* resident pages actually gone after the release */
+    FS_VERIFIED,          /* filtered calls re-checked with mincore */
+    FS_STALE,             /* of those, pages the filter believed resident but were gone */
+    FS_BAD_INPUT,         /* NULL, zero, wrapping, unmapped ranges */
+    FS_NSTAT
+};
+_Static_assert(FS_NSTAT <= 16, "foresight_site.fs_stat has 16 slots");
+
+/* How prefetches reach the kernel (FORESIGHT_METHOD). */
+enum fs_method { FS_WILLNEED, FS_POPULATE, FS_BOTH };
+/* How releases reach the kernel (FORESIGHT_RELEASE). */
+enum fs_release_mode { FS_REL_AUTO, FS_REL_COLD, FS_REL_PAGEOUT, FS_REL_OFF };
+
+struct fs_config {
+    bool disabled;
+    int stats;              /* 0 off, 1 table on stderr, 2 JSON file */
+    char stats_path[4096];
+    uint64_t mem_override;  /* FORESIGHT_MEM, 0 when unset */
+    int workers;
+    size_t queue_slots;
+    enum fs_method method;
+    size_t chunk_bytes;
+    unsigned long verify_period;
+    enum fs_release_mode release;
+};
+extern struct fs_config fs_cfg;
+
+/* config.c */
+void fs_config_load(void);
+const char *fs_method_name(enum fs_method m);
+const char *fs_release_name(enum fs_release_mode m);
+
+/* residency.c: the two-level bit table and its reconciliation with mincore. */
+int fs_residency_init(void);
+void fs_residency_reset(void);                 /* after fork: forget everything */
+size_t fs_residency_mark(uintptr_t page, size_t npages);  /* returns pages newly marked */
+size_t fs_residency_clear(uintptr_t page, size_t npages); /* returns pages unmarked */
+bool fs_residency_test(uintptr_t page);
+size_t fs_residency_footprint(void);           /* pages currently marked */
+size_t fs_residency_peak(void);
+/* Clear marks of pages mincore finds absent in the chunk holding PAGE. */
+size_t fs_residency_revalidate_chunk(uintptr_t chunk);
+/* Revalidate the oldest marked chunks until at most TARGET pages stay marked. */
+size_t fs_residency_reconcile(size_t target_pages);
+/* mincore over [page, page+npages) into VEC; unmapped pages read as absent.
+ * Returns the number of resident pages, or -1 when nothing of it is mapped. */
+long fs_resident_vector(uintptr_t page, size_t npages, unsigned char *vec);
+
+/* queue.c: bounded request queue with coalescing. */
+enum fs_kind { FS_REQ_PREFETCH, FS_REQ_RELEASE };
+struct fs_request {
+    uintptr_t page;   /* first page number */
+    size_t npages;
+    enum fs_kind kind;
+    struct foresight_site *site;
+};
+struct fs_queue;
+struct fs_queue *fs_queue_create(size_t slots);
+void fs_queue_destroy(struct fs_queue *q);
+void fs_queue_reset(struct fs_queue *q);       /* after fork */
+/* Push N requests at once (a bundled prefetch+release is one crossing).
+ * Returns a bit mask of the requests that were dropped because the queue is full. */
+unsigned fs_queue_push(struct fs_queue *q, const struct fs_request *reqs, unsigned n);
+/* Block until a request is available; false when the queue is shutting down. */
+bool fs_queue_pop(struct fs_queue *q, struct fs_request *out);
+void fs_queue_shutdown(struct fs_queue *q);
+size_t fs_queue_coalesced(const struct fs_queue *q);
+
+/* budget.c: the memory budget prefetches must stay within. */
+void fs_budget_init(void);
+uint64_t fs_budget_limit_bytes(void);          /* the cap: FORESIGHT_MEM, cgroup, or RAM */
+const char *fs_budget_source(void);            /* where the cap came from */
+size_t fs_budget_pages(void);                  /* prefetch footprint allowed, in pages */
+bool fs_budget_over_high(void);                /* cgroup usage near its limit: page out */
+
+/* issue.c: carry out one prefetch or release request (worker context). */
+void fs_issue_prefetch(const struct fs_request *r);
+void fs_issue_release(const struct fs_request *r);
+
+/* workers.c: threads draining the queue. */
+extern struct fs_queue *fs_queue_global;
+void fs_workers_ensure_started(void);
+void fs_workers_after_fork_child(void);
+
+/* stats.c: per-site registry and reports. */
+void fs_site_register(struct foresight_site *site);
+static inline void fs_count(struct foresight_site *site, enum fs_stat s, unsigned long n)
+{
+    __atomic_fetch_add(&site->fs_stat[s], n, __ATOMIC_RELAXED);
+}
+unsigned long fs_site_filtered_total(const struct foresight_site *site);
+void fs_stats_report(void);
+extern unsigned long fs_global_reconcile_cleared;  /* marks cleared by reconciliation */
+extern unsigned long fs_global_pageouts;           /* releases done with MADV_PAGEOUT */
+
+#endif /* FORESIGHT_INTERNAL_H */

@@ -1,0 +1,183 @@
+/*
+ * issue.c — carrying out one queued request in a worker thread.
+ *
+ * Prefetch (paper Section 2.4.2, on Linux): ask mincore which pages are
+ * missing, respect the memory budget, then start reads for the missing runs
+ * only.  MADV_WILLNEED starts asynchronous reads (file readahead, or swap-in
+ * of anonymous pages) but the kernel caps one call near the readahead window,
+ * so runs are issued in FORESIGHT_CHUNK pieces; MADV_POPULATE_READ also maps
+ * the pages but blocks the worker until they arrive.
+ *
+ * Release: never destructive.  MADV_COLD moves pages to the reclaimable end of
+ * the LRU, where they can still be rescued (the paper's "end of the free
+ * list").  When the cgroup is near its limit, dirty shared file pages are
+ * written back with msync(MS_SYNC) and the pages are paged out
+ * (MADV_PAGEOUT), which writes anonymous pages to swap.  MADV_DONTNEED and
+ * MADV_FREE are never used.  Pages freed are counted with mincore before and
+ * after, not inferred from calls.
+ */
+#include <errno.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define PIECE_PAGES 512 /* mincore vector per step: 2 MiB */
+
+static int populate_supported = 1;
+
+static void *page_addr(uintptr_t page)
+{
+    return (void *)(page << FORESIGHT_PAGE_SHIFT);
+}
+
+static void willneed(uintptr_t page, size_t npages)
+{
+    size_t chunk = fs_cfg.chunk_bytes >> FORESIGHT_PAGE_SHIFT;
+    for (size_t done = 0; done < npages; done += chunk) {
+        size_t n = npages - done < chunk ? npages - done : chunk;
+        madvise(page_addr(page + done), n << FORESIGHT_PAGE_SHIFT, MADV_WILLNEED);
+    }
+}
+
+static void populate(uintptr_t page, size_t npages)
+{
+    if (__atomic_load_n(&populate_supported, __ATOMIC_RELAXED) &&
+        madvise(page_addr(page), npages << FORESIGHT_PAGE_SHIFT, MADV_POPULATE_READ) != 0 &&
+        errno == EINVAL) {
+        __atomic_store_n(&populate_supported, 0, __ATOMIC_RELAXED); /* kernel < 5.14 */
+        willneed(page, npages);
+    } else if (!__atomic_load_n(&populate_supported, __ATOMIC_RELAXED)) {
+        willneed(page, npages);
+    }
+}
+
+/* Call fn on each maximal run of pages i in [0, n) with want(vec[i]). */
+static size_t for_each_run(uintptr_t page, const unsigned char *vec, size_t n,
+                           bool (*want)(unsigned char), void (*fn)(uintptr_t, size_t))
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n;) {
+        if (!want(vec[i])) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && want(vec[j]))
+            j++;
+        fn(page + i, j - i);
+        total += j - i;
+        i = j;
+    }
+    return total;
+}
+
+static bool missing(unsigned char v)
+{
+    return v == 0; /* mapped and not resident */
+}
+
+static bool unmapped(unsigned char v)
+{
+    return v & 0x80;
+}
+
+static void unmark(uintptr_t page, size_t n)
+{
+    fs_residency_clear(page, n);
+}
+
+void fs_issue_prefetch(const struct fs_request *r)
+{
+    size_t budget = fs_budget_pages();
+    if (fs_residency_footprint() > budget) {
+        fs_residency_reconcile(budget - budget / 8);
+        if (fs_residency_footprint() > budget) {
+            fs_residency_clear(r->page, r->npages);
+            fs_count(r->site, FS_DROPPED_BUDGET, 1);
+            return;
+        }
+    }
+    unsigned char vec[PIECE_PAGES];
+    size_t issued = 0, resident = 0;
+    bool any_mapped = false;
+    for (size_t done = 0; done < r->npages; done += PIECE_PAGES) {
+        uintptr_t p = r->page + done;
+        size_t n = r->npages - done < PIECE_PAGES ? r->npages - done : PIECE_PAGES;
+        long res = fs_resident_vector(p, n, vec);
+        if (res < 0) {
+            fs_residency_clear(p, n);
+            continue;
+        }
+        any_mapped = true;
+        resident += (size_t)res;
+        for_each_run(p, vec, n, unmapped, unmark);
+        if (fs_cfg.method == FS_POPULATE)
+            issued += for_each_run(p, vec, n, missing, populate);
+        else
+            issued += for_each_run(p, vec, n, missing, willneed);
+        if (fs_cfg.method == FS_BOTH)
+            for_each_run(p, vec, n, missing, populate);
+    }
+    if (!any_mapped) {
+        fs_count(r->site, FS_BAD_INPUT, 1);
+        return;
+    }
+    fs_count(r->site, FS_PAGES_UNNECESSARY, resident);
+    if (issued) {
+        fs_count(r->site, FS_ISSUED, 1);
+        fs_count(r->site, FS_PAGES_ISSUED, issued);
+    }
+}
+
+static void release_cold(uintptr_t page, size_t n)
+{
+    madvise(page_addr(page), n << FORESIGHT_PAGE_SHIFT, MADV_COLD);
+}
+
+static void release_pageout(uintptr_t page, size_t n)
+{
+    /* MADV_PAGEOUT leaves dirty file pages alone: write them back first.  msync
+     * only writes for shared file mappings and is harmless for anonymous ones. */
+    msync(page_addr(page), n << FORESIGHT_PAGE_SHIFT, MS_SYNC);
+    madvise(page_addr(page), n << FORESIGHT_PAGE_SHIFT, MADV_PAGEOUT);
+}
+
+static bool resident_unmarked(unsigned char v)
+{
+    return v == 1;
+}
+
+void fs_issue_release(const struct fs_request *r)
+{
+    enum fs_release_mode mode = fs_cfg.release;
+    if (mode == FS_REL_AUTO)
+        mode = fs_budget_over_high() ? FS_REL_PAGEOUT : FS_REL_COLD;
+    if (mode == FS_REL_PAGEOUT)
+        __atomic_add_fetch(&fs_global_pageouts, 1, __ATOMIC_RELAXED);
+    unsigned char vec[PIECE_PAGES], after[PIECE_PAGES];
+    bool any_mapped = false;
+    for (size_t done = 0; done < r->npages; done += PIECE_PAGES) {
+        uintptr_t p = r->page + done;
+        size_t n = r->npages - done < PIECE_PAGES ? r->npages - done : PIECE_PAGES;
+        if (fs_resident_vector(p, n, vec) < 0)
+            continue;
+        any_mapped = true;
+        /* A page prefetched again since the release was asked for is wanted: skip it
+         * (the paper's releaser re-checked the bit vector the same way). */
+        for (size_t i = 0; i < n; i++)
+            if (fs_residency_test(p + i))
+                vec[i] = 0x40;
+        size_t targeted = for_each_run(p, vec, n, resident_unmarked,
+                                       mode == FS_REL_PAGEOUT ? release_pageout : release_cold);
+        if (targeted == 0)
+            continue;
+        fs_resident_vector(p, n, after);
+        size_t freed = 0;
+        for (size_t i = 0; i < n; i++)
+            freed += vec[i] == 1 && !(after[i] & 1);
+        fs_count(r->site, FS_PAGES_FREED, freed);
+        fs_count(r->site, FS_PAGES_DEACTIVATED, targeted - freed);
+    }
+    if (!any_mapped)
+        fs_count(r->site, FS_BAD_INPUT, 1);
+}

@@ -1,0 +1,252 @@
+/*
+ * residency.c — the user-level residency table (paper Section 2.4.1, with the
+ * multilevel bit vector Section 4.2 proposes for 64-bit address spaces).
+ *
+ * A directory of 2^17 pointers covers the 47-bit user address space; each leaf
+ * holds one bit per 4 KiB page of 1 GiB.  Leaves are allocated on first mark,
+ * so unused address space costs nothing.  A set bit means "believed resident".
+ *
+ * Linux does not tell user space when it evicts, so bits can go stale.  The
+ * table is kept honest by revalidating chunks (512 pages) with mincore():
+ * chunks are remembered in the order they were marked, and when the marked
+ * footprint exceeds the budget the oldest ones are revalidated first — the
+ * pages the kernel's LRU is most likely to have evicted.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+/* The directory the inline fast path reads (NULL until initialised). */
+uint64_t *const *foresight__dir = NULL;
+
+static uint64_t **dir;
+static size_t footprint;  /* pages marked; atomic */
+static size_t peak;
+
+/* Chunks in the order they were first marked, for oldest-first reconciliation. */
+#define RING_SLOTS ((size_t)1 << 16)
+static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t *ring;
+static size_t ring_head, ring_count;
+static uintptr_t ring_last = UINTPTR_MAX;
+
+int fs_residency_init(void)
+{
+    dir = mmap(NULL, FORESIGHT_DIR_ENTRIES * sizeof *dir, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ring = mmap(NULL, RING_SLOTS * sizeof *ring, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (dir == MAP_FAILED || ring == MAP_FAILED)
+        return -1;
+    __atomic_store_n(&foresight__dir, (uint64_t *const *)dir, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void fs_residency_reset(void)
+{
+    if (dir == NULL)
+        return;
+    for (size_t i = 0; i < FORESIGHT_DIR_ENTRIES; i++)
+        if (dir[i] != NULL)
+            memset(dir[i], 0, FS_LEAF_WORDS * sizeof(uint64_t));
+    footprint = peak = 0;
+    pthread_mutex_init(&ring_mu, NULL);
+    ring_head = ring_count = 0;
+    ring_last = UINTPTR_MAX;
+}
+
+static uint64_t *leaf_for(uintptr_t page, bool create)
+{
+    uint64_t **slot = &dir[(page >> FORESIGHT_LEAF_SHIFT) & (FORESIGHT_DIR_ENTRIES - 1)];
+    uint64_t *leaf = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (leaf != NULL || !create)
+        return leaf;
+    uint64_t *fresh = mmap(NULL, FS_LEAF_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fresh == MAP_FAILED)
+        return NULL;
+    if (__atomic_compare_exchange_n(slot, &leaf, fresh, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return fresh;
+    munmap(fresh, FS_LEAF_WORDS * sizeof(uint64_t));
+    return leaf;
+}
+
+/* Mask of bits [lo, hi] within one word. */
+static inline uint64_t word_mask(unsigned lo, unsigned hi)
+{
+    return (~(uint64_t)0 >> (63 - (hi - lo))) << lo;
+}
+
+/* Apply fn to each (word, mask) of [page, page+npages); returns the sum of its results. */
+typedef size_t (*word_fn)(uint64_t *word, uint64_t mask);
+
+static size_t for_each_word(uintptr_t page, size_t npages, bool create, word_fn fn)
+{
+    size_t total = 0;
+    uintptr_t end = page + npages;
+    while (page < end) {
+        uintptr_t word_end = (page | 63) + 1;
+        uintptr_t stop = word_end < end ? word_end : end;
+        uint64_t *leaf = leaf_for(page, create);
+        if (leaf != NULL)
+            total += fn(&leaf[(page >> 6) & (FS_LEAF_WORDS - 1)],
+                        word_mask(page & 63, (stop - 1) & 63));
+        page = stop;
+    }
+    return total;
+}
+
+static size_t set_bits(uint64_t *word, uint64_t mask)
+{
+    uint64_t old = __atomic_fetch_or(word, mask, __ATOMIC_RELAXED);
+    return (size_t)__builtin_popcountll(mask & ~old);
+}
+
+static size_t clear_bits(uint64_t *word, uint64_t mask)
+{
+    uint64_t old = __atomic_fetch_and(word, ~mask, __ATOMIC_RELAXED);
+    return (size_t)__builtin_popcountll(mask & old);
+}
+
+static size_t count_bits(uint64_t *word, uint64_t mask)
+{
+    return (size_t)__builtin_popcountll(mask & __atomic_load_n(word, __ATOMIC_RELAXED));
+}
+
+static void ring_push_locked(uintptr_t chunk)
+{
+    if (chunk == ring_last)
+        return;
+    if (ring_count == RING_SLOTS) { /* forget the oldest; a verification still catches it */
+        ring_head = (ring_head + 1) % RING_SLOTS;
+        ring_count--;
+    }
+    ring[(ring_head + ring_count) % RING_SLOTS] = chunk;
+    ring_count++;
+    ring_last = chunk;
+}
+
+size_t fs_residency_mark(uintptr_t page, size_t npages)
+{
+    size_t fresh = for_each_word(page, npages, true, set_bits);
+    if (fresh == 0)
+        return 0;
+    size_t now = __atomic_add_fetch(&footprint, fresh, __ATOMIC_RELAXED);
+    size_t seen = __atomic_load_n(&peak, __ATOMIC_RELAXED);
+    while (now > seen &&
+           !__atomic_compare_exchange_n(&peak, &seen, now, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+    }
+    pthread_mutex_lock(&ring_mu);
+    for (uintptr_t c = page >> FS_CHUNK_SHIFT; c <= (page + npages - 1) >> FS_CHUNK_SHIFT; c++)
+        ring_push_locked(c);
+    pthread_mutex_unlock(&ring_mu);
+    return fresh;
+}
+
+size_t fs_residency_clear(uintptr_t page, size_t npages)
+{
+    size_t gone = for_each_word(page, npages, false, clear_bits);
+    __atomic_sub_fetch(&footprint, gone, __ATOMIC_RELAXED);
+    return gone;
+}
+
+bool fs_residency_test(uintptr_t page)
+{
+    uint64_t *leaf = leaf_for(page, false);
+    return leaf != NULL && count_bits(&leaf[(page >> 6) & (FS_LEAF_WORDS - 1)],
+                                      (uint64_t)1 << (page & 63));
+}
+
+size_t fs_residency_footprint(void)
+{
+    return __atomic_load_n(&footprint, __ATOMIC_RELAXED);
+}
+
+size_t fs_residency_peak(void)
+{
+    return __atomic_load_n(&peak, __ATOMIC_RELAXED);
+}
+
+/* mincore, splitting around unmapped holes (mincore fails whole on ENOMEM). */
+static long vector_rec(uintptr_t page, size_t npages, unsigned char *vec, size_t *mapped)
+{
+    if (mincore((void *)(page << FORESIGHT_PAGE_SHIFT), npages << FORESIGHT_PAGE_SHIFT, vec) == 0) {
+        long resident = 0;
+        for (size_t i = 0; i < npages; i++)
+            resident += vec[i] & 1;
+        *mapped += npages;
+        return resident;
+    }
+    if (errno != ENOMEM || npages == 1) {
+        memset(vec, 0x80, npages); /* unmapped (or unreadable): not resident */
+        return 0;
+    }
+    size_t half = npages / 2;
+    return vector_rec(page, half, vec, mapped) +
+           vector_rec(page + half, npages - half, vec + half, mapped);
+}
+
+long fs_resident_vector(uintptr_t page, size_t npages, unsigned char *vec)
+{
+    size_t mapped = 0;
+    long resident = vector_rec(page, npages, vec, &mapped);
+    return mapped == 0 ? -1 : resident;
+}
+
+size_t fs_residency_revalidate_chunk(uintptr_t chunk)
+{
+    unsigned char vec[FS_CHUNK_PAGES];
+    uintptr_t first = chunk << FS_CHUNK_SHIFT;
+    uint64_t *leaf = leaf_for(first, false);
+    if (leaf == NULL)
+        return 0;
+    uint64_t *words = &leaf[(first >> 6) & (FS_LEAF_WORDS - 1)];
+    size_t marked = 0;
+    for (size_t w = 0; w < FS_CHUNK_PAGES / 64; w++)
+        marked += count_bits(&words[w], ~(uint64_t)0);
+    if (marked == 0)
+        return 0;
+    fs_resident_vector(first, FS_CHUNK_PAGES, vec);
+    size_t cleared = 0;
+    for (size_t w = 0; w < FS_CHUNK_PAGES / 64; w++) {
+        uint64_t absent = 0;
+        for (unsigned b = 0; b < 64; b++)
+            if (!(vec[w * 64 + b] & 1))
+                absent |= (uint64_t)1 << b;
+        if (absent)
+            cleared += clear_bits(&words[w], absent);
+    }
+    __atomic_sub_fetch(&footprint, cleared, __ATOMIC_RELAXED);
+    return cleared;
+}
+
+size_t fs_residency_reconcile(size_t target_pages)
+{
+    size_t cleared = 0;
+    pthread_mutex_lock(&ring_mu);
+    for (size_t n = ring_count; n > 0 && fs_residency_footprint() > target_pages; n--) {
+        uintptr_t chunk = ring[ring_head];
+        ring_head = (ring_head + 1) % RING_SLOTS;
+        ring_count--;
+        if (chunk == ring_last)
+            ring_last = UINTPTR_MAX;
+        cleared += fs_residency_revalidate_chunk(chunk);
+        /* Still holding resident marks: second chance at the young end. */
+        uint64_t *leaf = leaf_for(chunk << FS_CHUNK_SHIFT, false);
+        if (leaf != NULL) {
+            uint64_t *words = &leaf[((chunk << FS_CHUNK_SHIFT) >> 6) & (FS_LEAF_WORDS - 1)];
+            for (size_t w = 0; w < FS_CHUNK_PAGES / 64; w++)
+                if (count_bits(&words[w], ~(uint64_t)0)) {
+                    ring_push_locked(chunk);
+                    break;
+                }
+        }
+    }
+    pthread_mutex_unlock(&ring_mu);
+    __atomic_add_fetch(&fs_global_reconcile_cleared, cleared, __ATOMIC_RELAXED);
+    return cleared;
+}

@@ -1,0 +1,186 @@
+/*
+ * stats.c — per-site statistics: the registry of sites that reached the
+ * library, and the report at exit (FORESIGHT_STATS=1: a table on stderr;
+ * FORESIGHT_STATS=path: JSON written to path.tmp.PID and renamed, so a reader
+ * never sees half a file).  Counting costs nothing on the filtered fast path:
+ * filtered calls are counted by the per-site countdown that also schedules
+ * their verification.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+unsigned long fs_global_reconcile_cleared;
+unsigned long fs_global_pageouts;
+static struct foresight_site *registry;
+
+void fs_site_register(struct foresight_site *site)
+{
+    unsigned long expect = 0;
+    if (__atomic_load_n(&site->fs_state, __ATOMIC_ACQUIRE) != 0 ||
+        !__atomic_compare_exchange_n(&site->fs_state, &expect, 1, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return;
+    struct foresight_site *head = __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
+    do
+        site->fs_next = head;
+    while (!__atomic_compare_exchange_n(&registry, &head, site, true, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE));
+}
+
+/* Filtered calls counted down since the last verification, not yet in fs_stat. */
+static unsigned long pending(const struct foresight_site *s)
+{
+    unsigned long armed = __atomic_load_n(&s->fs_armed, __ATOMIC_RELAXED);
+    unsigned long left = __atomic_load_n(&s->fs_countdown, __ATOMIC_RELAXED);
+    return armed > left ? armed - left : 0;
+}
+
+static const char *const stat_names[FS_NSTAT] = {
+    [FS_CONSIDERED] = "considered",         [FS_FILTERED] = "filtered",
+    [FS_ISSUED] = "issued",                 [FS_PAGES_REQUESTED] = "pages_requested",
+    [FS_PAGES_ISSUED] = "pages_issued",     [FS_PAGES_UNNECESSARY] = "pages_unnecessary",
+    [FS_DROPPED_BUDGET] = "dropped_budget", [FS_DROPPED_QUEUE] = "dropped_queue",
+    [FS_RELEASES] = "releases",             [FS_PAGES_RELEASE_REQ] = "pages_release_requested",
+    [FS_PAGES_DEACTIVATED] = "pages_deactivated", [FS_PAGES_FREED] = "pages_freed",
+    [FS_VERIFIED] = "verified",             [FS_STALE] = "stale_pages",
+    [FS_BAD_INPUT] = "bad_input",
+};
+
+static void site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT])
+{
+    for (int i = 0; i < FS_NSTAT; i++)
+        out[i] = __atomic_load_n(&s->fs_stat[i], __ATOMIC_RELAXED);
+    out[FS_CONSIDERED] += pending(s);
+    out[FS_FILTERED] += pending(s);
+}
+
+unsigned long fs_site_filtered_total(const struct foresight_site *site)
+{
+    unsigned long c[FS_NSTAT];
+    site_counts(site, c);
+    return c[FS_FILTERED];
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_counts(FILE *f, const unsigned long c[FS_NSTAT])
+{
+    for (int i = 0; i < FS_NSTAT; i++)
+        fprintf(f, "%s\"%s\": %lu", i ? ", " : "", stat_names[i], c[i]);
+}
+
+static void totals(unsigned long total[FS_NSTAT])
+{
+    memset(total, 0, sizeof(unsigned long) * FS_NSTAT);
+    for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
+         s = s->fs_next) {
+        unsigned long c[FS_NSTAT];
+        site_counts(s, c);
+        for (int i = 0; i < FS_NSTAT; i++)
+            total[i] += c[i];
+    }
+}
+
+static void write_json(FILE *f)
+{
+    unsigned long total[FS_NSTAT];
+    totals(total);
+    fprintf(f, "{\n  \"version\": 1,\n  \"config\": {\"workers\": %d, \"queue_slots\": %zu, "
+               "\"method\": \"%s\", \"release\": \"%s\", \"chunk_bytes\": %zu, "
+               "\"verify_period\": %lu, \"mem_limit_bytes\": %llu, \"mem_limit_source\": ",
+            fs_cfg.workers, fs_cfg.queue_slots, fs_method_name(fs_cfg.method),
+            fs_release_name(fs_cfg.release), fs_cfg.chunk_bytes, fs_cfg.verify_period,
+            (unsigned long long)fs_budget_limit_bytes());
+    json_string(f, fs_budget_source());
+    fprintf(f, ", \"budget_pages\": %zu},\n  \"global\": {", fs_budget_pages());
+    json_counts(f, total);
+    fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
+               "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
+               "\"coalesced\": %zu},\n  \"sites\": [",
+            fs_residency_footprint(), fs_residency_peak(),
+            __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED),
+            fs_queue_global ? fs_queue_coalesced(fs_queue_global) : 0);
+    int first = 1;
+    for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
+         s = s->fs_next) {
+        unsigned long c[FS_NSTAT];
+        site_counts(s, c);
+        fprintf(f, "%s\n    {\"file\": ", first ? "" : ",");
+        json_string(f, s->file);
+        fprintf(f, ", \"line\": %u, \"ref\": ", s->line);
+        json_string(f, s->ref);
+        fputs(", ", f);
+        json_counts(f, c);
+        fputc('}', f);
+        first = 0;
+    }
+    fputs("\n  ]\n}\n", f);
+}
+
+static void write_table(FILE *f)
+{
+    unsigned long total[FS_NSTAT];
+    totals(total);
+    fprintf(f, "\nforesight runtime: method=%s release=%s workers=%d budget=%zu MiB of %llu MiB "
+               "(%s)\n",
+            fs_method_name(fs_cfg.method), fs_release_name(fs_cfg.release), fs_cfg.workers,
+            fs_budget_pages() >> (20 - FORESIGHT_PAGE_SHIFT),
+            (unsigned long long)(fs_budget_limit_bytes() >> 20), fs_budget_source());
+    fprintf(f, "%-32s %10s %10s %8s %10s %10s %8s %8s %8s %10s %7s %5s\n", "site", "considered",
+            "filtered", "issued", "pg_issued", "pg_unnec", "drop_bud", "drop_q", "releases",
+            "pg_freed", "stale", "bad");
+    for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
+         s = s->fs_next) {
+        unsigned long c[FS_NSTAT];
+        char name[64];
+        site_counts(s, c);
+        const char *base = s->file ? strrchr(s->file, '/') : NULL;
+        snprintf(name, sizeof name, "%s:%u %s", base ? base + 1 : s->file, s->line,
+                 s->ref ? s->ref : "");
+        fprintf(f, "%-32.32s %10lu %10lu %8lu %10lu %10lu %8lu %8lu %8lu %10lu %7lu %5lu\n",
+                name, c[FS_CONSIDERED], c[FS_FILTERED], c[FS_ISSUED], c[FS_PAGES_ISSUED],
+                c[FS_PAGES_UNNECESSARY], c[FS_DROPPED_BUDGET], c[FS_DROPPED_QUEUE],
+                c[FS_RELEASES], c[FS_PAGES_FREED], c[FS_STALE], c[FS_BAD_INPUT]);
+    }
+    fprintf(f, "%-32s %10lu %10lu %8lu %10lu %10lu %8lu %8lu %8lu %10lu %7lu %5lu\n", "total",
+            total[FS_CONSIDERED], total[FS_FILTERED], total[FS_ISSUED], total[FS_PAGES_ISSUED],
+            total[FS_PAGES_UNNECESSARY], total[FS_DROPPED_BUDGET], total[FS_DROPPED_QUEUE],
+            total[FS_RELEASES], total[FS_PAGES_FREED], total[FS_STALE], total[FS_BAD_INPUT]);
+}
+
+void fs_stats_report(void)
+{
+    if (fs_cfg.stats == 1) {
+        write_table(stderr);
+        return;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", fs_cfg.stats_path, (long)getpid());
+    FILE *f = fopen(tmp, "we");
+    if (f == NULL) {
+        fprintf(stderr, "foresight: cannot write statistics to %s\n", fs_cfg.stats_path);
+        return;
+    }
+    write_json(f);
+    if (fclose(f) != 0 || rename(tmp, fs_cfg.stats_path) != 0) {
+        unlink(tmp);
+        fprintf(stderr, "foresight: cannot write statistics to %s\n", fs_cfg.stats_path);
+    }
+}

@@ -1,0 +1,58 @@
+/*
+ * workers.c — the threads that issue requests so the program never blocks on
+ * a hint (paper Section 4.2: "a number of Pthreads that make the actual calls").
+ * Started on the first request; all signals blocked so the program's handlers
+ * run on its own threads; after fork the child starts fresh ones on demand.
+ */
+#include <signal.h>
+
+#include "internal.h"
+
+struct fs_queue *fs_queue_global;
+static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+static int started;
+
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    struct fs_request r;
+    while (fs_queue_pop(fs_queue_global, &r)) {
+        if (r.kind == FS_REQ_PREFETCH)
+            fs_issue_prefetch(&r);
+        else
+            fs_issue_release(&r);
+    }
+    return NULL;
+}
+
+void fs_workers_ensure_started(void)
+{
+    if (__atomic_load_n(&started, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&start_mu);
+    if (!started) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 256 << 10);
+        for (int i = 0; i < fs_cfg.workers; i++) {
+            pthread_t t;
+            if (pthread_create(&t, &attr, worker_main, NULL) == 0)
+                pthread_setname_np(t, "foresight-io");
+        }
+        pthread_attr_destroy(&attr);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&start_mu);
+}
+
+void fs_workers_after_fork_child(void)
+{
+    pthread_mutex_init(&start_mu, NULL);
+    started = 0;
+    fs_queue_reset(fs_queue_global);
+}

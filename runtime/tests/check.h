@@ -1,0 +1,94 @@
+/* check.h — minimal assertions and helpers for the runtime's test programs. */
+#ifndef FORESIGHT_CHECK_H
+#define FORESIGHT_CHECK_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static int check_failures;
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            check_failures++;                                                         \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                                    \
+    do {                                                                                  \
+        long long _a = (long long)(a), _b = (long long)(b);                               \
+        if (_a != _b) {                                                                   \
+            fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", __FILE__, \
+                    __LINE__, #a, _a, #b, _b);                                            \
+            check_failures++;                                                             \
+        }                                                                                 \
+    } while (0)
+
+static inline int check_done(const char *name)
+{
+    if (check_failures) {
+        fprintf(stderr, "%s: %d check(s) failed\n", name, check_failures);
+        return 1;
+    }
+    printf("%s: ok\n", name);
+    return 0;
+}
+
+/* Fraction of [addr, addr+len) resident according to mincore. */
+static inline double resident_fraction(const void *addr, size_t len)
+{
+    size_t pages = (len + 4095) / 4096;
+    unsigned char *vec = malloc(pages);
+    size_t res = 0;
+    if (vec && mincore((void *)((uintptr_t)addr & ~(uintptr_t)4095), len, vec) == 0)
+        for (size_t i = 0; i < pages; i++)
+            res += vec[i] & 1;
+    free(vec);
+    return pages ? (double)res / (double)pages : 0;
+}
+
+/* Poll until at least FRAC of the range is resident (or, with below, at most FRAC). */
+static inline int wait_fraction(const void *addr, size_t len, double frac, int below,
+                                double seconds)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        double f = resident_fraction(addr, len);
+        if (below ? f <= frac : f >= frac)
+            return 1;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 > seconds)
+            return 0;
+        usleep(2000);
+    }
+}
+
+/* A file of LEN bytes filled with a known pattern, evicted from the page cache. */
+static inline int make_cold_file(const char *path, size_t len)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0)
+        return -1;
+    char buf[65536];
+    for (size_t off = 0; off < len; off += sizeof buf) {
+        for (size_t i = 0; i < sizeof buf; i += 8) {
+            uint64_t v = (off + i) / 8;
+            memcpy(buf + i, &v, 8);
+        }
+        if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf)
+            return -1;
+    }
+    fsync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    return fd;
+}
+
+#endif

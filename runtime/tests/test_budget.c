@@ -1,0 +1,45 @@
+/* The memory budget: FORESIGHT_MEM=64M gives a 48 MiB (75%) prefetch footprint.
+ * A prefetch larger than the budget is truncated and counted; prefetches beyond
+ * the footprint are dropped once reconciliation finds the old pages still
+ * resident, and released pages give their budget back. */
+#include "check.h"
+#include "internal.h"
+
+int main(void)
+{
+    CHECK_EQ(fs_budget_limit_bytes(), 64u << 20);
+    CHECK_EQ(fs_budget_pages(), (48u << 20) / 4096);
+    CHECK(strstr(fs_budget_source(), "FORESIGHT_MEM") != NULL);
+
+    size_t len = 128u << 20;
+    char *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    memset(a, 1, len); /* resident: reconciliation cannot clear these marks */
+
+    FORESIGHT_SITE(big, "a[0:128M]");
+    foresight_prefetch_at(&big, a, len);
+    CHECK_EQ(big.fs_stat[FS_DROPPED_BUDGET], 1);
+    CHECK_EQ(big.fs_stat[FS_PAGES_REQUESTED], (48u << 20) / 4096);
+    CHECK(fs_residency_footprint() <= fs_budget_pages());
+
+    /* The footprint is full of resident pages; the next prefetch cannot fit. */
+    FORESIGHT_SITE(more, "a[64M:+1M]");
+    foresight_prefetch_at(&more, a + (64u << 20), 1u << 20);
+    for (int i = 0; i < 200 && more.fs_stat[FS_DROPPED_BUDGET] == 0; i++)
+        usleep(10000);
+    CHECK_EQ(more.fs_stat[FS_DROPPED_BUDGET], 1);
+    CHECK(!foresight__marked(foresight__directory(), a + (64u << 20), 4096));
+
+    /* Releasing gives the budget back. */
+    FORESIGHT_SITE(rel, "release a[0:48M]");
+    foresight_release_at(&rel, a, 48u << 20);
+    CHECK(fs_residency_footprint() < 1024);
+    FORESIGHT_SITE(again, "a[64M:+1M] again");
+    foresight_prefetch_at(&again, a + (64u << 20), 1u << 20);
+    for (int i = 0; i < 200 && again.fs_stat[FS_ISSUED] == 0; i++)
+        usleep(10000);
+    CHECK_EQ(again.fs_stat[FS_DROPPED_BUDGET], 0);
+    for (size_t i = 0; i < len; i += 4096)
+        if (a[i] != 1)
+            CHECK(a[i] == 1);
+    return check_done("budget");
+}

@@ -1,0 +1,34 @@
+/* Built against foresight.h but linked without libforesight: the weak entry points
+ * are absent, every hint is a no-op, and the program runs and computes normally. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "foresight.h"
+
+int main(void)
+{
+    if (foresight_active()) {
+        fprintf(stderr, "nolib: runtime reported active without the library\n");
+        return 1;
+    }
+    size_t n = 1u << 20;
+    long *a = malloc(n * sizeof *a);
+    long sum = 0;
+    FORESIGHT_SITE(site, "a[i]");
+    for (size_t i = 0; i < n; i++) {
+        foresight_prefetch_at(&site, &a[i], sizeof *a);
+        a[i] = (long)i;
+    }
+    foresight_prefetch(a, n * sizeof *a);
+    foresight_release(a, n * sizeof *a);
+    foresight_prefetch_release(a, 4096, a + 4096, 4096);
+    for (size_t i = 0; i < n; i++)
+        sum += a[i];
+    free(a);
+    if (sum != (long)(n * (n - 1) / 2)) {
+        fprintf(stderr, "nolib: wrong sum %ld\n", sum);
+        return 1;
+    }
+    puts("nolib: ok");
+    return 0;
+}

@@ -1,0 +1,63 @@
+/* The two-level residency table: marking, clearing, counting, revalidation. */
+#include "check.h"
+#include "internal.h"
+
+int main(void)
+{
+    CHECK(foresight_active()); /* the constructor initialised the table */
+    uint64_t *const *dir = foresight__directory();
+    CHECK(dir != NULL);
+
+    /* A range across a word, a leaf (1 GiB) boundary: all marked, counted once. */
+    uintptr_t base = ((uintptr_t)7 << 30) / FS_PAGE - 40;
+    CHECK_EQ(fs_residency_mark(base, 100), 100);
+    CHECK_EQ(fs_residency_mark(base + 50, 100), 50); /* overlap counted once */
+    CHECK_EQ(fs_residency_footprint(), 150);
+    for (uintptr_t p = base; p < base + 150; p++)
+        CHECK(fs_residency_test(p));
+    CHECK(!fs_residency_test(base - 1));
+    CHECK(!fs_residency_test(base + 150));
+
+    /* The inline filter: one-word ranges only, every page marked. */
+    void *a = (void *)((base + 64 - (base % 64)) * FS_PAGE); /* word-aligned, marked */
+    CHECK(foresight__marked(dir, a, 64 * FS_PAGE));
+    CHECK(foresight__marked(dir, (char *)a + 100, 10));
+    CHECK(!foresight__marked(dir, (char *)a - 1, 2));     /* spans two words */
+    CHECK(!foresight__marked(dir, a, 0));                 /* empty */
+    CHECK(!foresight__marked(dir, (void *)(uintptr_t)-4096, 8192)); /* wraps */
+
+    CHECK_EQ(fs_residency_clear(base + 10, 20), 20);
+    CHECK_EQ(fs_residency_clear(base + 10, 20), 0);
+    CHECK(!fs_residency_test(base + 15));
+    CHECK_EQ(fs_residency_footprint(), 130);
+    CHECK_EQ(fs_residency_peak(), 150);
+    fs_residency_clear(base, 200);
+    CHECK_EQ(fs_residency_footprint(), 0);
+
+    /* Revalidation: marks of pages mincore finds absent are cleared, resident kept. */
+    size_t len = 2 * FS_CHUNK_PAGES * FS_PAGE;
+    char *m = mmap(NULL, len + FS_CHUNK_PAGES * FS_PAGE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED);
+    char *aligned = (char *)(((uintptr_t)m + FS_CHUNK_PAGES * FS_PAGE - 1) &
+                             ~(FS_CHUNK_PAGES * FS_PAGE - 1));
+    uintptr_t p0 = (uintptr_t)aligned / FS_PAGE;
+    for (size_t i = 0; i < 100; i++) /* touch the first 100 pages only */
+        aligned[i * FS_PAGE] = 1;
+    fs_residency_mark(p0, 2 * FS_CHUNK_PAGES);
+    CHECK_EQ(fs_residency_footprint(), 2 * FS_CHUNK_PAGES);
+    CHECK_EQ(fs_residency_reconcile(0), 2 * FS_CHUNK_PAGES - 100);
+    CHECK_EQ(fs_residency_footprint(), 100);
+    CHECK(fs_residency_test(p0 + 99));
+    CHECK(!fs_residency_test(p0 + 100));
+
+    /* mincore vector around a hole: unmapped pages are flagged, resident counted. */
+    unsigned char vec[8];
+    munmap(aligned + 4 * FS_PAGE, 2 * FS_PAGE);
+    CHECK_EQ(fs_resident_vector(p0, 8, vec), 6);
+    CHECK(vec[4] & 0x80);
+    CHECK(vec[5] & 0x80);
+    CHECK(vec[3] == 1);
+    CHECK_EQ(fs_resident_vector(p0 + 4, 2, vec), -1);
+    return check_done("residency");
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install the Debian packages Foresight needs, only those missing, only as root.
+# Called by `make setup`; safe to run again.
+set -euo pipefail
+need=()
+command -v cc >/dev/null || need+=(build-essential)
+command -v cmake >/dev/null || need+=(cmake)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "foresight setup: missing Debian packages: ${need[*]} (run as root or install them)" >&2
+  exit 1
+fi
+echo "foresight setup: installing ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${need[@]}"

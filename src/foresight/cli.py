@@ -1,0 +1,100 @@
+"""The `foresight` command: subcommands and their arguments only; the work lives elsewhere."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from foresight.errors import ForesightError
+
+
+def _config(ns: argparse.Namespace) -> int:
+    from foresight import config
+
+    print(config.flags(cflags=ns.cflags, libs=ns.libs))
+    return 0
+
+
+def _run(ns: argparse.Namespace) -> int:
+    from foresight.harness import run
+
+    return run.main(ns)
+
+
+def _swap(ns: argparse.Namespace) -> int:
+    from foresight.harness import swap
+
+    return swap.main(ns)
+
+
+def _bench(ns: argparse.Namespace) -> int:
+    from foresight.bench import suites
+
+    return suites.main(ns)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="foresight",
+        description="Compiler-directed I/O prefetching and release for out-of-core programs.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("config", help="compiler and linker flags for using the runtime")
+    c.add_argument("--cflags", action="store_true", help="print the compiler flags")
+    c.add_argument("--libs", action="store_true", help="print the linker flags (with rpath)")
+    c.set_defaults(func=_config)
+
+    r = sub.add_parser(
+        "run",
+        help="run a program under a memory cap and measure it",
+        description="Run PROG under a memory cap (cgroup v2, v1, or systemd-run) and report "
+        "time, faults, I/O and stall; with --json write the measurements as JSON.",
+    )
+    r.add_argument("--mem", metavar="SIZE", help="memory cap, e.g. 256M (default: no cap)")
+    r.add_argument("--cold", action="store_true", help="start with a cold page cache")
+    r.add_argument("--file", dest="files", metavar="PATH", action="append", default=[],
+                   help="data file the program reads (for --cold without root, and readahead)")
+    r.add_argument("--json", metavar="FILE", help="write the measurements as JSON")
+    r.add_argument("--readahead-kb", type=int, metavar="N",
+                   help="set the block device's read_ahead_kb for the run (restored after)")
+    r.add_argument("--repeat", type=int, default=1, metavar="K",
+                   help="run K times and report the median and spread")
+    r.add_argument("cmd", nargs=argparse.REMAINDER, help="-- PROG ARGS")
+    r.set_defaults(func=_run)
+
+    s = sub.add_parser("swap", help="manage a swap file for anonymous out-of-core data")
+    s.add_argument("action", choices=["enable", "disable", "status"])
+    s.add_argument("--size", default="8G", help="swap file size for enable (default 8G)")
+    s.add_argument("--path", default="/var/lib/foresight/swapfile", help="swap file path")
+    s.set_defaults(func=_swap)
+
+    b = sub.add_parser("bench", help="run a benchmark suite (O vs P, tables, JSON, plots)")
+    b.add_argument("suite", choices=["micro", "overhead"])
+    b.add_argument("--mem", default="256M", help="memory cap (micro; default 256M)")
+    b.add_argument("--ratio", type=float, default=4.0, help="data/memory ratio (micro; default 4)")
+    b.add_argument("--readahead-kb", type=int, default=128,
+                   help="read_ahead_kb for the run (micro; default 128, Linux's common default)")
+    b.add_argument("--patterns", default="backward,strided,indirect,forward",
+                   help="comma-separated access patterns (micro)")
+    b.add_argument("--backings", default="file,anon", help="comma-separated: file, anon (micro)")
+    b.add_argument("--repeat", type=int, default=1, help="runs per variant; medians reported")
+    b.add_argument("--json", metavar="FILE", help="write results as JSON")
+    b.add_argument("--plots", metavar="DIR", help="write PNG plots into DIR")
+    b.set_defaults(func=_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    try:
+        return ns.func(ns)
+    except ForesightError as e:
+        print(f"foresight: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
