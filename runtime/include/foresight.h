@@ -87,7 +87,7 @@ static inline uint64_t *const *foresight__directory(void)
 {
     if (&foresight__dir == NULL)
         return NULL;
-    return __atomic_load_n(&foresight__dir, __ATOMIC_RELAXED);
+    return __atomic_load_n(&foresight__dir, __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -102,7 +102,7 @@ static inline int foresight__marked(uint64_t *const *dir, const void *addr, size
         return 0;
     uint64_t *leaf = __atomic_load_n(
         (uint64_t **)&dir[(p0 >> FORESIGHT_LEAF_SHIFT) & (FORESIGHT_DIR_ENTRIES - 1)],
-        __ATOMIC_RELAXED);
+        __ATOMIC_ACQUIRE); /* pairs with the leaf's publication; a plain load on x86-64 */
     if (leaf == NULL)
         return 0;
     uint64_t word = __atomic_load_n(

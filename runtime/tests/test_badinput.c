@@ -21,10 +21,14 @@ int main(void)
     CHECK_EQ(site.fs_stat[FS_BAD_INPUT], 8);
     CHECK_EQ(site.fs_stat[FS_ISSUED], 0);
 
-    /* An unmapped range: the worker finds nothing mapped and issues nothing. */
+    /* An unmapped range (a hole between two mappings, made after the workers started
+     * so their stacks cannot land in it): the worker finds nothing mapped. */
     size_t len = 1u << 20;
-    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(p != MAP_FAILED);
+    char *w = mmap(NULL, 3 * len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(w != MAP_FAILED);
+    w[0] = 1;
+    foresight_prefetch(w, 4096); /* starts the workers */
+    char *p = w + len;
     munmap(p, len);
     FORESIGHT_SITE(gone, "gone");
     foresight_prefetch_at(&gone, p, len);

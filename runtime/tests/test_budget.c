@@ -20,6 +20,9 @@ int main(void)
     CHECK_EQ(big.fs_stat[FS_DROPPED_BUDGET], 1);
     CHECK_EQ(big.fs_stat[FS_PAGES_REQUESTED], (48u << 20) / 4096);
     CHECK(fs_residency_footprint() <= fs_budget_pages());
+    for (int i = 0; i < 200 && big.fs_stat[FS_PAGES_UNNECESSARY] < fs_budget_pages(); i++)
+        usleep(10000); /* the worker found them all resident already */
+    CHECK_EQ(big.fs_stat[FS_PAGES_UNNECESSARY], fs_budget_pages());
 
     /* The footprint is full of resident pages; the next prefetch cannot fit. */
     FORESIGHT_SITE(more, "a[64M:+1M]");

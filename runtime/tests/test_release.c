@@ -76,5 +76,6 @@ int main(void)
     CHECK_EQ(bad, 0);
     close(fd);
     unlink(path);
+    free(anon);
     return check_done("release");
 }
