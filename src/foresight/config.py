@@ -10,5 +10,8 @@ def flags(cflags: bool, libs: bool) -> str:
         out.append(f"-I{paths.include_dir()}")
     if libs or not cflags:
         lib = paths.lib_dir()
-        out += [f"-L{lib}", f"-Wl,-rpath,{lib}", "-lforesight", "-pthread"]
+        # --no-as-needed: a program may reference the library only weakly, and
+        # --as-needed would then drop it, silently turning every hint off.
+        out += [f"-L{lib}", f"-Wl,-rpath,{lib}", "-Wl,--push-state,--no-as-needed",
+                "-lforesight", "-Wl,--pop-state", "-pthread"]
     return " ".join(out)

@@ -1,0 +1,1 @@
+"""The measurement harness: memory caps, cold caches, readahead, swap, and reports."""

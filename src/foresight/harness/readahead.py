@@ -1,0 +1,179 @@
+"""Set a disk's read_ahead_kb for one run, and always put it back.
+
+A journal under /run/foresight/readahead records each device's original value
+and the harness processes holding it.  A guardian process, started in its own
+session, waits on a pipe from the harness: when the harness ends for any
+reason (normal exit, exception, SIGKILL) the pipe closes and the guardian
+restores the original value once no other live run holds the device.  Journals
+left by a guardian that died too are recovered at the start of the next run.
+Concurrent runs may share a device only when they want the same value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from foresight.errors import HarnessError
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get("FORESIGHT_STATE_DIR", "/run/foresight")) / "readahead"
+
+
+def sys_block() -> Path:
+    return Path(os.environ.get("FORESIGHT_SYS_BLOCK", "/sys/block"))
+
+
+def _knob(device: str) -> Path:
+    return sys_block() / device / "queue" / "read_ahead_kb"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def _locked():
+    d = state_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield d
+
+
+def _load(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _store(path: Path, journal: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(journal))
+    os.replace(tmp, path)
+
+
+def _write_knob(device: str, kb: int) -> None:
+    try:
+        _knob(device).write_text(str(kb))
+    except OSError as e:
+        raise HarnessError(f"cannot set {_knob(device)} to {kb}: {e.strerror} "
+                           "(setting readahead needs root)") from None
+
+
+def _settle(d: Path, journal_path: Path, journal: dict) -> None:
+    """Drop dead holders; restore the original and delete the journal when none is left."""
+    journal["holders"] = [p for p in journal["holders"] if _alive(p)]
+    if journal["holders"]:
+        _store(journal_path, journal)
+        return
+    with contextlib.suppress(HarnessError):
+        _write_knob(journal["device"], journal["original"])
+    journal_path.unlink(missing_ok=True)
+
+
+def recover() -> None:
+    """Restore devices whose holders all died without restoring them."""
+    if not state_dir().exists():
+        return
+    with _locked() as d:
+        for path in d.glob("*.json"):
+            journal = _load(path)
+            if journal is None:
+                path.unlink(missing_ok=True)
+            else:
+                _settle(d, path, journal)
+
+
+def acquire(device: str, kb: int, holder: int) -> int:
+    """Set DEVICE's read_ahead_kb to KB on behalf of HOLDER; returns the original value."""
+    with _locked() as d:
+        path = d / f"{device}.json"
+        journal = _load(path)
+        if journal is not None:
+            _settle(d, path, journal)
+            journal = _load(path)
+        if journal is None:
+            try:
+                original = int(_knob(device).read_text())
+            except (OSError, ValueError):
+                raise HarnessError(f"cannot read {_knob(device)}") from None
+            journal = {"device": device, "original": original, "value": kb, "holders": []}
+        elif journal["value"] != kb:
+            raise HarnessError(
+                f"{device}: read_ahead_kb is held at {journal['value']} by running "
+                f"measurement(s) {journal['holders']}; cannot set {kb} concurrently")
+        _write_knob(device, kb)
+        journal["holders"].append(holder)
+        _store(path, journal)
+        return journal["original"]
+
+
+def release(device: str, holder: int) -> None:
+    with _locked() as d:
+        path = d / f"{device}.json"
+        journal = _load(path)
+        if journal is None:
+            return
+        journal["holders"] = [p for p in journal["holders"] if p != holder]
+        _settle(d, path, journal)
+
+
+class Setting:
+    """Context manager: DEVICES run with read_ahead_kb=KB, restored by a guardian."""
+
+    def __init__(self, devices: list[str], kb: int):
+        if kb < 0:
+            raise HarnessError(f"--readahead-kb must be >= 0, not {kb}")
+        self.devices = sorted(set(devices))
+        self.kb = kb
+        self.original: dict[str, int] = {}
+        self.guardian: subprocess.Popen | None = None
+
+    def __enter__(self) -> Setting:
+        recover()
+        me = os.getpid()
+        try:
+            for dev in self.devices:
+                self.original[dev] = acquire(dev, self.kb, me)
+        except BaseException:
+            for dev in self.original:
+                release(dev, me)
+            raise
+        self.guardian = subprocess.Popen(
+            [sys.executable, "-m", "foresight.harness.readahead", str(me), *self.devices],
+            stdin=subprocess.PIPE, start_new_session=True)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        assert self.guardian is not None and self.guardian.stdin is not None
+        self.guardian.stdin.close()  # the guardian restores and exits
+        self.guardian.wait()
+
+
+def _guard(argv: list[str]) -> None:
+    """Guardian: block until the harness's pipe closes, then release its devices."""
+    holder, devices = int(argv[0]), argv[1:]
+    while sys.stdin.buffer.read(4096):
+        pass
+    for dev in devices:
+        release(dev, holder)
+    # The holder may still be alive (normal exit path): release() above removed it
+    # by pid explicitly, so restoration does not depend on it being dead.
+
+
+if __name__ == "__main__":
+    _guard(sys.argv[1:])

@@ -1,0 +1,320 @@
+"""`foresight run`: run a program under a memory cap and measure it.
+
+One run: optionally drop the page cache, create a capped cgroup, start the
+program inside it (it joins before exec), forward signals, wait for it with
+waitid(WNOWAIT) so its /proc entries can still be read as a zombie, then reap
+it with wait4 for the resource usage.
+
+I/O stall is the kernel's per-task delay accounting of the program's main
+thread (/proc/PID/stat field 42, delayacct_blkio_ticks: time blocked in
+io_schedule, which covers synchronous reads, major faults waiting for a page
+and swap-ins).  wall − user − sys would be wrong once the runtime's worker
+threads read on the other core; their waits overlap the computation and are
+deliberately not counted.  The main-thread figure is exact for
+single-threaded programs; for multi-threaded ones it covers only the main
+thread (documented in docs/harness.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from foresight.errors import HarnessError, UsageError
+from foresight.harness import cgroup as cg
+from foresight.harness import environment, readahead
+from foresight.units import format_size, parse_size
+
+# The measurements of one run, in report order: key, label, unit kind.
+FIELDS = [
+    ("wall_seconds", "wall", "s"),
+    ("user_seconds", "user", "s"),
+    ("sys_seconds", "sys", "s"),
+    ("io_stall_seconds", "I/O stall (main thread)", "s"),
+    ("major_faults", "major faults", "n"),
+    ("minor_faults", "minor faults", "n"),
+    ("read_bytes", "read from storage", "b"),
+    ("peak_memory_bytes", "peak memory (cgroup)", "b"),
+    ("exit_code", "exit code", "n"),
+]
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+             signal.SIGUSR2)
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def drop_caches(files: list[str]) -> str:
+    """Start cold: drop the whole page cache as root, else evict FILES. Returns how."""
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    if os.geteuid() == 0:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("1")
+        return "drop_caches"
+    if not files:
+        raise HarnessError("--cold needs root (to drop the page cache) or the program's "
+                           "data files named with --file (to evict them)")
+    return "fadvise"
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """/proc/PID/stat after the command name; element i is field i+3 of proc(5)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split()
+
+
+def _io_read_bytes(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+            if line.startswith("read_bytes:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+class Cap:
+    """How a run is capped: a cgroup we own, a systemd scope, or nothing."""
+
+    def __init__(self, mem: int | None):
+        self.cgroup: cg.Cgroup | None = None
+        self.prefix: list[str] = []
+        self.version: int | str | None = None
+        if mem is None:
+            return
+        mount = cg.find_memory_hierarchy()
+        error = "no memory cgroup controller is mounted"
+        if mount is not None:
+            try:
+                self.cgroup = cg.Cgroup(mount, mem)
+                self.version = mount.version
+                return
+            except HarnessError as e:
+                error = str(e)
+        if cg.systemd_user_manager():
+            self.prefix = cg.systemd_scope_prefix(mem)
+            self.version = "systemd-run"
+            return
+        raise HarnessError(f"--mem {format_size(mem)} cannot be enforced: {error}, and no "
+                           "systemd user manager is running; refusing to run uncapped")
+
+    def describe(self) -> str | None:
+        if self.cgroup:
+            return self.cgroup.describe()
+        return "systemd-run --user --scope" if self.prefix else None
+
+
+def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
+             files: list[str] | None = None, env: dict | None = None,
+             timeout: float | None = None) -> dict:
+    """Run CMD once and return its measurements (the JSON keys of `foresight run`)."""
+    files = files or []
+    cold_how = drop_caches(files) if cold else None
+    cap = Cap(mem)
+    stats_dir = tempfile.mkdtemp(prefix="foresight-run-")
+    stats_path = os.path.join(stats_dir, "runtime.json")
+    child_env = dict(os.environ if env is None else env)
+    child_env.setdefault("FORESIGHT_STATS", stats_path)
+    try:
+        return _spawn_and_measure(cmd, cap, child_env, stats_path, timeout, cold_how, mem)
+    finally:
+        if cap.cgroup:
+            cap.cgroup.remove()
+        with contextlib.suppress(OSError):
+            os.unlink(stats_path)
+        with contextlib.suppress(OSError):
+            os.rmdir(stats_dir)
+
+
+def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem) -> dict:
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.Popen(cap.prefix + cmd, env=env,
+                                preexec_fn=cap.cgroup.join_self if cap.cgroup else None)
+    except FileNotFoundError:
+        raise HarnessError(f"cannot run {cmd[0]!r}: no such program") from None
+    except PermissionError:
+        raise HarnessError(f"cannot run {cmd[0]!r}: permission denied") from None
+    except subprocess.SubprocessError as e:
+        raise HarnessError(f"cannot start {cmd[0]!r} in {cap.describe()}: {e}") from None
+    previous = {s: signal.signal(s, lambda sig, _f: proc.send_signal(sig)) for s in FORWARDED}
+    timer, expired = None, threading.Event()
+    if timeout:
+        timer = threading.Timer(timeout, lambda: (expired.set(), proc.kill()))
+        timer.start()
+    try:
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+        wall = time.perf_counter() - t0
+        fields = _stat_fields(proc.pid)
+        read_bytes = _io_read_bytes(proc.pid)
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        if timer:
+            timer.cancel()
+        for s, h in previous.items():
+            signal.signal(s, h)
+    code = os.waitstatus_to_exitcode(status)
+    proc.returncode = code
+    result = {
+        "command": cmd,
+        "wall_seconds": wall,
+        "user_seconds": usage.ru_utime,
+        "sys_seconds": usage.ru_stime,
+        "io_stall_seconds": int(fields[39]) / CLOCK_TICKS
+        if environment.ensure_delay_accounting() else None,
+        "major_faults": usage.ru_majflt,
+        "minor_faults": usage.ru_minflt,
+        "read_bytes": read_bytes,
+        "peak_memory_bytes": cap.cgroup.peak() if cap.cgroup else None,
+        "exit_code": code if code >= 0 else 128 - code,
+        "signal": signal.Signals(-code).name if code < 0 else None,
+        "oom_killed": False,
+        "timed_out": expired.is_set(),
+        "mem_limit_bytes": mem,
+        "cold": cold_how,
+        "cgroup": cap.describe(),
+        "cgroup_version": cap.version,
+    }
+    if cap.cgroup and (cap.cgroup.oom_kills() > 0):
+        result["oom_killed"] = True
+    try:
+        result["runtime"] = json.loads(Path(stats_path).read_text())
+    except (OSError, ValueError):
+        result["runtime"] = None
+    return result
+
+
+def summarize(runs: list[dict]) -> dict:
+    """Median of each measurement over RUNS, its spread, and the runs themselves."""
+    out = dict(runs[-1])
+    spread = {}
+    for key, _, _ in FIELDS:
+        values = [r[key] for r in runs if r.get(key) is not None]
+        if values and key != "exit_code":
+            out[key] = statistics.median(values)
+            spread[key] = {"min": min(values), "max": max(values)}
+    out["repeat"] = len(runs)
+    out["spread"] = spread
+    out["runs"] = runs
+    return out
+
+
+def devices_for(files: list[str]) -> list[str]:
+    """Disks whose readahead matters: those holding the data files and the working dir."""
+    devs = {environment.block_device_of(p) for p in [*files, os.getcwd()]}
+    return sorted(d for d in devs if d and (readahead.sys_block() / d).exists())
+
+
+def measure(cmd: list[str], mem: int | None = None, cold: bool = False,
+            files: list[str] | None = None, readahead_kb: int | None = None,
+            env: dict | None = None, timeout: float | None = None, repeat: int = 1) -> dict:
+    """Run CMD REPEAT times under the given conditions; the full `foresight run` report."""
+    files = files or []
+    setting = (readahead.Setting(devices_for(files), readahead_kb)
+               if readahead_kb is not None else contextlib.nullcontext())
+    runs = []
+    with setting:
+        env_block = environment.environment(None)
+        for _ in range(repeat):
+            r = run_once(cmd, mem=mem, cold=cold, files=files, env=env, timeout=timeout)
+            runs.append(r)
+            if r["exit_code"] != 0:
+                break
+    report = summarize(runs)
+    env_block["cgroup_version"] = report["cgroup_version"]
+    report["environment"] = env_block
+    return report
+
+
+def explain_failure(report: dict) -> str | None:
+    if report["oom_killed"]:
+        return ("the program was killed by the out-of-memory killer: its anonymous memory "
+                f"does not fit in the {format_size(report['mem_limit_bytes'] or 0)} cap and "
+                "there is no swap to page it to.  Enable swap with `foresight swap enable "
+                "--size 8G` (root), or raise --mem.")
+    if report.get("timed_out"):
+        return "the program exceeded its time limit and was killed"
+    if report.get("signal"):
+        return f"the program was killed by {report['signal']}"
+    return None
+
+
+def _fmt(value, kind: str) -> str:
+    if value is None:
+        return "n/a"
+    if kind == "s":
+        return f"{value:.3f} s"
+    if kind == "b":
+        return format_size(value)
+    return f"{value:,.0f}" if isinstance(value, (int, float)) else str(value)
+
+
+def print_report(report: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    title = " ".join(report["command"])
+    if len(title) > 60:
+        title = title[:57] + "..."
+    t = Table(title=f"foresight run: {title}", title_justify="left")
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    if report["repeat"] > 1:
+        t.add_column(f"min … max ({report['repeat']} runs)", justify="right")
+    for key, label, kind in FIELDS:
+        row = [label, _fmt(report.get(key), kind)]
+        if report["repeat"] > 1:
+            s = report["spread"].get(key)
+            row.append(f"{_fmt(s['min'], kind)} … {_fmt(s['max'], kind)}" if s else "")
+        t.add_row(*row)
+    rt = report.get("runtime")
+    if rt:
+        g = rt["global"]
+        t.add_row("hints issued / filtered", f"{g['issued']:,} / {g['filtered']:,}")
+    env = report["environment"]
+    console = Console(stderr=True)
+    console.print(t)
+    console.print(
+        f"cap: {format_size(report['mem_limit_bytes']) if report['mem_limit_bytes'] else 'none'}"
+        f" ({report['cgroup'] or 'uncapped'}); read_ahead_kb {env['read_ahead_kb']}; "
+        f"page-cluster {env['page_cluster']}; swap {format_size(env['swap']['total_bytes'])}; "
+        f"THP {env['transparent_hugepage']}; kernel {env['kernel']}", highlight=False)
+    why = explain_failure(report)
+    if why:
+        console.print(f"[bold red]foresight run:[/] {why}")
+
+
+def main(ns) -> int:
+    cmd = list(ns.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise UsageError("no program given: foresight run [options] -- PROG ARGS")
+    if ns.repeat < 1:
+        raise UsageError(f"--repeat must be at least 1, not {ns.repeat}")
+    for f in ns.files:
+        if not os.path.exists(f):
+            raise UsageError(f"--file {f}: no such file")
+    mem = parse_size(ns.mem) if ns.mem else None
+    report = measure(cmd, mem=mem, cold=ns.cold, files=ns.files,
+                     readahead_kb=ns.readahead_kb, repeat=ns.repeat)
+    print_report(report)
+    if ns.json:
+        tmp = ns.json + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(report, f, indent=2)
+        os.replace(tmp, ns.json)
+    sys.stdout.flush()
+    return report["exit_code"]
