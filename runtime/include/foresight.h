@@ -69,24 +69,34 @@ struct foresight_site {
 #define FORESIGHT_SITE(name, ref_text) \
     static struct foresight_site name = {.file = __FILE__, .line = __LINE__, .ref = (ref_text)}
 
-/* ---- library entry points (weak: absent library means no-op hints) ---- */
-extern uint64_t *const *foresight__dir __attribute__((weak));
-extern struct foresight_site foresight__anon_site __attribute__((weak));
+/* ---- library entry points (weak: absent library means no-op hints) ----
+ * Link with `foresight config --libs`: it wraps -lforesight in --no-as-needed,
+ * because a program that references the library only weakly would otherwise
+ * lose it under --as-needed and run with every hint silently off. */
+#ifdef FORESIGHT_BUILDING_RUNTIME
+#define FORESIGHT__WEAK /* the library's own definitions are strong */
+#else
+#define FORESIGHT__WEAK __attribute__((weak))
+#endif
+extern uint64_t *const *foresight__dir FORESIGHT__WEAK;
+extern struct foresight_site foresight__anon_site FORESIGHT__WEAK;
 void foresight__prefetch_slow(struct foresight_site *site, const void *addr, size_t bytes)
-    __attribute__((weak));
+    FORESIGHT__WEAK;
 void foresight__filtered_check(struct foresight_site *site, const void *addr, size_t bytes)
-    __attribute__((weak));
+    FORESIGHT__WEAK;
 void foresight__release_slow(struct foresight_site *site, const void *addr, size_t bytes)
-    __attribute__((weak));
+    FORESIGHT__WEAK;
 void foresight__prefetch_release_slow(struct foresight_site *site, const void *paddr,
                                       size_t pbytes, const void *raddr, size_t rbytes)
-    __attribute__((weak));
+    FORESIGHT__WEAK;
 
 /* The directory, or NULL when the runtime is absent or disabled. */
 static inline uint64_t *const *foresight__directory(void)
 {
+#ifndef FORESIGHT_BUILDING_RUNTIME
     if (&foresight__dir == NULL)
         return NULL;
+#endif
     return __atomic_load_n(&foresight__dir, __ATOMIC_ACQUIRE);
 }
 
