@@ -67,18 +67,6 @@ def thp_mode() -> str | None:
     return text
 
 
-def ensure_delay_accounting() -> bool:
-    """Turn on per-task delay accounting when we may (root); True when it is on."""
-    path = "/proc/sys/kernel/task_delayacct"
-    if _read(path) == "1":
-        return True
-    try:
-        Path(path).write_text("1")
-    except OSError:
-        return False
-    return _read(path) == "1"
-
-
 def environment(cgroup_version: int | str | None) -> dict:
     """The environment block of a report."""
     return {
@@ -91,7 +79,6 @@ def environment(cgroup_version: int | str | None) -> dict:
         "swappiness": _int(_read("/proc/sys/vm/swappiness")),
         "swap": swap_summary(),
         "transparent_hugepage": thp_mode(),
-        "task_delayacct": _read("/proc/sys/kernel/task_delayacct") == "1",
     }
 
 
