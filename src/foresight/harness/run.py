@@ -122,8 +122,11 @@ class Cap:
 
 def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
              files: list[str] | None = None, env: dict | None = None,
-             timeout: float | None = None) -> dict:
-    """Run CMD once and return its measurements (the JSON keys of `foresight run`)."""
+             timeout: float | None = None, capture: bool = False) -> dict:
+    """Run CMD once and return its measurements (the JSON keys of `foresight run`).
+
+    With CAPTURE the program's stdout and stderr are returned in the result
+    (through files, so a chatty program cannot block on a full pipe)."""
     files = files or []
     cold_how = drop_caches(files) if cold else None
     cap = Cap(mem)
@@ -132,7 +135,18 @@ def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("FORESIGHT_STATS", stats_path)
     try:
-        return _spawn_and_measure(cmd, cap, child_env, stats_path, timeout, cold_how, mem)
+        if not capture:
+            return _spawn_and_measure(cmd, cap, child_env, stats_path, timeout, cold_how, mem)
+        with open(os.path.join(stats_dir, "out"), "w+") as out, \
+                open(os.path.join(stats_dir, "err"), "w+") as err:
+            result = _spawn_and_measure(cmd, cap, child_env, stats_path, timeout, cold_how,
+                                        mem, stdout=out, stderr=err)
+            out.seek(0)
+            err.seek(0)
+            result["stdout"], result["stderr"] = out.read(), err.read()
+        os.unlink(out.name)
+        os.unlink(err.name)
+        return result
     finally:
         if cap.cgroup:
             cap.cgroup.remove()
@@ -142,10 +156,11 @@ def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
             os.rmdir(stats_dir)
 
 
-def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem) -> dict:
+def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout=None,
+                       stderr=None) -> dict:
     t0 = time.perf_counter()
     try:
-        proc = subprocess.Popen(cap.prefix + cmd, env=env,
+        proc = subprocess.Popen(cap.prefix + cmd, env=env, stdout=stdout, stderr=stderr,
                                 preexec_fn=cap.cgroup.join_self if cap.cgroup else None)
     except FileNotFoundError:
         raise HarnessError(f"cannot run {cmd[0]!r}: no such program") from None
@@ -287,7 +302,7 @@ def print_report(report: dict) -> None:
         g = rt["global"]
         t.add_row("hints issued / filtered", f"{g['issued']:,} / {g['filtered']:,}")
     env = report["environment"]
-    console = Console(stderr=True)
+    console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
     console.print(t)
     console.print(
         f"cap: {format_size(report['mem_limit_bytes']) if report['mem_limit_bytes'] else 'none'}"

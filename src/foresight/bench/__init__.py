@@ -1,0 +1,1 @@
+"""Benchmark suites: variants compared in one run, as tables, JSON and plots."""
