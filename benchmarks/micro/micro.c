@@ -32,7 +32,7 @@
 #define HINT(stmt) stmt
 #else
 #define HINT(stmt) ((void)0)
-#pragma GCC diagnostic ignored "-Wunused-variable" /* distances only feed hints */
+#pragma GCC diagnostic ignored "-Wunused-variable" /* distances and sites only feed hints */
 #endif
 
 #define PAGE 4096u
@@ -107,12 +107,13 @@ static int create(const char *path, size_t size)
  * and releases each block once it is done (the paper's software pipeline). */
 static uint64_t forward(const uint64_t *a, size_t words, const struct opts *o)
 {
+    FORESIGHT_SITE(site, "a[b + dist]");
     uint64_t sum = 0;
     size_t bw = o->block / 8, dist = o->distance / 8;
-    HINT(foresight_prefetch(a, (dist < words ? dist : words) * 8));
+    HINT(foresight_prefetch_at(&site, a, (dist < words ? dist : words) * 8));
     for (size_t b = 0; b < words; b += bw) {
         size_t end = b + bw < words ? b + bw : words;
-        HINT(if (b + dist < words) foresight_prefetch_release(
+        HINT(if (b + dist < words) foresight_prefetch_release_at(&site,
                  a + b + dist, (b + dist + bw < words ? bw : words - b - dist) * 8,
                  b >= bw ? a + b - bw : NULL, b >= bw ? bw * 8 : 0));
         for (size_t i = b; i < end; i++)
@@ -123,15 +124,16 @@ static uint64_t forward(const uint64_t *a, size_t words, const struct opts *o)
 
 static uint64_t backward(const uint64_t *a, size_t words, const struct opts *o)
 {
+    FORESIGHT_SITE(site, "a[b - dist]");
     uint64_t sum = 0;
     size_t bw = o->block / 8, dist = o->distance / 8;
     size_t nblocks = (words + bw - 1) / bw;
-    HINT(foresight_prefetch(a + (words > dist ? words - dist : 0),
+    HINT(foresight_prefetch_at(&site, a + (words > dist ? words - dist : 0),
                             (words > dist ? dist : words) * 8));
     for (size_t k = nblocks; k-- > 0;) {
         size_t b = k * bw, end = b + bw < words ? b + bw : words;
         size_t after = words - end < bw ? words - end : bw; /* the block just finished */
-        HINT(if (b >= dist) foresight_prefetch_release(a + b - dist, bw * 8, after
+        HINT(if (b >= dist) foresight_prefetch_release_at(&site, a + b - dist, bw * 8, after
                  ? a + end : NULL, after * 8));
         for (size_t i = end; i-- > b;)
             sum += a[i];
@@ -141,13 +143,14 @@ static uint64_t backward(const uint64_t *a, size_t words, const struct opts *o)
 
 static uint64_t strided(const uint64_t *a, size_t words, const struct opts *o)
 {
+    FORESIGHT_SITE(site, "a[i + ahead * sw]");
     uint64_t sum = 0;
     size_t sw = o->stride / 8, ahead = o->distance / o->stride;
     if (ahead == 0)
         ahead = 1;
     for (size_t i = 0; i < words; i += sw) {
-        HINT(if (i + ahead * sw < words) foresight_prefetch(a + i + ahead * sw, 8));
-        HINT(if (i >= sw) foresight_release(a + i - sw, 8 * sw));
+        HINT(if (i + ahead * sw < words) foresight_prefetch_at(&site, a + i + ahead * sw, 8));
+        HINT(if (i >= sw) foresight_release_at(&site, a + i - sw, 8 * sw));
         sum += a[i];
     }
     return sum;
@@ -155,12 +158,13 @@ static uint64_t strided(const uint64_t *a, size_t words, const struct opts *o)
 
 static uint64_t indirect(const uint64_t *a, const size_t *idx, size_t n, const struct opts *o)
 {
+    FORESIGHT_SITE(site, "a[idx[i + ahead]]");
     uint64_t sum = 0;
     size_t ahead = o->distance / PAGE; /* one page per access */
     for (size_t i = 0; i < n && i < ahead; i++)
-        HINT(foresight_prefetch(&a[idx[i]], 8));
+        HINT(foresight_prefetch_at(&site, &a[idx[i]], 8));
     for (size_t i = 0; i < n; i++) {
-        HINT(if (i + ahead < n) foresight_prefetch(&a[idx[i + ahead]], 8));
+        HINT(if (i + ahead < n) foresight_prefetch_at(&site, &a[idx[i + ahead]], 8));
         sum += a[idx[i]];
     }
     return sum;

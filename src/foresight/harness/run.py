@@ -137,8 +137,8 @@ def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
     try:
         if not capture:
             return _spawn_and_measure(cmd, cap, child_env, stats_path, timeout, cold_how, mem)
-        with open(os.path.join(stats_dir, "out"), "w+") as out, \
-                open(os.path.join(stats_dir, "err"), "w+") as err:
+        with open(os.path.join(stats_dir, "out"), "w+", errors="replace") as out, \
+                open(os.path.join(stats_dir, "err"), "w+", errors="replace") as err:
             result = _spawn_and_measure(cmd, cap, child_env, stats_path, timeout, cold_how,
                                         mem, stdout=out, stderr=err)
             out.seek(0)

@@ -1,0 +1,128 @@
+"""`foresight run`: caps, reports, exit codes, signals, OOM, cold caches, bad input."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from foresight.harness import cgroup
+from foresight.harness.run import run_once
+
+FORESIGHT = [sys.executable, "-m", "foresight.cli"]
+KEYS = ("wall_seconds", "user_seconds", "sys_seconds", "major_faults", "minor_faults",
+        "peak_memory_bytes", "read_bytes", "exit_code", "io_stall_seconds", "environment")
+TOUCH = "import sys; b = bytearray({n}); b[::4096] = b'x' * len(b[::4096]); sys.exit({code})"
+
+
+def foresight(*args, **kw):
+    return subprocess.run([*FORESIGHT, *args], capture_output=True, text=True, **kw)
+
+
+def capped():
+    if cgroup.find_memory_hierarchy() is None:
+        pytest.skip("no memory cgroup on this machine")
+
+
+def test_json_report_has_the_documented_keys(tmp_path):
+    capped()
+    out = tmp_path / "r.json"
+    r = foresight("run", "--mem", "256M", "--json", str(out), "--", sys.executable, "-c",
+                  TOUCH.format(n=64 << 20, code=3))
+    assert r.returncode == 3, r.stderr
+    report = json.loads(out.read_text())
+    for key in KEYS:
+        assert key in report
+    assert report["exit_code"] == 3
+    assert 64 << 20 <= report["peak_memory_bytes"] <= 256 << 20
+    assert report["minor_faults"] >= (64 << 20) // 4096
+    env = report["environment"]
+    assert env["cgroup_version"] in (1, 2, "systemd-run")
+    assert env["read_ahead_kb"] and "page_cluster" in env and "swap" in env
+    assert "peak memory" in r.stderr  # the table
+
+
+def test_cap_is_enforced_for_page_cache(disk_tmp):
+    capped()
+    data = disk_tmp / "big"
+    with open(data, "wb") as f:
+        f.write(os.urandom(1 << 20) * 128)
+    r = run_once(["sh", "-c", f"cat {data} > /dev/null"], mem=32 << 20, cold=True,
+                 files=[str(data)])
+    assert r["exit_code"] == 0
+    assert r["peak_memory_bytes"] <= 34 << 20
+    assert r["read_bytes"] >= 100 << 20  # cold: it really came from the disk
+
+
+def test_cgroup_is_removed_and_concurrent_runs_work():
+    capped()
+    procs = [subprocess.Popen([*FORESIGHT, "run", "--mem", "64M", "--", "sleep", "0.5"],
+                              stderr=subprocess.PIPE) for _ in range(3)]
+    assert [p.wait() for p in procs] == [0, 0, 0]
+    mount = cgroup.find_memory_hierarchy()
+    parent = mount.root / mount.own.lstrip("/")
+    assert not [p for p in parent.iterdir() if p.name.startswith("foresight-")]
+
+
+def test_signals_are_forwarded():
+    capped()
+    p = subprocess.Popen([*FORESIGHT, "run", "--mem", "64M", "--", "sleep", "30"],
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=10) == 128 + signal.SIGTERM
+    assert "SIGTERM" in p.stderr.read()
+
+
+def test_oom_kill_is_detected_and_explained(root):
+    capped()
+    prog = ("import ctypes, sys; ctypes.CDLL(None).mlockall(3); "  # locked: cannot swap
+            "b = bytearray(256 << 20); b[::4096] = b'x' * len(b[::4096])")
+    r = foresight("run", "--mem", "64M", "--", sys.executable, "-c", prog)
+    assert r.returncode == 128 + signal.SIGKILL
+    assert "out-of-memory" in r.stderr and "foresight swap enable" in r.stderr
+
+
+def test_repeat_reports_median_and_spread(tmp_path):
+    out = tmp_path / "r.json"
+    r = foresight("run", "--repeat", "3", "--json", str(out), "--", "true")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(out.read_text())
+    assert report["repeat"] == 3 and len(report["runs"]) == 3
+    walls = sorted(x["wall_seconds"] for x in report["runs"])
+    assert report["wall_seconds"] == walls[1]
+    assert report["spread"]["wall_seconds"] == {"min": walls[0], "max": walls[2]}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--mem", "lots", "--", "true"], "not a size"),
+    (["--", "/no/such/program"], "no such program"),
+    ([], "no program given"),
+    (["--file", "/no/such/file", "--", "true"], "no such file"),
+    (["--repeat", "0", "--", "true"], "--repeat"),
+])
+def test_bad_input_gives_a_clear_error(args, message):
+    r = foresight("run", *args)
+    assert r.returncode == 2
+    assert message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_without_cap_mechanism_mem_is_refused(monkeypatch):
+    monkeypatch.setattr(cgroup, "find_memory_hierarchy", lambda *a: None)
+    monkeypatch.setattr(cgroup, "systemd_user_manager", lambda: False)
+    from foresight.errors import HarnessError
+
+    with pytest.raises(HarnessError, match="refusing to run uncapped"):
+        run_once(["true"], mem=64 << 20)
+
+
+def test_runtime_statistics_are_included(micro_bin, disk_tmp):
+    data = disk_tmp / "d"
+    subprocess.run([str(micro_bin / "micro-orig"), "create", str(data), "8M"], check=True)
+    r = run_once([str(micro_bin / "micro-hints"), "backward", "file", str(data)], capture=True)
+    assert r["exit_code"] == 0
+    assert r["runtime"]["global"]["considered"] > 0
+    assert any(s["file"].endswith("micro.c") for s in r["runtime"]["sites"])
