@@ -25,10 +25,12 @@
  *   FORESIGHT_MEM=SIZE           memory budget (default: the cgroup's limit, else RAM)
  *   FORESIGHT_WORKERS=N          worker threads issuing requests (default 2, 1..64)
  *   FORESIGHT_QUEUE=N            request queue slots (default 1024)
- *   FORESIGHT_METHOD=M           willneed | populate | both   (default: see docs/architecture.md)
+ *   FORESIGHT_METHOD=M           willneed | populate | both   (default willneed: fastest
+ *                                measured, see docs/architecture.md)
  *   FORESIGHT_CHUNK=SIZE         bytes per MADV_WILLNEED call (default 128K)
  *   FORESIGHT_VERIFY_PERIOD=N    filtered calls per site between mincore checks (default 1024)
- *   FORESIGHT_RELEASE=M          cold | pageout | off          (default cold; pageout when over budget)
+ *   FORESIGHT_RELEASE=M          auto | cold | pageout | off   (default auto: MADV_COLD, and
+ *                                MADV_PAGEOUT when the cgroup is near its limit)
  */
 #ifndef FORESIGHT_H
 #define FORESIGHT_H
