@@ -66,11 +66,15 @@ int main(void)
         for (size_t i = 0; i < alen; i++)
             anon[i] = (char)(i * 7);
         madvise(anon, alen, MADV_PAGEOUT);
-        CHECK(wait_fraction(anon, alen, 0.2, 1, 20));
+        /* Paged-out anonymous pages may stay in the swap cache, which mincore reports
+         * as resident; the swap-in itself is tested under a cgroup cap in
+         * tests/test_swapin_prefetch.py.  Here: the prefetch keeps the data intact. */
         foresight_prefetch(anon, alen);
         CHECK(wait_fraction(anon, alen, 0.95, 0, 20));
-        for (size_t i = 0; i < alen; i += 4096)
-            CHECK(anon[i] == (char)(i * 7));
+        size_t bad = 0;
+        for (size_t i = 0; i < alen; i++)
+            bad += anon[i] != (char)(i * 7);
+        CHECK_EQ(bad, 0);
     } else {
         printf("prefetch: no swap active, anonymous swap-in part skipped\n");
     }

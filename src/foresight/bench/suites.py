@@ -23,6 +23,7 @@ from foresight import paths
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment, readahead
 from foresight.harness.run import devices_for, run_once
+from foresight.reports import write_json
 from foresight.units import format_size, parse_size
 
 PATTERNS = ("backward", "strided", "indirect", "forward")
@@ -212,8 +213,5 @@ def main(ns) -> int:
         res = overhead(ns.repeat)
         _print_overhead(res)
     if ns.json:
-        tmp = ns.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(res, f, indent=2)
-        os.replace(tmp, ns.json)
+        write_json(ns.json, res)
     return 0

@@ -34,6 +34,7 @@ from pathlib import Path
 from foresight.errors import HarnessError, UsageError
 from foresight.harness import cgroup as cg
 from foresight.harness import environment, readahead
+from foresight.reports import write_json
 from foresight.units import format_size, parse_size
 
 # The measurements of one run, in report order: key, label, unit kind.
@@ -330,9 +331,6 @@ def main(ns) -> int:
                      readahead_kb=ns.readahead_kb, repeat=ns.repeat)
     print_report(report)
     if ns.json:
-        tmp = ns.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(report, f, indent=2)
-        os.replace(tmp, ns.json)
+        write_json(ns.json, report)
     sys.stdout.flush()
     return report["exit_code"]
