@@ -122,7 +122,14 @@ def test_without_cap_mechanism_mem_is_refused(monkeypatch):
 def test_runtime_statistics_are_included(micro_bin, disk_tmp):
     data = disk_tmp / "d"
     subprocess.run([str(micro_bin / "micro-orig"), "create", str(data), "8M"], check=True)
-    r = run_once([str(micro_bin / "micro-hints"), "backward", "file", str(data)], capture=True)
+    capped()
+    r = run_once([str(micro_bin / "micro-hints"), "backward", "file", str(data)],
+                 mem=64 << 20, capture=True)
     assert r["exit_code"] == 0
-    assert r["runtime"]["global"]["considered"] > 0
-    assert any(s["file"].endswith("micro.c") for s in r["runtime"]["sites"])
+    rt = r["runtime"]
+    assert rt["global"]["considered"] > 0
+    assert any(s["file"].endswith("micro.c") for s in rt["sites"])
+    # The runtime read its budget from the cgroup the harness made: 75% of the cap.
+    assert rt["config"]["mem_limit_bytes"] == 64 << 20
+    assert "cgroup" in rt["config"]["mem_limit_source"]
+    assert rt["config"]["budget_pages"] == (48 << 20) // 4096
