@@ -78,6 +78,7 @@ def _variant(pattern: str, backing: str, variant: str, data: str, mem: int,
     keys = ("access_seconds", "wall_seconds", "io_stall_seconds", "read_bytes", "major_faults")
     out = {k: statistics.median(x[k] for x in runs if x[k] is not None) for k in keys}
     out["checksum"] = runs[0]["stdout"].strip()
+    out["cgroup_version"] = runs[0]["cgroup_version"]
     out["runtime"] = runs[-1].get("runtime")
     out["runs"] = [{k: x[k] for k in keys} for x in runs]
     return out
@@ -109,7 +110,8 @@ def micro(mem: int, ratio: float, readahead_kb: int, patterns: list[str],
                 row.update(orig=o, hints=p,
                            speedup=o["access_seconds"] / max(p["access_seconds"], 1e-9))
                 rows.append(row)
-    env["cgroup_version"] = None
+    measured = [r["orig"] for r in rows if "orig" in r]
+    env["cgroup_version"] = measured[0]["cgroup_version"] if measured else None
     return {"suite": "micro", "mem_limit_bytes": mem, "ratio": ratio,
             "readahead_kb": readahead_kb, "repeat": repeat, "rows": rows, "environment": env}
 
