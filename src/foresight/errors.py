@@ -15,3 +15,7 @@ class HarnessError(ForesightError):
 
 class BenchError(ForesightError):
     """A benchmark could not be built or run."""
+
+
+class CompilerError(ForesightError):
+    """foresight cc could not do what was asked (bad arguments, unreadable source)."""
