@@ -28,6 +28,8 @@
  *   FORESIGHT_METHOD=M           willneed | populate | both   (default willneed: fastest
  *                                measured, see docs/architecture.md)
  *   FORESIGHT_CHUNK=SIZE         bytes per MADV_WILLNEED call (default 128K)
+ *   FORESIGHT_LOOKAHEAD=SIZE     bytes a compiled loop keeps prefetched ahead of its accesses
+ *                                (default 4M, the hand-instrumented microbenchmarks' distance)
  *   FORESIGHT_VERIFY_PERIOD=N    filtered calls per site between mincore checks (default 1024)
  *   FORESIGHT_RELEASE=M          auto | cold | pageout | off   (default auto: MADV_COLD, and
  *                                MADV_PAGEOUT when the cgroup is near its limit)
@@ -91,6 +93,8 @@ void foresight__release_slow(struct foresight_site *site, const void *addr, size
 void foresight__prefetch_release_slow(struct foresight_site *site, const void *paddr,
                                       size_t pbytes, const void *raddr, size_t rbytes)
     FORESIGHT__WEAK;
+
+size_t foresight__lookahead(void) FORESIGHT__WEAK;
 
 /* The directory, or NULL when the runtime is absent or disabled. */
 static inline uint64_t *const *foresight__directory(void)
@@ -204,6 +208,23 @@ static inline void foresight_prefetch_release(const void *paddr, size_t pbytes,
 {
     if (foresight__directory() != NULL)
         foresight_prefetch_release_at(&foresight__anon_site, paddr, pbytes, raddr, rbytes);
+}
+
+/*
+ * Bytes a software-pipelined loop should keep prefetched ahead of its accesses
+ * (FORESIGHT_LOOKAHEAD); 0 when the runtime is absent or disabled.  Code from
+ * `foresight cc` divides it by a loop's bytes per iteration at loop-nest entry
+ * to get the prefetch distance in iterations.
+ */
+static inline size_t foresight_lookahead_bytes(void)
+{
+    if (foresight__directory() == NULL)
+        return 0;
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (&foresight__lookahead == NULL)
+        return 0;
+#endif
+    return foresight__lookahead();
 }
 
 /* 1 when the runtime is linked and enabled, so hints take effect. */

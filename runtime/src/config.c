@@ -136,4 +136,18 @@ void fs_config_load(void)
         else
             fs_cfg.chunk_bytes = c;
     }
+    fs_cfg.lookahead_bytes = 4u << 20;
+    const char *ahead = getenv("FORESIGHT_LOOKAHEAD");
+    if (ahead != NULL && *ahead != 0) {
+        uint64_t a = parse_size(ahead);
+        if (a < FS_PAGE || a > (1ull << 34))
+            complain("FORESIGHT_LOOKAHEAD", ahead, "a size from 4K to 16G");
+        else
+            fs_cfg.lookahead_bytes = (size_t)a;
+    }
+}
+
+size_t foresight__lookahead(void)
+{
+    return fs_cfg.lookahead_bytes;
 }

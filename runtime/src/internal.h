@@ -56,6 +56,7 @@ struct fs_config {
     size_t queue_slots;
     enum fs_method method;
     size_t chunk_bytes;
+    size_t lookahead_bytes; /* FORESIGHT_LOOKAHEAD: bytes a compiled loop keeps in flight */
     unsigned long verify_period;
     enum fs_release_mode release;
 };

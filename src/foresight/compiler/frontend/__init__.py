@@ -1,0 +1,1 @@
+"""libclang → loop-nest IR."""

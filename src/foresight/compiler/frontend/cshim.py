@@ -1,0 +1,72 @@
+"""The two things libclang's Python bindings (18.x) lack, wrapped with ctypes.
+
+The shared library exports operator kinds and constant evaluation; the bindings
+do not expose them, so this module declares the C functions once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from functools import cache
+
+import clang.cindex as ci
+
+
+@cache
+def _lib():
+    lib = ci.conf.lib
+    for name in ("clang_getCursorBinaryOperatorKind", "clang_getCursorUnaryOperatorKind"):
+        fn = getattr(lib, name)
+        fn.argtypes = [ci.Cursor]
+        fn.restype = ctypes.c_int
+    for name in ("clang_getBinaryOperatorKindSpelling", "clang_getUnaryOperatorKindSpelling"):
+        fn = getattr(lib, name)
+        fn.argtypes = [ctypes.c_int]
+        fn.restype = ci._CXString
+        fn.errcheck = ci._CXString.from_result
+    lib.clang_Cursor_Evaluate.argtypes = [ci.Cursor]
+    lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
+    lib.clang_EvalResult_getKind.argtypes = [ctypes.c_void_p]
+    lib.clang_EvalResult_getKind.restype = ctypes.c_int
+    lib.clang_EvalResult_isUnsignedInt.argtypes = [ctypes.c_void_p]
+    lib.clang_EvalResult_isUnsignedInt.restype = ctypes.c_uint
+    lib.clang_EvalResult_getAsLongLong.argtypes = [ctypes.c_void_p]
+    lib.clang_EvalResult_getAsLongLong.restype = ctypes.c_longlong
+    lib.clang_EvalResult_getAsUnsigned.argtypes = [ctypes.c_void_p]
+    lib.clang_EvalResult_getAsUnsigned.restype = ctypes.c_ulonglong
+    lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
+    lib.clang_EvalResult_dispose.restype = None
+    return lib
+
+
+def binary_operator(cursor: ci.Cursor) -> str:
+    """The operator's spelling, e.g. "+", "<=", "+=", "="."""
+    lib = _lib()
+    return lib.clang_getBinaryOperatorKindSpelling(lib.clang_getCursorBinaryOperatorKind(cursor))
+
+
+def unary_operator(cursor: ci.Cursor) -> str:
+    """The operator's spelling; increments and decrements keep their prefix/postfix form."""
+    lib = _lib()
+    kind = lib.clang_getCursorUnaryOperatorKind(cursor)
+    spelling = lib.clang_getUnaryOperatorKindSpelling(kind)
+    return {1: "post++", 2: "post--", 3: "pre++", 4: "pre--"}.get(kind, spelling)
+
+
+_CXEval_Int = 1
+
+
+def evaluate_int(cursor: ci.Cursor) -> int | None:
+    """The expression's value when it is an integer constant, else None."""
+    lib = _lib()
+    res = lib.clang_Cursor_Evaluate(cursor)
+    if not res:
+        return None
+    try:
+        if lib.clang_EvalResult_getKind(res) != _CXEval_Int:
+            return None
+        if lib.clang_EvalResult_isUnsignedInt(res):
+            return int(lib.clang_EvalResult_getAsUnsigned(res))
+        return int(lib.clang_EvalResult_getAsLongLong(res))
+    finally:
+        lib.clang_EvalResult_dispose(res)

@@ -1,0 +1,571 @@
+"""Parse a C file with libclang and build the loop-nest IR.
+
+What the front end cannot model (pointer-walk loops, while loops, loaded base
+pointers, non-affine indices, loops produced by macros, OpenMP pragmas) is
+recorded as a problem on the loop or nest, and the rewrite leaves it untouched.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import clang.cindex as ci
+
+from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
+from foresight.compiler.ir import (
+    Affine,
+    ArrayRef,
+    Loop,
+    LoopNest,
+    Sym,
+    sym_add,
+    sym_atom,
+    sym_const,
+    sym_mul,
+    sym_value,
+)
+
+K = ci.CursorKind
+_INT_KINDS = {
+    ci.TypeKind.BOOL, ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR, ci.TypeKind.USHORT,
+    ci.TypeKind.UINT, ci.TypeKind.ULONG, ci.TypeKind.ULONGLONG, ci.TypeKind.CHAR_S,
+    ci.TypeKind.SCHAR, ci.TypeKind.SHORT, ci.TypeKind.INT, ci.TypeKind.LONG,
+    ci.TypeKind.LONGLONG,
+}
+_ARRAY_KINDS = {ci.TypeKind.CONSTANTARRAY, ci.TypeKind.VARIABLEARRAY,
+                ci.TypeKind.INCOMPLETEARRAY}
+_TRANSPARENT = {K.UNEXPOSED_EXPR, K.PAREN_EXPR}
+_JUMPS = {K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.RETURN_STMT, K.INDIRECT_GOTO_STMT}
+_NORETURN = {"exit", "_Exit", "abort", "quick_exit", "longjmp", "siglongjmp", "_longjmp"}
+
+
+class ParseFailure(Exception):
+    """libclang could not parse the file: it is compiled unchanged."""
+
+
+@cache
+def _gcc_include() -> list[str]:
+    """The C compiler's own headers (stddef.h, stdarg.h) that libclang's wheel lacks."""
+    try:
+        out = subprocess.run(["cc", "-print-file-name=include"], capture_output=True,
+                             text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return ["-isystem", out] if out and Path(out).is_dir() else []
+
+
+def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes]:
+    """All loop nests of `source`, and its bytes (offsets in the IR index into them)."""
+    data = Path(source).read_bytes()
+    args = ["-x", "c", *clang_args, *_gcc_include(), "-Wno-everything"]
+    try:
+        tu = ci.Index.create().parse(str(source), args=args,
+                                     options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+    except ci.TranslationUnitLoadError as e:
+        raise ParseFailure(f"{source}: libclang could not load the file: {e}") from e
+    errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
+    if errors:
+        d = errors[0]
+        loc = f"{d.location.file}:{d.location.line}" if d.location.file else str(source)
+        raise ParseFailure(f"{loc}: libclang cannot parse this file ({d.spelling})")
+    main = str(tu.spelling)
+    nests: list[LoopNest] = []
+    for fn in tu.cursor.get_children():
+        if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file
+                and str(fn.location.file) == main):
+            _Function(fn, data, main, nests).scan(fn)
+    return nests, data
+
+
+def _strip(c: ci.Cursor) -> ci.Cursor:
+    while c.kind in _TRANSPARENT:
+        kids = list(c.get_children())
+        if len(kids) != 1:
+            break
+        c = kids[0]
+    return c
+
+
+def _decl_key(decl: ci.Cursor) -> tuple:
+    loc = decl.location
+    return (str(loc.file) if loc.file else "", loc.offset, decl.spelling)
+
+
+class _Function:
+    """Facts about one function that decide what is loop-invariant, and the nest builder."""
+
+    def __init__(self, fn: ci.Cursor, data: bytes, main: str, nests: list[LoopNest]):
+        self.fn, self.data, self.main, self.nests = fn, data, main, nests
+        self.assigned: set[tuple] = set()       # variables written anywhere in the function
+        self.address_taken: set[tuple] = set()
+        self.has_calls = False
+        for c in fn.walk_preorder():
+            if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
+                op = binary_operator(c)
+                if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
+                    self._mark(next(c.get_children()), self.assigned)
+            elif c.kind == K.UNARY_OPERATOR:
+                op = unary_operator(c)
+                kids = list(c.get_children())
+                if op in ("post++", "post--", "pre++", "pre--") and kids:
+                    self._mark(kids[0], self.assigned)
+                elif op == "&" and kids:
+                    self._mark(kids[0], self.address_taken)
+            elif c.kind == K.CALL_EXPR:
+                self.has_calls = True
+
+    @staticmethod
+    def _mark(c: ci.Cursor, into: set) -> None:
+        c = _strip(c)
+        # Writing s.x changes the struct variable s; writing b[i] or p->x changes no variable.
+        while c.kind == K.MEMBER_REF_EXPR:
+            kids = list(c.get_children())
+            if not kids:
+                return
+            owner = _strip(kids[0])
+            if owner.type.get_canonical().kind == ci.TypeKind.POINTER:
+                return
+            c = owner
+        if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
+            into.add(_decl_key(c.referenced))
+
+    # ---- invariance -------------------------------------------------------------
+
+    def invariant_var(self, decl: ci.Cursor, nest_start: int) -> bool:
+        """A variable whose value cannot change while the nest runs."""
+        if decl.kind not in (K.VAR_DECL, K.PARM_DECL):
+            return False
+        if decl.type.is_volatile_qualified():
+            return False
+        key = _decl_key(decl)
+        if key in self.assigned or key in self.address_taken:
+            return False
+        local = decl.semantic_parent is not None and decl.semantic_parent.kind == K.FUNCTION_DECL
+        if decl.kind == K.PARM_DECL or (local and decl.storage_class != ci.StorageClass.STATIC):
+            return decl.location.file is not None and decl.location.offset < nest_start
+        return not self.has_calls  # a global: any call might change it
+
+    # ---- statements -------------------------------------------------------------
+
+    def scan(self, c: ci.Cursor) -> None:
+        """Find outermost analysable for-loops below `c` and build a nest for each."""
+        for ch in c.get_children():
+            if ch.kind == K.FOR_STMT:
+                loop = self.loop(ch, depth=0, outer={}, nest_start=ch.extent.start.offset)
+                if loop is None:
+                    self.scan(ch)
+                    continue
+                nest = LoopNest(function=self.fn.spelling, root=loop, file=self.main)
+                self.check_nest(nest)
+                self.nests.append(nest)
+            else:
+                self.scan(ch)
+
+    def check_nest(self, nest: LoopNest) -> None:
+        start, end = nest.root.start, nest.root.end
+        text = self.data[start:end]
+        if b"#" in text and b"pragma" in text:
+            nest.skipped = "a #pragma inside the nest (OpenMP or similar): left unchanged"
+            return
+        line_start = self.data.rfind(b"\n", 0, start)
+        prev = self.data[:max(line_start, 0)].rstrip().rsplit(b"\n", 1)[-1].strip()
+        if prev.startswith(b"#") and b"pragma" in prev:
+            nest.skipped = "the nest follows a #pragma (OpenMP or similar): left unchanged"
+
+    def header_parts(self, c: ci.Cursor) -> tuple[int, int, int, int] | None:
+        """Byte offsets of '(' ';' ';' ')' of a for statement, checked against the text."""
+        toks = list(c.get_tokens())
+        if len(toks) < 5 or toks[0].spelling != "for" or toks[1].spelling != "(":
+            return None
+        depth, semis, lparen = 0, [], toks[1].extent.start.offset
+        for t in toks[1:]:
+            s = t.spelling
+            if s in ("(", "[", "{"):
+                depth += 1
+            elif s in (")", "]", "}"):
+                depth -= 1
+                if depth == 0:
+                    if len(semis) != 2:
+                        return None
+                    rparen = t.extent.start.offset
+                    offs = (lparen, semis[0], semis[1], rparen)
+                    ok = all(self.data[o:o + 1] in (b"(", b";", b")") for o in offs)
+                    return offs if ok else None
+            elif s == ";" and depth == 1:
+                semis.append(t.extent.start.offset)
+        return None
+
+    def stmt_end(self, c: ci.Cursor) -> int | None:
+        """Offset just past statement `c`, including the ';' the extent leaves out."""
+        end = c.extent.end.offset
+        if c.kind in (K.COMPOUND_STMT,) or self.data[end - 1:end] in (b";", b"}"):
+            return end
+        i = end
+        while i < len(self.data) and self.data[i:i + 1] in (b" ", b"\t", b"\n", b"\r"):
+            i += 1
+        return i + 1 if self.data[i:i + 1] == b";" else None
+
+    def loop(self, c: ci.Cursor, depth: int, outer: dict[tuple, str],
+             nest_start: int) -> Loop | None:
+        """A Loop for a canonical counted for-statement, or None."""
+        if c.location.file is None or str(c.location.file) != self.main:
+            return None
+        start = c.extent.start.offset
+        if self.data[start:start + 3] != b"for":
+            return None  # produced by a macro: the text is not where the AST says
+        parts = self.header_parts(c)
+        if parts is None:
+            return None
+        lparen, semi1, semi2, rparen = parts
+        init = cond = inc = body = None
+        for ch in c.get_children():
+            o = ch.extent.start.offset
+            if o < semi1:
+                init = ch
+            elif o < semi2:
+                cond = ch
+            elif o < rparen:
+                inc = ch
+            else:
+                body = ch
+        if body is None or cond is None or inc is None:
+            return None
+        var_decl, lower = self.loop_init(init)
+        step_var, step = self.loop_step(inc)
+        if step_var is None or step is None or step == 0:
+            return None
+        if var_decl is not None and _decl_key(var_decl) != _decl_key(step_var):
+            return None
+        var_decl = step_var
+        if var_decl.type.get_canonical().kind not in _INT_KINDS:
+            return None
+        key = _decl_key(var_decl)
+        name = var_decl.spelling
+        if name in outer.values():
+            return None
+        # The index must change only in the increment.
+        for d in body.walk_preorder():
+            if d.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR):
+                written = set()
+                if d.kind == K.UNARY_OPERATOR:
+                    if unary_operator(d) in ("post++", "post--", "pre++", "pre--", "&"):
+                        self._mark(next(d.get_children()), written)
+                elif binary_operator(d).endswith("=") and binary_operator(d) not in (
+                        "==", "!=", "<=", ">="):
+                    self._mark(next(d.get_children()), written)
+                if key in written:
+                    return None
+        body_end = self.stmt_end(body)
+        if body_end is None:
+            return None
+        loop = Loop(var=name, lower=None, upper=None, cond_op=None, step=step,
+                    line=c.location.line, depth=depth, start=start, end=body_end,
+                    body_start=body.extent.start.offset, body_end=body_end,
+                    body_compound=body.kind == K.COMPOUND_STMT)
+        inner_outer = {**outer, key: name}
+        if lower is not None:
+            aff = self.affine(lower, outer, nest_start)
+            if aff is not None and not aff.coeffs:
+                loop.lower_sym = aff.const
+            loop.lower = self.text(lower)
+        self.loop_cond(loop, cond, key, outer, nest_start)
+        loop.trip = _trip(loop)
+        for d in body.walk_preorder():
+            if d.kind in _JUMPS:
+                loop.body_exits = True
+            elif d.kind == K.CALL_EXPR and d.spelling in _NORETURN:
+                loop.body_exits = True
+        self.body(body, loop, inner_outer, nest_start, conditional=False)
+        return loop
+
+    def loop_init(self, init: ci.Cursor | None) -> tuple[ci.Cursor | None, ci.Cursor | None]:
+        if init is None:
+            return None, None
+        if init.kind == K.DECL_STMT:
+            decls = list(init.get_children())
+            if len(decls) == 1 and decls[0].kind == K.VAR_DECL:
+                kids = [k for k in decls[0].get_children() if k.kind.is_expression()]
+                return decls[0], (kids[-1] if kids else None)
+            return None, None
+        init = _strip(init)
+        if init.kind == K.BINARY_OPERATOR and binary_operator(init) == "=":
+            lhs, rhs = list(init.get_children())
+            lhs = _strip(lhs)
+            if lhs.kind == K.DECL_REF_EXPR:
+                return lhs.referenced, rhs
+        return None, None
+
+    def loop_step(self, inc: ci.Cursor) -> tuple[ci.Cursor | None, int | None]:
+        inc = _strip(inc)
+        kids = list(inc.get_children())
+        if not kids:
+            return None, None
+        target = _strip(kids[0])
+        if target.kind != K.DECL_REF_EXPR:
+            return None, None
+        if inc.kind == K.UNARY_OPERATOR:
+            op = unary_operator(inc)
+            if op in ("post++", "pre++"):
+                return target.referenced, 1
+            if op in ("post--", "pre--"):
+                return target.referenced, -1
+        elif inc.kind == K.COMPOUND_ASSIGNMENT_OPERATOR and len(kids) == 2:
+            v = evaluate_int(kids[1])
+            op = binary_operator(inc)
+            if v is not None and op in ("+=", "-="):
+                return target.referenced, v if op == "+=" else -v
+        return None, None
+
+    def loop_cond(self, loop: Loop, cond: ci.Cursor, key: tuple, outer: dict,
+                  nest_start: int) -> None:
+        cond = _strip(cond)
+        if cond.kind != K.BINARY_OPERATOR:
+            return
+        op = binary_operator(cond)
+        flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+        if op not in flip:
+            return
+        lhs, rhs = list(cond.get_children())
+        ls, rs = _strip(lhs), _strip(rhs)
+        if ls.kind == K.DECL_REF_EXPR and ls.referenced and _decl_key(ls.referenced) == key:
+            bound = rhs
+        elif rs.kind == K.DECL_REF_EXPR and rs.referenced and _decl_key(rs.referenced) == key:
+            bound, op = lhs, flip[op]
+        else:
+            return
+        # The comparison must not mix signedness in a way that changes its meaning.
+        if _is_unsigned(cond_type(ls)) != _is_unsigned(cond_type(rs)):
+            return
+        loop.cond_op = op
+        loop.upper = self.text(bound)
+        aff = self.affine(bound, outer, nest_start)
+        if aff is not None:
+            loop.upper_sym = aff.const if not aff.coeffs else None
+            loop.bounds_invariant = True
+            loop.extra_bound = aff  # type: ignore[attr-defined]
+
+    def text(self, c: ci.Cursor) -> str:
+        return self.data[c.extent.start.offset:c.extent.end.offset].decode("latin-1")
+
+    # ---- bodies and references -----------------------------------------------------
+
+    def body(self, c: ci.Cursor, loop: Loop, loops: dict[tuple, str], nest_start: int,
+             conditional: bool) -> None:
+        """Collect `loop`'s references; inner for-loops become children or new nests."""
+        if c.kind == K.FOR_STMT:
+            child = self.loop(c, loop.depth + 1, loops, nest_start)
+            if child is not None:
+                loop.children.append(child)
+            else:
+                loop.problems.append(f"line {c.location.line}: inner loop not in canonical "
+                                     "counted form: its references are not analysed")
+                self.scan(c)
+            return
+        if c.kind in (K.WHILE_STMT, K.DO_STMT):
+            loop.problems.append(f"line {c.location.line}: while/do loop: its references are "
+                                 "not analysed")
+            self.scan(c)
+            return
+        if c.kind == K.ARRAY_SUBSCRIPT_EXPR:
+            ref = self.reference(c, loops, nest_start, conditional)
+            if isinstance(ref, ArrayRef):
+                loop.refs.append(ref)
+                if ref.indirect is not None:
+                    loop.refs.append(ref.indirect)
+                    # the index reference's own index may hold further references
+                return
+            loop.problems.append(f"line {c.location.line}: {self.text(c)}: {ref}")
+            # look for references inside the indices only
+            sub = c
+            while sub.kind == K.ARRAY_SUBSCRIPT_EXPR:
+                base, idx = list(sub.get_children())
+                self.body(idx, loop, loops, nest_start, conditional)
+                sub = _strip(base)
+            return
+        kids = list(c.get_children())
+        if c.kind == K.IF_STMT:
+            for i, k in enumerate(kids):
+                self.body(k, loop, loops, nest_start, conditional or i > 0)
+            return
+        if c.kind == K.CONDITIONAL_OPERATOR:
+            for i, k in enumerate(kids):
+                self.body(k, loop, loops, nest_start, conditional or i > 0)
+            return
+        if c.kind == K.BINARY_OPERATOR and binary_operator(c) in ("&&", "||"):
+            self.body(kids[0], loop, loops, nest_start, conditional)
+            self.body(kids[1], loop, loops, nest_start, True)
+            return
+        cond_kids = conditional or c.kind in (K.SWITCH_STMT, K.CASE_STMT, K.DEFAULT_STMT,
+                                              K.LABEL_STMT)
+        for k in kids:
+            self.body(k, loop, loops, nest_start, cond_kids)
+
+    def reference(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int,
+                  conditional: bool) -> ArrayRef | str:
+        """An ArrayRef for subscript expression `c`, or why it cannot be analysed."""
+        levels = []  # (index cursor, element type) from the innermost subscript outwards
+        cur = c
+        while cur.kind == K.ARRAY_SUBSCRIPT_EXPR:
+            base, idx = list(cur.get_children())
+            levels.append((idx, cur.type))
+            inner = _strip(base)
+            if inner.kind == K.ARRAY_SUBSCRIPT_EXPR:
+                if inner.type.get_canonical().kind not in _ARRAY_KINDS:
+                    return "the base pointer is loaded from memory (pointer to pointer)"
+                cur = inner
+                continue
+            cur = inner
+            break
+        levels.reverse()
+        base_text = self.base(cur, nest_start)
+        if base_text is None:
+            return "the base is not a variable, array member or parameter"
+        elem = c.type
+        elem_size = elem.get_size()
+        if elem_size <= 0:
+            return "element size unknown"
+        strides: list[Sym] = []
+        for depth, (_, t) in enumerate(levels):
+            size = t.get_size()
+            if size > 0:
+                strides.append(sym_const(size))
+            else:
+                strides.append(sym_atom(f"sizeof({base_text}{'[0]' * (depth + 1)})"))
+        subs: list[Affine] = []
+        indirect = None
+        for idx, _ in levels:
+            aff = self.affine(idx, loops, nest_start)
+            if aff is None:
+                inner = _strip(idx)
+                if (inner.kind == K.ARRAY_SUBSCRIPT_EXPR and len(levels) == 1
+                        and _INT_KINDS.__contains__(inner.type.get_canonical().kind)):
+                    ix = self.reference(inner, loops, nest_start, conditional)
+                    if isinstance(ix, ArrayRef) and ix.indirect is None:
+                        if inner.type.is_volatile_qualified():
+                            return "indirect through a volatile index array"
+                        indirect = ix
+                        continue
+                return "index is not affine in the loop variables"
+            subs.append(aff)
+        parent_write = False
+        ref = ArrayRef(text=self.text(c), line=c.location.line, base=base_text,
+                       subscripts=subs if indirect is None else [], strides=strides,
+                       elem_size=elem_size, is_write=parent_write, conditional=conditional,
+                       indirect=indirect)
+        return ref
+
+    def base(self, c: ci.Cursor, nest_start: int) -> str | None:
+        """C text of an array base whose address needs no load but of invariant variables."""
+        if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
+            d = c.referenced
+            kind = d.type.get_canonical().kind
+            if kind in _ARRAY_KINDS:
+                if d.kind in (K.VAR_DECL, K.PARM_DECL) and not d.type.is_volatile_qualified():
+                    return d.spelling
+                return None
+            if kind == ci.TypeKind.POINTER and self.invariant_var(d, nest_start):
+                return d.spelling
+            return None
+        if c.kind == K.MEMBER_REF_EXPR:
+            kids = list(c.get_children())
+            if len(kids) != 1:
+                return None
+            owner = _strip(kids[0])
+            if owner.kind != K.DECL_REF_EXPR or owner.referenced is None:
+                return None
+            member_kind = c.type.get_canonical().kind
+            arrow = self.data[owner.extent.end.offset:c.extent.end.offset].lstrip().startswith(
+                b"->")
+            od = owner.referenced
+            if arrow:
+                if member_kind in _ARRAY_KINDS and self.invariant_var(od, nest_start):
+                    return f"{od.spelling}->{c.spelling}"
+                return None
+            if od.type.is_volatile_qualified():
+                return None
+            if member_kind in _ARRAY_KINDS and od.kind in (K.VAR_DECL, K.PARM_DECL):
+                return f"{od.spelling}.{c.spelling}"
+            if member_kind == ci.TypeKind.POINTER and self.invariant_var(od, nest_start):
+                return f"{od.spelling}.{c.spelling}"
+        return None
+
+    def affine(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int) -> Affine | None:
+        """`c` as an affine function of the loop variables with invariant symbolic terms."""
+        c = _strip(c)
+        if c.kind == K.CSTYLE_CAST_EXPR:
+            if c.type.get_canonical().kind not in _INT_KINDS:
+                return None
+            kids = [k for k in c.get_children() if k.kind.is_expression()]
+            return self.affine(kids[-1], loops, nest_start) if kids else None
+        if c.type.get_canonical().kind not in _INT_KINDS:
+            return None
+        v = evaluate_int(c)
+        if v is not None:
+            return Affine({}, sym_const(v))
+        if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
+            key = _decl_key(c.referenced)
+            if key in loops:
+                return Affine({loops[key]: sym_const(1)}, {})
+            if self.invariant_var(c.referenced, nest_start):
+                return Affine({}, sym_atom(c.referenced.spelling))
+            return None
+        if c.kind == K.BINARY_OPERATOR:
+            op = binary_operator(c)
+            kids = list(c.get_children())
+            a = self.affine(kids[0], loops, nest_start)
+            b = self.affine(kids[1], loops, nest_start)
+            if a is None or b is None:
+                return None
+            if op == "+":
+                return a.plus(b)
+            if op == "-":
+                return a.plus(b, -1)
+            if op == "*":
+                if not a.coeffs:
+                    return b.scaled(a.const)
+                if not b.coeffs:
+                    return a.scaled(b.const)
+            return None
+        if c.kind == K.UNARY_OPERATOR:
+            op = unary_operator(c)
+            kids = list(c.get_children())
+            a = self.affine(kids[0], loops, nest_start) if kids else None
+            if a is None:
+                return None
+            if op == "-":
+                return a.scaled(sym_const(-1))
+            if op == "+":
+                return a
+        return None
+
+
+def cond_type(c: ci.Cursor) -> ci.Type:
+    return c.type.get_canonical()
+
+
+def _is_unsigned(t: ci.Type) -> bool:
+    return t.kind in (ci.TypeKind.BOOL, ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR,
+                      ci.TypeKind.USHORT, ci.TypeKind.UINT, ci.TypeKind.ULONG,
+                      ci.TypeKind.ULONGLONG)
+
+
+def _trip(loop: Loop) -> int | None:
+    """Constant trip count of a loop with constant bounds."""
+    if loop.lower_sym is None or loop.upper_sym is None or loop.step is None:
+        return None
+    lo, hi = sym_value(loop.lower_sym), sym_value(loop.upper_sym)
+    if lo is None or hi is None:
+        return None
+    s, op = loop.step, loop.cond_op
+    if s > 0 and op in ("<", "<=", "!="):
+        last = hi - 1 if op in ("<", "!=") else hi
+        return max(0, (last - lo) // s + 1)
+    if s < 0 and op in (">", ">=", "!="):
+        last = hi + 1 if op in (">", "!=") else hi
+        return max(0, (lo - last) // (-s) + 1)
+    return None
+
+
+__all__ = ["parse", "ParseFailure", "sym_add", "sym_mul"]

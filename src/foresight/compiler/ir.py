@@ -1,0 +1,181 @@
+"""The loop-nest IR: loops, array references with affine index functions.
+
+An index is affine in the enclosing loop variables, f(i) = H·i + c, where the
+entries of H and c may be symbolic (products of loop-invariant variables and
+run-time sizes such as `sizeof(A[0])` for variably modified types).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# A symbolic integer: {monomial: coefficient}; a monomial is a sorted tuple of C atoms
+# (invariant variable names or run-time size expressions); () is the constant term.
+Sym = dict[tuple[str, ...], int]
+
+
+def sym_const(v: int) -> Sym:
+    return {(): v} if v else {}
+
+
+def sym_atom(atom: str) -> Sym:
+    return {(atom,): 1}
+
+
+def sym_add(a: Sym, b: Sym, sign: int = 1) -> Sym:
+    out = dict(a)
+    for m, v in b.items():
+        out[m] = out.get(m, 0) + sign * v
+        if out[m] == 0:
+            del out[m]
+    return out
+
+
+def sym_mul(a: Sym, b: Sym) -> Sym:
+    out: Sym = {}
+    for ma, va in a.items():
+        for mb, vb in b.items():
+            m = tuple(sorted(ma + mb))
+            out[m] = out.get(m, 0) + va * vb
+            if out[m] == 0:
+                del out[m]
+    return out
+
+
+def sym_value(a: Sym) -> int | None:
+    """The integer value when `a` is a compile-time constant."""
+    if not a:
+        return 0
+    if list(a) == [()]:
+        return a[()]
+    return None
+
+
+def sym_c(a: Sym) -> str:
+    """C text evaluating `a` in uintptr_t (wrapping) arithmetic: no signed overflow."""
+    if not a:
+        return "(uintptr_t)0"
+    terms = []
+    for m, v in sorted(a.items()):
+        factors = [f"(uintptr_t)({atom})" for atom in m]
+        if v != 1 or not factors:
+            factors.insert(0, f"(uintptr_t){v}" if v >= 0 else f"(uintptr_t)0 - (uintptr_t){-v}")
+        terms.append("(" + " * ".join(factors) + ")")
+    return "(" + " + ".join(terms) + ")"
+
+
+def sym_str(a: Sym) -> str:
+    """Readable form for reports."""
+    if not a:
+        return "0"
+    parts = []
+    for m, v in sorted(a.items()):
+        atoms = "*".join(m)
+        if not m:
+            parts.append(str(v))
+        elif v == 1:
+            parts.append(atoms)
+        else:
+            parts.append(f"{v}*{atoms}")
+    return " + ".join(parts)
+
+
+@dataclass
+class Affine:
+    """Σ coeffs[v]·v + const over loop variables v."""
+
+    coeffs: dict[str, Sym] = field(default_factory=dict)
+    const: Sym = field(default_factory=dict)
+
+    def scaled(self, k: Sym) -> Affine:
+        return Affine({v: sym_mul(c, k) for v, c in self.coeffs.items() if sym_mul(c, k)},
+                      sym_mul(self.const, k))
+
+    def plus(self, other: Affine, sign: int = 1) -> Affine:
+        coeffs = dict(self.coeffs)
+        for v, c in other.coeffs.items():
+            s = sym_add(coeffs.get(v, {}), c, sign)
+            if s:
+                coeffs[v] = s
+            else:
+                coeffs.pop(v, None)
+        return Affine(coeffs, sym_add(self.const, other.const, sign))
+
+    def coeff(self, var: str) -> Sym:
+        return self.coeffs.get(var, {})
+
+    def __str__(self) -> str:
+        parts = [f"({sym_str(c)})*{v}" for v, c in self.coeffs.items()]
+        if self.const or not parts:
+            parts.append(sym_str(self.const))
+        return " + ".join(parts)
+
+
+@dataclass
+class ArrayRef:
+    """One array reference in a loop body, e.g. A[i][j+1] or a[b[i]]."""
+
+    text: str                 # source text, for reports and per-site statistics
+    line: int
+    base: str                 # C expression for the array's address (no loads but variables)
+    subscripts: list[Affine]  # one per [ ], outermost first (empty for indirect)
+    strides: list[Sym]        # bytes per unit of each subscript
+    elem_size: int
+    is_write: bool
+    conditional: bool         # not executed on every iteration of its innermost loop
+    indirect: ArrayRef | None = None  # a[b[...]]: the index reference b[...]
+    offset: Affine | None = None      # byte offset from base as an affine function
+
+    def byte_offset(self) -> Affine:
+        """Σ subscript_k · stride_k: the address minus the base, affine in the loop variables."""
+        if self.offset is None:
+            total = Affine()
+            for sub, stride in zip(self.subscripts, self.strides, strict=True):
+                total = total.plus(sub.scaled(stride))
+            self.offset = total
+        return self.offset
+
+
+@dataclass
+class Loop:
+    """A canonical counted loop: for (var = lower; var OP upper; var += step)."""
+
+    var: str
+    lower: str | None         # C text of the initial value (None: analysis failed)
+    upper: str | None         # C text of the bound
+    cond_op: str | None       # <, <=, >, >=, !=
+    step: int | None          # constant step (negative for countdown)
+    line: int
+    depth: int
+    start: int                # byte offset of `for`
+    end: int                  # byte offset just past the statement (including a final ';')
+    body_start: int           # byte offset of the body's first byte
+    body_end: int             # byte offset just past the body
+    body_compound: bool
+    trip: int | None = None   # constant trip count when known
+    lower_sym: Sym | None = None
+    upper_sym: Sym | None = None
+    bounds_invariant: bool = False  # bounds evaluable at nest entry and loop-invariant
+    body_exits: bool = False  # body contains break/goto/return/continue or a call to longjmp
+    children: list[Loop] = field(default_factory=list)
+    refs: list[ArrayRef] = field(default_factory=list)   # directly in this loop's body
+    problems: list[str] = field(default_factory=list)    # why parts were not analysed
+
+
+@dataclass
+class LoopNest:
+    """An outermost analysable loop and everything inside it."""
+
+    function: str
+    root: Loop
+    file: str
+    skipped: str | None = None   # why the whole nest is left unchanged
+    notes: list[str] = field(default_factory=list)
+
+    def loops(self) -> list[Loop]:
+        out, stack = [], [self.root]
+        while stack:
+            lp = stack.pop()
+            out.append(lp)
+            stack.extend(reversed(lp.children))
+        return out

@@ -1,0 +1,71 @@
+"""--report: per loop nest, what the compiler found and decided (also as JSON)."""
+
+from __future__ import annotations
+
+from foresight.compiler.analysis.locality import NestFacts
+from foresight.compiler.ir import LoopNest, sym_str
+from foresight.compiler.options import CompileOptions
+from foresight.compiler.schedule.plan import NestPlan
+
+
+def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
+                opts: CompileOptions) -> dict:
+    loops = []
+    for lp in nest.loops():
+        loops.append({
+            "var": lp.var, "line": lp.line, "depth": lp.depth, "lower": lp.lower,
+            "bound": f"{lp.cond_op} {lp.upper}" if lp.cond_op else None, "step": lp.step,
+            "trip": lp.trip,
+            "localized": None if facts is None else facts.localized.get(lp.var),
+            "bytes_per_iteration": None if facts is None else facts.volume.get(lp.var),
+            "problems": lp.problems,
+        })
+    out: dict = {"file": nest.file, "function": nest.function, "line": nest.root.line,
+                 "loops": loops, "skipped": nest.skipped}
+    if facts is None or plan is None:
+        return out
+    out["references"] = [{
+        "ref": f.ref.text, "line": f.ref.line,
+        "kind": "indirect" if f.ref.indirect is not None else "affine",
+        "byte_offset": None if f.ref.indirect is not None else str(f.ref.byte_offset()),
+        "reuse": f.reuse, "locality": f.locality, "predicate": f.predicate,
+        "leading": f.leading, "trailing": f.trailing, "group": f.group,
+    } for f in facts.refs]
+    out["hints"] = [{
+        "ref": h.ref.text, "pipelining_loop": h.pipe.var,
+        "stride_bytes": (None if h.indirect_index is not None
+                         else sym_str(h.ref.byte_offset().coeff(h.pipe.var))),
+        "release": None if h.release is None else h.release.text,
+        "distance": (plan.paper_distance.get(h.pipe.var) if opts.preset == "paper"
+                     else "FORESIGHT_LOOKAHEAD bytes / bytes per iteration, at nest entry"),
+        "distance_scale": h.distance_scale,
+        "block_bytes": opts.block_size,
+    } for h in plan.hints]
+    out["decisions"] = plan.decisions
+    out["prefetch"] = opts.prefetch
+    return out
+
+
+def format_report(entries: list[dict]) -> str:
+    lines = []
+    for e in entries:
+        lines.append(f"{e['file']}:{e['line']}: loop nest in {e['function']}()")
+        if e.get("skipped"):
+            lines.append(f"  left unchanged: {e['skipped']}")
+            continue
+        for lp in e["loops"]:
+            trip = lp["trip"] if lp["trip"] is not None else "symbolic"
+            loc = "localized" if lp["localized"] else "not localized"
+            lines.append(f"  loop {lp['var']} (line {lp['line']}): {lp['lower']} .. "
+                         f"{lp['bound']} step {lp['step']}, trip {trip}, {loc}")
+            lines.extend(f"    {p}" for p in lp["problems"])
+        for r in e.get("references", []):
+            reuse = ", ".join(f"{v}:{k}" for v, k in r["reuse"].items())
+            lines.append(f"  ref {r['ref']} (line {r['line']}): reuse [{reuse}] "
+                         f"predicate {r['predicate']}"
+                         + ("" if r["leading"] else " (group, not leading)"))
+        for d in e.get("decisions", []):
+            lines.append(f"  decision: {d}")
+        if e.get("hints") == [] and not e.get("skipped"):
+            lines.append("  no hints inserted")
+    return "\n".join(lines)

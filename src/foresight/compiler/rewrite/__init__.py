@@ -1,0 +1,1 @@
+"""rewrite stage of foresight cc."""

@@ -1,0 +1,211 @@
+"""Turn a NestPlan into single-line C insertions spliced into the original text.
+
+Every insertion is one line with no newline, so line numbers of the user's code
+never move; a `#line 1` after the runtime's header keeps diagnostics, __LINE__
+and debuggers pointing at the user's file.  Addresses are computed in uintptr_t
+(wrapping, never out-of-bounds pointer arithmetic); the only loads added are of
+invariant variables and, for indirect references, of index elements the loop
+itself reads (clamped to the loop's last iteration).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from foresight.compiler.ir import ArrayRef, Loop, sym_c
+from foresight.compiler.options import CompileOptions
+from foresight.compiler.schedule.plan import Hint, NestPlan
+
+U = "uintptr_t"
+
+
+@dataclass(order=True)
+class Insertion:
+    offset: int
+    closing_first: int   # 0: a closing brace, 1: an opening text (closes come first)
+    level: int           # outer openings first, inner closings first
+    text: str
+
+
+def _abs(x: str) -> str:
+    return f"(({x}) > UINTPTR_MAX / 2 ? ({U})0 - ({x}) : ({x}))"
+
+
+def _c_string(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def address(ref: ArrayRef, subst: dict[str, str]) -> str:
+    """C text of the reference's address with loop variables replaced by `subst`."""
+    off = ref.byte_offset()
+    terms = [f"({U})({ref.base})"]
+    for var, coeff in off.coeffs.items():
+        terms.append(f"{sym_c(coeff)} * ({subst.get(var, f'({U})({var})')})")
+    if off.const:
+        terms.append(sym_c(off.const))
+    return "(" + " + ".join(terms) + ")"
+
+
+class NestEmitter:
+    def __init__(self, plan: NestPlan, nest_id: int, opts: CompileOptions):
+        self.plan, self.n, self.opts = plan, nest_id, opts
+
+    def name(self, what: str, k: int | str = "") -> str:
+        return f"__fs_{what}_{self.n}_{k}" if k != "" else f"__fs_{what}_{self.n}"
+
+    def insertions(self) -> list[Insertion]:
+        plan, opts = self.plan, self.opts
+        root = plan.facts.nest.root
+        on = self.name("on")
+        decls = [f"const int {on} = foresight_active();"]
+        if opts.preset != "paper":
+            decls.append(f"const {U} {self.name('ahead')} = {on} ? ({U})"
+                         "foresight_lookahead_bytes() : 0;")
+        resets: dict[int, list[str]] = {}
+        body: dict[int, list[str]] = {}
+        for pipe in plan.pipes():
+            pid = id(pipe)
+            hints = [h for h in plan.hints if h.pipe is pipe]
+            d = self.name("d", pipe.var + str(pipe.line))
+            vol_terms = []
+            for k, h in enumerate(hints):
+                hk = plan.hints.index(h)
+                if h.indirect_index is not None:
+                    vol_terms.append(f"({U}){opts.page_size}")
+                    continue
+                decls += self.stream_decls(h, hk)
+                vol_terms.append(f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
+                                 f"({U}){opts.page_size} : {self.name('a', hk)}) / "
+                                 f"({U}){h.distance_scale}")
+                if pipe is not root:
+                    resets.setdefault(pid, []).append(f"{self.name('last', hk)} = 1;")
+                del k
+            vol = " + ".join(vol_terms) or f"({U})1"
+            if opts.preset == "paper":
+                decls.append(f"const {U} {d} = {plan.paper_distance[pipe.var]};")
+            else:
+                decls.append(f"{U} {d} = 0; if ({on}) {{ {U} __fs_v = {vol}; "
+                             f"if (__fs_v == 0) __fs_v = 1; {d} = ({self.name('ahead')} + "
+                             f"__fs_v - 1) / __fs_v; if ({d} == 0) {d} = 1; }}")
+            for h in hints:
+                hk = plan.hints.index(h)
+                code = (self.indirect_code(h, hk, d) if h.indirect_index is not None
+                        else self.stream_code(h, hk, d))
+                body.setdefault(pid, []).append(code)
+        out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(decls) + " "),
+               Insertion(root.end, 0, -3 * root.depth, " }")]
+        for pipe in plan.pipes():
+            pid = id(pipe)
+            if pid in resets:
+                out.append(Insertion(pipe.start, 1, 3 * pipe.depth + 1,
+                                     "{ " + " ".join(resets[pid]) + " "))
+                out.append(Insertion(pipe.end, 0, -(3 * pipe.depth + 1), " }"))
+            code = f"if ({on}) {{ " + " ".join(body[pid]) + " }"
+            if pipe.body_compound:
+                out.append(Insertion(pipe.body_start + 1, 1, 3 * pipe.depth + 2, " " + code))
+            else:
+                out.append(Insertion(pipe.body_start, 1, 3 * pipe.depth + 2,
+                                     "{ " + code + " "))
+                out.append(Insertion(pipe.body_end, 0, -(3 * pipe.depth + 2), " }"))
+        return out
+
+    def stream_decls(self, h: Hint, k: int) -> list[str]:
+        """Per-stream state: address step per iteration, granule, last block, release lag."""
+        opts = self.opts
+        step = h.pipe.step or 1
+        coeff = h.ref.byte_offset().coeff(h.pipe.var)
+        delta = f"({sym_c(coeff)} * ({U})({step}LL))" if step >= 0 else (
+            f"(({U})0 - {sym_c(coeff)} * ({U}){-step})")
+        s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
+        page, block = opts.page_size, opts.block_size
+        granule = (f"({U}){block}" if h.inner_at_lower
+                   else f"({a} >= ({U}){page} ? ({U}){page} : ({U}){block})")
+        out = [f"const {U} {s} = {delta};", f"const {U} {a} = {_abs(s)};",
+               f"const {U} {g} = {granule};",
+               f"{U} {self.name('last', k)} = 1;"]
+        if h.release is not None:
+            out.append(f"{U} {self.name('first', k)} = 0;")
+            out.append(f"const {U} {self.name('lag', k)} = ({a} == 0 || {a} >= {g}) ? 1 : "
+                       f"(2 * {g} + {a} - 1) / {a};")
+        return out
+
+    def subst(self, h: Hint) -> dict[str, str]:
+        return {lp.var: sym_c(lp.lower_sym or {}) for lp in h.inner_at_lower}
+
+    def stream_code(self, h: Hint, k: int, d: str) -> str:
+        site = self.name("site", k)
+        s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
+        last = self.name("last", k)
+        now = address(h.ref, self.subst(h))
+        span = f"(2 * {g})" if h.inner_at_lower else g
+        mask = f"~({g} - 1)"
+        ahead = f"({d} * ({U}){h.distance_scale})"
+        parts = [f"FORESIGHT_SITE({site}, {_c_string(h.ref.text)});",
+                 f"const {U} __fs_now = {now};",
+                 f"const {U} __fs_b = (__fs_now + {ahead} * {s}) & {mask};",
+                 f"if (__fs_b != {last}) {{"]
+        prolog = (f"if ({last} == 1) {{ {U} __fs_t; const {U} __fs_inc = "
+                  f"{a} >= {g} || {a} == 0 ? 1 : {g} / {a};")
+        if h.release is not None:
+            prolog += f" {self.name('first', k)} = __fs_now & {mask};"
+        prolog += (f" for (__fs_t = 0; __fs_t <= {ahead}; __fs_t += __fs_inc) "
+                   f"foresight_prefetch_at(&{site}, (const void *)((__fs_now + __fs_t * {s})"
+                   f" & {mask}), {span}); }}")
+        parts.append(prolog)
+        if h.release is None:
+            parts.append(f"else foresight_prefetch_at(&{site}, (const void *)__fs_b, {span});")
+        else:
+            first, lag = self.name("first", k), self.name("lag", k)
+            trail = address(h.release, self.subst(h))
+            parts.append(
+                f"else {{ const {U} __fs_r = ({trail} - {lag} * {s}) & {mask}; "
+                f"if ({s} < UINTPTR_MAX / 2 ? __fs_r >= {first} && __fs_r < (__fs_now & {mask})"
+                f" : __fs_r <= {first} && __fs_r > (__fs_now & {mask})) "
+                f"foresight_prefetch_release_at(&{site}, (const void *)__fs_b, {span}, "
+                f"(const void *)__fs_r, {g}); "
+                f"else foresight_prefetch_at(&{site}, (const void *)__fs_b, {span}); }}")
+        parts.append(f"{last} = __fs_b; }}")
+        return "{ " + " ".join(parts) + " }"
+
+    def indirect_code(self, h: Hint, k: int, d: str) -> str:
+        lp: Loop = h.pipe
+        ix = h.indirect_index
+        assert ix is not None
+        site = self.name("site", k)
+        bound = sym_bound(lp)
+        v = f"(uintmax_t)({lp.var})"
+        up = (lp.step or 1) > 0
+        left = f"(uintmax_t){bound} - {v}" if up else f"{v} - (uintmax_t){bound}"
+        strict = lp.cond_op in ("<", ">")
+        ok = f"__fs_left > (uintmax_t){d}" if strict else f"__fs_left >= (uintmax_t){d}"
+        ahead = f"{v} + (uintmax_t){d}" if up else f"{v} - (uintmax_t){d}"
+        if strict:
+            last = f"(uintmax_t){bound} - 1" if up else f"(uintmax_t){bound} + 1"
+        else:
+            last = f"(uintmax_t){bound}"
+        ixaddr = address(ix, {lp.var: f"({U})__fs_j"})
+        target = f"(({U})({h.ref.base}) + ({U})__fs_x * {sym_c(h.ref.strides[0])})"
+        return ("{ " + f"FORESIGHT_SITE({site}, {_c_string(h.ref.text)}); "
+                f"const uintmax_t __fs_left = {left}; "
+                f"const uintmax_t __fs_j = {ok} ? {ahead} : {last}; "
+                f"const uintmax_t __fs_x = (uintmax_t)*(__typeof__({ix.text}) *){ixaddr}; "
+                f"foresight_prefetch_at(&{site}, (const void *){target}, "
+                f"{h.ref.elem_size}); " + "}")
+
+
+def sym_bound(lp: Loop) -> str:
+    """The loop's bound as C (uintptr_t arithmetic) from its affine form."""
+    aff = lp.extra_bound  # type: ignore[attr-defined]
+    terms = [sym_c(c) + f" * ({U})({var})" for var, c in aff.coeffs.items()]
+    terms.append(sym_c(aff.const))
+    return "(" + " + ".join(terms) + ")"
+
+
+def splice(data: bytes, insertions: list[Insertion]) -> bytes:
+    out, pos = [], 0
+    for ins in sorted(insertions):
+        out.append(data[pos:ins.offset])
+        out.append(ins.text.encode("latin-1"))
+        pos = ins.offset
+    out.append(data[pos:])
+    return b"".join(out)

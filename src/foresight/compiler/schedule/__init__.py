@@ -1,0 +1,1 @@
+"""schedule stage of foresight cc."""

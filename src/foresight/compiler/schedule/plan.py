@@ -1,0 +1,163 @@
+"""Decide where each prefetch and release goes (paper Section 3.2).
+
+The loop splitting of the paper is replaced by a hoisted next-boundary test: at
+the top of the pipelining loop's body the address `distance` iterations ahead
+is computed; a hint is issued only when it enters a new block (page for
+references striding a page or more).  One copy of the body, the same hints.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from foresight.compiler.analysis.locality import NestFacts, RefFacts
+from foresight.compiler.ir import ArrayRef, Loop, sym_str, sym_value
+from foresight.compiler.options import CompileOptions
+
+
+@dataclass
+class Hint:
+    """One prefetch stream: a leading reference pipelined across `pipe`."""
+
+    ref: ArrayRef
+    pipe: Loop
+    inner_at_lower: list[Loop]       # loops inside `pipe` whose variables take their lower bound
+    release: ArrayRef | None         # trailing reference released behind, or None
+    distance_scale: int = 1          # index references of indirect ones run twice as far ahead
+    indirect_index: ArrayRef | None = None   # for a[b[i]]: b[i]
+
+
+@dataclass
+class NestPlan:
+    facts: NestFacts
+    hints: list[Hint] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    paper_distance: dict[str, int] = field(default_factory=dict)  # pipe var -> d (paper preset)
+
+    def pipes(self) -> list[Loop]:
+        out: list[Loop] = []
+        for h in self.hints:
+            if h.pipe not in out:
+                out.append(h.pipe)
+        return out
+
+
+def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loop], str]:
+    """Section 3.2.2.2: the innermost loop changing the address, moved outward while the
+    candidate touches less than a block over all its iterations."""
+    off = f.ref.byte_offset()
+    varying = [lp for lp in f.loops if off.coeff(lp.var)]
+    if not varying:
+        return None, [], "address is loop-invariant: one page, not pipelined"
+    pipe = varying[-1]
+    moved: list[Loop] = []
+    why = f"innermost loop changing the address is {pipe.var}"
+    while True:
+        c = sym_value(off.coeff(pipe.var))
+        idx = varying.index(pipe)
+        if (c is None or pipe.trip is None or idx == 0 or abs(c) * pipe.trip >= opts.block_size
+                or pipe.lower_sym is None or sym_value(pipe.lower_sym) is None):
+            break
+        # Loops between the candidate and the next varying one leave the address alone.
+        between = f.loops[f.loops.index(varying[idx - 1]) + 1:f.loops.index(pipe) + 1]
+        moved = [lp for lp in between if off.coeff(lp.var)] + moved
+        pipe = varying[idx - 1]
+        why = (f"{moved[0].var} touches {abs(c) * moved[0].trip} bytes in all, less than a "
+               f"{opts.block_size}-byte block: pipelined across {pipe.var}")
+    return pipe, moved, why
+
+
+def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
+    plan = NestPlan(facts)
+    index_refs = {id(f.ref.indirect) for f in facts.refs if f.ref.indirect is not None}
+    by_id = {id(f.ref): f for f in facts.refs}
+    for f in facts.refs:
+        r = f.ref
+        if r.indirect is not None:
+            lp = f.loops[-1]
+            why = _indirect_unsafe(f, lp)
+            if why:
+                plan.decisions.append(f"{r.text}: indirect not prefetched: {why}")
+                continue
+            plan.hints.append(Hint(r, lp, [], None, indirect_index=r.indirect))
+            plan.decisions.append(f"{r.text}: indirect, predicate True, pipelined across "
+                                  f"{lp.var}; {r.indirect.text} prefetched twice as far ahead")
+            continue
+        if not f.leading:
+            plan.decisions.append(f"{r.text}: group reuse with {f.leader.text} (leading): "
+                                  "not prefetched")
+            continue
+        pipe, moved, why = _pipe_loop(f, opts)
+        if pipe is None:
+            plan.decisions.append(f"{r.text}: {why}")
+            continue
+        if not _temporal_outside_only(f, pipe):
+            plan.decisions.append(f"{r.text}: reused within the localized space across "
+                                  "enclosing loops: prefetched on first touch only "
+                                  "(the run-time filter drops repeats)")
+        trailing = _trailing(f, facts.refs)
+        release = trailing if _releasable(f, pipe) else None
+        scale = 2 if id(r) in index_refs else 1
+        plan.hints.append(Hint(r, pipe, moved, release, distance_scale=scale))
+        rel = f"released behind {trailing.text}" if release is not None else (
+            "not released (reused while in memory)")
+        plan.decisions.append(f"{r.text}: predicate {f.predicate}; {why}; {rel}")
+    del by_id
+    if opts.preset == "paper":
+        for lp in plan.pipes():
+            plan.paper_distance[lp.var] = paper_distance(lp, opts)
+    return plan
+
+
+def _indirect_unsafe(f: RefFacts, lp: Loop) -> str | None:
+    """Why the look-ahead load of the index array could leave the loop's range."""
+    ix = f.ref.indirect
+    assert ix is not None
+    coeff = sym_value(ix.byte_offset().coeff(lp.var))
+    if lp.step not in (1, -1):
+        return "the loop's step is not ±1"
+    if not coeff:
+        return f"{ix.text} does not move with {lp.var}"
+    if lp.cond_op not in ("<", "<=", ">", ">=") or not lp.bounds_invariant:
+        return "the loop bound is not a loop-invariant comparison"
+    if (lp.step > 0) != (lp.cond_op in ("<", "<=")):
+        return "the loop's bound and direction disagree"
+    if lp.body_exits:
+        return "the body can leave the loop early (break/return/goto/continue/exit)"
+    if f.ref.conditional or ix.conditional:
+        return "the reference is conditional"
+    if any(lv.var == lp.var for lv in f.loops[:-1]):
+        return "shadowed loop variable"
+    return None
+
+
+def _temporal_outside_only(f: RefFacts, pipe: Loop) -> bool:
+    idx = f.loops.index(pipe)
+    return all(f.locality[lp.var] not in ("temporal", "spatial") for lp in f.loops[:idx])
+
+
+def _releasable(f: RefFacts, pipe: Loop) -> bool:
+    """Release only data the nest will not touch again while it could still be in memory."""
+    idx = f.loops.index(pipe)
+    # A run-time stride ("?") needs no exception: a release only touches blocks the stream
+    # has passed since it entered the pipelining loop, never those a next row reuses.
+    return all(f.locality[lp.var] in ("none", "?") for lp in f.loops[:idx])
+
+
+def _trailing(f: RefFacts, refs: list[RefFacts]) -> ArrayRef:
+    for g in refs:
+        if g.leader is f.ref and g.trailing:
+            return g.ref
+    return f.ref
+
+
+def paper_distance(lp: Loop, opts: CompileOptions) -> int:
+    """Eq. (1): d = ceil(l_m / (s + l_p)); s estimated from the body size."""
+    s = max(1, (lp.body_end - lp.body_start) // 12)
+    lp_cycles = opts.extra.get("prefetch_cycles", 10_000)
+    return max(1, math.ceil(opts.latency_cycles / (s + lp_cycles)))
+
+
+def describe_stride(h: Hint) -> str:
+    return sym_str(h.ref.byte_offset().coeff(h.pipe.var))
