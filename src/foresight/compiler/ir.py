@@ -157,6 +157,7 @@ class Loop:
     upper_sym: Sym | None = None
     bounds_invariant: bool = False  # bounds evaluable at nest entry and loop-invariant
     body_exits: bool = False  # body contains break/goto/return/continue or a call to longjmp
+    ops: int = 0              # operators in the body outside inner loops (Eq. (1)'s s)
     children: list[Loop] = field(default_factory=list)
     refs: list[ArrayRef] = field(default_factory=list)   # directly in this loop's body
     problems: list[str] = field(default_factory=list)    # why parts were not analysed

@@ -10,11 +10,20 @@ class CompileOptions:
     prefetch: bool = True            # False: --no-prefetch, the same pipeline with no hints
     memory_bytes: int | None = None  # memory assumed at compile time; None: read at run time
     page_size: int = 4096
-    block_size: int = 64 * 1024      # bytes per block prefetch (paper Section 3.2.1)
+    block_size: int = 0              # bytes per block prefetch; 0: the preset's (64K / 16K)
     preset: str = "adaptive"         # "adaptive": distance from the runtime; "paper": Eq. (1)
-    latency_cycles: int = 3_000_000  # paper preset: I/O latency in cycles (Eq. (1))
+    latency_cycles: int = 0          # paper preset: I/O latency in cycles; 0: 100,000
     site_file: str | None = None     # file name for per-site statistics (default: the source)
     extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The paper's machine (Section 3.2.2.1): 4-page blocks, 100,000-cycle I/O latency,
+        # 10,000-cycle prefetch overhead.  Adaptive: 64 KiB blocks, distance from the runtime.
+        paper = self.preset == "paper"
+        if self.block_size == 0:
+            object.__setattr__(self, "block_size", 4 * self.page_size if paper else 64 << 10)
+        if self.latency_cycles == 0:
+            object.__setattr__(self, "latency_cycles", 100_000)
 
 
 @dataclass

@@ -6,9 +6,10 @@ Facts only: nothing here changes code.  Index functions are taken in bytes
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
-from foresight.compiler.ir import Affine, ArrayRef, Loop, LoopNest, sym_add, sym_str, sym_value
+from foresight.compiler.ir import ArrayRef, Loop, LoopNest, sym_add, sym_str, sym_value
 from foresight.compiler.options import CompileOptions
 
 
@@ -127,7 +128,7 @@ def _group(facts: list[RefFacts], page: int) -> None:
     todo = [f for f in facts if f.ref.indirect is None]
     while todo:
         m0 = todo.pop(0)
-        members = [(m0, 0)]
+        members = [(m0, (0,) * (len(m0.loops) + 1))]
         for f in list(todo):
             pos = _relative(m0, f, page)
             if pos is not None:
@@ -144,53 +145,71 @@ def _group(facts: list[RefFacts], page: int) -> None:
             f.group = [n for n in names if n != f.ref.text]
 
 
-def _relative(a: RefFacts, b: RefFacts, page: int) -> int | None:
-    """How far ahead of `a` reference `b` runs along the direction of travel, or None when
-    the two are not uniformly generated references with group reuse."""
-    if a.ref.base != b.ref.base or a.loops != b.loops:
+def _relative(a: RefFacts, b: RefFacts, page: int) -> tuple[int, ...] | None:
+    """How far ahead of `a` reference `b` runs along the traversal, or None when the two
+    are not uniformly generated references with group reuse (Appendix A.3)."""
+    ra, rb = a.ref, b.ref
+    if (ra.base != rb.base or a.loops != b.loops or len(ra.subscripts) != len(rb.subscripts)
+            or not ra.subscripts or ra.strides != rb.strides):
         return None
-    oa, ob = a.ref.byte_offset(), b.ref.byte_offset()
-    if oa.coeffs != ob.coeffs:
+    if any(sa.coeffs != sb.coeffs for sa, sb in zip(ra.subscripts, rb.subscripts, strict=True)):
+        return None  # not uniformly generated
+    delta = [sym_add(sb.const, sa.const, -1) for sa, sb in zip(ra.subscripts, rb.subscripts,
+                                                                strict=True)]
+    loops = a.loops
+    if all(not d for d in delta):
+        return (0,) * len(loops) + (-1,)   # the same reference again: the first one leads
+    rows = [[s.coeff(lp.var) for lp in loops] for s in ra.subscripts]
+    # Temporal group reuse: H·r = c_b − c_a has an integer solution (Eq. (2)).
+    r = _solve(rows, delta)
+    if r is not None:
+        return _lex(r, loops)
+    # Spatial group reuse: H_S·r = c_S,b − c_S,a and the last rows within half a page.
+    last = sym_value(delta[-1])
+    elem = sym_value(ra.strides[-1])
+    if last is None or elem is None or abs(last) * elem >= page // 2:
         return None
-    dsym = sym_add(ob.const, oa.const, -1)
-    delta = sym_value(dsym)
-    if delta == 0:
+    r = _solve(rows[:-1], delta[:-1]) if len(rows) > 1 else [0] * len(loops)
+    if r is None:
         return None
-    if delta is not None:
-        along = _group_loop(oa, delta, a.loops, page)
-        if along is None:
-            return None
-        lp, c = along
-        return delta if c * (lp.step or 1) > 0 else -delta
-    along = _group_loop_symbolic(oa, dsym, a.loops)
-    if along is None:
-        return None
-    lp, k = along
-    return k if (lp.step or 1) > 0 else -k
-
-
-def _group_loop(off: Affine, delta: int, loops: list[Loop], page: int):
-    """The loop along which two references separated by `delta` bytes reuse each other."""
-    for lp in reversed(loops):
-        c = sym_value(off.coeff(lp.var))
-        if c is None or c == 0:
-            continue
-        if delta % c == 0 or abs(delta) < page // 2:
-            return lp, c
-        return None
+    if any(r):
+        return _lex(r, loops)
+    # Same row: b is ahead when the innermost loop moving the last subscript goes its way.
+    for lp, c in zip(reversed(loops), reversed(rows[-1]), strict=True):
+        cv = sym_value(c)
+        if cv:
+            return (0,) * len(loops) + (last * cv * (lp.step or 1),)
     return None
 
 
-def _group_loop_symbolic(off: Affine, delta: dict, loops: list[Loop]):
-    """Symbolic offsets (A[i+1][j] in a variably modified array): delta = k·H column."""
-    for lp in reversed(loops):
-        c = off.coeff(lp.var)
-        if not c:
-            continue
-        for k in range(-8, 9):
-            if k and sym_add(delta, {m: k * v for m, v in c.items()}, -1) == {}:
-                return lp, k    # the sign of k orders the references along lp
+def _solve(rows: list[list[dict]], delta: list[dict]) -> list[int] | None:
+    """A small integer r with rows·r = delta, by search over |r_k| <= 4 (None: none found)."""
+    ncols = len(rows[0]) if rows else 0
+    live = [k for k in range(ncols) if any(row[k] for row in rows)]
+    if len(live) > 5:
+        return None
+    for combo in itertools.product(range(-4, 5), repeat=len(live)):
+        ok = True
+        for row, d in zip(rows, delta, strict=True):
+            total: dict = {}
+            for k, v in zip(live, combo, strict=True):
+                if v and row[k]:
+                    total = sym_add(total, {m: v * c for m, c in row[k].items()})
+            if total != d:
+                ok = False
+                break
+        if ok:
+            r = [0] * ncols
+            for k, v in zip(live, combo, strict=True):
+                r[k] = v
+            return r
     return None
+
+
+def _lex(r: list[int], loops: list[Loop]) -> tuple[int, ...]:
+    """Iterations by which b runs ahead of a, in loop order: compares lexicographically."""
+    signs = [1 if (lp.step or 1) > 0 else -1 for lp in loops]
+    return tuple(v * sg for v, sg in zip(r, signs, strict=True)) + (0,)
 
 
 def _predicate(f: RefFacts, page: int) -> str:

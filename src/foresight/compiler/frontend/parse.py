@@ -38,6 +38,8 @@ _ARRAY_KINDS = {ci.TypeKind.CONSTANTARRAY, ci.TypeKind.VARIABLEARRAY,
                 ci.TypeKind.INCOMPLETEARRAY}
 _TRANSPARENT = {K.UNEXPOSED_EXPR, K.PAREN_EXPR}
 _JUMPS = {K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.RETURN_STMT, K.INDIRECT_GOTO_STMT}
+_OPS = {K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR,
+        K.ARRAY_SUBSCRIPT_EXPR, K.CALL_EXPR, K.CONDITIONAL_OPERATOR}
 _NORETURN = {"exit", "_Exit", "abort", "quick_exit", "longjmp", "siglongjmp", "_longjmp"}
 
 
@@ -371,6 +373,7 @@ class _Function:
         if c.kind == K.ARRAY_SUBSCRIPT_EXPR:
             ref = self.reference(c, loops, nest_start, conditional)
             if isinstance(ref, ArrayRef):
+                loop.ops += sum(1 for d in c.walk_preorder() if d.kind in _OPS)
                 loop.refs.append(ref)
                 if ref.indirect is not None:
                     loop.refs.append(ref.indirect)
@@ -385,6 +388,8 @@ class _Function:
                 sub = _strip(base)
             return
         kids = list(c.get_children())
+        if c.kind in _OPS:
+            loop.ops += 1
         if c.kind == K.IF_STMT:
             for i, k in enumerate(kids):
                 self.body(k, loop, loops, nest_start, conditional or i > 0)

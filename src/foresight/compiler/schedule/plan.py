@@ -71,11 +71,15 @@ def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loo
 def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
     plan = NestPlan(facts)
     index_refs = {id(f.ref.indirect) for f in facts.refs if f.ref.indirect is not None}
-    by_id = {id(f.ref): f for f in facts.refs}
+    seen_indirect: set[str] = set()
     for f in facts.refs:
         r = f.ref
         if r.indirect is not None:
-            lp = f.loops[-1]
+            if r.text in seen_indirect:
+                continue  # the same indirect reference again (a[b[i]] = a[b[i]] + ...)
+            seen_indirect.add(r.text)
+            moving = [lp for lp in f.loops if r.indirect.byte_offset().coeff(lp.var)]
+            lp = moving[-1] if moving else f.loops[-1]
             why = _indirect_unsafe(f, lp)
             if why:
                 plan.decisions.append(f"{r.text}: indirect not prefetched: {why}")
@@ -103,10 +107,12 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
         rel = f"released behind {trailing.text}" if release is not None else (
             "not released (reused while in memory)")
         plan.decisions.append(f"{r.text}: predicate {f.predicate}; {why}; {rel}")
-    del by_id
     if opts.preset == "paper":
         for lp in plan.pipes():
-            plan.paper_distance[lp.var] = paper_distance(lp, opts)
+            blocks, iters = paper_distance(lp, [h for h in plan.hints if h.pipe is lp], opts)
+            plan.paper_distance[lp.var] = iters
+            plan.decisions.append(f"Eq. (1) distance across {lp.var}: {blocks} block(s), "
+                                  f"{iters} iterations")
     return plan
 
 
@@ -127,8 +133,9 @@ def _indirect_unsafe(f: RefFacts, lp: Loop) -> str | None:
         return "the body can leave the loop early (break/return/goto/continue/exit)"
     if f.ref.conditional or ix.conditional:
         return "the reference is conditional"
-    if any(lv.var == lp.var for lv in f.loops[:-1]):
-        return "shadowed loop variable"
+    inner = f.loops[f.loops.index(lp) + 1:]
+    if any(lv.trip is None or lv.trip < 1 or lv.body_exits for lv in inner):
+        return "an inner loop between it and the pipelining loop may run no iteration"
     return None
 
 
@@ -152,11 +159,25 @@ def _trailing(f: RefFacts, refs: list[RefFacts]) -> ArrayRef:
     return f.ref
 
 
-def paper_distance(lp: Loop, opts: CompileOptions) -> int:
-    """Eq. (1): d = ceil(l_m / (s + l_p)); s estimated from the body size."""
-    s = max(1, (lp.body_end - lp.body_start) // 12)
-    lp_cycles = opts.extra.get("prefetch_cycles", 10_000)
-    return max(1, math.ceil(opts.latency_cycles / (s + lp_cycles)))
+def iteration_cycles(lp: Loop) -> int:
+    """Eq. (1)'s s for one iteration of `lp`: its operators, 2 for the loop test and
+    increment, and its inner loops' iterations (a symbolic trip count counts as 100)."""
+    return lp.ops + 2 + sum((ch.trip if ch.trip is not None else 100) * iteration_cycles(ch)
+                            for ch in lp.children)
+
+
+def paper_distance(pipe: Loop, hints: list[Hint], opts: CompileOptions) -> tuple[int, int]:
+    """Eq. (1) per block: d = ceil(l_m / (n·s + l_p)) blocks of n iterations each, where n is
+    the iterations one block prefetch covers.  Returns (blocks, iterations)."""
+    n = 1
+    for h in hints:
+        if h.indirect_index is None:
+            c = sym_value(h.ref.byte_offset().coeff(pipe.var))
+            if c:
+                n = max(n, opts.block_size // abs(c))
+    l_p = opts.extra.get("prefetch_cycles", 10_000)
+    blocks = max(1, math.ceil(opts.latency_cycles / (n * iteration_cycles(pipe) + l_p)))
+    return blocks, blocks * n
 
 
 def describe_stride(h: Hint) -> str:
