@@ -229,22 +229,27 @@ size_t fs_residency_reconcile(size_t target_pages)
     size_t cleared = 0;
     pthread_mutex_lock(&ring_mu);
     for (size_t n = ring_count; n > 0 && fs_residency_footprint() > target_pages; n--) {
+        if (ring_count == 0)
+            break;
         uintptr_t chunk = ring[ring_head];
         ring_head = (ring_head + 1) % RING_SLOTS;
         ring_count--;
         if (chunk == ring_last)
             ring_last = UINTPTR_MAX;
+        /* mincore without the lock: the program's marks (fs_residency_mark) never wait
+         * for a reconciliation in a worker. */
+        pthread_mutex_unlock(&ring_mu);
         cleared += fs_residency_revalidate_chunk(chunk);
-        /* Still holding resident marks: second chance at the young end. */
+        bool marked = false;
         uint64_t *leaf = leaf_for(chunk << FS_CHUNK_SHIFT, false);
         if (leaf != NULL) {
             uint64_t *words = &leaf[((chunk << FS_CHUNK_SHIFT) >> 6) & (FS_LEAF_WORDS - 1)];
-            for (size_t w = 0; w < FS_CHUNK_PAGES / 64; w++)
-                if (count_bits(&words[w], ~(uint64_t)0)) {
-                    ring_push_locked(chunk);
-                    break;
-                }
+            for (size_t w = 0; w < FS_CHUNK_PAGES / 64 && !marked; w++)
+                marked = count_bits(&words[w], ~(uint64_t)0) != 0;
         }
+        pthread_mutex_lock(&ring_mu);
+        if (marked) /* still holding resident marks: second chance at the young end */
+            ring_push_locked(chunk);
     }
     pthread_mutex_unlock(&ring_mu);
     __atomic_add_fetch(&fs_global_reconcile_cleared, cleared, __ATOMIC_RELAXED);
