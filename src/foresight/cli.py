@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True)
 
+    sub.add_parser("cc", help="the prefetching C compiler: foresight cc [--no-prefetch] "
+                   "[--report] [--report-json F] [--emit-c DIR] [--fs-*] CC-ARGS")
     c = sub.add_parser("config", help="compiler and linker flags for using the runtime")
     c.add_argument("--cflags", action="store_true", help="print the compiler flags")
     c.add_argument("--libs", action="store_true", help="print the linker flags (with rpath)")
@@ -86,6 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["cc"]:
+        # cc's flags are not argparse's: the driver reads the raw arguments.
+        from foresight.driver.main import main as cc_main
+
+        try:
+            return cc_main(argv[1:])
+        except ForesightError as e:
+            print(f"foresight: error: {e}", file=sys.stderr)
+            return 2
     ns = build_parser().parse_args(argv)
     try:
         return ns.func(ns)

@@ -52,7 +52,7 @@ def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loo
         return None, [], "address is loop-invariant: one page, not pipelined"
     pipe = varying[-1]
     moved: list[Loop] = []
-    why = f"innermost loop changing the address is {pipe.var}"
+    why = f"pipelining loop {pipe.var} (the innermost loop changing the address)"
     while True:
         c = sym_value(off.coeff(pipe.var))
         idx = varying.index(pipe)
@@ -63,8 +63,8 @@ def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loo
         between = f.loops[f.loops.index(varying[idx - 1]) + 1:f.loops.index(pipe) + 1]
         moved = [lp for lp in between if off.coeff(lp.var)] + moved
         pipe = varying[idx - 1]
-        why = (f"{moved[0].var} touches {abs(c) * moved[0].trip} bytes in all, less than a "
-               f"{opts.block_size}-byte block: pipelined across {pipe.var}")
+        why = (f"pipelining loop {pipe.var}: {moved[0].var} touches {abs(c) * moved[0].trip} "
+               f"bytes in all, less than a {opts.block_size}-byte block (Section 3.2.2.2)")
     return pipe, moved, why
 
 

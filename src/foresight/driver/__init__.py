@@ -1,0 +1,1 @@
+"""`foresight cc`: a drop-in C compiler driver around the prefetching transformation."""

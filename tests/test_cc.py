@@ -1,0 +1,158 @@
+"""foresight cc as a drop-in compiler: builds, errors, dependency files, identical results."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
+
+
+def cc(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    p = subprocess.run([FORESIGHT, "cc", *args], cwd=cwd, capture_output=True, text=True)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def test_make_builds_a_multi_file_project(tmp_path):
+    (tmp_path / "vec.h").write_text("double total(const double *a, long n);\n")
+    (tmp_path / "vec.c").write_text(
+        '#include "vec.h"\n'
+        "double total(const double *a, long n) {\n"
+        "  double s = 0;\n  for (long i = 0; i < n; i++)\n    s += a[i];\n  return s;\n}\n")
+    (tmp_path / "main.c").write_text(
+        '#include <stdio.h>\n#include <stdlib.h>\n#include "vec.h"\n'
+        "int main(void) {\n  long n = 100000; double *a = malloc(n * sizeof *a);\n"
+        "  for (long i = 0; i < n; i++) a[i] = i % 7;\n"
+        '  printf("%.0f\\n", total(a, n));\n  free(a);\n  return 0;\n}\n')
+    (tmp_path / "Makefile").write_text(
+        "prog: main.o vec.o\n\t$(CC) -o $@ main.o vec.o\n"
+        "%.o: %.c vec.h\n\t$(CC) -O2 -Wall -Wextra -Werror -MD -c $<\n")
+    subprocess.run(["make", f"CC={FORESIGHT} cc"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    out = subprocess.run(["./prog"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout == f"{sum(i % 7 for i in range(100000))}\n"
+    dep = (tmp_path / "vec.d").read_text()
+    assert "vec.c" in dep and "vec.h" in dep and "foresight-cc-" not in dep
+    # Objects from foresight cc link with plain cc: the hints become no-ops.
+    subprocess.run(["cc", "-o", "plain", "main.o", "vec.o"], cwd=tmp_path, check=True)
+    out = subprocess.run(["./plain"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout == f"{sum(i % 7 for i in range(100000))}\n"
+
+
+def test_rejected_program_reports_file_line_and_leaves_no_output(tmp_path):
+    (tmp_path / "bad.c").write_text("int main(void) {\n  for (int i = 0; i < 3; i++)\n"
+                                    "    x += i;\n  return 0;\n}\n")
+    p = cc("bad.c", "-o", "bad", cwd=tmp_path, check=False)
+    assert p.returncode != 0
+    assert "bad.c:3" in p.stderr
+    assert not (tmp_path / "bad").exists()
+
+
+def test_bad_option_value_is_a_clear_error(tmp_path):
+    (tmp_path / "a.c").write_text("int main(void) { return 0; }\n")
+    p = cc("--fs-mem", "lots", "a.c", cwd=tmp_path, check=False)
+    assert p.returncode == 2 and "--fs-mem" in p.stderr
+
+
+def test_report_and_emit_c(tmp_path):
+    (tmp_path / "k.c").write_text(
+        "double A[4096][512];\nint main(void) {\n  double s = 0;\n"
+        "  for (int j = 0; j < 512; j++)\n    for (int i = 0; i < 4096; i++)\n"
+        "      s += A[i][j];\n  return (int)s;\n}\n")
+    p = cc("--report", "--report-json", "r.json", "--emit-c", "out", "-c", "k.c",
+           cwd=tmp_path)
+    assert "A[i][j]" in p.stderr and "pipelining loop i" in p.stderr
+    text = (tmp_path / "out" / "k.c").read_text()
+    assert "foresight_prefetch" in text and '#line 1 "k.c"' in text
+    # No line of the user's code moved: every original line is still at its number.
+    original = (tmp_path / "k.c").read_text().splitlines()
+    emitted = text.splitlines()[2:]
+    assert len(emitted) == len(original)
+    assert (tmp_path / "r.json").read_text().lstrip().startswith("[")
+
+
+TRAPS = {
+    # Indirect gather into exactly-sized arrays: the look-ahead load of idx must stay in it.
+    "indirect_exact": """
+#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+  int n = 50000; int *idx = malloc(n * sizeof *idx); double *a = malloc(n * sizeof *a);
+  for (int i = 0; i < n; i++) { idx[i] = (int)((i * 7919L) % n); a[i] = i * 0.5; }
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[idx[i]];
+  for (int i = n - 1; i >= 0; i--) s -= 0.25 * a[idx[i]];
+  printf("%.3f\\n", s); free(idx); free(a); return 0;
+}""",
+    # Unsigned countdown, triangular and negative-step loops over a VLA.
+    "countdown_triangular": """
+#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+  unsigned n = 300, m = 257;
+  double (*A)[m] = malloc(sizeof(double[n][m]));
+  for (unsigned i = n; i-- > 0;) for (unsigned j = 0; j < m; j++) A[i][j] = i * 1.0 + j;
+  double s = 0;
+  for (unsigned i = 0; i < n; i++) for (unsigned j = 0; j <= i && j < m; j++) s += A[i][j];
+  for (int j = (int)m - 1; j >= 0; j -= 3) for (int i = (int)n - 1; i > 0; i--) s += A[i][j];
+  printf("%.1f\\n", s); free(A); return 0;
+}""",
+    # Linearized A[i*n + j], break/continue/goto, bound changed in the body, aliasing.
+    "linear_control": """
+#include <stdio.h>
+#include <stdlib.h>
+static void axpy(double *x, double *y, int n) { for (int i = 0; i < n; i++) y[i] += 2 * x[i]; }
+int main(void) {
+  int n = 700; double *A = calloc((size_t)n * n, sizeof *A);
+  for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) A[i * n + j] = (i ^ j) & 15;
+  double s = 0; int lim = n;
+  for (int j = 0; j < n; j++) {
+    for (int i = 0; i < lim; i++) {
+      if (A[i * n + j] == 3) continue;
+      if (A[i * n + j] > 14) break;
+      s += A[i * n + j];
+      if (s > 1e9) goto out;
+    }
+    if (j == 100) lim = n / 2;
+  }
+out:
+  axpy(A, A + 1, n * n - 1);
+  printf("%.1f %.1f\\n", s, A[n * n - 1]); free(A); return 0;
+}""",
+    # Struct members, static locals and __LINE__ in loop bodies.
+    "struct_static": """
+#include <stdio.h>
+struct grid { double v[4000]; int w[4000]; } g;
+int main(void) {
+  struct grid *p = &g; long line = 0;
+  for (int i = 0; i < 4000; i++) { static int calls; calls++; g.v[i] = i; p->w[i] = calls;
+    line = __LINE__; }
+  double s = 0;
+  for (int i = 3999; i >= 0; i -= 2) s += g.v[i] * p->w[i];
+  printf("%.0f %ld\\n", s, line); return 0;
+}""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRAPS))
+@pytest.mark.parametrize("sanitize", [False, True], ids=["plain", "asan-ubsan"])
+def test_hints_never_change_results(tmp_path, name, sanitize):
+    (tmp_path / f"{name}.c").write_text(TRAPS[name])
+    flags = ["-O1", "-g", "-Wall", "-Wextra", "-Werror"]
+    if sanitize:
+        flags += ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    cc(*flags, f"{name}.c", "-o", "P", cwd=tmp_path)
+    cc(*flags, "--no-prefetch", f"{name}.c", "-o", "O", cwd=tmp_path)
+    env = {**os.environ, "ASAN_OPTIONS": "detect_leaks=0"}
+    o = subprocess.run(["./O"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    p = subprocess.run(["./P"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert o.returncode == 0 and p.returncode == 0, p.stderr
+    assert o.stdout == p.stdout and p.stderr == ""
+    r = cc("--report", f"{name}.c", "-o", "R", cwd=tmp_path)
+    assert "loop nest" in r.stderr
