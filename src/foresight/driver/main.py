@@ -1,218 +1,223 @@
-"""Parse cc-style arguments, transform each C input, compile with the real compiler.
+"""`foresight cc ARGS...` / `foresight-cc ARGS...`: cc with prefetch and release hints.
 
-Arguments the driver does not know pass through to $FORESIGHT_CC (default `cc`).
-C inputs are transformed into a private temporary directory under their own base
-name, so cc's default output names (foo.o, foo.d) stay what they would have been.
+Arguments the driver does not know pass through to $FORESIGHT_CC (default `cc`).  Each C
+input is transformed (foresight.compiler.pipeline.transform, imported only when there is
+one), compiled from a private temporary directory under its own base name, and the
+result goes where cc would have put it; linking adds the runtime.  -E, -M/-MM and
+non-C inputs go to the underlying compiler unchanged.  Nothing here may cost the user's
+build: a transformation that fails compiles the original, with a warning.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shlex
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from foresight.errors import CompilerError, UsageError
-
-_PREPROCESSOR = ("-I", "-D", "-U", "-include", "-isystem", "-iquote", "-idirafter")
-_TAKES_VALUE = {"-o", "-I", "-D", "-U", "-include", "-isystem", "-iquote", "-idirafter",
-                "-MF", "-MT", "-MQ", "-x", "-L", "-l", "-Xlinker", "-T", "-u", "-e"}
-_OWN_VALUE = {"--emit-c", "--report-json", "--fs-mem", "--fs-page", "--fs-block",
-              "--fs-preset", "--fs-latency"}
-
-
-def _expand_response_files(argv: list[str]) -> list[str]:
-    out = []
-    for a in argv:
-        if a.startswith("@") and Path(a[1:]).is_file():
-            out += _expand_response_files(shlex.split(Path(a[1:]).read_text()))
-        else:
-            out.append(a)
-    return out
-
-
-def _size(opt: str, value: str) -> int:
-    from foresight.units import parse_size
-
-    try:
-        return parse_size(value)
-    except (ValueError, UsageError) as e:
-        raise UsageError(f"foresight cc: {opt} {value!r}: not a size (e.g. 64K, 256M)") from e
+from foresight.driver import compile as cc
+from foresight.driver.args import CommandLine, Input, compile_options, parse, preprocessor_args
+from foresight.errors import ForesightError
 
 
 def main(argv: list[str]) -> int:
-    from foresight.compiler.options import CompileOptions
-
-    argv = _expand_response_files(argv)
-    own: dict[str, str | bool] = {}
-    cc_args: list[str] = []
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a in ("--no-prefetch", "--report"):
-            own[a] = True
-        elif a in _OWN_VALUE or any(a.startswith(o + "=") for o in _OWN_VALUE):
-            if "=" in a:
-                k, v = a.split("=", 1)
-            else:
-                if i + 1 >= len(argv):
-                    raise UsageError(f"foresight cc: {a} needs a value")
-                k, v = a, argv[i + 1]
-                i += 1
-            own[k] = v
-        else:
-            cc_args.append(a)
-        i += 1
-    preset = str(own.get("--fs-preset", "adaptive"))
-    if preset not in ("adaptive", "paper"):
-        raise UsageError(f"foresight cc: --fs-preset {preset!r}: use adaptive or paper")
-    kw: dict = {"prefetch": "--no-prefetch" not in own, "preset": preset}
-    if "--fs-mem" in own:
-        kw["memory_bytes"] = _size("--fs-mem", str(own["--fs-mem"]))
-    if "--fs-page" in own:
-        kw["page_size"] = _size("--fs-page", str(own["--fs-page"]))
-    if "--fs-block" in own:
-        kw["block_size"] = _size("--fs-block", str(own["--fs-block"]))
-        if kw["block_size"] & (kw["block_size"] - 1):
-            raise UsageError("foresight cc: --fs-block must be a power of two")
-    if "--fs-latency" in own:
-        try:
-            kw["latency_cycles"] = int(str(own["--fs-latency"]))
-        except ValueError as e:
-            raise UsageError("foresight cc: --fs-latency needs a number of cycles") from e
-    opts = CompileOptions(**kw)
-    return _compile(cc_args, opts, own)
-
-
-def _compile(cc_args: list[str], opts, own: dict) -> int:
-    from foresight.config import flags
-
-    cc = shlex.split(os.environ.get("FORESIGHT_CC", "cc"))
-    modes = set(cc_args)
-    compile_only = bool(modes & {"-c", "-S", "-E", "-M", "-MM"})
-    preprocess_only = bool(modes & {"-E", "-M", "-MM"})
-    # Which arguments are C sources (respecting -x).
-    sources: list[int] = []
-    lang = None
-    i = 0
-    while i < len(cc_args):
-        a = cc_args[i]
-        if a == "-x" and i + 1 < len(cc_args):
-            lang = cc_args[i + 1]
-            i += 2
-            continue
-        if a.startswith("-x") and len(a) > 2:
-            lang = a[2:]
-        elif a in _TAKES_VALUE:
-            i += 2
-            continue
-        elif not a.startswith("-") and (lang == "c" or (lang in (None, "none")
-                                                          and a.endswith(".c"))):
-            sources.append(i)
-        i += 1
-    if preprocess_only or not sources:
-        return subprocess.call([*cc, *cc_args, *([] if compile_only or not _links(cc_args)
-                                                 else shlex.split(flags(False, True)))])
-    pp_args = _preprocessor_args(cc_args)
-    from foresight.compiler.pipeline import transform
-
-    report: list[dict] = []
+    cl = parse(argv)
+    opts = compile_options(cl.own)
+    compiler = cc.underlying()
+    if cl.mode == "-E" or not cl.c_inputs:
+        return _passthrough(compiler, cl)
+    if cl.mode in ("-c", "-S") and cl.output is not None and len(cl.inputs) > 1:
+        return _passthrough(compiler, cl)  # cc's own error: -o with several inputs
     with tempfile.TemporaryDirectory(prefix="foresight-cc-") as tmp:
-        args = list(cc_args)
-        renames: dict[str, str] = {}
-        for n, idx in enumerate(sources):
-            src = Path(cc_args[idx])
-            if not src.is_file():
-                continue  # cc reports the missing file
-            result = transform(src, [*pp_args, f"-iquote{src.parent}"], opts)
-            for w in result.warnings:
-                print(f"foresight cc: warning: {w}", file=sys.stderr)
-            for entry in result.report:
-                report.append(entry)
-            if "--emit-c" in own:
-                out_dir = Path(str(own["--emit-c"]))
-                out_dir.mkdir(parents=True, exist_ok=True)
-                (out_dir / src.name).write_text(result.text, encoding="latin-1")
-            if result.changed:
-                d = Path(tmp) / str(n)
-                d.mkdir()
-                tmp_src = d / src.name
-                tmp_src.write_text(result.text, encoding="latin-1")
-                args[idx] = str(tmp_src)
-                renames[str(tmp_src)] = str(src)
-                args[idx:idx] = [f"-iquote{src.parent}"]
-        extra = shlex.split(flags(True, False))
-        if not compile_only:
-            extra += shlex.split(flags(False, True))
-        outputs = _outputs(cc_args)
-        rc = subprocess.call([*cc, *args, *extra])
-        if renames:
-            _fix_dependency_files(cc_args, renames)
-        if rc != 0:
-            for out in outputs:
-                Path(out).unlink(missing_ok=True)
-    _emit_report(report, own)
+        sources, report = _transform_all(cl, opts, Path(tmp))
+        if not any(changed for _, changed in sources.values()):
+            rc = _passthrough(compiler, cl)
+        elif cl.mode == "link":
+            rc = _compile_and_link(compiler, cl, sources, Path(tmp))
+        else:
+            rc = _compile_only(compiler, cl, sources)
+    _emit_report(cl, report)
     return rc
 
 
-def _links(cc_args: list[str]) -> bool:
-    return not set(cc_args) & {"-c", "-S", "-E", "-M", "-MM"}
+def _passthrough(compiler: list[str], cl: CommandLine) -> int:
+    """The user's command, unchanged; a program that is linked gets the runtime."""
+    cmd = [*compiler, *cl.args]
+    if cl.c_inputs:
+        cmd += cc.runtime_cflags()
+    if cl.mode == "link" and cl.inputs:
+        cmd += cc.runtime_libs()
+    rc = cc.run(cmd)
+    if rc != 0 and cl.mode == "link" and cl.inputs:
+        cc.remove(cl.output or "a.out")
+    return rc
 
 
-def _preprocessor_args(cc_args: list[str]) -> list[str]:
-    """The arguments that change what libclang sees: -I -D -U -include ... and -std=."""
-    out, i = [], 0
-    while i < len(cc_args):
-        a = cc_args[i]
-        if a in _PREPROCESSOR and i + 1 < len(cc_args):
-            out += [a, cc_args[i + 1]]
+def _transform_all(cl: CommandLine, opts, tmp: Path):
+    """{input index: (path to compile, changed)} and the report entries of every nest."""
+    pp = preprocessor_args(cl.args)
+    sources: dict[int, tuple[Path, bool]] = {}
+    report: list[dict] = []
+    for n, inp in enumerate(cl.c_inputs):
+        src = Path(inp.path)
+        sources[inp.index] = (src, False)
+        if not src.is_file():
+            continue  # cc reports the missing file
+        result = _transform(src, [*pp, "-iquote", str(src.parent)], opts, report)
+        if result is None:
+            continue
+        text, changed = result
+        if "--emit-c" in cl.own:
+            _emit_c(Path(str(cl.own["--emit-c"])), src, text)
+        if changed:
+            d = tmp / str(n)
+            d.mkdir()
+            tmp_src = d / src.name
+            tmp_src.write_text(text, encoding="latin-1")
+            sources[inp.index] = (tmp_src, True)
+    return sources, report
+
+
+def _transform(src: Path, clang_args: list[str], opts, report: list[dict]):
+    """(text, changed), or None when the transformation failed (compile the original)."""
+    try:
+        from foresight.compiler.pipeline import transform
+
+        result = transform(src, clang_args, opts)
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:  # noqa: BLE001 - a compiler bug must never cost the build
+        what = str(e) if isinstance(e, ForesightError) else f"{type(e).__name__}: {e}"
+        _warn(f"{src}: foresight cc: transformation failed ({what}); compiled unchanged")
+        return None
+    for w in result.warnings:
+        _warn(w)
+    for entry in result.report:
+        report.append({"source": str(src), **entry})
+    return result.text, result.changed
+
+
+def _warn(message: str) -> None:
+    print(message if "warning:" in message else f"foresight cc: warning: {message}",
+          file=sys.stderr)
+
+
+def _emit_c(out_dir: Path, src: Path, text: str) -> None:
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / src.name).write_text(text, encoding="latin-1")
+    except OSError as e:
+        _warn(f"--emit-c {out_dir}: cannot write {src.name}: {e.strerror}")
+
+
+def _tu_command(compiler: list[str], cl: CommandLine, inp: Input, path: Path, changed: bool,
+                mode: str, output: str, dep_args: list[str]) -> list[str]:
+    """One translation unit: the user's flags, the runtime's include dir, -iquote its dir."""
+    cmd = [*compiler, *cc.common_flags(cl, keep_deps=False), *dep_args]
+    if changed:
+        cmd += ["-iquote", str(Path(inp.path).parent), *cc.runtime_cflags()]
+        if any(a.startswith("-g") for a in cl.args):
+            cmd.append(f"-fdebug-prefix-map={path.parent}={Path(inp.path).parent}")
+    return [*cmd, mode, "-x", "c", str(path), "-o", output]
+
+
+def _dep_flags_of(cl: CommandLine) -> list[str]:
+    """The user's -MD/-MMD/-MP/-MG (not -MF/-MT, which are set per translation unit)."""
+    return [a for a in cl.args if a in ("-MD", "-MMD", "-MP", "-MG")]
+
+
+def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
+    path, changed = sources[inp.index]
+    dep_args, dep = cc.dependency_args(cl, inp, output)
+    if cl.dep_gen:
+        dep_args = [*_dep_flags_of(cl), *_user_dep_values(cl), *dep_args]
+    rc = cc.run(_tu_command(compiler, cl, inp, path, changed, mode, output, dep_args))
+    if rc != 0:
+        cc.remove(output)
+    elif changed:
+        cc.fix_dependency_file(dep, path, inp.path)
+    return rc
+
+
+def _user_dep_values(cl: CommandLine) -> list[str]:
+    """The user's own -MF/-MT/-MQ, kept as written."""
+    out, args, i = [], cl.args, 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-MF", "-MT", "-MQ") and i + 1 < len(args):
+            out += args[i:i + 2]
             i += 2
             continue
-        if a.startswith(_PREPROCESSOR) or a.startswith("-std=") or a == "-ansi":
+        if a.startswith(("-MF", "-MT", "-MQ")) and len(a) > 3:
             out.append(a)
         i += 1
     return out
 
 
-def _outputs(cc_args: list[str]) -> list[str]:
-    for i, a in enumerate(cc_args[:-1]):
-        if a == "-o":
-            return [cc_args[i + 1]]
-    return []
+def _compile_only(compiler: list[str], cl: CommandLine, sources) -> int:
+    """-c / -S: each C input to its own output; the other inputs in one cc command."""
+    rc = 0
+    for inp in cl.c_inputs:
+        rc = max(rc, _compile_tu(compiler, cl, inp, sources, cl.mode,
+                                 cc.default_output(cl, inp)))
+    others = [inp for inp in cl.inputs if not inp.is_c]
+    if others:
+        cmd = [*compiler, *cc.common_flags(cl, keep_deps=True), cl.mode]
+        if cl.output is not None:
+            cmd += ["-o", cl.output]
+        rc = max(rc, cc.run(cmd + _with_lang(others)))
+    return rc
 
 
-def _fix_dependency_files(cc_args: list[str], renames: dict[str, str]) -> None:
-    """-MD/-MMD files must name the user's source, not the temporary copy."""
-    if not set(cc_args) & {"-MD", "-MMD"}:
-        return
-    candidates = []
-    for i, a in enumerate(cc_args[:-1]):
-        if a == "-MF":
-            candidates.append(Path(cc_args[i + 1]))
-    out = _outputs(cc_args)
-    if out:
-        candidates.append(Path(out[0]).with_suffix(".d"))
-    candidates += [Path(Path(orig).name).with_suffix(".d") for orig in renames.values()]
-    for dep in candidates:
-        if dep.is_file():
-            text = dep.read_text()
-            for tmp_src, orig in renames.items():
-                text = text.replace(tmp_src, orig)
-            dep.write_text(text)
+def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path) -> int:
+    """C inputs to temporary objects, then the user's link in the user's order + runtime."""
+    objects: dict[int, str] = {}
+    rc = 0
+    for n, inp in enumerate(cl.c_inputs):
+        obj = str(tmp / f"{n}.{inp.stem}.o")
+        rc = max(rc, _compile_tu(compiler, cl, inp, sources, "-c", obj))
+        objects[inp.index] = obj
+    if rc != 0:
+        cc.remove(cl.output or "a.out")  # cc leaves no program behind a failed compile
+        return rc
+    others = [inp for inp in cl.inputs if not inp.is_c]
+    compiles_more = any(not _is_object(inp) for inp in others)
+    cmd = [*compiler, *cc.common_flags(cl, keep_deps=compiles_more)]
+    if cl.output is not None:
+        cmd += ["-o", cl.output]
+    for inp in cl.inputs:
+        cmd += [objects[inp.index]] if inp.index in objects else _with_lang([inp])
+    rc = cc.run(cmd + cc.runtime_libs())
+    if rc != 0:
+        cc.remove(cl.output or "a.out")
+    return rc
 
 
-def _emit_report(report: list[dict], own: dict) -> None:
-    if "--report" in own:
+def _is_object(inp: Input) -> bool:
+    return inp.lang in (None, "none") and (
+        inp.path.endswith((".o", ".a", ".so", ".lo", ".obj")) or ".so." in inp.path)
+
+
+def _with_lang(inputs: list[Input]) -> list[str]:
+    out: list[str] = []
+    for inp in inputs:
+        out += ["-x", inp.lang, inp.path, "-x", "none"] if inp.lang not in (None, "none") \
+            else [inp.path]
+    return out
+
+
+def _emit_report(cl: CommandLine, report: list[dict]) -> None:
+    if "--report" in cl.own:
         from foresight.compiler.report import format_report
 
-        print(format_report(report), file=sys.stderr)
-    if "--report-json" in own:
-        path = Path(str(own["--report-json"]))
+        if report:
+            print(format_report(report), file=sys.stderr)
+        else:
+            print("foresight cc: no loop nests found", file=sys.stderr)
+    if "--report-json" in cl.own:
+        path = Path(str(cl.own["--report-json"]))
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(report, indent=2))
+        tmp.write_text(json.dumps(report, indent=2, default=str) + "\n")
         tmp.replace(path)
 
 
@@ -220,6 +225,8 @@ def entry() -> None:
     """Console script `foresight-cc`."""
     try:
         sys.exit(main(sys.argv[1:]))
-    except (CompilerError, UsageError) as e:
-        print(e, file=sys.stderr)
+    except ForesightError as e:
+        print(f"foresight-cc: error: {e}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)

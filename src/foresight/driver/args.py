@@ -1,0 +1,220 @@
+"""cc-compatible command lines: response files, foresight's own options, inputs and modes.
+
+Only what the driver must understand is interpreted (the mode, the output, the inputs and
+their language, the dependency-file options, the preprocessor options libclang needs);
+every other argument is kept verbatim, in order, for the underlying compiler.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from foresight.errors import CompilerError, UsageError
+
+# gcc/clang options whose value may be the next argument.
+TAKES_VALUE = frozenset({
+    "-o", "-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote", "-idirafter",
+    "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot", "-MF", "-MT", "-MQ",
+    "-x", "-L", "-l", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-Xclang", "-T", "-u",
+    "-e", "-z", "-A", "-aux-info", "--param", "--sysroot", "-wrapper", "-dumpbase",
+    "-dumpdir", "-target", "--target", "-arch", "-MJ", "-include-pch",
+})
+# Options that change what libclang must see to parse the file as cc does.
+PREPROCESSOR_VALUE = ("-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote",
+                      "-idirafter", "-isysroot", "--sysroot")
+PREPROCESSOR_FLAGS = frozenset({"-ansi", "-nostdinc", "-undef", "-m32", "-m64", "-fopenmp",
+                                "-funsigned-char", "-fsigned-char", "-trigraphs"})
+DEPENDENCY_VALUE = frozenset({"-MF", "-MT", "-MQ"})
+DEPENDENCY_FLAGS = frozenset({"-MD", "-MMD", "-MP", "-MG"})
+
+OWN_FLAGS = frozenset({"--no-prefetch", "--report"})
+OWN_VALUE = frozenset({"--emit-c", "--report-json", "--fs-mem", "--fs-page", "--fs-block",
+                       "--fs-preset", "--fs-latency"})
+PRESETS = ("adaptive", "paper")
+
+
+@dataclass
+class Input:
+    path: str        # as written on the command line
+    lang: str | None  # the -x language in effect, None: by suffix
+    index: int       # position in CommandLine.args
+
+    @property
+    def is_c(self) -> bool:
+        if self.lang not in (None, "none"):
+            return self.lang == "c"
+        return self.path.endswith(".c")
+
+    @property
+    def stem(self) -> str:
+        """cc's base for default output names: dir/foo.c -> foo."""
+        name = Path(self.path).name
+        return name.rsplit(".", 1)[0] if "." in name[1:] else name
+
+
+@dataclass
+class CommandLine:
+    args: list[str]                      # cc's arguments, response files expanded
+    own: dict[str, str | bool] = field(default_factory=dict)
+    inputs: list[Input] = field(default_factory=list)
+    output: str | None = None            # -o
+    mode: str = "link"                   # "link", "-c", "-S", "-E" (also -M/-MM, syntax-only)
+    dep_file: str | None = None          # -MF
+    dep_targets: bool = False            # -MT/-MQ given
+    dep_gen: bool = False                # -MD/-MMD given
+
+    @property
+    def c_inputs(self) -> list[Input]:
+        return [i for i in self.inputs if i.is_c]
+
+
+def expand_response_files(argv: list[str], depth: int = 0) -> list[str]:
+    """@file arguments, as gcc reads them (a missing file is left as a plain argument)."""
+    out: list[str] = []
+    for a in argv:
+        if a.startswith("@") and len(a) > 1 and Path(a[1:]).is_file():
+            if depth > 20:
+                raise CompilerError(f"{a}: response files nested too deeply")
+            try:
+                words = shlex.split(Path(a[1:]).read_text(errors="surrogateescape"))
+            except ValueError as e:
+                raise CompilerError(f"{a}: {e}") from e
+            out += expand_response_files(words, depth + 1)
+        else:
+            out.append(a)
+    return out
+
+
+def _split_own(argv: list[str]) -> tuple[dict[str, str | bool], list[str]]:
+    own: dict[str, str | bool] = {}
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        key = a.split("=", 1)[0]
+        if a in OWN_FLAGS:
+            own[a] = True
+        elif key in OWN_VALUE:
+            if "=" in a:
+                own[key] = a.split("=", 1)[1]
+            elif i + 1 < len(argv):
+                own[key] = argv[i + 1]
+                i += 1
+            else:
+                raise UsageError(f"{a} needs a value")
+        else:
+            rest.append(a)
+        i += 1
+    return own, rest
+
+
+def parse(argv: list[str]) -> CommandLine:
+    own, args = _split_own(expand_response_files(argv))
+    cl = CommandLine(args=args, own=own)
+    modes: set[str] = set()
+    lang: str | None = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        value = args[i + 1] if i + 1 < len(args) else None
+        if a in TAKES_VALUE and value is not None:
+            if a == "-o":
+                cl.output = value
+            elif a == "-x":
+                lang = value
+            elif a == "-MF":
+                cl.dep_file = value
+            elif a in ("-MT", "-MQ"):
+                cl.dep_targets = True
+            i += 2
+            continue
+        if a == "-" or not a.startswith("-"):
+            cl.inputs.append(Input(a, lang, i))
+        elif a.startswith("-o"):
+            cl.output = a[2:]
+        elif a.startswith("-x"):
+            lang = a[2:]
+        elif a.startswith("-MF"):
+            cl.dep_file = a[3:]
+        elif a.startswith(("-MT", "-MQ")):
+            cl.dep_targets = True
+        elif a in ("-MD", "-MMD"):
+            cl.dep_gen = True
+        elif a in ("-c", "-S", "-E", "-M", "-MM", "-fsyntax-only", "-###"):
+            modes.add(a)
+        i += 1
+    if modes & {"-E", "-M", "-MM", "-fsyntax-only", "-###"}:
+        cl.mode = "-E"  # nothing to transform: cc runs unchanged
+    elif "-S" in modes:
+        cl.mode = "-S"
+    elif "-c" in modes:
+        cl.mode = "-c"
+    return cl
+
+
+def preprocessor_args(args: list[str]) -> list[str]:
+    """The arguments that change what libclang sees: -I -D -U -include -std= ..."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in PREPROCESSOR_VALUE and i + 1 < len(args):
+            out += [a, args[i + 1]]
+            i += 2
+            continue
+        if a in TAKES_VALUE:
+            i += 2
+            continue
+        if (a in PREPROCESSOR_FLAGS or a.startswith(("-std=", "-I", "-D", "-U", "-isystem",
+                                                      "-iquote", "-idirafter", "--sysroot="))):
+            out.append(a)
+        i += 1
+    return out
+
+
+def compile_options(own: dict[str, str | bool]):
+    """foresight's own options as CompileOptions; a bad value is a UsageError (exit 2)."""
+    from foresight.compiler.options import CompileOptions
+
+    preset = str(own.get("--fs-preset", "adaptive"))
+    if preset not in PRESETS:
+        raise UsageError(f"--fs-preset {preset!r}: expected adaptive or paper")
+    kw: dict = {"prefetch": "--no-prefetch" not in own, "preset": preset}
+    if "--fs-mem" in own:
+        kw["memory_bytes"] = _size("--fs-mem", own["--fs-mem"])
+    if "--fs-page" in own:
+        kw["page_size"] = _size("--fs-page", own["--fs-page"], power_of_two=True)
+    if "--fs-block" in own:
+        kw["block_size"] = _size("--fs-block", own["--fs-block"], power_of_two=True)
+    if "--fs-latency" in own:
+        v = str(own["--fs-latency"])
+        try:
+            cycles = int(v.replace("_", ""))
+        except ValueError:
+            cycles = 0
+        if cycles <= 0:
+            raise UsageError(f"--fs-latency {v!r}: expected a positive number "
+                             "of cycles (e.g. 100000)")
+        kw["latency_cycles"] = cycles
+    opts = CompileOptions(**kw)
+    if opts.block_size < opts.page_size:
+        raise UsageError(f"--fs-block {opts.block_size} is smaller than the "
+                         f"page size {opts.page_size}")
+    return opts
+
+
+def _size(opt: str, value: str | bool, power_of_two: bool = False) -> int:
+    from foresight.units import parse_size
+
+    text = str(value)
+    try:
+        n = parse_size(text)
+    except (ValueError, UsageError):
+        n = 0
+    if n <= 0:
+        raise UsageError(f"{opt} {text!r}: not a size (expected e.g. 4K, 256M, 8G)")
+    if power_of_two and n & (n - 1):
+        raise UsageError(f"{opt} {text!r}: must be a power of two")
+    return n
