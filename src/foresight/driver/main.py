@@ -29,13 +29,17 @@ def main(argv: list[str]) -> int:
     if cl.mode in ("-c", "-S") and cl.output is not None and len(cl.inputs) > 1:
         return _passthrough(compiler, cl)  # cc's own error: -o with several inputs
     with tempfile.TemporaryDirectory(prefix="foresight-cc-") as tmp:
-        sources, report = _transform_all(cl, opts, Path(tmp))
+        sources, report, warnings = _transform_all(cl, opts, Path(tmp))
         if not any(changed for _, changed in sources.values()):
             rc = _passthrough(compiler, cl)
         elif cl.mode == "link":
             rc = _compile_and_link(compiler, cl, sources, Path(tmp))
         else:
             rc = _compile_only(compiler, cl, sources)
+    for w in warnings:
+        # After a rejected build, "libclang cannot parse" only repeats cc's diagnostics.
+        if rc == 0 or "cannot parse" not in w:
+            _warn(w)
     _emit_report(cl, report)
     return rc
 
@@ -54,16 +58,18 @@ def _passthrough(compiler: list[str], cl: CommandLine) -> int:
 
 
 def _transform_all(cl: CommandLine, opts, tmp: Path):
-    """{input index: (path to compile, changed)} and the report entries of every nest."""
+    """{input index: (path to compile, changed)}, the report entries of every nest, and
+    the warnings (printed once the underlying compiler has run)."""
     pp = preprocessor_args(cl.args)
     sources: dict[int, tuple[Path, bool]] = {}
     report: list[dict] = []
+    warnings: list[str] = []
     for n, inp in enumerate(cl.c_inputs):
         src = Path(inp.path)
         sources[inp.index] = (src, False)
         if not src.is_file():
             continue  # cc reports the missing file
-        result = _transform(src, [*pp, "-iquote", str(src.parent)], opts, report)
+        result = _transform(src, [*pp, "-iquote", str(src.parent)], opts, report, warnings)
         if result is None:
             continue
         text, changed = result
@@ -75,10 +81,11 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
             tmp_src = d / src.name
             tmp_src.write_text(text, encoding="latin-1")
             sources[inp.index] = (tmp_src, True)
-    return sources, report
+    return sources, report, warnings
 
 
-def _transform(src: Path, clang_args: list[str], opts, report: list[dict]):
+def _transform(src: Path, clang_args: list[str], opts, report: list[dict],
+               warnings: list[str]):
     """(text, changed), or None when the transformation failed (compile the original)."""
     try:
         from foresight.compiler.pipeline import transform
@@ -88,10 +95,10 @@ def _transform(src: Path, clang_args: list[str], opts, report: list[dict]):
         raise
     except Exception as e:  # noqa: BLE001 - a compiler bug must never cost the build
         what = str(e) if isinstance(e, ForesightError) else f"{type(e).__name__}: {e}"
-        _warn(f"{src}: foresight cc: transformation failed ({what}); compiled unchanged")
+        warnings.append(f"{src}: foresight cc: transformation failed ({what}); "
+                        "compiled unchanged")
         return None
-    for w in result.warnings:
-        _warn(w)
+    warnings += result.warnings
     for entry in result.report:
         report.append({"source": str(src), **entry})
     return result.text, result.changed

@@ -1,0 +1,258 @@
+"""The `foresight cc` driver as a drop-in cc: arguments, outputs, dependency files, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.prefix) / "bin"
+FORESIGHT = str(BIN / "foresight")
+
+# A column traversal of a row-major matrix: the compiler inserts hints here, so the
+# driver compiles a transformed temporary copy (the interesting path).
+KERNEL = """\
+#include "grid.h"
+double A[ROWS][COLS];
+double colsum(void) {
+  double s = 0;
+  for (int j = 0; j < COLS; j++)
+    for (int i = 0; i < ROWS; i++)
+      s += A[i][j];
+  return s;
+}
+void fill(void) {
+  for (int i = 0; i < ROWS; i++)
+    for (int j = 0; j < COLS; j++)
+      A[i][j] = (i + j) % 5;
+}
+"""
+HEADER = "#define ROWS 4096\n#define COLS 512\ndouble colsum(void);\nvoid fill(void);\n"
+MAIN = """\
+#include <stdio.h>
+#include "grid.h"
+int main(void) {
+  fill();
+  printf("%.0f\\n", colsum());
+  return 0;
+}
+"""
+EXPECTED = f"{sum((i + j) % 5 for i in range(4096) for j in range(512))}\n"
+
+
+def fcc(*args: str, cwd: Path, check: bool = True, env: dict | None = None,
+        exe: list[str] | None = None) -> subprocess.CompletedProcess:
+    cmd = [*(exe or [FORESIGHT, "cc"]), *args]
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                       env=None if env is None else {**os.environ, **env})
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def run(prog: str, cwd: Path) -> str:
+    return subprocess.run([prog], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def project(tmp_path, cc):
+    (tmp_path / "grid.h").write_text(HEADER)
+    (tmp_path / "kernel.c").write_text(KERNEL)
+    (tmp_path / "main.c").write_text(MAIN)
+    return tmp_path
+
+
+def test_make_builds_and_runs_a_multi_file_project(project):
+    (project / "Makefile").write_text(
+        "CFLAGS = -O2 -Wall -Wextra -Werror\n"
+        "prog: main.o kernel.o\n\t$(CC) $(CFLAGS) -o $@ main.o kernel.o\n"
+        "%.o: %.c grid.h\n\t$(CC) $(CFLAGS) -MMD -MP -c $< -o $@\n")
+    p = subprocess.run(["make", f"CC={FORESIGHT} cc"], cwd=project, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert run("./prog", project) == EXPECTED
+    # -MMD from a transformed file: the original source and header, never the temp copy.
+    dep = (project / "kernel.d").read_text()
+    assert dep.startswith("kernel.o: kernel.c") and "grid.h" in dep
+    assert "foresight-cc-" not in dep
+    # Objects from foresight cc link with plain cc (no runtime): hints become no-ops.
+    subprocess.run(["cc", "-o", "plain", "main.o", "kernel.o"], cwd=project, check=True)
+    assert run("./plain", project) == EXPECTED
+    # Nothing to do the second time: make sees up-to-date targets.
+    again = subprocess.run(["make", "-q", f"CC={FORESIGHT} cc"], cwd=project)
+    assert again.returncode == 0
+
+
+def test_output_names_as_cc(project):
+    fcc("-c", "kernel.c", "main.c", cwd=project)
+    assert (project / "kernel.o").is_file() and (project / "main.o").is_file()
+    (project / "out").mkdir()
+    fcc("-c", "kernel.c", "-o", "out/k.o", cwd=project)
+    assert (project / "out" / "k.o").is_file()
+    fcc("-O1", "kernel.c", "main.c", cwd=project)  # link, default a.out
+    assert run("./a.out", project) == EXPECTED
+    fcc("-S", "kernel.c", cwd=project)
+    assert "colsum" in (project / "kernel.s").read_text()
+    assert not list(project.glob("*.c.*"))
+
+
+def test_sources_in_other_directories_keep_their_quote_includes(tmp_path, cc):
+    for d, value in (("a", 1), ("b", 2)):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "grid.h").write_text(HEADER + f"#define WHICH {value}\n")
+    (tmp_path / "a" / "kernel.c").write_text(KERNEL + "int which_a(void) { return WHICH; }\n")
+    (tmp_path / "b" / "main.c").write_text(
+        MAIN.replace("int main", "int which_a(void);\nint main").replace(
+            "  return 0;", '  printf("%d %d\\n", which_a(), WHICH);\n  return 0;'))
+    fcc("-o", "prog", "a/kernel.c", "b/main.c", cwd=tmp_path)
+    assert run("./prog", tmp_path) == EXPECTED + "1 2\n"
+
+
+def test_dependency_files_name_the_original_source(project):
+    fcc("-MD", "-c", "kernel.c", cwd=project)
+    dep = (project / "kernel.d").read_text()
+    assert dep.startswith("kernel.o: kernel.c") and "grid.h" in dep
+    assert "foresight-cc-" not in dep
+    (project / "obj").mkdir()
+    fcc("-MD", "-c", "kernel.c", "-o", "obj/kernel.o", cwd=project)
+    assert (project / "obj" / "kernel.d").read_text().startswith("obj/kernel.o: kernel.c")
+    fcc("-MMD", "-MF", "k.dep", "-MT", "custom", "-c", "kernel.c", cwd=project)
+    dep = (project / "k.dep").read_text()
+    assert dep.startswith("custom: kernel.c") and "foresight-cc-" not in dep
+    fcc("-MD", "kernel.c", "main.c", "-o", "prog", cwd=project)
+    assert "foresight-cc-" not in (project / "prog.d").read_text()
+    assert run("./prog", project) == EXPECTED
+
+
+def test_preprocess_only_passes_through(project, cc):
+    ours = fcc("-E", "-DEXTRA=1", "kernel.c", cwd=project).stdout
+    theirs = subprocess.run([cc, "-E", "-DEXTRA=1", "kernel.c"], cwd=project,
+                            capture_output=True, text=True, check=True).stdout
+    assert ours == theirs and "foresight" not in ours
+    m = fcc("-MM", "kernel.c", cwd=project).stdout
+    assert m.startswith("kernel.o: kernel.c grid.h")
+
+
+def test_response_file(project):
+    (project / "args.rsp").write_text('-c kernel.c\n-o "k obj.o" -DNAME="x y"\n')
+    fcc("@args.rsp", cwd=project)
+    assert (project / "k obj.o").is_file()
+
+
+def test_x_c_on_another_suffix(project):
+    (project / "kernel.inc").write_text(KERNEL)
+    fcc("-x", "c", "-c", "kernel.inc", cwd=project)
+    assert (project / "kernel.o").is_file()
+
+
+def test_rejected_program_has_file_line_nonzero_exit_and_no_output(tmp_path, cc):
+    (tmp_path / "bad.c").write_text(
+        "double A[1000][1000];\nint main(void) {\n  double s = 0;\n"
+        "  for (int j = 0; j < 1000; j++)\n    for (int i = 0; i < 1000; i++)\n"
+        "      s += A[i][j] + undeclared;\n  return (int)s;\n}\n")
+    (tmp_path / "bad").write_text("stale")
+    p = fcc("bad.c", "-o", "bad", cwd=tmp_path, check=False)
+    assert p.returncode != 0
+    assert "bad.c:6" in p.stderr and "undeclared" in p.stderr
+    assert "foresight-cc-" not in p.stderr
+    assert not (tmp_path / "bad").exists()
+    p = fcc("-c", "bad.c", cwd=tmp_path, check=False)
+    assert p.returncode != 0 and not (tmp_path / "bad.o").exists()
+    # A plain syntax error: cc's diagnostics, not libclang's on top.
+    (tmp_path / "syntax.c").write_text("int main(void) {\n  int s = 0\n  return s;\n}\n")
+    p = fcc("-c", "syntax.c", cwd=tmp_path, check=False)
+    assert p.returncode != 0 and "syntax.c:3" in p.stderr and "libclang" not in p.stderr
+    assert not (tmp_path / "syntax.o").exists()
+
+
+def test_diagnostics_of_a_transformed_file_point_at_the_user_line(project):
+    text = KERNEL.replace("  return s;", "  int unused;\n  return s;")
+    (project / "kernel.c").write_text(text)
+    p = fcc("-Wall", "-c", "kernel.c", "--emit-c", "em", cwd=project)
+    assert "foresight" in (project / "em" / "kernel.c").read_text()  # it was transformed
+    assert "kernel.c:8" in p.stderr and "unused" in p.stderr
+
+
+def test_no_prefetch_and_emit_c(project):
+    fcc("--emit-c", "P", "-c", "kernel.c", "-o", "p.o", cwd=project)
+    fcc("--no-prefetch", "--emit-c", "O", "-c", "kernel.c", "-o", "o.o", cwd=project)
+    p_text = (project / "P" / "kernel.c").read_text()
+    o_text = (project / "O" / "kernel.c").read_text()
+    assert "foresight_prefetch" in p_text and '#line 1 "kernel.c"' in p_text
+    assert o_text == KERNEL  # the baseline: no hints at all
+    fcc("--no-prefetch", "-o", "base", "kernel.c", "main.c", cwd=project)
+    assert run("./base", project) == EXPECTED
+
+
+def test_report_text_and_json(project):
+    p = fcc("--report", "--report-json", "r.json", "-c", "kernel.c", "main.c", cwd=project)
+    assert "kernel.c:5: loop nest in colsum()" in p.stderr
+    entries = json.loads((project / "r.json").read_text())
+    assert {e["source"] for e in entries} == {"kernel.c"}
+    assert len(entries) == 2 and all("line" in e for e in entries)
+
+
+def test_foresight_cc_script_and_underlying_compiler_words(project):
+    exe = [str(BIN / "foresight-cc")]
+    fcc("-c", "kernel.c", exe=exe, cwd=project)
+    fcc("-o", "prog", "main.c", "kernel.o", exe=exe, cwd=project)
+    assert run("./prog", project) == EXPECTED
+    (project / "v.c").write_text("int v(void) { return VALUE; }\n")
+    fcc("-c", "v.c", exe=exe, cwd=project, env={"FORESIGHT_CC": "cc -DVALUE=3"})
+    p = fcc("-c", "v.c", exe=exe, cwd=project, check=False,
+            env={"FORESIGHT_CC": str(BIN / "foresight-cc")})
+    assert p.returncode == 2 and "FORESIGHT_CC" in p.stderr
+
+
+@pytest.mark.parametrize("args, word", [
+    (["--fs-mem", "lots"], "--fs-mem"),
+    (["--fs-mem=-1G"], "--fs-mem"),
+    (["--fs-page", "3000"], "power of two"),
+    (["--fs-preset", "fast"], "adaptive or paper"),
+    (["--fs-latency", "soon"], "--fs-latency"),
+    (["--emit-c"], "needs a value"),
+])
+def test_bad_own_option_values_exit_2(project, args, word):
+    p = fcc("-c", "kernel.c", *args, cwd=project, check=False)
+    assert p.returncode == 2 and word in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and not (project / "kernel.o").exists()
+
+
+def test_good_own_option_values(project):
+    fcc("--fs-mem", "64M", "--fs-page=4K", "--fs-block", "16K", "--fs-preset", "paper",
+        "--fs-latency", "100000", "-c", "kernel.c", cwd=project)
+
+
+def test_gcc_only_code_is_compiled_unchanged_with_a_warning(tmp_path, cc):
+    (tmp_path / "nested.c").write_text(
+        "int f(int *a) {\n  int g(int x) { return x + 1; }\n  int s = 0;\n"
+        "  for (int i = 0; i < 9; i++) s += a[i];\n  return g(s);\n}\n")
+    p = fcc("-c", "nested.c", cwd=tmp_path)
+    assert "warning" in p.stderr and "nested.c" in p.stderr
+    assert (tmp_path / "nested.o").is_file()
+
+
+def test_a_failing_transformation_never_loses_the_build(project, monkeypatch, capsys):
+    from foresight.compiler import pipeline
+    from foresight.driver.main import main
+
+    def boom(*a, **k):
+        raise RuntimeError("analysis bug")
+
+    monkeypatch.setattr(pipeline, "transform", boom)
+    monkeypatch.chdir(project)
+    assert main(["-o", "prog", "kernel.c", "main.c"]) == 0
+    assert "analysis bug" in capsys.readouterr().err
+    assert run("./prog", project) == EXPECTED
+
+
+def test_startup_path_does_not_import_the_compiler(project):
+    code = ("import sys; from foresight.cli import main; rc = main(['cc', '-E', 'kernel.c']);"
+            "bad = [m for m in sys.modules if m.startswith(('clang', 'matplotlib', 'rich',"
+            " 'foresight.compiler.pipeline'))]; sys.exit(rc or bool(bad))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True)
+    assert p.returncode == 0, p.stderr
