@@ -123,6 +123,9 @@ def test_dependency_files_name_the_original_source(project):
     fcc("-MMD", "-MF", "k.dep", "-MT", "custom", "-c", "kernel.c", cwd=project)
     dep = (project / "k.dep").read_text()
     assert dep.startswith("custom: kernel.c") and "foresight-cc-" not in dep
+    fcc("-Wp,-MD,.kernel.o.d", "-c", "kernel.c", cwd=project)  # Linux kernel style
+    dep = (project / ".kernel.o.d").read_text()
+    assert "kernel.c" in dep and "foresight-cc-" not in dep
     fcc("-MD", "kernel.c", "main.c", "-o", "prog", cwd=project)
     assert "foresight-cc-" not in (project / "prog.d").read_text()
     assert run("./prog", project) == EXPECTED

@@ -64,6 +64,7 @@ class CommandLine:
     dep_file: str | None = None          # -MF
     dep_targets: bool = False            # -MT/-MQ given
     dep_gen: bool = False                # -MD/-MMD given
+    wp_dep_file: str | None = None       # -Wp,-MD,FILE (Linux kernel style)
 
     @property
     def c_inputs(self) -> list[Input]:
@@ -142,6 +143,8 @@ def parse(argv: list[str]) -> CommandLine:
             cl.dep_targets = True
         elif a in ("-MD", "-MMD"):
             cl.dep_gen = True
+        elif a.startswith(("-Wp,-MD,", "-Wp,-MMD,")):
+            cl.wp_dep_file = a.split(",", 2)[2]
         elif a in ("-c", "-S", "-E", "-M", "-MM", "-fsyntax-only", "-###"):
             modes.add(a)
         i += 1

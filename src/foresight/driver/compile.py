@@ -139,7 +139,7 @@ def fix_dependency_file(dep: str | None, tmp_src: Path, original: str) -> None:
 
 
 def remove(path: str | None) -> None:
-    if path is None:
+    if path is None or path == "-":
         return
     try:
         p = Path(path)

@@ -143,6 +143,7 @@ def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
         cc.remove(output)
     elif changed:
         cc.fix_dependency_file(dep, path, inp.path)
+        cc.fix_dependency_file(cl.wp_dep_file, path, inp.path)
     return rc
 
 
