@@ -72,11 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_swap)
 
     b = sub.add_parser("bench", help="run a benchmark suite (O vs P, tables, JSON, plots)")
-    b.add_argument("suite", choices=["micro", "overhead"])
-    b.add_argument("--mem", default="256M", help="memory cap (micro; default 256M)")
-    b.add_argument("--ratio", type=float, default=4.0, help="data/memory ratio (micro; default 4)")
+    b.add_argument("suite", choices=["micro", "overhead", "compiler"])
+    b.add_argument("--kernels", default="stencil,gather,matvec_t,colsum,bucket_sort",
+                   help="comma-separated kernels (compiler)")
+    b.add_argument("--mem", default="256M", help="memory cap (micro, compiler; default 256M)")
+    b.add_argument("--ratio", type=float, default=4.0,
+                   help="data/memory ratio (micro, compiler; default 4)")
     b.add_argument("--readahead-kb", type=int, default=128,
-                   help="read_ahead_kb for the run (micro; default 128, Linux's common default)")
+                   help="read_ahead_kb for the run (micro, compiler; default 128, Linux's "
+                   "common default)")
     b.add_argument("--patterns", default="backward,strided,indirect,forward",
                    help="comma-separated access patterns (micro)")
     b.add_argument("--backings", default="file,anon", help="comma-separated: file, anon (micro)")

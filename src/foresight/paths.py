@@ -20,3 +20,8 @@ def lib_dir() -> Path:
 def libexec_dir() -> Path:
     """Benchmark binaries built by `make setup`."""
     return prefix() / "libexec" / "foresight"
+
+
+def kernels_dir() -> Path:
+    """Sources of the `foresight bench compiler` kernels (installed by `make setup`)."""
+    return prefix() / "share" / "foresight" / "kernels"

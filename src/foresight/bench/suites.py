@@ -39,7 +39,7 @@ def bench_dir() -> Path:
     return d
 
 
-def _binary(name: str) -> str:
+def binary(name: str) -> str:
     path = paths.libexec_dir() / name
     if not path.exists():
         raise BenchError(f"{path} is missing; run `make setup` first")
@@ -49,14 +49,14 @@ def _binary(name: str) -> str:
 def _data_file(size: int) -> Path:
     path = bench_dir() / f"micro-{size}.dat"
     if not path.exists() or path.stat().st_size != size:
-        r = subprocess.run([_binary("micro-orig"), "create", str(path), str(size)],
+        r = subprocess.run([binary("micro-orig"), "create", str(path), str(size)],
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise BenchError(f"cannot create {path}: {r.stderr.strip()}")
     return path
 
 
-def _access_seconds(stderr: str) -> float:
+def micro_access_seconds(stderr: str) -> float:
     m = re.search(r"micro: access ([0-9.]+) s", stderr)
     if not m:
         raise BenchError(f"micro printed no access time; its stderr was:\n{stderr}")
@@ -65,7 +65,7 @@ def _access_seconds(stderr: str) -> float:
 
 def _variant(pattern: str, backing: str, variant: str, data: str, mem: int,
              repeat: int) -> dict:
-    cmd = [_binary(f"micro-{variant}"), pattern, backing, data]
+    cmd = [binary(f"micro-{variant}"), pattern, backing, data]
     runs = []
     for _ in range(repeat):
         r = run_once(cmd, mem=mem, cold=True, files=[data] if backing == "file" else [],
@@ -73,14 +73,23 @@ def _variant(pattern: str, backing: str, variant: str, data: str, mem: int,
         if r["exit_code"] != 0:
             why = "killed by the OOM killer" if r["oom_killed"] else f"exit {r['exit_code']}"
             raise BenchError(f"{' '.join(cmd)}: {why}\n{r['stderr'].strip()}")
-        r["access_seconds"] = _access_seconds(r["stderr"])
+        r["access_seconds"] = micro_access_seconds(r["stderr"])
         runs.append(r)
-    keys = ("access_seconds", "wall_seconds", "io_stall_seconds", "read_bytes", "major_faults")
-    out = {k: statistics.median(x[k] for x in runs if x[k] is not None) for k in keys}
-    out["checksum"] = runs[0]["stdout"].strip()
+    return median_summary(runs, runs[0]["stdout"].strip())
+
+
+SUMMARY_KEYS = ("access_seconds", "wall_seconds", "io_stall_seconds", "read_bytes",
+                "major_faults")
+
+
+def median_summary(runs: list[dict], checksum: str) -> dict:
+    """One variant's runs: the median of each measurement, the checksum, the runs."""
+    out = {k: statistics.median(vals) if (vals := [x[k] for x in runs if x[k] is not None])
+           else None for k in SUMMARY_KEYS}
+    out["checksum"] = checksum
     out["cgroup_version"] = runs[0]["cgroup_version"]
     out["runtime"] = runs[-1].get("runtime")
-    out["runs"] = [{k: x[k] for k in keys} for x in runs]
+    out["runs"] = [{k: x[k] for k in SUMMARY_KEYS} for x in runs]
     return out
 
 
@@ -119,7 +128,7 @@ def micro(mem: int, ratio: float, readahead_kb: int, patterns: list[str],
 def overhead(repeat: int) -> dict:
     runs = []
     for _ in range(repeat):
-        r = subprocess.run([_binary("overhead")], capture_output=True, text=True,
+        r = subprocess.run([binary("overhead")], capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k != "FORESIGHT_DISABLE"})
         if r.returncode != 0:
             raise BenchError(f"overhead benchmark failed: {r.stderr.strip()}")
@@ -211,6 +220,21 @@ def main(ns) -> int:
         _print_micro(res)
         if ns.plots:
             print(f"plot: {_plot_micro(res, ns.plots)}")
+    elif ns.suite == "compiler":
+        from foresight.bench import compiler
+
+        names = [k for k in ns.kernels.split(",") if k]
+        for k in names:
+            if k not in compiler.KERNELS:
+                raise UsageError(f"unknown kernel {k!r} (choose from "
+                                 f"{', '.join(compiler.KERNELS)})")
+        if ns.ratio <= 0:
+            raise UsageError(f"--ratio must be positive, not {ns.ratio}")
+        res = compiler.compiler(parse_size(ns.mem), ns.ratio, ns.readahead_kb, names,
+                                ns.repeat)
+        compiler.print_table(res)
+        if ns.plots:
+            print(f"plot: {compiler.plot(res, ns.plots)}")
     else:
         res = overhead(ns.repeat)
         _print_overhead(res)

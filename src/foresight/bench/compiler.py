@@ -1,0 +1,268 @@
+"""`foresight bench compiler`: unmodified kernels built by foresight cc, O vs P.
+
+Each kernel in benchmarks/kernels (installed into share/foresight/kernels) is a
+plain C program with no hints.  It is compiled twice by `foresight cc -O2`:
+with hints (P) and with `--no-prefetch` (O, the same pipeline without hints).
+Both run under one memory cap with a cold cache and `ratio` × cap of data,
+alternately (O, P, O, P, ...), and must print the same checksum; the table
+gives the access phase's time (timed by the kernel itself), the O/P speedup,
+major faults, bytes read and main-thread I/O stall.
+
+Where a kernel has the access pattern of a hand-instrumented microbenchmark
+(gather ~ `micro indirect`, colsum ~ `micro strided` with a 64 KiB stride), the
+micro's P variant runs in the same session on the same data file, so the
+compiler's hints can be compared with hand-placed ones.
+
+Kernel command line: `KERNEL create|run FILE BYTES` (FILE is `-` for the
+stencil, whose data is malloc'd); `run` prints `checksum ...` and
+`access_seconds X` on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from foresight import paths
+from foresight.bench.suites import bench_dir, binary, median_summary, micro_access_seconds
+from foresight.errors import BenchError
+from foresight.harness import environment, readahead
+from foresight.harness.run import devices_for, run_once
+from foresight.units import format_size
+
+
+@dataclass(frozen=True)
+class Kernel:
+    data: str          # "anon" (malloc'd, pages to swap), "doubles" or "keys1024" (a mapped file)
+    what: str
+    micro: str | None = None   # the hand-instrumented micro pattern with the same accesses
+
+
+KERNELS = {
+    "stencil": Kernel("anon", "2-D Jacobi over malloc'd variably modified arrays (swap)"),
+    "gather": Kernel("doubles", "indirect gather data[idx[i]] over a mapped file", "indirect"),
+    "matvec_t": Kernel("doubles", "transposed matrix-vector A[j*n + i] on a linearized matrix"),
+    "colsum": Kernel("doubles", "column sums M[i][j] of a row-major matrix (64 KiB rows)",
+                     "strided"),
+    "bucket_sort": Kernel("keys1024", "bucket sort of Figure 17: key density, ranking, copy"),
+}
+COLSUM_PASSES = 8192 // 1024   # colsum.c: 8192 columns, every 1024th summed
+
+
+def kernels_dir() -> Path:
+    """The kernels' sources: the source tree's (editable install), else those `make setup`
+    installed."""
+    for d in (Path(__file__).resolve().parents[3] / "benchmarks" / "kernels", paths.kernels_dir()):
+        if (d / "gather.c").exists():
+            return d
+    raise BenchError(f"kernel sources missing in {paths.kernels_dir()}; run `make setup`")
+
+
+def foresight_exe() -> str:
+    return str(Path(sys.prefix) / "bin" / "foresight")
+
+
+def build(name: str, out_dir: Path) -> tuple[dict[str, str], object]:
+    """Compile kernel NAME as O (--no-prefetch) and P (hints); returns the executables
+    and the compiler's JSON report for P (None if it wrote none)."""
+    src = kernels_dir() / f"{name}.c"
+    report = out_dir / f"{name}.report.json"
+    exes = {}
+    for variant, extra in (("O", ["--no-prefetch"]), ("P", ["--report-json", str(report)])):
+        exe = out_dir / f"{name}-{variant}"
+        cmd = [foresight_exe(), "cc", "-O2", *extra, str(src), "-o", str(exe)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0 or not exe.exists():
+            raise BenchError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n"
+                             f"{(r.stderr or r.stdout).strip()}")
+        exes[variant] = str(exe)
+    try:
+        cc_report = json.loads(report.read_text())
+    except (OSError, ValueError):
+        cc_report = None
+    return exes, cc_report
+
+
+def data_file(kind: str, size: int, creator: str) -> str:
+    """The mapped data file of KIND and SIZE bytes, created once by a kernel's `create`."""
+    path = bench_dir() / f"kernel-{kind}-{size}.dat"
+    if not path.exists() or path.stat().st_size != size:
+        r = subprocess.run([creator, "create", str(path), str(size)], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            path.unlink(missing_ok=True)
+            raise BenchError(f"cannot create {path}: {r.stderr.strip()}")
+    return str(path)
+
+
+def parse_output(stdout: str) -> tuple[str, float]:
+    """A kernel's checksum line(s) and its access phase's seconds."""
+    checksum, seconds = [], None
+    for line in stdout.splitlines():
+        if line.startswith("access_seconds"):
+            seconds = float(line.split()[1])
+        elif line.strip():
+            checksum.append(line.strip())
+    if not checksum or seconds is None:
+        raise BenchError(f"kernel printed no checksum/access_seconds; its stdout was:\n{stdout}")
+    return "\n".join(checksum), seconds
+
+
+def run_kernel(exe: str, data: str, size: int, mem: int) -> dict:
+    """One cold run of a kernel under the cap, with its checksum and access time."""
+    files = [] if data == "-" else [data]
+    r = run_once([exe, "run", data, str(size)], mem=mem, cold=True, files=files,
+                 capture=True, timeout=1800)
+    if r["exit_code"] != 0:
+        why = "killed by the OOM killer" if r["oom_killed"] else f"exit {r['exit_code']}"
+        raise BenchError(f"{Path(exe).name} run {data} {size}: {why}\n{r['stderr'].strip()}")
+    r["checksum"], r["access_seconds"] = parse_output(r["stdout"])
+    return r
+
+
+def _micro_cmd(pattern: str, data: str, size: int) -> tuple[list[str], int]:
+    """The hand-instrumented micro doing the kernel's accesses, and how many of its
+    runs make one kernel run."""
+    if pattern == "indirect":   # gather.c: bytes/4096/4 random accesses
+        return ([binary("micro-hints"), "indirect", "file", data,
+                 "--accesses", str(size // 4096 // 4)], 1)
+    return ([binary("micro-hints"), "strided", "file", data, "--stride", "65536"],
+            COLSUM_PASSES)
+
+
+def check_swap(names: list[str], size: int, mem: int) -> None:
+    """Malloc'd data beyond the cap pages to swap; without enough swap the cap kills it."""
+    anon = [n for n in names if KERNELS[n].data == "anon"]
+    swap = environment.swap_summary()["total_bytes"]
+    if anon and size > mem and swap < size:
+        others = ",".join(n for n in names if n not in anon)
+        raise BenchError(
+            f"{', '.join(anon)} keeps {format_size(size)} of malloc'd data under a "
+            f"{format_size(mem)} cap, which needs swap ({format_size(swap)} active): run "
+            "`foresight swap enable --size 8G` as root (see `foresight swap status`)"
+            + (f", or leave it out with --kernels {others}" if others else ""))
+
+
+def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat: int) -> dict:
+    size = int(mem * ratio) // (1 << 20) * (1 << 20)
+    if size < (1 << 20):
+        raise BenchError(f"{ratio:g} × {format_size(mem)} is less than 1 MiB of data")
+    check_swap(names, size, mem)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="foresight-bench-") as tmp:
+        devices = devices_for([str(bench_dir())])  # the data files live there
+        with readahead.Setting(devices, readahead_kb):
+            env = environment.environment(None)
+            for name in names:
+                k = KERNELS[name]
+                exes, cc_report = build(name, Path(tmp))
+                data = "-" if k.data == "anon" else data_file(k.data, size, exes["O"])
+                row: dict = {"kernel": name, "what": k.what, "data_bytes": size,
+                             "backing": "anon" if k.data == "anon" else "file"}
+                runs: dict[str, list[dict]] = {"O": [], "P": [], "micro": []}
+                for _ in range(repeat):   # alternate the variants: noise hits both alike
+                    for v in ("O", "P"):
+                        runs[v].append(run_kernel(exes[v], data, size, mem))
+                    if k.micro:
+                        runs["micro"].append(_run_micro(k.micro, data, size, mem))
+                sums = {r["checksum"] for v in ("O", "P") for r in runs[v]}
+                if len(sums) != 1:
+                    raise BenchError(f"{name}: outputs differ with and without hints:\n  O: "
+                                     f"{runs['O'][0]['checksum']}\n  P: "
+                                     f"{runs['P'][0]['checksum']}")
+                for v in ("O", "P"):
+                    row[v] = median_summary(runs[v], runs[v][0]["checksum"])
+                row["speedup"] = row["O"]["access_seconds"] / max(row["P"]["access_seconds"],
+                                                                  1e-9)
+                if runs["micro"]:
+                    cmd, scale = _micro_cmd(k.micro, data, size)
+                    m = median_summary(runs["micro"], "")
+                    row["micro_hints"] = {
+                        "pattern": k.micro, "command": cmd[1:], "runs_per_kernel_run": scale,
+                        "access_seconds": m["access_seconds"] * scale,
+                        "measured": m}
+                row["cc_report"] = cc_report
+                rows.append(row)
+    measured = [r["O"] for r in rows if "O" in r]
+    env["cgroup_version"] = measured[0]["cgroup_version"] if measured else None
+    return {"suite": "compiler", "mem_limit_bytes": mem, "ratio": ratio,
+            "readahead_kb": readahead_kb, "repeat": repeat, "rows": rows,
+            "micro_comparison": "micro_hints: the hand-instrumented micro-hints on the same "
+            "data file, same session (access_seconds scaled by runs_per_kernel_run)",
+            "environment": env}
+
+
+def _run_micro(pattern: str, data: str, size: int, mem: int) -> dict:
+    cmd, _ = _micro_cmd(pattern, data, size)
+    r = run_once(cmd, mem=mem, cold=True, files=[data], capture=True, timeout=1800)
+    if r["exit_code"] != 0:
+        raise BenchError(f"{' '.join(cmd)}: exit {r['exit_code']}\n{r['stderr'].strip()}")
+    r["access_seconds"] = micro_access_seconds(r["stderr"])
+    return r
+
+
+def print_table(res: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    rows = res["rows"]
+    t = Table(title=f"foresight bench compiler: {format_size(rows[0]['data_bytes'])} data, "
+              f"{format_size(res['mem_limit_bytes'])} cap, read_ahead_kb "
+              f"{res['readahead_kb']}, median of {res['repeat']}", title_justify="left")
+    for col in ("kernel", "O access", "P access", "speedup O/P", "micro P", "O faults",
+                "P faults", "O read", "P read", "O stall", "P stall"):
+        t.add_column(col, justify="left" if col == "kernel" else "right")
+
+    def n(x, fmt):
+        return "–" if x is None else fmt(x)
+
+    for row in rows:
+        o, p = row["O"], row["P"]
+        micro = row.get("micro_hints")
+        t.add_row(row["kernel"], f"{o['access_seconds']:.2f} s", f"{p['access_seconds']:.2f} s",
+                  f"{row['speedup']:.2f}×",
+                  f"{micro['access_seconds']:.2f} s" if micro else "",
+                  n(o["major_faults"], "{:,}".format), n(p["major_faults"], "{:,}".format),
+                  n(o["read_bytes"], format_size), n(p["read_bytes"], format_size),
+                  n(o["io_stall_seconds"], "{:.2f} s".format),
+                  n(p["io_stall_seconds"], "{:.2f} s".format))
+    Console(width=None if sys.stdout.isatty() else 170).print(t)
+    env = res["environment"]
+    print(f"kernel {env['kernel']}, {env['cpus']} CPUs, read_ahead_kb {env['read_ahead_kb']}, "
+          f"page-cluster {env['page_cluster']}, swap {format_size(env['swap']['total_bytes'])}; "
+          "outputs identical with and without hints; micro P = hand-instrumented micro-hints "
+          "on the same data (colsum: 8 strided passes)")
+
+
+def plot(res: dict, directory: str) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = res["rows"]
+    fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows)), 3.5))
+    x = range(len(rows))
+    ax.bar([i - 0.2 for i in x], [r["O"]["access_seconds"] for r in rows], 0.4,
+           label="O (--no-prefetch)", color="tab:gray")
+    ax.bar([i + 0.2 for i in x], [r["P"]["access_seconds"] for r in rows], 0.4,
+           label="P (hints)", color="tab:green")
+    for i, r in enumerate(rows):
+        ax.annotate(f"{r['speedup']:.2f}×", (i, max(r["O"]["access_seconds"],
+                                                    r["P"]["access_seconds"])),
+                    ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(list(x), [r["kernel"] for r in rows])
+    ax.set_ylabel("access phase (s)")
+    ax.legend(fontsize=8)
+    ax.set_title(f"foresight cc kernels, {format_size(res['mem_limit_bytes'])} cap, ratio "
+                 f"{res['ratio']:g}, read_ahead_kb {res['readahead_kb']}", fontsize=9)
+    fig.tight_layout()
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    out = str(Path(directory) / "compiler-speedup.png")
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
