@@ -7,6 +7,9 @@ command -v cc >/dev/null || need+=(build-essential)
 command -v cmake >/dev/null || need+=(cmake)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+# Csmith generates the random programs of tests/test_differential.py
+command -v csmith >/dev/null || need+=(csmith)
+[ -e /usr/include/csmith/csmith.h ] || need+=(libcsmith-dev)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "foresight setup: missing Debian packages: ${need[*]} (run as root or install them)" >&2
