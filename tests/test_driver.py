@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +86,19 @@ def test_make_builds_and_runs_a_multi_file_project(project):
     # Nothing to do the second time: make sees up-to-date targets.
     again = subprocess.run(["make", "-q", f"CC={FORESIGHT} cc"], cwd=project)
     assert again.returncode == 0
+
+
+def test_cmake_project_with_foresight_cc(project):
+    if shutil.which("cmake") is None:
+        pytest.skip("no cmake")
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.13)\nproject(t C)\n"
+        "add_executable(prog main.c kernel.c)\n")
+    env = {**os.environ, "CC": str(BIN / "foresight-cc")}
+    for cmd in (["cmake", "-S", ".", "-B", "build"], ["cmake", "--build", "build"]):
+        p = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
+        assert p.returncode == 0, p.stdout + p.stderr
+    assert run("./build/prog", project) == EXPECTED
 
 
 def test_output_names_as_cc(project):
@@ -239,7 +253,7 @@ def test_gcc_only_code_is_compiled_unchanged_with_a_warning(tmp_path, cc):
     assert (tmp_path / "nested.o").is_file()
 
 
-def test_a_failing_transformation_never_loses_the_build(project, monkeypatch, capsys):
+def test_a_failing_transformation_never_loses_the_build(project, monkeypatch, capfd):
     from foresight.compiler import pipeline
     from foresight.driver.main import main
 
@@ -249,8 +263,32 @@ def test_a_failing_transformation_never_loses_the_build(project, monkeypatch, ca
     monkeypatch.setattr(pipeline, "transform", boom)
     monkeypatch.chdir(project)
     assert main(["-o", "prog", "kernel.c", "main.c"]) == 0
-    assert "analysis bug" in capsys.readouterr().err
+    assert "analysis bug" in capfd.readouterr().err
     assert run("./prog", project) == EXPECTED
+
+
+def test_transformed_text_the_compiler_rejects_falls_back_to_the_original(
+        project, monkeypatch, capfd):
+    from foresight.compiler import pipeline
+    from foresight.compiler.options import Transformed
+    from foresight.driver.main import main
+
+    def broken(source, clang_args, opts):
+        return Transformed("#include <foresight.h>\nthis is not C;\n", True, [], [])
+
+    monkeypatch.setattr(pipeline, "transform", broken)
+    monkeypatch.chdir(project)
+    assert main(["-Wall", "-Werror", "-MD", "-c", "kernel.c"]) == 0
+    err = capfd.readouterr().err
+    assert "kernel.c: warning: foresight cc: the transformed code did not compile" in err
+    assert (project / "kernel.o").is_file()
+    assert (project / "kernel.d").read_text().startswith("kernel.o: kernel.c")
+    # A file that is wrong as written still fails, with cc's diagnostics on the original.
+    (project / "kernel.c").write_text(KERNEL + "int broken(void) { return nope; }\n")
+    assert main(["-c", "kernel.c"]) != 0
+    err = capfd.readouterr().err
+    assert "kernel.c:15" in err and "nope" in err and "transformed" not in err
+    assert not (project / "kernel.o").exists()
 
 
 def test_startup_path_does_not_import_the_compiler(project):

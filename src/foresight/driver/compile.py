@@ -39,6 +39,26 @@ def run(cmd: list[str]) -> int:
     return rc if rc >= 0 else 128 - rc
 
 
+def run_captured(cmd: list[str]) -> tuple[int, str]:
+    """Run with stderr held back (stdout passes through); returns (status, stderr)."""
+    env = {**os.environ, _ACTIVE: "1"}
+    try:
+        p = subprocess.run(cmd, env=env, stderr=subprocess.PIPE, text=True,
+                           errors="surrogateescape")
+    except FileNotFoundError as e:
+        raise CompilerError(f"cannot run the underlying compiler {cmd[0]!r} "
+                            "(set FORESIGHT_CC)") from e
+    return (p.returncode if p.returncode >= 0 else 128 - p.returncode), p.stderr
+
+
+def diagnostics_color(args: list[str]) -> list[str]:
+    """Captured diagnostics keep their colours when the user's terminal would show them."""
+    if any(a.startswith(("-fdiagnostics-color", "-fno-diagnostics-color", "-fcolor-diag",
+                         "-fno-color-diag")) for a in args):
+        return []
+    return ["-fdiagnostics-color=always"] if sys.stderr.isatty() else []
+
+
 def runtime_cflags() -> list[str]:
     from foresight.config import flags
 

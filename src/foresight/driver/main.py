@@ -95,7 +95,7 @@ def _transform(src: Path, clang_args: list[str], opts, report: list[dict],
         raise
     except Exception as e:  # noqa: BLE001 - a compiler bug must never cost the build
         what = str(e) if isinstance(e, ForesightError) else f"{type(e).__name__}: {e}"
-        warnings.append(f"{src}: foresight cc: transformation failed ({what}); "
+        warnings.append(f"{src}: warning: foresight cc: transformation failed ({what}); "
                         "compiled unchanged")
         return None
     warnings += result.warnings
@@ -134,16 +134,33 @@ def _dep_flags_of(cl: CommandLine) -> list[str]:
 
 
 def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
+    """Compile one C input; if its transformed text is rejected, the original decides.
+
+    The transformed text is compiled with cc's diagnostics held back.  Accepted: they are
+    shown (at the user's file:line, thanks to #line).  Rejected: the original is compiled
+    as written, so the user sees cc's own verdict on their code, and a build that only
+    our text broke (a foresight bug, a header the user's -std cannot take) still succeeds.
+    """
     path, changed = sources[inp.index]
     dep_args, dep = cc.dependency_args(cl, inp, output)
     if cl.dep_gen:
         dep_args = [*_dep_flags_of(cl), *_user_dep_values(cl), *dep_args]
-    rc = cc.run(_tu_command(compiler, cl, inp, path, changed, mode, output, dep_args))
+    if changed:
+        cmd = _tu_command(compiler, cl, inp, path, True, mode, output, dep_args)
+        rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args))
+        if rc == 0:
+            sys.stderr.write(err)
+            cc.fix_dependency_file(dep, path, inp.path)
+            cc.fix_dependency_file(cl.wp_dep_file, path, inp.path)
+            return 0
+        path = Path(inp.path)
+    rc = cc.run(_tu_command(compiler, cl, inp, path, False, mode, output, dep_args))
     if rc != 0:
         cc.remove(output)
     elif changed:
-        cc.fix_dependency_file(dep, path, inp.path)
-        cc.fix_dependency_file(cl.wp_dep_file, path, inp.path)
+        first = "; ".join(line.strip() for line in err.splitlines() if "error" in line)
+        _warn(f"{inp.path}: warning: foresight cc: the transformed code did not compile "
+              f"({first[:300] or 'no message'}); compiled unchanged (please report this)")
     return rc
 
 
