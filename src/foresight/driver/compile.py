@@ -65,9 +65,12 @@ def runtime_cflags() -> list[str]:
     return shlex.split(flags(cflags=True, libs=False))
 
 
-def runtime_libs() -> list[str]:
+def runtime_libs(args: list[str]) -> list[str]:
+    """The runtime's link flags, except for a relocatable link (`-r`: objects, not a program)."""
     from foresight.config import flags
 
+    if "-r" in args or "-Wl,-r" in args:
+        return []
     return shlex.split(flags(cflags=False, libs=True))
 
 

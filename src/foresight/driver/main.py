@@ -50,7 +50,7 @@ def _passthrough(compiler: list[str], cl: CommandLine) -> int:
     if cl.c_inputs:
         cmd += cc.runtime_cflags()
     if cl.mode == "link" and cl.inputs:
-        cmd += cc.runtime_libs()
+        cmd += cc.runtime_libs(cl.args)
     rc = cc.run(cmd)
     if rc != 0 and cl.mode == "link" and cl.inputs:
         cc.remove(cl.output or "a.out")
@@ -212,7 +212,7 @@ def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path) 
         cmd += ["-o", cl.output]
     for inp in cl.inputs:
         cmd += [objects[inp.index]] if inp.index in objects else _with_lang([inp])
-    rc = cc.run(cmd + cc.runtime_libs())
+    rc = cc.run(cmd + cc.runtime_libs(cl.args))
     if rc != 0:
         cc.remove(cl.output or "a.out")
     return rc
