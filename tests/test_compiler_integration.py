@@ -1,0 +1,227 @@
+"""Integration: unmodified programs built by foresight cc with and without hints, run
+out of core under `foresight run --mem 32M`, print identical results; and a small
+end-to-end run of `foresight bench compiler`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from foresight.bench import compiler as bench
+from foresight.harness.environment import swap_summary
+
+FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
+MEM = "32M"
+DATA = 64 << 20   # file-backed data: 2x the cap
+
+# Small unmodified programs: argv gives the sizes and the data file; stdout is the result.
+PROGRAMS = {
+    # 2-D five-point stencil over malloc'd arrays, sizes from argv
+    "stencil_malloc": r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    long n = atol(argv[1]), m = atol(argv[2]);
+    double *a = malloc(sizeof(double) * (size_t)(n * m));
+    double *b = malloc(sizeof(double) * (size_t)(n * m));
+    if (!a || !b) return 2;
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j < m; j++) {
+            a[i * m + j] = (double)((i * 7 + j * 3) % 101);
+            b[i * m + j] = 0;
+        }
+    for (long i = 1; i < n - 1; i++)
+        for (long j = 1; j < m - 1; j++)
+            b[i * m + j] = 0.2 * (a[i * m + j] + a[(i - 1) * m + j] + a[(i + 1) * m + j]
+                                  + a[i * m + j - 1] + a[i * m + j + 1]);
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j < m; j++) s += b[i * m + j] * (double)(j % 5 + 1);
+    printf("%.6f\n", s);
+    free(a); free(b);
+    return 0;
+}
+""",
+    # indirect gather over a mapped file, indices from a fixed-seed generator
+    "gather_mapped": r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+int main(int argc, char **argv) {
+    size_t bytes = strtoull(argv[2], NULL, 10), n = bytes / sizeof(double);
+    long count = atol(argv[3]);
+    int fd = open(argv[1], O_RDONLY);
+    const double *d = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (fd < 0 || d == MAP_FAILED) return 2;
+    long *idx = malloc(sizeof(long) * (size_t)count);
+    unsigned long x = 99;
+    for (long i = 0; i < count; i++) {
+        x = x * 2862933555777941757UL + 3037000493UL;
+        idx[i] = (long)((x >> 20) % n);
+    }
+    double s = 0;
+    for (long i = 0; i < count; i++)
+        s += d[idx[i]];
+    printf("%.6f\n", s);
+    return 0;
+}
+""",
+    # column traversal of a row-major matrix (variably modified type) in a mapped file
+    "columns": r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+int main(int argc, char **argv) {
+    size_t bytes = strtoull(argv[2], NULL, 10);
+    long m = atol(argv[3]), n = (long)(bytes / sizeof(double)) / m;
+    int fd = open(argv[1], O_RDONLY);
+    double (*a)[m] = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (fd < 0 || (void *)a == MAP_FAILED) return 2;
+    double s = 0;
+    for (long j = 0; j < m; j += 512)
+        for (long i = 0; i < n; i++)
+            s += a[i][j] * (double)(j + 1);
+    printf("%.6f\n", s);
+    return 0;
+}
+""",
+    # A[i*m + j] traversal of a linearized matrix, row by row, and by columns
+    "linearized": r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+int main(int argc, char **argv) {
+    size_t bytes = strtoull(argv[2], NULL, 10);
+    long m = atol(argv[3]), n = (long)(bytes / sizeof(double)) / m;
+    int fd = open(argv[1], O_RDONLY);
+    const double *A = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (fd < 0 || A == MAP_FAILED) return 2;
+    double rows = 0, cols = 0;
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j < m; j++)
+            rows += A[i * m + j];
+    for (long j = 0; j < m; j += 1000)
+        for (long i = 0; i < n; i++)
+            cols += A[i * m + j];
+    printf("%.6f %.6f\n", rows, cols);
+    return 0;
+}
+""",
+}
+
+
+def _swap_ok(size: int) -> bool:
+    return swap_summary()["total_bytes"] >= size
+
+
+def build(src: Path, out: Path) -> dict[str, str]:
+    exes = {}
+    for variant, extra in (("O", ["--no-prefetch"]), ("P", [])):
+        exe = out / f"{src.stem}-{variant}"
+        p = subprocess.run([FORESIGHT, "cc", "-O2", *extra, str(src), "-o", str(exe)],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        exes[variant] = str(exe)
+    return exes
+
+
+def run_capped(cmd: list[str], files: list[str], tmp: Path) -> str:
+    """Run CMD under `foresight run --mem 32M --cold` at Linux's default 128 KiB readahead
+    (a disk's larger setting, e.g. 8 MiB, thrashes a 32 MiB cap); its stdout."""
+    report = tmp / "run.json"
+    args = [FORESIGHT, "run", "--mem", MEM, "--cold", "--readahead-kb", "128", "--json",
+            str(report)]
+    for f in files:
+        args += ["--file", f]
+    p = subprocess.run([*args, "--", *cmd], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, f"{cmd}: {p.stderr}"
+    assert json.loads(report.read_text())["mem_limit_bytes"] == 32 << 20
+    return p.stdout
+
+
+@pytest.fixture(scope="module")
+def doubles(tmp_path_factory):
+    """A 64 MiB file of deterministic doubles (the kernels' data format), on disk."""
+    out = tmp_path_factory.mktemp("kernels")
+    exes = build(bench.kernels_dir() / "gather.c", out)
+    return bench.data_file("doubles", DATA, exes["O"])
+
+
+def same_both_ways(exes: dict[str, str], args: list[str], files: list[str], tmp: Path) -> str:
+    o = run_capped([exes["O"], *args], files, tmp)
+    p = run_capped([exes["P"], *args], files, tmp)
+    assert o == p, f"outputs differ with hints:\nO: {o}\nP: {p}"
+    assert o.strip()
+    return o
+
+
+@pytest.mark.parametrize("name", ["gather_mapped", "columns", "linearized"])
+def test_small_programs_out_of_core(name, doubles, tmp_path):
+    src = tmp_path / f"{name}.c"
+    src.write_text(PROGRAMS[name])
+    exes = build(src, tmp_path)
+    extra = {"gather_mapped": ["4096"], "columns": ["8192"], "linearized": ["8192"]}[name]
+    same_both_ways(exes, [doubles, str(DATA), *extra], [doubles], tmp_path)
+
+
+@pytest.mark.parametrize("size, out_of_core", [(16 << 20, False), (64 << 20, True)])
+def test_stencil_over_malloced_arrays(size, out_of_core, tmp_path):
+    if out_of_core and not _swap_ok(size):
+        pytest.skip(f"malloc'd data beyond the cap needs swap ({swap_summary()['total_bytes']} "
+                    "bytes active); run `foresight swap enable` as root")
+    src = tmp_path / "stencil_malloc.c"
+    src.write_text(PROGRAMS["stencil_malloc"])
+    exes = build(src, tmp_path)
+    m = 2048
+    n = size // 2 // 8 // m
+    same_both_ways(exes, [str(n), str(m)], [], tmp_path)
+
+
+@pytest.mark.parametrize("name", ["gather", "colsum", "matvec_t", "bucket_sort", "stencil"])
+def test_bench_kernels_out_of_core(name, doubles, tmp_path):
+    k = bench.KERNELS[name]
+    if k.data == "anon" and not _swap_ok(DATA):
+        pytest.skip("the stencil kernel's malloc'd data beyond the cap needs swap; run "
+                    "`foresight swap enable` as root")
+    exes = build(bench.kernels_dir() / f"{name}.c", tmp_path)
+    data = {"anon": "-", "doubles": doubles}.get(k.data) or bench.data_file(k.data, DATA,
+                                                                           exes["O"])
+    o = run_capped([exes["O"], "run", data, str(DATA)], [] if data == "-" else [data], tmp_path)
+    p = run_capped([exes["P"], "run", data, str(DATA)], [] if data == "-" else [data], tmp_path)
+    assert bench.parse_output(o)[0] == bench.parse_output(p)[0]
+    if name == "bucket_sort":
+        assert "sorted yes" in o
+
+
+def test_bench_compiler_end_to_end(tmp_path):
+    out = tmp_path / "x.json"
+    p = subprocess.run([FORESIGHT, "bench", "compiler", "--kernels", "gather", "--mem", MEM,
+                        "--ratio", "2", "--json", str(out), "--plots", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    res = json.loads(out.read_text())
+    assert res["suite"] == "compiler" and res["mem_limit_bytes"] == 32 << 20
+    (row,) = res["rows"]
+    assert row["kernel"] == "gather" and row["data_bytes"] == 64 << 20
+    assert row["O"]["checksum"] == row["P"]["checksum"]
+    assert row["O"]["access_seconds"] > 0 and row["P"]["access_seconds"] > 0
+    assert row["micro_hints"]["pattern"] == "indirect"
+    assert (tmp_path / "compiler-speedup.png").stat().st_size > 0
+    assert "gather" in p.stdout
+
+
+def test_bench_compiler_asks_for_swap_for_malloced_data(tmp_path):
+    if _swap_ok(64 << 20):
+        pytest.skip("swap is active: the stencil would run")
+    p = subprocess.run([FORESIGHT, "bench", "compiler", "--kernels", "stencil,gather",
+                        "--mem", MEM, "--ratio", "2"], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2
+    assert "foresight swap enable" in p.stderr and "--kernels gather" in p.stderr
