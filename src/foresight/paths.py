@@ -25,3 +25,8 @@ def libexec_dir() -> Path:
 def kernels_dir() -> Path:
     """Sources of the `foresight bench compiler` kernels (installed by `make setup`)."""
     return prefix() / "share" / "foresight" / "kernels"
+
+
+def nas_dir() -> Path:
+    """Sources of the `foresight bench nas` kernels (installed by `make setup`)."""
+    return prefix() / "share" / "foresight" / "nas"

@@ -78,6 +78,9 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             if r.text in seen_indirect:
                 continue  # the same indirect reference again (a[b[i]] = a[b[i]] + ...)
             seen_indirect.add(r.text)
+            if not opts.indirect:
+                plan.decisions.append(f"{r.text}: indirect not prefetched: --no-indirect")
+                continue
             moving = [lp for lp in f.loops if r.indirect.byte_offset().coeff(lp.var)]
             lp = moving[-1] if moving else f.loops[-1]
             why = _indirect_unsafe(f, lp)
