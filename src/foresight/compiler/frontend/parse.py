@@ -100,23 +100,29 @@ class _Function:
 
     def __init__(self, fn: ci.Cursor, data: bytes, main: str, nests: list[LoopNest]):
         self.fn, self.data, self.main, self.nests = fn, data, main, nests
-        self.assigned: set[tuple] = set()       # variables written anywhere in the function
+        # Where each variable is written (offsets of the writing expressions): a variable
+        # is invariant in a nest that contains none of its writes.
+        self.writes: dict[tuple, list[int]] = {}
         self.address_taken: set[tuple] = set()
-        self.has_calls = False
+        self.calls: list[int] = []              # offsets of calls (a call may write a global)
+        self.nest_end: dict[int, int] = {}      # nest start offset -> end offset
         for c in fn.walk_preorder():
+            written: set[tuple] = set()
             if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
                 op = binary_operator(c)
                 if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
-                    self._mark(next(c.get_children()), self.assigned)
+                    self._mark(next(c.get_children()), written)
             elif c.kind == K.UNARY_OPERATOR:
                 op = unary_operator(c)
                 kids = list(c.get_children())
                 if op in ("post++", "post--", "pre++", "pre--") and kids:
-                    self._mark(kids[0], self.assigned)
+                    self._mark(kids[0], written)
                 elif op == "&" and kids:
                     self._mark(kids[0], self.address_taken)
             elif c.kind == K.CALL_EXPR:
-                self.has_calls = True
+                self.calls.append(c.extent.start.offset)
+            for key in written:
+                self.writes.setdefault(key, []).append(c.extent.start.offset)
 
     @staticmethod
     def _mark(c: ci.Cursor, into: set) -> None:
@@ -142,12 +148,16 @@ class _Function:
         if decl.type.is_volatile_qualified():
             return False
         key = _decl_key(decl)
-        if key in self.assigned or key in self.address_taken:
+        if key in self.address_taken:
+            return False
+        nest_end = self.nest_end.get(nest_start, len(self.data))
+        if any(nest_start <= w < nest_end for w in self.writes.get(key, ())):
             return False
         local = decl.semantic_parent is not None and decl.semantic_parent.kind == K.FUNCTION_DECL
         if decl.kind == K.PARM_DECL or (local and decl.storage_class != ci.StorageClass.STATIC):
             return decl.location.file is not None and decl.location.offset < nest_start
-        return not self.has_calls  # a global: any call might change it
+        # A global or static: a call anywhere in the function might change it.
+        return not self.calls and key not in self.writes
 
     # ---- statements -------------------------------------------------------------
 
@@ -155,18 +165,23 @@ class _Function:
         """Find outermost analysable for-loops below `c` and build a nest for each."""
         for ch in c.get_children():
             if ch.kind == K.FOR_STMT:
+                self.nest_end[ch.extent.start.offset] = ch.extent.end.offset
                 loop = self.loop(ch, depth=0, outer={}, nest_start=ch.extent.start.offset)
                 if loop is None:
                     self.scan(ch)
                     continue
                 nest = LoopNest(function=self.fn.spelling, root=loop, file=self.main)
-                self.check_nest(nest)
+                self.check_nest(nest, ch)
                 self.nests.append(nest)
             else:
                 self.scan(ch)
 
-    def check_nest(self, nest: LoopNest) -> None:
+    def check_nest(self, nest: LoopNest, cursor: ci.Cursor) -> None:
         start, end = nest.root.start, nest.root.end
+        if any(d.kind == K.LABEL_STMT for d in cursor.walk_preorder()):
+            # A goto from outside would enter the nest without the values taken at entry.
+            nest.skipped = "a label inside the nest (a jump into it would skip nest entry)"
+            return
         text = self.data[start:end]
         if b"#" in text and b"pragma" in text:
             nest.skipped = "a #pragma inside the nest (OpenMP or similar): left unchanged"

@@ -72,13 +72,14 @@ class NestEmitter:
                 hk = plan.hints.index(h)
                 if h.indirect_index is not None:
                     vol_terms.append(f"({U}){opts.page_size}")
+                    decls.append(f"int {self.name('started', hk)} = 0;")
+                    if pipe is not root:
+                        resets.setdefault(pid, []).append(f"{self.name('started', hk)} = 0;")
                     continue
                 decls += self.stream_decls(h, hk)
                 vol_terms.append(f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
                                  f"({U}){opts.page_size} : {self.name('a', hk)}) / "
                                  f"({U}){h.distance_scale}")
-                if pipe is not root:
-                    resets.setdefault(pid, []).append(f"{self.name('last', hk)} = 1;")
                 del k
             vol = " + ".join(vol_terms) or f"({U})1"
             if opts.preset == "paper":
@@ -124,7 +125,7 @@ class NestEmitter:
                f"const {U} {g} = {granule};",
                f"{U} {self.name('last', k)} = 1;"]
         if h.release is not None:
-            out.append(f"{U} {self.name('first', k)} = 0;")
+            out.append(f"{U} {self.name('rel', k)} = 0;")
             out.append(f"const {U} {self.name('lag', k)} = ({a} == 0 || {a} >= {g}) ? 1 : "
                        f"(2 * {g} + {a} - 1) / {a};")
         return out
@@ -133,6 +134,16 @@ class NestEmitter:
         return {lp.var: sym_c(lp.lower_sym or {}) for lp in h.inner_at_lower}
 
     def stream_code(self, h: Hint, k: int, d: str) -> str:
+        """Block prefetches `d` iterations ahead of the reference, releases behind it.
+
+        The stream is the reference's address sequence, not one run of the pipelining
+        loop: when the loop is entered again (the next row) and the look-ahead block is
+        the one after the last (rows laid out one after another), the stream just goes
+        on; otherwise it restarts with a prolog (mostly filtered at run time when the
+        blocks were prefetched before).  Releases cover everything from the release
+        frontier up to the block `lag` iterations behind the trailing reference, as long
+        as the stream moves on within its look-ahead window.
+        """
         site = self.name("site", k)
         s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
         last = self.name("last", k)
@@ -140,30 +151,34 @@ class NestEmitter:
         span = f"(2 * {g})" if h.inner_at_lower else g
         mask = f"~({g} - 1)"
         ahead = f"({d} * ({U}){h.distance_scale})"
+        up = f"({s} < UINTPTR_MAX / 2)"
+        step = f"({a} >= {g} ? {a} : {g})"      # how far the look-ahead block moves per step
         parts = [f"FORESIGHT_SITE({site}, {_c_string(h.ref.text)});",
                  f"const {U} __fs_now = {now};",
                  f"const {U} __fs_b = (__fs_now + {ahead} * {s}) & {mask};",
                  f"if (__fs_b != {last}) {{"]
-        prolog = (f"if ({last} == 1) {{ {U} __fs_t; const {U} __fs_inc = "
-                  f"{a} >= {g} || {a} == 0 ? 1 : {g} / {a};")
-        if h.release is not None:
-            prolog += f" {self.name('first', k)} = __fs_now & {mask};"
-        prolog += (f" for (__fs_t = 0; __fs_t <= {ahead}; __fs_t += __fs_inc) "
+        cont = (f"{last} != 1 && ({up} ? __fs_b > {last} && __fs_b - {last} <= {step} "
+                f": __fs_b < {last} && {last} - __fs_b <= {step})")
+        restart = (f"{U} __fs_t; const {U} __fs_inc = {a} >= {g} || {a} == 0 ? 1 : {g} / {a};"
+                   f" for (__fs_t = 0; __fs_t <= {ahead}; __fs_t += __fs_inc) "
                    f"foresight_prefetch_at(&{site}, (const void *)((__fs_now + __fs_t * {s})"
-                   f" & {mask}), {span}); }}")
-        parts.append(prolog)
-        if h.release is None:
-            parts.append(f"else foresight_prefetch_at(&{site}, (const void *)__fs_b, {span});")
-        else:
-            first, lag = self.name("first", k), self.name("lag", k)
+                   f" & {mask}), {span});")
+        parts.append(f"if ({cont}) foresight_prefetch_at(&{site}, (const void *)__fs_b, {span});"
+                     f" else {{ {restart} }}")
+        if h.release is not None:
+            rel, lag = self.name("rel", k), self.name("lag", k)
             trail = address(h.release, self.subst(h))
+            # The frontier starts at the first block behind the lag, moves with it, and
+            # starts again there after a jump backwards or beyond the window.
+            window = f"({ahead} * {a} + 2 * {g})"
             parts.append(
-                f"else {{ const {U} __fs_r = ({trail} - {lag} * {s}) & {mask}; "
-                f"if ({s} < UINTPTR_MAX / 2 ? __fs_r >= {first} && __fs_r < (__fs_now & {mask})"
-                f" : __fs_r <= {first} && __fs_r > (__fs_now & {mask})) "
-                f"foresight_prefetch_release_at(&{site}, (const void *)__fs_b, {span}, "
-                f"(const void *)__fs_r, {g}); "
-                f"else foresight_prefetch_at(&{site}, (const void *)__fs_b, {span}); }}")
+                f"{{ const {U} __fs_r = ({trail} - {lag} * {s}) & {mask}; "
+                f"if ({rel} != 0 && ({up} ? __fs_r > {rel} && __fs_r - {rel} <= {window} "
+                f": __fs_r < {rel} && {rel} - __fs_r <= {window})) {{ "
+                f"if ({up}) foresight_release_at(&{site}, (const void *){rel}, "
+                f"__fs_r - {rel}); else foresight_release_at(&{site}, "
+                f"(const void *)(__fs_r + {g}), {rel} - __fs_r); {rel} = __fs_r; }} "
+                f"else if (__fs_r != {rel}) {rel} = __fs_r; }}")
         parts.append(f"{last} = __fs_b; }}")
         return "{ " + " ".join(parts) + " }"
 
@@ -185,12 +200,21 @@ class NestEmitter:
             last = f"(uintmax_t){bound}"
         ixaddr = address(ix, {lp.var: f"({U})__fs_j"})
         target = f"(({U})({h.ref.base}) + ({U})__fs_x * {sym_c(h.ref.strides[0])})"
+        load = f"(uintmax_t)*(__typeof__({ix.text}) *){ixaddr}"
+        fetch = f"foresight_prefetch_at(&{site}, (const void *){target}, {h.ref.elem_size});"
+        # Prolog, on the first iteration: the targets of this and the next d - 1
+        # iterations (never past the loop's last one), as the steady state covers i + d.
+        started = self.name("started", k)
+        in_range = "__fs_t < __fs_left" if strict else "__fs_t <= __fs_left"
+        step_j = f"{v} + __fs_t" if up else f"{v} - __fs_t"
+        prolog = (f"if (!{started}) {{ uintmax_t __fs_t; {started} = 1; "
+                  f"for (__fs_t = 0; __fs_t < (uintmax_t){d} && {in_range}; __fs_t++) {{ "
+                  f"const uintmax_t __fs_j = {step_j}; const uintmax_t __fs_x = {load}; "
+                  f"{fetch} }} }}")
         return ("{ " + f"FORESIGHT_SITE({site}, {_c_string(h.ref.text)}); "
-                f"const uintmax_t __fs_left = {left}; "
-                f"const uintmax_t __fs_j = {ok} ? {ahead} : {last}; "
-                f"const uintmax_t __fs_x = (uintmax_t)*(__typeof__({ix.text}) *){ixaddr}; "
-                f"foresight_prefetch_at(&{site}, (const void *){target}, "
-                f"{h.ref.elem_size}); " + "}")
+                f"const uintmax_t __fs_left = {left}; {prolog} "
+                f"{{ const uintmax_t __fs_j = {ok} ? {ahead} : {last}; "
+                f"const uintmax_t __fs_x = {load}; {fetch} }} " + "}")
 
 
 def sym_bound(lp: Loop) -> str:
