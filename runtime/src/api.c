@@ -25,6 +25,8 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void fs_init(void)
 {
     fs_config_load();
+    /* Before anything else, so faults are counted from program start. */
+    fs_trace_start();
     if (fs_cfg.disabled)
         return;
     if (sysconf(_SC_PAGESIZE) != (long)FS_PAGE) {
@@ -49,6 +51,7 @@ __attribute__((destructor)) static void fs_fini(void)
     /* Statistics belong to the process that started the runtime, not to forked children. */
     if (fs_cfg.stats && !fs_cfg.disabled && getpid() == owner_pid)
         fs_stats_report();
+    fs_trace_finish();
 }
 
 /* [addr, addr+bytes) as whole pages: outward for prefetch, inward for release.
@@ -81,8 +84,9 @@ static unsigned plan_prefetch(struct foresight_site *site, uintptr_t first, size
     }
     fs_count(site, FS_PAGES_REQUESTED, n);
     /* Section 2.4.1: skip pages known resident; request the first missing page and
-     * everything after it in the block, so a block costs at most one request. */
-    while (n > 0 && fs_residency_test(first)) {
+     * everything after it in the block, so a block costs at most one request.
+     * FORESIGHT_FILTER=0 skips nothing (Figure 12(c), without run-time filtering). */
+    while (fs_cfg.filter && n > 0 && fs_residency_test(first)) {
         first++;
         n--;
     }

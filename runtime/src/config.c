@@ -93,6 +93,16 @@ const char *fs_release_name(enum fs_release_mode m)
 void fs_config_load(void)
 {
     memset(&fs_cfg, 0, sizeof fs_cfg);
+    fs_cfg.filter = true;
+    /* Tracing is a measurement, kept even when hints are disabled (the baseline run). */
+    const char *tr = getenv("FORESIGHT_TRACE");
+    if (tr != NULL && *tr != 0) {
+        if (strlen(tr) < sizeof fs_cfg.trace_path)
+            strcpy(fs_cfg.trace_path, tr);
+        else
+            fprintf(stderr, "foresight: FORESIGHT_TRACE is longer than %zu bytes; not tracing\n",
+                    sizeof fs_cfg.trace_path - 1);
+    }
     const char *d = getenv("FORESIGHT_DISABLE");
     if (d != NULL && *d != 0) {
         if (strcmp(d, "1") == 0) {
@@ -126,6 +136,8 @@ void fs_config_load(void)
     fs_cfg.method = (enum fs_method)env_choice("FORESIGHT_METHOD", method_names, 3, FS_WILLNEED);
     fs_cfg.release = (enum fs_release_mode)env_choice("FORESIGHT_RELEASE", release_names, 4,
                                                       FS_REL_AUTO);
+    static const char *const off_on[] = {"0", "1"};
+    fs_cfg.filter = env_choice("FORESIGHT_FILTER", off_on, 2, 1) == 1;
     fs_cfg.verify_period = env_ulong("FORESIGHT_VERIFY_PERIOD", 1, 1ul << 30, 1024);
     fs_cfg.chunk_bytes = 128u << 10;
     const char *chunk = getenv("FORESIGHT_CHUNK");

@@ -59,6 +59,8 @@ struct fs_config {
     size_t lookahead_bytes; /* FORESIGHT_LOOKAHEAD: bytes a compiled loop keeps in flight */
     unsigned long verify_period;
     enum fs_release_mode release;
+    bool filter;            /* FORESIGHT_FILTER: the user-level residency filter (default on) */
+    char trace_path[4088];  /* FORESIGHT_TRACE: event trace file, "" when off */
 };
 extern struct fs_config fs_cfg;
 
@@ -118,6 +120,18 @@ void fs_issue_release(const struct fs_request *r);
 extern struct fs_queue *fs_queue_global;
 void fs_workers_ensure_started(void);
 void fs_workers_after_fork_child(void);
+
+/* trace.c: FORESIGHT_TRACE event trace (faults, prefetches, releases). */
+extern bool fs_trace_active;
+void fs_trace_start(void);                     /* at start-up: open the file, count faults */
+void fs_trace_finish(void);                    /* at exit: drain, L line, rename */
+void fs_trace_exclude_self(void);              /* a runtime thread: its faults are not traced */
+void fs_trace_prefetch(uintptr_t page, size_t npages, size_t resident_before);
+void fs_trace_release(uintptr_t page, size_t npages);
+static inline bool fs_tracing(void)
+{
+    return __atomic_load_n(&fs_trace_active, __ATOMIC_RELAXED);
+}
 
 /* stats.c: per-site registry and reports. */
 void fs_site_register(struct foresight_site *site);

@@ -81,9 +81,26 @@ static bool unmapped(unsigned char v)
     return v & 0x80;
 }
 
+static bool mapped(unsigned char v)
+{
+    return !(v & 0x80);
+}
+
 static void unmark(uintptr_t page, size_t n)
 {
     fs_residency_clear(page, n);
+}
+
+/* FORESIGHT_TRACE: a P line for a piece with pages to hand to the kernel, before the
+ * reads start, so a fault on a page whose read is still in flight comes after it. */
+static void trace_piece(uintptr_t page, const unsigned char *vec, size_t n, size_t resident,
+                        bool (*wanted)(unsigned char))
+{
+    for (size_t i = 0; i < n; i++)
+        if (wanted(vec[i])) {
+            fs_trace_prefetch(page, n, resident);
+            return;
+        }
 }
 
 void fs_issue_prefetch(const struct fs_request *r)
@@ -122,12 +139,17 @@ void fs_issue_prefetch(const struct fs_request *r)
         any_mapped = true;
         resident += (size_t)res;
         for_each_run(p, vec, n, unmapped, unmark);
+        /* FORESIGHT_FILTER=0: the kernel gets every mapped page and decides itself, as
+         * the paper's system call did without the run-time filter (Figure 12(c)). */
+        bool (*wanted)(unsigned char) = fs_cfg.filter ? missing : mapped;
+        if (fs_tracing())
+            trace_piece(p, vec, n, (size_t)res, wanted);
         if (fs_cfg.method == FS_POPULATE)
-            issued += for_each_run(p, vec, n, missing, populate);
+            issued += for_each_run(p, vec, n, wanted, populate);
         else
-            issued += for_each_run(p, vec, n, missing, willneed);
+            issued += for_each_run(p, vec, n, wanted, willneed);
         if (fs_cfg.method == FS_BOTH)
-            for_each_run(p, vec, n, missing, populate);
+            for_each_run(p, vec, n, wanted, populate);
     }
     if (!any_mapped) {
         fs_count(r->site, FS_BAD_INPUT, 1);
@@ -173,6 +195,8 @@ void fs_issue_release(const struct fs_request *r)
         if (fs_resident_vector(p, n, vec) < 0)
             continue;
         any_mapped = true;
+        if (fs_tracing())
+            fs_trace_release(p, n);
         /* A page prefetched again since the release was asked for is wanted: skip it
          * (the paper's releaser re-checked the bit vector the same way). */
         for (size_t i = 0; i < n; i++)

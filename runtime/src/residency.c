@@ -40,7 +40,16 @@ int fs_residency_init(void)
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (dir == MAP_FAILED || ring == MAP_FAILED)
         return -1;
-    __atomic_store_n(&foresight__dir, (uint64_t *const *)dir, __ATOMIC_RELEASE);
+    /* FORESIGHT_FILTER=0: the inline fast path reads a directory that stays empty, so
+     * every call reaches the library; the runtime keeps its own table for the budget. */
+    uint64_t **shown = dir;
+    if (!fs_cfg.filter) {
+        shown = mmap(NULL, FORESIGHT_DIR_ENTRIES * sizeof *dir, PROT_READ,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (shown == MAP_FAILED)
+            return -1;
+    }
+    __atomic_store_n(&foresight__dir, (uint64_t *const *)shown, __ATOMIC_RELEASE);
     return 0;
 }
 
