@@ -31,9 +31,10 @@
  * wakes every 4096 faults, and a major fault costs tens of microseconds, so
  * it has about 100 ms to run before anything is lost.
  *
- * Output goes through one 64 KiB buffer to PATH.tmp, which is renamed to PATH
- * by the library's destructor (after main returns or exit is called).  A
- * killed program leaves only PATH.tmp.  The file is locked while written, so a
+ * Output goes through one 64 KiB buffer to PATH.tmp, written when full and
+ * after each drain (at least every 100 ms), and PATH.tmp is renamed to PATH by
+ * the library's destructor (after main returns or exit is called).  A killed
+ * program leaves only PATH.tmp, complete up to about 100 ms before its death.  The file is locked while written, so a
  * second process that loads the runtime with the same FORESIGHT_TRACE (a
  * child that execs) does not clobber it: it warns and does not trace.
  */
@@ -227,6 +228,14 @@ static void drain_all(void)
     pthread_mutex_unlock(&drain_mu);
 }
 
+static void flush(void)
+{
+    pthread_mutex_lock(&out_mu);
+    if (__atomic_load_n(&fs_trace_active, __ATOMIC_RELAXED))
+        flush_locked();
+    pthread_mutex_unlock(&out_mu);
+}
+
 static void *drain_main(void *arg)
 {
     struct pollfd *pfd = arg;
@@ -234,6 +243,7 @@ static void *drain_main(void *arg)
     while (!__atomic_load_n(&finished, __ATOMIC_RELAXED)) {
         poll(pfd, (nfds_t)nrings, 100);
         drain_all();
+        flush(); /* a killed program's PATH.tmp then ends at most ~100 ms before its death */
     }
     return NULL;
 }
@@ -350,6 +360,7 @@ void fs_trace_start(void)
     char line[256];
     emit(line, snprintf(line, sizeof line, "# foresight trace 1 page=%ld pid=%ld\n",
                         sysconf(_SC_PAGESIZE), (long)owner));
+    flush(); /* the header is on disk from the start */
     int err = open_fault_events();
     if (err != 0) {
         emit(line, snprintf(line, sizeof line, "# faults unavailable: %s\n", strerror(err)));
