@@ -10,22 +10,39 @@
 
 #include "internal.h"
 
+/* Prefetches and releases wait in separate rings of the same size: workers take
+ * prefetches first, so a burst of releases (each a page-table walk in the kernel)
+ * never delays the prefetches behind it, and a full release ring drops releases,
+ * not prefetches. */
+struct fs_ring {
+    struct fs_request *slots;
+    size_t head, count;
+};
+
 struct fs_queue {
     pthread_mutex_t mu;
     pthread_cond_t nonempty;
-    struct fs_request *slots;
-    size_t cap, head, count;
+    struct fs_ring rings[2]; /* [0] prefetches, [1] releases */
+    size_t cap;
     size_t coalesced;
     bool shutdown;
 };
+
+static struct fs_ring *ring_of(struct fs_queue *q, const struct fs_request *r)
+{
+    return &q->rings[r->kind == FS_REQ_PREFETCH ? 0 : 1];
+}
 
 struct fs_queue *fs_queue_create(size_t slots)
 {
     struct fs_queue *q = calloc(1, sizeof *q);
     if (q == NULL)
         return NULL;
-    q->slots = calloc(slots, sizeof *q->slots);
-    if (q->slots == NULL) {
+    q->rings[0].slots = calloc(slots, sizeof *q->rings[0].slots);
+    q->rings[1].slots = calloc(slots, sizeof *q->rings[1].slots);
+    if (q->rings[0].slots == NULL || q->rings[1].slots == NULL) {
+        free(q->rings[0].slots);
+        free(q->rings[1].slots);
         free(q);
         return NULL;
     }
@@ -41,7 +58,8 @@ void fs_queue_destroy(struct fs_queue *q)
         return;
     pthread_mutex_destroy(&q->mu);
     pthread_cond_destroy(&q->nonempty);
-    free(q->slots);
+    free(q->rings[0].slots);
+    free(q->rings[1].slots);
     free(q);
 }
 
@@ -50,17 +68,18 @@ void fs_queue_reset(struct fs_queue *q)
     /* After fork only this thread exists: the old lock state is meaningless. */
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->nonempty, NULL);
-    q->head = q->count = 0;
+    q->rings[0].head = q->rings[0].count = 0;
+    q->rings[1].head = q->rings[1].count = 0;
     q->shutdown = false;
 }
 
-/* Merge R into the newest queued request when they touch; true if merged. */
-static bool coalesce_locked(struct fs_queue *q, const struct fs_request *r)
+/* Merge R into the newest queued request of its kind when they touch; true if merged. */
+static bool coalesce_locked(struct fs_queue *q, struct fs_ring *g, const struct fs_request *r)
 {
-    if (q->count == 0)
+    if (g->count == 0)
         return false;
-    struct fs_request *t = &q->slots[(q->head + q->count - 1) % q->cap];
-    if (t->kind != r->kind || t->site != r->site)
+    struct fs_request *t = &g->slots[(g->head + g->count - 1) % q->cap];
+    if (t->site != r->site)
         return false;
     uintptr_t t_end = t->page + t->npages, r_end = r->page + r->npages;
     if (r->page > t_end || r_end < t->page)
@@ -79,14 +98,15 @@ unsigned fs_queue_push(struct fs_queue *q, const struct fs_request *reqs, unsign
     bool added = false;
     pthread_mutex_lock(&q->mu);
     for (unsigned i = 0; i < n; i++) {
-        if (coalesce_locked(q, &reqs[i]))
+        struct fs_ring *g = ring_of(q, &reqs[i]);
+        if (coalesce_locked(q, g, &reqs[i]))
             continue;
-        if (q->count == q->cap || q->shutdown) {
+        if (g->count == q->cap || q->shutdown) {
             dropped |= 1u << i;
             continue;
         }
-        q->slots[(q->head + q->count) % q->cap] = reqs[i];
-        q->count++;
+        g->slots[(g->head + g->count) % q->cap] = reqs[i];
+        g->count++;
         added = true;
     }
     if (added)
@@ -98,13 +118,14 @@ unsigned fs_queue_push(struct fs_queue *q, const struct fs_request *reqs, unsign
 bool fs_queue_pop(struct fs_queue *q, struct fs_request *out)
 {
     pthread_mutex_lock(&q->mu);
-    while (q->count == 0 && !q->shutdown)
+    while (q->rings[0].count == 0 && q->rings[1].count == 0 && !q->shutdown)
         pthread_cond_wait(&q->nonempty, &q->mu);
-    bool ok = q->count > 0;
+    struct fs_ring *g = q->rings[0].count > 0 ? &q->rings[0] : &q->rings[1];
+    bool ok = g->count > 0;
     if (ok) {
-        *out = q->slots[q->head];
-        q->head = (q->head + 1) % q->cap;
-        q->count--;
+        *out = g->slots[g->head];
+        g->head = (g->head + 1) % q->cap;
+        g->count--;
     }
     pthread_mutex_unlock(&q->mu);
     return ok;

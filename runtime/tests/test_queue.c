@@ -1,4 +1,5 @@
-/* The request queue: FIFO order, coalescing of touching requests, drop when full. */
+/* The request queue: FIFO order per kind, prefetches before releases, coalescing of
+ * touching requests of one kind and site, drop when a kind's ring is full. */
 #include "check.h"
 #include "internal.h"
 
@@ -15,27 +16,40 @@ int main(void)
     r.page = 98;  /* overlapping */
     CHECK_EQ(fs_queue_push(q, &r, 1), 0);
     CHECK_EQ(fs_queue_coalesced(q), 3);
+    /* A release between two touching prefetches does not stop them merging. */
+    struct fs_request rel = {.page = 10, .npages = 1, .kind = FS_REQ_RELEASE, .site = &a};
+    CHECK_EQ(fs_queue_push(q, &rel, 1), 0);
+    r.page = 108;
+    CHECK_EQ(fs_queue_push(q, &r, 1), 0);
+    CHECK_EQ(fs_queue_coalesced(q), 4);
     r.page = 200; /* not touching: a new slot */
     CHECK_EQ(fs_queue_push(q, &r, 1), 0);
     r.page = 204; r.site = &b; /* touching but another site */
     CHECK_EQ(fs_queue_push(q, &r, 1), 0);
-    r.page = 208; r.kind = FS_REQ_RELEASE; /* another kind */
+    r.page = 300; r.site = &a;
     CHECK_EQ(fs_queue_push(q, &r, 1), 0);
-    /* Full (4 slots): a bundle of two new requests is dropped whole, reported per request. */
-    struct fs_request two[2] = {{.page = 500, .npages = 1, .site = &a},
-                                {.page = 600, .npages = 1, .site = &a}};
-    CHECK_EQ(fs_queue_push(q, two, 2), 3);
+    /* The prefetch ring is full (4 slots): a bundle of a prefetch and a release drops
+     * the prefetch only, reported per request. */
+    struct fs_request two[2] = {{.page = 500, .npages = 1, .kind = FS_REQ_PREFETCH, .site = &a},
+                                {.page = 600, .npages = 1, .kind = FS_REQ_RELEASE, .site = &a}};
+    CHECK_EQ(fs_queue_push(q, two, 2), 1);
 
+    /* Prefetches come out first, in order, then the releases. */
     struct fs_request out;
     CHECK(fs_queue_pop(q, &out));
     CHECK_EQ(out.page, 96);
-    CHECK_EQ(out.npages, 12);
+    CHECK_EQ(out.npages, 16);
     CHECK(fs_queue_pop(q, &out));
     CHECK_EQ(out.page, 200);
     CHECK(fs_queue_pop(q, &out));
     CHECK(out.site == &b);
     CHECK(fs_queue_pop(q, &out));
+    CHECK_EQ(out.page, 300);
+    CHECK(fs_queue_pop(q, &out));
     CHECK_EQ(out.kind, FS_REQ_RELEASE);
+    CHECK_EQ(out.page, 10);
+    CHECK(fs_queue_pop(q, &out));
+    CHECK_EQ(out.page, 600);
     fs_queue_shutdown(q);
     CHECK(!fs_queue_pop(q, &out)); /* empty and shut down: no wait */
     fs_queue_destroy(q);

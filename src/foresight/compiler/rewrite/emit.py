@@ -142,7 +142,8 @@ class NestEmitter:
         on; otherwise it restarts with a prolog (mostly filtered at run time when the
         blocks were prefetched before).  Releases cover everything from the release
         frontier up to the block `lag` iterations behind the trailing reference, as long
-        as the stream moves on within its look-ahead window.
+        as the stream moves on within its look-ahead window; a stride of a block or more
+        releases only the blocks the reference touched, never the data in between.
         """
         site = self.name("site", k)
         s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
@@ -175,7 +176,9 @@ class NestEmitter:
                 f"{{ const {U} __fs_r = ({trail} - {lag} * {s}) & {mask}; "
                 f"if ({rel} != 0 && ({up} ? __fs_r > {rel} && __fs_r - {rel} <= {window} "
                 f": __fs_r < {rel} && {rel} - __fs_r <= {window})) {{ "
-                f"if ({up}) foresight_release_at(&{site}, (const void *){rel}, "
+                f"if ({a} >= {g}) foresight_release_at(&{site}, (const void *)"
+                f"({up} ? __fs_r - {a} : __fs_r + {a}), {g}); "
+                f"else if ({up}) foresight_release_at(&{site}, (const void *){rel}, "
                 f"__fs_r - {rel}); else foresight_release_at(&{site}, "
                 f"(const void *)(__fs_r + {g}), {rel} - __fs_r); {rel} = __fs_r; }} "
                 f"else if (__fs_r != {rel}) {rel} = __fs_r; }}")
