@@ -164,3 +164,29 @@ void f(double *y, long n)
 }
 """)
     assert nest["skipped"] and "label" in nest["skipped"]
+
+
+def test_indirect_target_known_to_fit_in_memory_is_not_prefetched(tmp_path):
+    nests = report(tmp_path, """
+#include <stdlib.h>
+static double big[1 << 24];   /* 128 MiB: more than the 64 MiB assumed */
+static double small[1 << 10];
+void f(const int *key, long n)
+{
+    long *count = calloc(1024, sizeof *count);
+    long *heap = malloc(1 << 20);
+    for (long i = 0; i < n; i++)
+        count[key[i]]++;
+    for (long i = 0; i < n; i++)
+        heap[key[i]] += 1;
+    for (long i = 0; i < n; i++)
+        big[key[i]] += small[key[i]];
+    free(count);
+    free(heap);
+}
+""")
+    decided = " | ".join(d for nest in nests for d in nest.get("decisions", []))
+    assert "count[key[i]]: indirect not prefetched: its object (8192 bytes)" in decided
+    assert "heap[key[i]]: indirect not prefetched: its object (1048576 bytes)" in decided
+    assert "small[key[i]]: indirect not prefetched: its object (8192 bytes)" in decided
+    assert "big[key[i]]: indirect, predicate True" in decided

@@ -125,6 +125,7 @@ class ArrayRef:
     conditional: bool         # not executed on every iteration of its innermost loop
     indirect: ArrayRef | None = None  # a[b[...]]: the index reference b[...]
     offset: Affine | None = None      # byte offset from base as an affine function
+    object_bytes: int | None = None   # size of the whole object, when the source fixes it
 
     def byte_offset(self) -> Affine:
         """Σ subscript_k · stride_k: the address minus the base, affine in the loop variables."""

@@ -473,8 +473,44 @@ class _Function:
         ref = ArrayRef(text=self.text(c), line=c.location.line, base=base_text,
                        subscripts=subs if indirect is None else [], strides=strides,
                        elem_size=elem_size, is_write=parent_write, conditional=conditional,
-                       indirect=indirect)
+                       indirect=indirect, object_bytes=self.object_bytes(cur))
         return ref
+
+    def object_bytes(self, c: ci.Cursor) -> int | None:
+        """Size of the object an array base names, when the source fixes it: an array
+        of constant size, or a local pointer never written after its initializer
+        `malloc(N)` / `calloc(N, M)` with constant arguments."""
+        if c.kind != K.DECL_REF_EXPR or c.referenced is None:
+            return None
+        d = c.referenced
+        kind = d.type.get_canonical().kind
+        if kind == ci.TypeKind.CONSTANTARRAY and d.kind == K.VAR_DECL:
+            size = d.type.get_size()
+            return size if size > 0 else None
+        if kind != ci.TypeKind.POINTER or d.kind != K.VAR_DECL:
+            return None
+        key = _decl_key(d)
+        if key in self.writes or key in self.address_taken:
+            return None
+        init = [k for k in d.get_children() if k.kind.is_expression()]
+        if len(init) != 1:
+            return None
+        call = _strip(init[0])
+        while call.kind == K.CSTYLE_CAST_EXPR:
+            kids = [k for k in call.get_children() if k.kind.is_expression()]
+            if not kids:
+                return None
+            call = _strip(kids[-1])
+        if call.kind != K.CALL_EXPR or call.spelling not in ("malloc", "calloc"):
+            return None
+        args = [evaluate_int(a) for a in list(call.get_arguments())]
+        if not args or any(a is None or a < 0 for a in args):
+            return None
+        if call.spelling == "malloc" and len(args) == 1:
+            return args[0]
+        if call.spelling == "calloc" and len(args) == 2:
+            return args[0] * args[1]
+        return None
 
     def base(self, c: ci.Cursor, nest_start: int) -> str | None:
         """C text of an array base whose address needs no load but of invariant variables."""

@@ -81,6 +81,15 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             if not opts.indirect:
                 plan.decisions.append(f"{r.text}: indirect not prefetched: --no-indirect")
                 continue
+            memory = opts.memory_bytes or 64 << 20
+            if (opts.preset != "paper" and r.object_bytes is not None
+                    and r.object_bytes * 8 <= memory):
+                # The paper prefetches every indirect reference (Section 3.2.2.3) and pays
+                # for it where the target is small (Figure 18, ranking); an object much
+                # smaller than memory stays resident once touched (Section 3.1's rule).
+                plan.decisions.append(f"{r.text}: indirect not prefetched: its object "
+                                      f"({r.object_bytes} bytes) stays in memory")
+                continue
             moving = [lp for lp in f.loops if r.indirect.byte_offset().coeff(lp.var)]
             lp = moving[-1] if moving else f.loops[-1]
             why = _indirect_unsafe(f, lp)
