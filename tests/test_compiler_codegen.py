@@ -190,3 +190,49 @@ void f(const int *key, long n)
     assert "heap[key[i]]: indirect not prefetched: its object (1048576 bytes)" in decided
     assert "small[key[i]]: indirect not prefetched: its object (8192 bytes)" in decided
     assert "big[key[i]]: indirect, predicate True" in decided
+
+
+def test_local_defined_inside_the_nest_stands_for_its_initializer(tmp_path):
+    (nest,) = report(tmp_path, """
+void f(double *a, int *col, long n, long m)
+{
+    for (long i = 0; i < n; i++) {
+        long start = i * (m + 1);
+        for (long k = 0; k < m; k++)
+            a[start + k + 1] = col[start + k];
+    }
+}
+""")
+    kinds = {r["ref"]: r["kind"] for r in nest["references"]}
+    assert kinds["a[start + k + 1]"] == "affine" and kinds["col[start + k]"] == "affine"
+    offsets = {r["ref"]: r["byte_offset"] for r in nest["references"]}
+    assert "m" in offsets["a[start + k + 1]"] and "i" in offsets["a[start + k + 1]"]
+    # A local written after its initializer is not a definition.
+    (nest,) = report(tmp_path, """
+void f(double *a, long n, long m)
+{
+    for (long i = 0; i < n; i++) {
+        long start = i * m;
+        if (a[0] > 0)
+            start++;
+        for (long k = 0; k < m; k++)
+            a[start + k] = 0;
+    }
+}
+""")
+    assert "a[start + k]" not in {h["ref"] for h in nest["hints"]}
+
+
+def test_data_reused_across_a_loop_of_unknown_volume_is_not_released(tmp_path):
+    (nest,) = report(tmp_path, """
+void f(double *a, const double *w, long n, long m)
+{
+    for (long i = 0; i < n; i++)
+        for (long k = 0; k < m; k++)
+            a[i * m + k] += w[k];
+}
+""")
+    decided = {h["ref"]: h["release"] for h in nest["hints"]}
+    assert decided["w[k]"] is None            # reused for every i: kept
+    assert decided["a[i * m + k]"] == "a[i * m + k]"
+    assert any("known only at run time" in d for d in nest["decisions"])

@@ -106,6 +106,7 @@ class _Function:
         self.address_taken: set[tuple] = set()
         self.calls: list[int] = []              # offsets of calls (a call may write a global)
         self.nest_end: dict[int, int] = {}      # nest start offset -> end offset
+        self.expanding: set[tuple] = set()      # locals being replaced by their initializer
         for c in fn.walk_preorder():
             written: set[tuple] = set()
             if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
@@ -566,7 +567,36 @@ class _Function:
                 return Affine({loops[key]: sym_const(1)}, {})
             if self.invariant_var(c.referenced, nest_start):
                 return Affine({}, sym_atom(c.referenced.spelling))
+            return self.local_definition(c.referenced, loops, nest_start)
+        return self.affine_operator(c, loops, nest_start)
+
+    def local_definition(self, d: ci.Cursor, loops: dict[tuple, str],
+                         nest_start: int) -> Affine | None:
+        """A local declared inside the nest and never written after its initializer
+        (`long start = i * (m + 1);`) stands for its initializer, when that is affine:
+        it is recomputed from the enclosing loop variables each time its block runs."""
+        if d.kind != K.VAR_DECL or d.location.file is None:
             return None
+        if d.type.is_volatile_qualified() or d.storage_class == ci.StorageClass.STATIC:
+            return None
+        nest_end = self.nest_end.get(nest_start, len(self.data))
+        if not nest_start <= d.location.offset < nest_end:
+            return None
+        key = _decl_key(d)
+        if key in self.writes or key in self.address_taken or key in self.expanding:
+            return None
+        init = [k for k in d.get_children() if k.kind.is_expression()]
+        if len(init) != 1:
+            return None
+        self.expanding.add(key)
+        try:
+            return self.affine(init[0], loops, nest_start)
+        finally:
+            self.expanding.discard(key)
+
+    def affine_operator(self, c: ci.Cursor, loops: dict[tuple, str],
+                        nest_start: int) -> Affine | None:
+        """`c`, an arithmetic operator, as an affine function (None if it is not one)."""
         if c.kind == K.BINARY_OPERATOR:
             op = binary_operator(c)
             kids = list(c.get_children())

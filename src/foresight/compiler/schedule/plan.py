@@ -113,11 +113,12 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
                                   "enclosing loops: prefetched on first touch only "
                                   "(the run-time filter drops repeats)")
         trailing = _trailing(f, facts.refs)
-        release = trailing if _releasable(f, pipe) else None
+        keep = _kept(f, pipe, facts.volume)
+        release = trailing if keep is None else None
         scale = 2 if id(r) in index_refs else 1
         plan.hints.append(Hint(r, pipe, moved, release, distance_scale=scale))
         rel = f"released behind {trailing.text}" if release is not None else (
-            "not released (reused while in memory)")
+            f"not released ({keep})")
         plan.decisions.append(f"{r.text}: predicate {f.predicate}; {why}; {rel}")
     if opts.preset == "paper":
         for lp in plan.pipes():
@@ -156,12 +157,22 @@ def _temporal_outside_only(f: RefFacts, pipe: Loop) -> bool:
     return all(f.locality[lp.var] not in ("temporal", "spatial") for lp in f.loops[:idx])
 
 
-def _releasable(f: RefFacts, pipe: Loop) -> bool:
-    """Release only data the nest will not touch again while it could still be in memory."""
+def _kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None]) -> str | None:
+    """Why the reference's data is not released, or None to release it: release only
+    data the nest will not touch again while it could still be in memory.
+
+    Data reused across an outer loop whose per-iteration volume is unknown at compile
+    time (symbolic trip counts) is kept: if that volume is small, releasing it would
+    page it out and back in on every iteration, while keeping data that does not fit
+    only leaves its eviction to the kernel."""
     idx = f.loops.index(pipe)
-    # A run-time stride ("?") needs no exception: a release only touches blocks the stream
-    # has passed since it entered the pipelining loop, never those a next row reuses.
-    return all(f.locality[lp.var] in ("none", "?") for lp in f.loops[:idx])
+    for lp in f.loops[:idx]:
+        if f.locality[lp.var] not in ("none", "?"):
+            return "reused while in memory"
+        if f.reuse[lp.var] in ("temporal", "spatial") and volume.get(lp.var) is None:
+            return (f"reused across {lp.var}, whose iterations' data volume is known only "
+                    "at run time")
+    return None
 
 
 def _trailing(f: RefFacts, refs: list[RefFacts]) -> ArrayRef:
