@@ -297,3 +297,19 @@ def test_startup_path_does_not_import_the_compiler(project):
             " 'foresight.compiler.pipeline'))]; sys.exit(rc or bool(bad))")
     p = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True)
     assert p.returncode == 0, p.stderr
+
+
+def test_libraries_stay_after_the_objects_that_need_them(tmp_path, cc):
+    # `cc a.c -o a -lm`: the linker resolves -lm only for objects before it, so the
+    # transformed object must take the source's place, not move behind the libraries.
+    (tmp_path / "m.c").write_text(
+        "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+        "int main(int argc, char **argv) {\n  (void)argc;\n"
+        "  long n = atol(argv[1]);\n  double *a = malloc((size_t)n * sizeof *a), s = 0;\n"
+        "  for (long i = 0; i < n; i++)\n    a[i] = sqrt((double)i);\n"
+        "  for (long i = 0; i < n; i++)\n    s += a[i];\n"
+        "  printf(\"%.3f\\n\", s);\n  free(a);\n  return 0;\n}\n")
+    fcc("-O2", "m.c", "-o", "m", "-lm", cwd=tmp_path)
+    out = subprocess.run(["./m", "100"], cwd=tmp_path, capture_output=True, text=True,
+                         check=True).stdout
+    assert out == f"{sum(i ** 0.5 for i in range(100)):.3f}\n"

@@ -84,8 +84,11 @@ def _is_dependency_arg(args: list[str], i: int) -> int:
     return 0
 
 
-def common_flags(cl: CommandLine, keep_deps: bool) -> list[str]:
-    """The user's flags without inputs, -o, -x, the mode and (unless keep_deps) -M options."""
+def common_flags(cl: CommandLine, keep_deps: bool,
+                 inputs: dict[int, list[str]] | None = None) -> list[str]:
+    """The user's flags without inputs, -o, -x, the mode and (unless keep_deps) -M options.
+    With `inputs` (argument index -> replacement), each input is replaced in place, so
+    libraries keep their position after the objects that need them (`a.c -lm`)."""
     from foresight.driver.args import TAKES_VALUE
 
     input_at = {inp.index for inp in cl.inputs}
@@ -94,6 +97,8 @@ def common_flags(cl: CommandLine, keep_deps: bool) -> list[str]:
     while i < len(args):
         a = args[i]
         if i in input_at or a in ("-c", "-S"):
+            if inputs is not None and i in inputs:
+                out += inputs[i]
             i += 1
             continue
         if a in ("-o", "-x") or a.startswith(("-o", "-x")):

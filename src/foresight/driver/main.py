@@ -207,11 +207,11 @@ def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path) 
         return rc
     others = [inp for inp in cl.inputs if not inp.is_c]
     compiles_more = any(not _is_object(inp) for inp in others)
-    cmd = [*compiler, *cc.common_flags(cl, keep_deps=compiles_more)]
+    placed = {inp.index: [objects[inp.index]] if inp.index in objects else _with_lang([inp])
+              for inp in cl.inputs}
+    cmd = [*compiler, *cc.common_flags(cl, keep_deps=compiles_more, inputs=placed)]
     if cl.output is not None:
         cmd += ["-o", cl.output]
-    for inp in cl.inputs:
-        cmd += [objects[inp.index]] if inp.index in objects else _with_lang([inp])
     rc = cc.run(cmd + cc.runtime_libs(cl.args))
     if rc != 0:
         cc.remove(cl.output or "a.out")
