@@ -33,6 +33,51 @@
  *   FORESIGHT_VERIFY_PERIOD=N    filtered calls per site between mincore checks (default 1024)
  *   FORESIGHT_RELEASE=M          auto | cold | pageout | off   (default auto: MADV_COLD, and
  *                                MADV_PAGEOUT when the cgroup is near its limit)
+ *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's
+ *                                "without run-time filtering" (Figure 12(c)): no call is
+ *                                filtered inline or in the library, and the workers hand every
+ *                                mapped page of a request to the kernel, resident or not.  The
+ *                                memory budget, the queue (its limit and coalescing of touching
+ *                                requests) and releases work as usual; statistics count
+ *                                considered/issued/pages as usual and `filtered` stays 0.
+ *   FORESIGHT_TRACE=PATH         write an event trace to PATH (below).  Works with
+ *                                FORESIGHT_DISABLE=1 too (faults only): the baseline run.
+ *
+ * The event trace (FORESIGHT_TRACE=PATH), for measuring prefetch coverage from real faults.
+ * Text, one event per line; fields separated by one space; addresses hex with 0x; t_ns is
+ * CLOCK_MONOTONIC in nanoseconds.  Lines are written as events are collected, not in time
+ * order: sort by t_ns.
+ *   # foresight trace 1 page=4096 pid=<pid>               first line
+ *   # faults unavailable: <strerror>                      perf_event_open failed (no F lines)
+ *   F <page address> <t_ns>                               a major page fault of an application
+ *                                                         thread; t_ns is when the kernel
+ *                                                         finished handling it (a fault is
+ *                                                         known to be major only then)
+ *   P <page address> <npages> <resident_before> <t_ns>    a prefetch handed to the kernel
+ *                                                         after filtering and coalescing, in
+ *                                                         pieces of at most 512 pages: pages
+ *                                                         [addr, addr + npages*page), of which
+ *                                                         mincore() found resident_before
+ *                                                         resident just before the reads were
+ *                                                         started (t_ns).  With the filter on
+ *                                                         a piece appears only when some page
+ *                                                         of it was missing.
+ *   R <page address> <npages> <t_ns>                      pages released (rounded inward; a
+ *                                                         piece of at most 512 pages)
+ *   L <lost_fault_samples>                                last line: fault samples the kernel
+ *                                                         dropped because a buffer was full
+ * A fault on a page whose read the prefetch started but has not finished is an F line
+ * after (in t_ns) the P line covering it: the kernel waits for the read and counts a major
+ * fault.  A page that arrived in time costs at most a minor fault, which is not traced.
+ * So "prefetched hit" = in a P range and no later F; "prefetched fault" = an F after a P
+ * covering the page (too late, or evicted again); "nonprefetched fault" = an F with no P
+ * before it.  Faults are counted from the runtime's start-up (a constructor, before main)
+ * in the thread that loaded it and in every thread it creates later, except the runtime's
+ * own threads; not in forked children (they neither write nor rename the trace) nor in
+ * programs it execs.  The trace is written to PATH.tmp and renamed to PATH when the program
+ * returns from main or calls exit(); a killed program (or one calling _exit) leaves only
+ * PATH.tmp.  An unwritable PATH gives one message on stderr and no trace; the program runs
+ * unchanged.
  */
 #ifndef FORESIGHT_H
 #define FORESIGHT_H

@@ -49,6 +49,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +78,8 @@ static bool out_failed;
 static int out_errno;
 static char out_buf[64 << 10];
 static size_t out_len;
+static off_t out_written; /* bytes written to the file */
+static off_t out_shed;    /* bytes written back and dropped from the page cache */
 
 static pthread_mutex_t drain_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ring *rings;
@@ -111,9 +114,31 @@ static void flush_locked(void)
             out_errno = n < 0 ? errno : EIO;
         } else {
             done += (size_t)n;
+            out_written += n;
         }
     }
     out_len = 0;
+}
+
+/*
+ * The trace file's page cache is charged to the program's memory cgroup: left
+ * there it would take a few MiB of the cap the measurement is about.  The drain
+ * thread writes it back and drops it every 256 KiB (under drain_mu, which the
+ * destructor takes before closing the file; never under out_mu, so the workers
+ * do not wait for the disk).
+ */
+static void shed_locked(void)
+{
+    pthread_mutex_lock(&out_mu);
+    off_t upto = out_written;
+    pthread_mutex_unlock(&out_mu);
+    if (upto - out_shed < (256 << 10))
+        return;
+    sync_file_range(out_fd, out_shed, upto - out_shed,
+                    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                        SYNC_FILE_RANGE_WAIT_AFTER);
+    posix_fadvise(out_fd, out_shed, upto - out_shed, POSIX_FADV_DONTNEED);
+    out_shed = upto;
 }
 
 static void emit_locked(const char *line, size_t n)
@@ -244,6 +269,10 @@ static void *drain_main(void *arg)
         poll(pfd, (nfds_t)nrings, 100);
         drain_all();
         flush(); /* a killed program's PATH.tmp then ends at most ~100 ms before its death */
+        pthread_mutex_lock(&drain_mu);
+        if (!finished)
+            shed_locked();
+        pthread_mutex_unlock(&drain_mu);
     }
     return NULL;
 }
@@ -351,6 +380,16 @@ void fs_trace_start(void)
                 fs_cfg.trace_path, tmp_path, strerror(errno));
         close(fd);
         return;
+    }
+    /* Out of the way of the program's own descriptors: a program that closes a descriptor
+     * it did not open and reuses the number must not get trace lines in its file. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(rl.rlim_cur < 4096 ? rl.rlim_cur / 2 : 2048));
+        if (high >= 0) {
+            close(fd);
+            fd = high;
+        }
     }
     owner = getpid();
     out_fd = fd;
