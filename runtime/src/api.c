@@ -142,6 +142,12 @@ static unsigned plan_prefetch_range(struct foresight_site *site, const void *add
         fs_count(site, FS_BAD_INPUT, 1);
         return 0;
     }
+    if (fs_queue_global != NULL && fs_queue_full(fs_queue_global, FS_REQ_PREFETCH)) {
+        /* The workers are behind: drop at once, without marking pages or queueing
+         * behind the lock (a random-access loop can hint far faster than the disk). */
+        fs_count(site, FS_DROPPED_QUEUE, 1);
+        return 0;
+    }
     return plan_prefetch(site, first, n, out);
 }
 

@@ -103,6 +103,9 @@ unsigned fs_queue_push(struct fs_queue *q, const struct fs_request *reqs, unsign
 /* Block until a request is available; false when the queue is shutting down. */
 bool fs_queue_pop(struct fs_queue *q, struct fs_request *out);
 void fs_queue_shutdown(struct fs_queue *q);
+/* True when a request of KIND would be dropped for a full queue (checked without the
+ * lock, so a caller can drop a hint without marking pages or waiting for the lock). */
+bool fs_queue_full(const struct fs_queue *q, enum fs_kind kind);
 size_t fs_queue_coalesced(const struct fs_queue *q);
 
 /* budget.c: the memory budget prefetches must stay within. */

@@ -106,7 +106,7 @@ unsigned fs_queue_push(struct fs_queue *q, const struct fs_request *reqs, unsign
             continue;
         }
         g->slots[(g->head + g->count) % q->cap] = reqs[i];
-        g->count++;
+        __atomic_store_n(&g->count, g->count + 1, __ATOMIC_RELAXED);
         added = true;
     }
     if (added)
@@ -125,10 +125,17 @@ bool fs_queue_pop(struct fs_queue *q, struct fs_request *out)
     if (ok) {
         *out = g->slots[g->head];
         g->head = (g->head + 1) % q->cap;
-        g->count--;
+        __atomic_store_n(&g->count, g->count - 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&q->mu);
     return ok;
+}
+
+/* Without the lock, for callers that would only be dropped: may be briefly stale. */
+bool fs_queue_full(const struct fs_queue *q, enum fs_kind kind)
+{
+    const struct fs_ring *g = &q->rings[kind == FS_REQ_PREFETCH ? 0 : 1];
+    return __atomic_load_n(&g->count, __ATOMIC_RELAXED) >= q->cap;
 }
 
 void fs_queue_shutdown(struct fs_queue *q)

@@ -43,6 +43,7 @@ int main(void)
     FORESIGHT_SITE(reuse, "reuse");
     foresight_prefetch_at(&reuse, q, 4096);
     CHECK(foresight__marked(foresight__directory(), q, 4096));
+    usleep(200000); /* the workers handle that prefetch while q is still mapped */
     munmap(q, len);
     unsigned long before = reuse.fs_stat[FS_BAD_INPUT];
     foresight_prefetch_at(&reuse, q, 4096);
