@@ -22,9 +22,6 @@ FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
 NAS = Path(__file__).resolve().parent.parent / "benchmarks" / "nas"
 KERNELS = sorted(p.stem for p in NAS.glob("*.c"))
 WARN = ["-Wall", "-Wextra", "-Werror"]
-# libm after the objects whatever order the driver links in (Debian's gcc links
-# --as-needed, so a -lm placed before the objects would be dropped).
-LIBM = ["-Wl,--no-as-needed", "-lm"]
 VARIANTS = {
     "O": ["--no-prefetch", "-O2", *WARN],
     "P": ["-O2", *WARN],
@@ -37,7 +34,7 @@ TINY = ["--mb", "3", "--iters", "1"]
 def _build(kernel: str, variant: str, out: Path) -> tuple[str, subprocess.CompletedProcess]:
     exe = out / f"{kernel}-{variant}"
     p = subprocess.run([FORESIGHT, "cc", *VARIANTS[variant], f"-I{NAS}", str(NAS / f"{kernel}.c"),
-                        "-o", str(exe), *LIBM], capture_output=True, text=True, timeout=300)
+                        "-o", str(exe), "-lm"], capture_output=True, text=True, timeout=300)
     return str(exe), p
 
 
