@@ -112,6 +112,10 @@ struct foresight_site {
     unsigned long fs_state;         /* registration state (runtime-private) */
     struct foresight_site *fs_next; /* registry link (runtime-private) */
     unsigned long fs_stat[16];      /* counters (runtime-private) */
+    unsigned long fs_quiet;         /* calls the site may skip before checking again */
+    unsigned long fs_quiet_armed;   /* what fs_quiet was last armed with */
+    unsigned long fs_slow;          /* calls that reached the library since arming */
+    unsigned long fs_level;         /* consecutive batches found wholly resident */
 };
 
 /* Declare a static site named NAME for the reference text REF. */
@@ -184,6 +188,23 @@ static inline void foresight__count_filtered(struct foresight_site *site, const 
 }
 
 /* ---- the public API ---- */
+
+/*
+ * 1 when SITE's recent hints all found their pages resident, so the caller may
+ * skip computing and issuing the next one (generated code asks before a hint that
+ * costs loads, such as an indirect a[b[i+d]]).  After each batch of filtered
+ * calls in which nothing reached the library, the runtime lets the site skip a
+ * stretch twice as long as the last (up to 64 batches); one hint that finds a
+ * page missing ends it.  Skipped calls count as considered and filtered.
+ */
+static inline int foresight_site_quiet(struct foresight_site *site)
+{
+    unsigned long q = __atomic_load_n(&site->fs_quiet, __ATOMIC_RELAXED);
+    if (q == 0)
+        return 0;
+    __atomic_store_n(&site->fs_quiet, q - 1, __ATOMIC_RELAXED);
+    return 1;
+}
 
 /*
  * Prefetch [addr, addr+bytes) into memory, rounded outward to pages.  Returns

@@ -155,6 +155,7 @@ void foresight__prefetch_slow(struct foresight_site *site, const void *addr, siz
 {
     struct fs_request r;
     fs_site_register(site);
+    __atomic_store_n(&site->fs_slow, 1, __ATOMIC_RELAXED);
     submit(site, &r, plan_prefetch_range(site, addr, bytes, &r));
 }
 
@@ -173,6 +174,35 @@ void foresight__prefetch_release_slow(struct foresight_site *site, const void *p
     unsigned n = plan_prefetch_range(site, paddr, pbytes, &r[0]);
     n += plan_release(site, raddr, rbytes, &r[n]);
     submit(site, r, n);
+}
+
+/* Calls skipped in the last quiet stretch, into the site's counters. */
+static void count_quieted(struct foresight_site *site)
+{
+    unsigned long armed = __atomic_exchange_n(&site->fs_quiet_armed, 0, __ATOMIC_RELAXED);
+    unsigned long left = __atomic_exchange_n(&site->fs_quiet, 0, __ATOMIC_RELAXED);
+    unsigned long used = armed > left ? armed - left : 0;
+    fs_count(site, FS_CONSIDERED, used);
+    fs_count(site, FS_FILTERED, used);
+    fs_count(site, FS_QUIETED, used);
+}
+
+/* After a verified batch: a site whose whole batch was filtered, and whose check
+ * found the pages resident, may skip a stretch of calls (foresight_site_quiet);
+ * anything else ends the quiet. */
+static void quiet_after_batch(struct foresight_site *site, bool all_resident)
+{
+    count_quieted(site);
+    bool slow = __atomic_exchange_n(&site->fs_slow, 0, __ATOMIC_RELAXED) != 0;
+    if (slow || !all_resident || !fs_cfg.filter) {
+        __atomic_store_n(&site->fs_level, 0, __ATOMIC_RELAXED);
+        return;
+    }
+    unsigned long level = __atomic_load_n(&site->fs_level, __ATOMIC_RELAXED);
+    unsigned long stretch = fs_cfg.verify_period << (level < 6 ? level : 6);
+    __atomic_store_n(&site->fs_level, level + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&site->fs_quiet_armed, stretch, __ATOMIC_RELAXED);
+    __atomic_store_n(&site->fs_quiet, stretch, __ATOMIC_RELAXED);
 }
 
 /*
@@ -196,6 +226,7 @@ void foresight__filtered_check(struct foresight_site *site, const void *addr, si
     if (!page_range(addr, bytes, true, &first, &n) || n > 64)
         return; /* the inline filter only passes ranges within one 64-page word */
     long resident = fs_resident_vector(first, n, vec);
+    quiet_after_batch(site, resident == (long)n);
     if (resident == (long)n)
         return;
     if (resident < 0) { /* unmapped since it was marked (munmap and reuse) */

@@ -38,6 +38,7 @@ enum fs_stat {
     FS_VERIFIED,          /* filtered calls re-checked with mincore */
     FS_STALE,             /* of those, pages the filter believed resident but were gone */
     FS_BAD_INPUT,         /* NULL, zero, wrapping, unmapped ranges */
+    FS_QUIETED,           /* calls skipped while the site was quiet (also filtered) */
     FS_NSTAT
 };
 _Static_assert(FS_NSTAT <= 16, "foresight_site.fs_stat has 16 slots");
@@ -143,6 +144,8 @@ static inline void fs_count(struct foresight_site *site, enum fs_stat s, unsigne
     __atomic_fetch_add(&site->fs_stat[s], n, __ATOMIC_RELAXED);
 }
 unsigned long fs_site_filtered_total(const struct foresight_site *site);
+/* A site's counters with the filtered and quieted calls not yet folded in. */
+void fs_site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT]);
 void fs_stats_report(void);
 extern unsigned long fs_global_reconcile_cleared;  /* marks cleared by reconciliation */
 extern unsigned long fs_global_pageouts;           /* releases done with MADV_PAGEOUT */

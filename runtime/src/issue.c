@@ -107,14 +107,16 @@ void fs_issue_prefetch(const struct fs_request *r)
 {
     size_t budget = fs_budget_pages();
     if (fs_residency_footprint() > budget) {
-        /* A reconciliation scans every marked chunk with mincore; one that found the
-         * footprint really resident is not repeated for the next budget/64 pages. */
+        /* A reconciliation scans marked chunks with mincore until the footprint is an
+         * eighth under budget; one that found the footprint really resident is not
+         * repeated for the next budget/4 pages requested (at budget/64, random
+         * one-page prefetches under a small cap kept the workers scanning). */
         static size_t quiet_pages;
         size_t quiet = __atomic_load_n(&quiet_pages, __ATOMIC_RELAXED);
         if (quiet == 0) {
             fs_residency_reconcile(budget - budget / 8);
             if (fs_residency_footprint() > budget)
-                __atomic_store_n(&quiet_pages, budget / 64 + 1, __ATOMIC_RELAXED);
+                __atomic_store_n(&quiet_pages, budget / 4 + 1, __ATOMIC_RELAXED);
         } else {
             size_t left = quiet > r->npages ? quiet - r->npages : 0;
             __atomic_store_n(&quiet_pages, left, __ATOMIC_RELAXED);

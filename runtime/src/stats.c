@@ -46,21 +46,27 @@ static const char *const stat_names[FS_NSTAT] = {
     [FS_RELEASES] = "releases",             [FS_PAGES_RELEASE_REQ] = "pages_release_requested",
     [FS_PAGES_DEACTIVATED] = "pages_deactivated", [FS_PAGES_FREED] = "pages_freed",
     [FS_VERIFIED] = "verified",             [FS_STALE] = "stale_pages",
-    [FS_BAD_INPUT] = "bad_input",
+    [FS_BAD_INPUT] = "bad_input",           [FS_QUIETED] = "quieted",
 };
 
-static void site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT])
+void fs_site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT])
 {
     for (int i = 0; i < FS_NSTAT; i++)
         out[i] = __atomic_load_n(&s->fs_stat[i], __ATOMIC_RELAXED);
     out[FS_CONSIDERED] += pending(s);
     out[FS_FILTERED] += pending(s);
+    unsigned long armed = __atomic_load_n(&s->fs_quiet_armed, __ATOMIC_RELAXED);
+    unsigned long left = __atomic_load_n(&s->fs_quiet, __ATOMIC_RELAXED);
+    unsigned long quieted = armed > left ? armed - left : 0; /* the running stretch */
+    out[FS_CONSIDERED] += quieted;
+    out[FS_FILTERED] += quieted;
+    out[FS_QUIETED] += quieted;
 }
 
 unsigned long fs_site_filtered_total(const struct foresight_site *site)
 {
     unsigned long c[FS_NSTAT];
-    site_counts(site, c);
+    fs_site_counts(site, c);
     return c[FS_FILTERED];
 }
 
@@ -91,7 +97,7 @@ static void totals(unsigned long total[FS_NSTAT])
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
          s = s->fs_next) {
         unsigned long c[FS_NSTAT];
-        site_counts(s, c);
+        fs_site_counts(s, c);
         for (int i = 0; i < FS_NSTAT; i++)
             total[i] += c[i];
     }
@@ -123,7 +129,7 @@ static void write_json(FILE *f)
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
          s = s->fs_next) {
         unsigned long c[FS_NSTAT];
-        site_counts(s, c);
+        fs_site_counts(s, c);
         fprintf(f, "%s\n    {\"file\": ", first ? "" : ",");
         json_string(f, s->file);
         fprintf(f, ", \"line\": %u, \"ref\": ", s->line);
@@ -153,7 +159,7 @@ static void write_table(FILE *f)
          s = s->fs_next) {
         unsigned long c[FS_NSTAT];
         char name[64];
-        site_counts(s, c);
+        fs_site_counts(s, c);
         const char *base = s->file ? strrchr(s->file, '/') : NULL;
         snprintf(name, sizeof name, "%s:%u %s", base ? base + 1 : s->file, s->line,
                  s->ref ? s->ref : "");

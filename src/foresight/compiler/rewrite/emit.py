@@ -214,8 +214,11 @@ class NestEmitter:
                   f"for (__fs_t = 0; __fs_t < (uintmax_t){d} && {in_range}; __fs_t++) {{ "
                   f"const uintmax_t __fs_j = {step_j}; const uintmax_t __fs_x = {load}; "
                   f"{fetch} }} }}")
+        # A site whose targets keep being resident (a small table) skips the look-ahead
+        # load and the call while the runtime says it is quiet.
         return ("{ " + f"FORESIGHT_SITE({site}, {_c_string(h.ref.text)}); "
                 f"const uintmax_t __fs_left = {left}; {prolog} "
+                f"if (!foresight_site_quiet(&{site})) "
                 f"{{ const uintmax_t __fs_j = {ok} ? {ahead} : {last}; "
                 f"const uintmax_t __fs_x = {load}; {fetch} }} " + "}")
 
