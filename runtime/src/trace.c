@@ -58,16 +58,31 @@
 
 bool fs_trace_active; /* the trace file is open and belongs to this process */
 
-#define RING_PAGES_MAX 128
+#define RING_PAGES_MAX 512
 #define RING_PAGES_MIN 8
 #define MAX_EXCLUDED 160 /* runtime threads whose faults are not the application's */
+#define CUT_NS 1000000   /* records younger than this stay in the ring until the next drain */
+
+/* The three fault events of one CPU, all writing to the first one's ring. */
+enum { EV_START, EV_MINOR, EV_MAJOR, EV_N };
 
 struct ring {
-    int fd;
+    int fd[EV_N];
+    uint64_t id[EV_N]; /* sample identifiers (inherited events report their parent's) */
     struct perf_event_mmap_page *meta;
     unsigned char *data;
     size_t size; /* bytes of data, a power of two */
+    uint64_t pos, head; /* during a drain */
 };
+
+/* Per application thread: the fault it is in, and whether it has blocked in it. */
+#define THREAD_SLOTS 1024
+struct thread_state {
+    int tid;
+    bool in_fault, slept;
+    uint64_t page;
+};
+static struct thread_state threads[THREAD_SLOTS]; /* guarded by drain_mu */
 
 static pid_t owner;
 static char tmp_path[sizeof fs_cfg.trace_path + 8];
@@ -201,55 +216,141 @@ static void copy_out(const struct ring *r, uint64_t pos, void *dst, size_t n)
     memcpy((unsigned char *)dst + first, r->data, n - first);
 }
 
-static void handle_record(const struct perf_event_header *h, const unsigned char *body)
+static struct thread_state *thread(int tid, bool create)
 {
-    if (h->type == PERF_RECORD_SAMPLE && h->size >= sizeof *h + 24) {
+    for (unsigned i = 0; i < 16; i++) {
+        struct thread_state *t = &threads[((unsigned)tid + i) % THREAD_SLOTS];
+        if (t->tid == tid)
+            return t;
+        if (t->tid == 0 && create) {
+            *t = (struct thread_state){.tid = tid};
+            return t;
+        }
+    }
+    if (!create)
+        return NULL;
+    struct thread_state *t = &threads[(unsigned)tid % THREAD_SLOTS]; /* evict */
+    *t = (struct thread_state){.tid = tid};
+    return t;
+}
+
+static void emit_fault(uint64_t page, uint64_t time)
+{
+    char line[64];
+    int n = snprintf(line, sizeof line, "F 0x%llx %llu\n",
+                     (unsigned long long)(page << FORESIGHT_PAGE_SHIFT),
+                     (unsigned long long)time);
+    pthread_mutex_lock(&out_mu);
+    if (__atomic_load_n(&fs_trace_active, __ATOMIC_RELAXED))
+        emit_locked(line, (size_t)n);
+    pthread_mutex_unlock(&out_mu);
+}
+
+/*
+ * One record, in time order across all rings.  A fault is traced when the thread
+ * waited for I/O in it: every major fault, and a minor fault during which the thread
+ * blocked (switched out without being preempted).  The second kind matters: since
+ * Linux 6.4 a fault that finds its page still being read (a prefetch too late) drops
+ * its VMA lock, sleeps, retries, and is accounted as minor.
+ */
+static void handle_record(const struct ring *r, const struct perf_event_header *h,
+                          const unsigned char *body)
+{
+    size_t len = h->size - sizeof *h;
+    if (h->type == PERF_RECORD_SAMPLE && len >= 32) {
+        uint64_t id, time, addr;
         uint32_t pid, tid;
-        uint64_t time, addr;
-        memcpy(&pid, body, 4); /* sample_type TID | TIME | ADDR, in the kernel's order */
-        memcpy(&tid, body + 4, 4);
-        memcpy(&time, body + 8, 8);
-        memcpy(&addr, body + 16, 8);
+        memcpy(&id, body, 8); /* sample_type IDENTIFIER | TID | TIME | ADDR, in order */
+        memcpy(&pid, body + 8, 4);
+        memcpy(&tid, body + 12, 4);
+        memcpy(&time, body + 16, 8);
+        memcpy(&addr, body + 24, 8);
         if ((pid_t)pid != owner || is_excluded((int)tid))
             return;
-        char line[64];
-        int n = snprintf(line, sizeof line, "F 0x%llx %llu\n",
-                         (unsigned long long)(addr & ~(uint64_t)(FS_PAGE - 1)),
-                         (unsigned long long)time);
-        pthread_mutex_lock(&out_mu);
-        if (__atomic_load_n(&fs_trace_active, __ATOMIC_RELAXED))
-            emit_locked(line, (size_t)n);
-        pthread_mutex_unlock(&out_mu);
-    } else if (h->type == PERF_RECORD_LOST && h->size >= sizeof *h + 16) {
+        uint64_t page = addr >> FORESIGHT_PAGE_SHIFT;
+        struct thread_state *t = thread((int)tid, true);
+        if (id == r->id[EV_START]) {
+            t->in_fault = true;
+            t->slept = false;
+            t->page = page;
+        } else if (id == r->id[EV_MAJOR]) {
+            emit_fault(page, time);
+            t->in_fault = false;
+        } else if (id == r->id[EV_MINOR]) {
+            if (t->in_fault && t->slept && t->page == page)
+                emit_fault(page, time);
+            t->in_fault = false;
+        }
+    } else if (h->type == PERF_RECORD_SWITCH && len >= 8) {
+        uint32_t pid, tid;
+        memcpy(&pid, body, 4); /* sample_id_all: TID first */
+        memcpy(&tid, body + 4, 4);
+        bool blocked = (h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
+                       !(h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+        struct thread_state *t = (pid_t)pid == owner ? thread((int)tid, false) : NULL;
+        if (blocked && t != NULL && t->in_fault)
+            t->slept = true;
+    } else if (h->type == PERF_RECORD_LOST && len >= 16) {
         uint64_t n;
         memcpy(&n, body + 8, 8); /* after the event id */
         lost += n;
     }
 }
 
-static void drain_ring(struct ring *r)
+/* The time of the record at r->pos (0 for one without a time: taken at once), or
+ * UINT64_MAX when the ring has nothing more before its head. */
+static uint64_t next_time(const struct ring *r, struct perf_event_header *h)
 {
-    uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = r->meta->data_tail;
-    static unsigned char rec[1 << 16]; /* a record's size is 16 bits; guarded by drain_mu */
-    while (tail + sizeof(struct perf_event_header) <= head) {
-        struct perf_event_header h;
-        copy_out(r, tail, &h, sizeof h);
-        if (h.size < sizeof h || tail + h.size > head)
-            break;
-        copy_out(r, tail + sizeof h, rec, h.size - sizeof h);
-        handle_record(&h, rec);
-        tail += h.size;
-    }
-    __atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+    if (r->pos + sizeof *h > r->head)
+        return UINT64_MAX;
+    copy_out(r, r->pos, h, sizeof *h);
+    if (h->size < sizeof *h || r->pos + h->size > r->head)
+        return UINT64_MAX;
+    uint64_t t = 0;
+    if (h->type == PERF_RECORD_SAMPLE && h->size >= sizeof *h + 24)
+        copy_out(r, r->pos + sizeof *h + 16, &t, 8);
+    else if (h->size >= sizeof *h + 24) /* sample_id_all: ... time, identifier at the end */
+        copy_out(r, r->pos + h->size - 16, &t, 8);
+    return t;
 }
 
-static void drain_all(void)
+/* Merge the rings by time up to CUT: a thread's fault can start on one CPU and end on
+ * another, and a record is in its ring within microseconds of its time stamp. */
+static void drain_upto(uint64_t cut)
+{
+    static unsigned char rec[1 << 16]; /* a record's size is 16 bits */
+    struct perf_event_header h;
+    for (int i = 0; i < nrings; i++) {
+        rings[i].head = __atomic_load_n(&rings[i].meta->data_head, __ATOMIC_ACQUIRE);
+        rings[i].pos = rings[i].meta->data_tail;
+    }
+    for (;;) {
+        int best = -1;
+        uint64_t best_t = UINT64_MAX;
+        for (int i = 0; i < nrings; i++) {
+            uint64_t t = next_time(&rings[i], &h);
+            if (t < best_t) {
+                best_t = t;
+                best = i;
+            }
+        }
+        if (best < 0 || best_t > cut)
+            break;
+        struct ring *r = &rings[best];
+        copy_out(r, r->pos, &h, sizeof h);
+        copy_out(r, r->pos + sizeof h, rec, h.size - sizeof h);
+        handle_record(r, &h, rec);
+        r->pos += h.size;
+    }
+    for (int i = 0; i < nrings; i++)
+        __atomic_store_n(&rings[i].meta->data_tail, rings[i].pos, __ATOMIC_RELEASE);
+}
+
+static void drain_all(bool final)
 {
     pthread_mutex_lock(&drain_mu);
     if (!finished)
-        for (int i = 0; i < nrings; i++)
-            drain_ring(&rings[i]);
+        drain_upto(final ? UINT64_MAX : now_ns() - CUT_NS);
     pthread_mutex_unlock(&drain_mu);
 }
 
@@ -267,7 +368,7 @@ static void *drain_main(void *arg)
     fs_trace_exclude_self();
     while (!__atomic_load_n(&finished, __ATOMIC_RELAXED)) {
         poll(pfd, (nfds_t)nrings, 100);
-        drain_all();
+        drain_all(false);
         flush(); /* a killed program's PATH.tmp then ends at most ~100 ms before its death */
         pthread_mutex_lock(&drain_mu);
         if (!finished)
@@ -280,6 +381,71 @@ static void *drain_main(void *arg)
 static int perf_open(struct perf_event_attr *a, int cpu)
 {
     return (int)syscall(SYS_perf_event_open, a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Open one CPU's event of kind EV, adjusting A to what the kernel accepts. */
+static int open_event(struct perf_event_attr *a, int cpu)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int fd = perf_open(a, cpu);
+        if (fd >= 0)
+            return fd;
+        if (errno == EACCES && !a->exclude_kernel)
+            a->exclude_kernel = 1; /* perf_event_paranoid 2: user-mode faults only */
+        else if (errno == EINVAL && a->inherit_thread)
+            a->inherit_thread = a->remove_on_exec = 0; /* kernel older than 5.13 */
+        else
+            break;
+    }
+    return -1;
+}
+
+/* One CPU's three events and ring; 0 or an errno. */
+static int open_cpu(struct perf_event_attr *a, int cpu, size_t *pages, struct ring *r)
+{
+    static const uint64_t config[EV_N] = {PERF_COUNT_SW_PAGE_FAULTS, PERF_COUNT_SW_PAGE_FAULTS_MIN,
+                                          PERF_COUNT_SW_PAGE_FAULTS_MAJ};
+    int err = 0;
+    for (int e = 0; e < EV_N; e++)
+        r->fd[e] = -1;
+    for (int e = 0; e < EV_N && err == 0; e++) {
+        a->config = config[e];
+        a->context_switch = e == EV_START; /* switch records: did a faulting thread block? */
+        a->watermark = e == EV_START;
+        a->wakeup_watermark = e == EV_START ? (uint32_t)(*pages * FS_PAGE / 4) : 0;
+        r->fd[e] = open_event(a, cpu);
+        if (r->fd[e] < 0) {
+            err = errno;
+        } else if (e == EV_START) {
+            void *m = MAP_FAILED;
+            for (size_t p = *pages; m == MAP_FAILED && p >= RING_PAGES_MIN; p /= 2) {
+                m = mmap(NULL, (p + 1) * FS_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd[e],
+                         0);
+                if (m != MAP_FAILED)
+                    *pages = p; /* the locked-memory limit allowed this much */
+            }
+            if (m == MAP_FAILED) {
+                err = errno;
+            } else {
+                r->meta = m;
+                r->data = (unsigned char *)m + FS_PAGE;
+                r->size = *pages * FS_PAGE;
+            }
+        } else if (ioctl(r->fd[e], PERF_EVENT_IOC_SET_OUTPUT, r->fd[EV_START]) != 0) {
+            err = errno;
+        }
+        if (err == 0 && ioctl(r->fd[e], PERF_EVENT_IOC_ID, &r->id[e]) != 0)
+            err = errno;
+    }
+    if (err != 0) {
+        if (r->meta != NULL)
+            munmap(r->meta, r->size + FS_PAGE);
+        for (int e = 0; e < EV_N; e++)
+            if (r->fd[e] >= 0)
+                close(r->fd[e]);
+        memset(r, 0, sizeof *r);
+    }
+    return err;
 }
 
 /* The per-CPU fault events and their rings; 0, or an errno for the "unavailable" line. */
@@ -300,51 +466,23 @@ static int open_fault_events(void)
     memset(&a, 0, sizeof a);
     a.size = sizeof a;
     a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_PAGE_FAULTS_MAJ;
     a.sample_period = 1;
-    a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR;
+    a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                    PERF_SAMPLE_ADDR;
+    a.sample_id_all = 1;  /* switch and lost records carry tid and time too */
     a.use_clockid = 1;
     a.clockid = CLOCK_MONOTONIC;
     a.inherit = 1;        /* threads the program creates later */
     a.inherit_thread = 1; /* ... but not processes it forks (Linux 5.13) */
     a.remove_on_exec = 1; /* nor what it execs (Linux 5.13) */
-    a.watermark = 1;
     a.exclude_hv = 1;
     int first_err = 0;
     for (int cpu = 0; cpu < ncpu; cpu++) {
-        int fd = -1;
-        for (int attempt = 0; attempt < 3 && fd < 0; attempt++) {
-            a.wakeup_watermark = (uint32_t)(pages * FS_PAGE / 4);
-            fd = perf_open(&a, cpu);
-            if (fd >= 0)
-                break;
-            if (errno == EACCES && !a.exclude_kernel)
-                a.exclude_kernel = 1; /* perf_event_paranoid 2: user-mode faults only */
-            else if (errno == EINVAL && a.inherit_thread)
-                a.inherit_thread = a.remove_on_exec = 0; /* kernel older than 5.13 */
-            else
-                break;
-        }
-        if (fd < 0) {
-            if (first_err == 0)
-                first_err = errno;
-            continue; /* an offline CPU */
-        }
-        void *m = MAP_FAILED;
-        for (size_t p = pages; m == MAP_FAILED && p >= RING_PAGES_MIN; p /= 2) {
-            m = mmap(NULL, (p + 1) * FS_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            if (m != MAP_FAILED)
-                pages = p;
-        }
-        if (m == MAP_FAILED) { /* locked-memory limit */
-            if (first_err == 0)
-                first_err = errno;
-            close(fd);
-            continue;
-        }
-        rings[nrings++] = (struct ring){.fd = fd, .meta = m,
-                                        .data = (unsigned char *)m + FS_PAGE,
-                                        .size = pages * FS_PAGE};
+        int err = open_cpu(&a, cpu, &pages, &rings[nrings]);
+        if (err == 0)
+            nrings++;
+        else if (first_err == 0)
+            first_err = err; /* an offline CPU, or no permission at all */
     }
     return nrings > 0 ? 0 : (first_err ? first_err : ENODEV);
 }
@@ -419,7 +557,7 @@ void fs_trace_start(void)
     static struct pollfd *pfd; /* static: reachable after fork, where the thread is gone */
     pfd = calloc((size_t)nrings, sizeof *pfd);
     for (int i = 0; pfd != NULL && i < nrings; i++)
-        pfd[i] = (struct pollfd){.fd = rings[i].fd, .events = POLLIN};
+        pfd[i] = (struct pollfd){.fd = rings[i].fd[EV_START], .events = POLLIN};
     pthread_t t;
     if (pfd != NULL && pthread_create(&t, &attr, drain_main, pfd) == 0)
         pthread_setname_np(t, "foresight-trace");
@@ -434,8 +572,9 @@ void fs_trace_finish(void)
     if (!__atomic_load_n(&fs_trace_active, __ATOMIC_ACQUIRE) || getpid() != owner)
         return;
     for (int i = 0; i < nrings; i++)
-        ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0); /* the inherited events too */
-    drain_all();
+        for (int e = 0; e < EV_N; e++)
+            ioctl(rings[i].fd[e], PERF_EVENT_IOC_DISABLE, 0); /* the inherited events too */
+    drain_all(true);
     pthread_mutex_lock(&drain_mu);
     __atomic_store_n(&finished, true, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&drain_mu);

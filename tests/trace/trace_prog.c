@@ -7,6 +7,8 @@
  *   trace_prog exit FILE           the same, then exit(3) from a nested call
  *   trace_prog prefetch FILE       drop FILE's cached pages, prefetch all of it, wait until
  *                                  resident
+ *   trace_prog race FILE           drop FILE's cached pages, prefetch all of it and read it
+ *                                  at once (MADV_RANDOM), overtaking the prefetch's reads
  *   trace_prog resident FILE N     read FILE (resident), then prefetch the first 64 KiB at a
  *                                  256 KiB boundary ("range ADDRESS BYTES") N times, pausing
  *                                  between calls; a range the inline filter can pass
@@ -52,7 +54,7 @@ static void leave(int code)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: trace_prog touch|exit|prefetch|resident|hang FILE [N]\n");
+        fprintf(stderr, "usage: trace_prog touch|exit|prefetch|race|resident|hang FILE [N]\n");
         return 2;
     }
     int fd = open(argv[2], O_RDONLY);
@@ -81,6 +83,11 @@ int main(int argc, char **argv)
         for (int i = 0; i < 1000 && resident(m, len) < 1.0; i++)
             usleep(10000);
         printf("resident %.2f\n", resident(m, len));
+    } else if (strcmp(mode, "race") == 0) {
+        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        madvise((void *)m, len, MADV_RANDOM);
+        foresight_prefetch(m, len);
+        printf("sum %lu\n", sum_pages(m, len));
     } else if (strcmp(mode, "resident") == 0) {
         int n = argc > 3 ? atoi(argv[3]) : 100;
         const unsigned char *r = (const unsigned char *)(((uintptr_t)m + (256 << 10) - 1) &
