@@ -49,10 +49,11 @@
  * order: sort by t_ns.
  *   # foresight trace 1 page=4096 pid=<pid>               first line
  *   # faults unavailable: <strerror>                      perf_event_open failed (no F lines)
- *   F <page address> <t_ns>                               a major page fault of an application
- *                                                         thread; t_ns is when the kernel
- *                                                         finished handling it (a fault is
- *                                                         known to be major only then)
+ *   F <page address> <t_ns>                               a page fault in which an application
+ *                                                         thread waited for I/O: a major fault,
+ *                                                         or a minor fault during which the
+ *                                                         thread blocked (below); t_ns is when
+ *                                                         the kernel finished handling it
  *   P <page address> <npages> <resident_before> <t_ns>    a prefetch handed to the kernel
  *                                                         after filtering and coalescing, in
  *                                                         pieces of at most 512 pages: pages
@@ -67,8 +68,11 @@
  *   L <lost_fault_samples>                                last line: fault samples the kernel
  *                                                         dropped because a buffer was full
  * A fault on a page whose read the prefetch started but has not finished is an F line
- * after (in t_ns) the P line covering it: the kernel waits for the read and counts a major
- * fault.  A page that arrived in time costs at most a minor fault, which is not traced.
+ * after (in t_ns) the P line covering it: the thread blocks until the read completes.
+ * (Linux with per-VMA locks accounts such a fault as minor, so major faults alone would
+ * miss it; the runtime also samples fault starts and context switches, and a minor fault
+ * in which the thread was switched out without being preempted is an F line too.)  A page
+ * that arrived in time costs at most a minor fault without blocking, which is not traced.
  * So "prefetched hit" = in a P range and no later F; "prefetched fault" = an F after a P
  * covering the page (too late, or evicted again); "nonprefetched fault" = an F with no P
  * before it.  Faults are counted from the runtime's start-up (a constructor, before main)

@@ -4,39 +4,53 @@
  *
  * Lines (text, one event each; sort by t_ns, the file is not in time order):
  *   # foresight trace 1 page=4096 pid=<pid>
- *   F <page address> <t_ns>                          major fault of an application thread
+ *   F <page address> <t_ns>                   a fault in which an application thread
+ *                                             waited for I/O
  *   P <page address> <npages> <resident_before> <t_ns>   prefetch handed to the kernel
- *   R <page address> <npages> <t_ns>                 release handed to the kernel
- *   L <lost_fault_samples>                           once, at the end
+ *   R <page address> <npages> <t_ns>          release handed to the kernel
+ *   L <lost_fault_samples>                    once, at the end
  * Addresses are hex with 0x, t_ns is CLOCK_MONOTONIC nanoseconds.
  *
- * Major faults come from perf_event_open's software event
- * PERF_COUNT_SW_PAGE_FAULTS_MAJ sampled at every event (period 1) with the
- * faulting address, time and thread.  The kernel refuses a ring buffer for an
- * inherited event that follows a task on every CPU (perf_mmap: "cpu == -1 &&
- * inherit" is EINVAL), so, as `perf record` does, one event is opened per CPU
- * for this process, inherited by the threads it creates, each with its own
- * ring.  Samples of the runtime's own threads (the workers and the drain
- * thread below) and of other processes are discarded by pid/tid.  The kernel
- * reports faults that get_user_pages takes for MADV_POPULATE_READ without
- * registers, and emits no perf event for them at all; the tid filter is the
- * guarantee either way.
+ * Faults come from perf_event_open software events sampled at every event
+ * (period 1) with address, time and thread: PERF_COUNT_SW_PAGE_FAULTS (raised
+ * when a fault starts), PERF_COUNT_SW_PAGE_FAULTS_MIN and _MAJ (raised when it
+ * ends), and context-switch records.  An F line is every major fault, and
+ * every minor fault during which the thread blocked (switched out without
+ * being preempted).  Major faults alone are not enough: on this kernel (6.18,
+ * per-VMA locks) a fault that finds its page still being read — a prefetch
+ * too late — drops its lock, sleeps, retries and is accounted minor; after
+ * prefetching a cold 64 MiB file and reading it at once we saw no major fault
+ * in the mapping but 35 minor faults of more than 200 us.
+ *
+ * The kernel refuses a ring buffer for an inherited event that follows a task
+ * on every CPU (perf_mmap: "cpu == -1 && inherit" is EINVAL), so, as `perf
+ * record` does, the events are opened per CPU for this process and inherited
+ * by the threads it creates; one CPU's three events share one ring
+ * (PERF_EVENT_IOC_SET_OUTPUT) and are told apart by PERF_SAMPLE_IDENTIFIER.
+ * A fault that blocks often ends on another CPU than it started on, so the
+ * drain merges the rings by time, taking records up to 1 ms old (a record is
+ * in its ring microseconds after its time stamp) and leaving younger ones for
+ * the next round.  Samples of the runtime's own threads (the workers and the
+ * drain thread) and of other processes are discarded by pid/tid;
+ * get_user_pages faults (MADV_POPULATE_READ) raise no perf event anyway.
  *
  * A drain thread empties the rings: the kernel wakes it when a ring is a
  * quarter full (watermark), and it looks at least every 100 ms.  A period-1
- * software event is never throttled, so every major fault is either a sample
- * or counted in a PERF_RECORD_LOST (ring full), which the L line sums.  With
- * 128 pages per CPU (perf's unprivileged per-CPU allowance, 516 KiB with the
- * header page) a ring holds 16384 samples of 32 bytes: the drain thread
- * wakes every 4096 faults, and a major fault costs tens of microseconds, so
- * it has about 100 ms to run before anything is lost.
+ * software event is never throttled, so every fault is either a sample or
+ * counted in a PERF_RECORD_LOST (ring full), which the L line sums.  A ring is
+ * 512 pages per CPU when the locked-memory limit allows (perf's unprivileged
+ * allowance is 128 pages per CPU; beyond it RLIMIT_MEMLOCK applies): about
+ * 50,000 samples of 40 bytes.  A fault costs two samples (and a blocking one
+ * two switch records), so the drain thread wakes every ~6,000 faults and has
+ * the time of ~20,000 more to run before anything is lost.
  *
  * Output goes through one 64 KiB buffer to PATH.tmp, written when full and
  * after each drain (at least every 100 ms), and PATH.tmp is renamed to PATH by
  * the library's destructor (after main returns or exit is called).  A killed
- * program leaves only PATH.tmp, complete up to about 100 ms before its death.  The file is locked while written, so a
- * second process that loads the runtime with the same FORESIGHT_TRACE (a
- * child that execs) does not clobber it: it warns and does not trace.
+ * program leaves only PATH.tmp, complete up to about 100 ms before its death.
+ * The file is locked while written, so a second process that loads the
+ * runtime with the same FORESIGHT_TRACE (a child that execs) does not clobber
+ * it: it warns and does not trace.
  */
 #include <errno.h>
 #include <fcntl.h>
