@@ -157,6 +157,8 @@ class Loop:
     lower_sym: Sym | None = None
     upper_sym: Sym | None = None
     bounds_invariant: bool = False  # bounds evaluable at nest entry and loop-invariant
+    lower_aff: Affine | None = None   # lower bound as affine in the enclosing loop variables
+    upper_aff: Affine | None = None   # bound of the comparison, likewise
     body_exits: bool = False  # body contains break/goto/return/continue or a call to longjmp
     ops: int = 0              # operators in the body outside inner loops (Eq. (1)'s s)
     children: list[Loop] = field(default_factory=list)

@@ -285,6 +285,7 @@ class _Function:
         inner_outer = {**outer, key: name}
         if lower is not None:
             aff = self.affine(lower, outer, nest_start)
+            loop.lower_aff = aff
             if aff is not None and not aff.coeffs:
                 loop.lower_sym = aff.const
             loop.lower = self.text(lower)
@@ -363,6 +364,7 @@ class _Function:
             loop.upper_sym = aff.const if not aff.coeffs else None
             loop.bounds_invariant = True
             loop.extra_bound = aff  # type: ignore[attr-defined]
+            loop.upper_aff = aff
 
     def text(self, c: ci.Cursor) -> str:
         return self.data[c.extent.start.offset:c.extent.end.offset].decode("latin-1")

@@ -43,6 +43,54 @@ class NestPlan:
         return out
 
 
+def _intervals(loops: list[Loop]) -> dict[str, tuple[int, int]]:
+    """[min, max] of each loop variable whose bounds are affine with constant
+    coefficients in the variables of enclosing loops that have intervals themselves
+    (triangular loops of small fixed extent: `for (r = p + 1; r < 5; r++)`)."""
+    out: dict[str, tuple[int, int]] = {}
+
+    def extent(aff) -> tuple[int, int] | None:
+        if aff is None:
+            return None
+        base = sym_value(aff.const)
+        if base is None:
+            return None
+        lo = hi = base
+        for var, coeff in aff.coeffs.items():
+            c = sym_value(coeff)
+            if c is None or var not in out:
+                return None
+            a, b = out[var]
+            lo += min(c * a, c * b)
+            hi += max(c * a, c * b)
+        return lo, hi
+
+    for lp in loops:
+        low, up = extent(lp.lower_aff), extent(lp.upper_aff)
+        if low is None or up is None or lp.step is None:
+            continue
+        if lp.step > 0 and lp.cond_op in ("<", "<="):
+            out[lp.var] = (low[0], up[1] - (lp.cond_op == "<"))
+        elif lp.step < 0 and lp.cond_op in (">", ">="):
+            out[lp.var] = (up[0] + (lp.cond_op == ">"), low[1])
+    return out
+
+
+def _span(f: RefFacts, varying: list[Loop]) -> int | None:
+    """Bytes between the reference's first and last address over the whole nest, when
+    every loop moving it has bounds of known extent and the strides are constants."""
+    off = f.ref.byte_offset()
+    span = f.ref.elem_size
+    iv = _intervals(f.loops)
+    for lp in varying:
+        c = sym_value(off.coeff(lp.var))
+        if c is None or lp.var not in iv:
+            return None
+        lo, hi = iv[lp.var]
+        span += abs(c) * max(hi - lo, 0)
+    return span
+
+
 def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loop], str]:
     """Section 3.2.2.2: the innermost loop changing the address, moved outward while the
     candidate touches less than a block over all its iterations."""
@@ -50,6 +98,10 @@ def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loo
     varying = [lp for lp in f.loops if off.coeff(lp.var)]
     if not varying:
         return None, [], "address is loop-invariant: one page, not pipelined"
+    span = _span(f, varying)
+    if span is not None and span < opts.block_size:
+        return None, [], (f"the whole nest touches {span} bytes of it, less than a "
+                          f"{opts.block_size}-byte block: not pipelined (left to demand paging)")
     pipe = varying[-1]
     moved: list[Loop] = []
     why = f"pipelining loop {pipe.var} (the innermost loop changing the address)"
