@@ -236,3 +236,32 @@ void f(double *a, const double *w, long n, long m)
     assert decided["w[k]"] is None            # reused for every i: kept
     assert decided["a[i * m + k]"] == "a[i * m + k]"
     assert any("known only at run time" in d for d in nest["decisions"])
+
+
+def test_small_fixed_extent_is_not_pipelined(tmp_path):
+    # A 5x5 elimination called per grid point: its data is 200 bytes; a prolog of the
+    # look-ahead window per call would prefetch far past it.
+    (nest,) = [n for n in report(tmp_path, """
+void solve5(double d[5][5], double x[5])
+{
+    for (int p = 0; p < 5; p++)
+        for (int r = p + 1; r < 5; r++) {
+            double f = d[r][p] / d[p][p];
+            for (int c = p + 1; c < 5; c++)
+                d[r][c] -= f * d[p][c];
+            x[r] -= f * x[p];
+        }
+}
+""")]
+    assert nest["hints"] == []
+    assert any("d[r][c]: the whole nest touches 152 bytes" in d for d in nest["decisions"])
+    # The same loops over a matrix of unknown extent are pipelined.
+    (nest,) = report(tmp_path, """
+void sweep(long n, double (*d)[n])
+{
+    for (long p = 0; p < n; p++)
+        for (long r = p + 1; r < n; r++)
+            d[r][p] = 0;
+}
+""")
+    assert [h["ref"] for h in nest["hints"]] == ["d[r][p]"]
