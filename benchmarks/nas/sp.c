@@ -77,75 +77,46 @@ static double exact(long i, long j, long k, int m, long nx, long ny, long nz)
 }
 
 /* rhs = scale (L u + forcing) over the interior; the root mean square of L u + forcing
- * per component into norm[5]. */
+ * per component into norm[5].  One pass: the point terms, the second differences and the
+ * fourth-order dissipation along x, y and z of each point together. */
 static void compute_rhs(long nx, long ny, long nz, double u[nz][ny][nx][5],
                         double forcing[nz][ny][nx][5], double rhs[nz][ny][nx][5], double scale,
                         double norm[5])
 {
-    /* Point terms and the second differences. */
-    for (long k = 1; k < nz - 1; k++)
-        for (long j = 1; j < ny - 1; j++)
+    for (int m = 0; m < 5; m++)
+        norm[m] = 0.0;
+    for (long k = 1; k < nz - 1; k++) {
+        long klo = lo_off(k), khi = hi_off(k, nz);
+        for (long j = 1; j < ny - 1; j++) {
+            long jlo = lo_off(j), jhi = hi_off(j, ny);
             for (long i = 1; i < nx - 1; i++) {
+                long ilo = lo_off(i), ihi = hi_off(i, nx);
                 double ax = line_coef(j, k), ay = line_coef(i, k), az = line_coef(i, j);
                 for (int m = 0; m < 5; m++) {
-                    double s = forcing[k][j][i][m] - MU * u[k][j][i][m];
+                    double c = u[k][j][i][m];
+                    double s = forcing[k][j][i][m] - MU * c;
                     for (int n = 0; n < 5; n++)
                         s += KAPPA * coupling[m][n] * u[k][j][i][n];
                     s += SPEED[m] * NU *
-                         (ax * (u[k][j][i - 1][m] - 2.0 * u[k][j][i][m] + u[k][j][i + 1][m]) +
-                          ay * (u[k][j - 1][i][m] - 2.0 * u[k][j][i][m] + u[k][j + 1][i][m]) +
-                          az * (u[k - 1][j][i][m] - 2.0 * u[k][j][i][m] + u[k + 1][j][i][m]));
-                    rhs[k][j][i][m] = s;
-                }
-            }
-    /* Fourth-order dissipation along x, y and z. */
-    for (long k = 1; k < nz - 1; k++)
-        for (long j = 1; j < ny - 1; j++)
-            for (long i = 1; i < nx - 1; i++) {
-                double ax = EPS * line_coef(j, k);
-                long lo = lo_off(i), hi = hi_off(i, nx);
-                for (int m = 0; m < 5; m++) {
-                    double s = (i == 1 || i == nx - 2) ? -u[k][j][i][m] : 0.0;
-                    for (long o = lo; o <= hi; o++)
-                        s += D4[o + 2] * u[k][j][i + o][m];
-                    rhs[k][j][i][m] -= ax * SPEED[m] * s;
-                }
-            }
-    for (long k = 1; k < nz - 1; k++)
-        for (long j = 1; j < ny - 1; j++) {
-            long lo = lo_off(j), hi = hi_off(j, ny);
-            for (long i = 1; i < nx - 1; i++) {
-                double ay = EPS * line_coef(i, k);
-                for (int m = 0; m < 5; m++) {
-                    double s = (j == 1 || j == ny - 2) ? -u[k][j][i][m] : 0.0;
-                    for (long o = lo; o <= hi; o++)
-                        s += D4[o + 2] * u[k][j + o][i][m];
-                    rhs[k][j][i][m] -= ay * SPEED[m] * s;
+                         (ax * (u[k][j][i - 1][m] - 2.0 * c + u[k][j][i + 1][m]) +
+                          ay * (u[k][j - 1][i][m] - 2.0 * c + u[k][j + 1][i][m]) +
+                          az * (u[k - 1][j][i][m] - 2.0 * c + u[k + 1][j][i][m]));
+                    double dx = (i == 1 || i == nx - 2) ? -c : 0.0;
+                    for (long o = ilo; o <= ihi; o++)
+                        dx += D4[o + 2] * u[k][j][i + o][m];
+                    double dy = (j == 1 || j == ny - 2) ? -c : 0.0;
+                    for (long o = jlo; o <= jhi; o++)
+                        dy += D4[o + 2] * u[k][j + o][i][m];
+                    double dz = (k == 1 || k == nz - 2) ? -c : 0.0;
+                    for (long o = klo; o <= khi; o++)
+                        dz += D4[o + 2] * u[k + o][j][i][m];
+                    s -= EPS * SPEED[m] * (ax * dx + ay * dy + az * dz);
+                    norm[m] += s * s;
+                    rhs[k][j][i][m] = scale * s;
                 }
             }
         }
-    for (long k = 1; k < nz - 1; k++) {
-        long lo = lo_off(k), hi = hi_off(k, nz);
-        for (long j = 1; j < ny - 1; j++)
-            for (long i = 1; i < nx - 1; i++) {
-                double az = EPS * line_coef(i, j);
-                for (int m = 0; m < 5; m++) {
-                    double s = (k == 1 || k == nz - 2) ? -u[k][j][i][m] : 0.0;
-                    for (long o = lo; o <= hi; o++)
-                        s += D4[o + 2] * u[k + o][j][i][m];
-                    rhs[k][j][i][m] -= az * SPEED[m] * s;
-                }
-            }
     }
-    for (int m = 0; m < 5; m++)
-        norm[m] = 0.0;
-    for (long k = 1; k < nz - 1; k++)
-        for (long j = 1; j < ny - 1; j++)
-            for (long i = 1; i < nx - 1; i++)
-                for (int m = 0; m < 5; m++) {
-                    norm[m] += rhs[k][j][i][m] * rhs[k][j][i][m];
-                    rhs[k][j][i][m] *= scale;
-                }
     for (int m = 0; m < 5; m++)
         norm[m] = sqrt(norm[m] / ((double)(nx - 2) * (double)(ny - 2) * (double)(nz - 2)));
 }
