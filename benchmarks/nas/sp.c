@@ -249,7 +249,7 @@ static double error_norm(long nx, long ny, long nz, double u[nz][ny][nx][5])
 
 int main(int argc, char **argv)
 {
-    struct nas_args args = nas_parse(argc, argv, 64, 4);
+    struct nas_args args = nas_parse(argc, argv, 64, 3);
     int iters = args.iters;
 
     /* NX = NY = the cube root of the points --mb holds, NZ the rest. */
