@@ -265,3 +265,42 @@ void sweep(long n, double (*d)[n])
 }
 """)
     assert [h["ref"] for h in nest["hints"]] == ["d[r][p]"]
+
+
+PLANES = """
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    (void)argc;
+    long nz = atol(argv[1]), nx = atol(argv[2]);
+    double (*u)[nx] = malloc(sizeof(double[nz][nx]));
+    for (long k = 0; k < nz; k++)
+        for (long i = 0; i < nx; i++)
+            u[k][i] = (double)(k * nx + i);
+    double s = 0;
+    for (long k = 0; k < nz; k++)
+        for (long i = 0; i < nx; i++) {
+            long lo = k > 1 ? -2 : -k, hi = k < nz - 2 ? 2 : nz - 1 - k;
+            for (long o = lo; o <= hi; o++)
+                s += u[k + o][i];
+        }
+    printf("%.1f\\n", s);
+    free(u);
+    return 0;
+}
+"""
+
+
+def test_plane_strided_hints_stay_within_the_loops_run(tmp_path):
+    exe = build(tmp_path, PLANES)
+    base = build(tmp_path, PLANES, "--no-prefetch")
+    nz, nx = 64, 1024   # planes of 8 KiB: the o loop strides a page or more
+    out, stats = run_stats(exe, str(nz), str(nx))
+    assert out == subprocess.run([str(base), str(nz), str(nx)], capture_output=True,
+                                 text=True).stdout
+    s = site(stats, "u[k + o][i]")
+    # At most the o loop's own five planes per run; a look-ahead window of d planes per
+    # run (d = 4 MiB / 4 KiB) would consider hundreds of calls per (k, i).
+    assert s["considered"] <= 6 * nz * nx, s
+    assert s["bad_input"] == 0, s

@@ -157,6 +157,7 @@ class Loop:
     lower_sym: Sym | None = None
     upper_sym: Sym | None = None
     bounds_invariant: bool = False  # bounds evaluable at nest entry and loop-invariant
+    bound_runtime: bool = False       # `upper` may be evaluated again in the body (plain vars)
     lower_aff: Affine | None = None   # lower bound as affine in the enclosing loop variables
     upper_aff: Affine | None = None   # bound of the comparison, likewise
     body_exits: bool = False  # body contains break/goto/return/continue or a call to longjmp

@@ -289,8 +289,11 @@ class _Function:
             if aff is not None and not aff.coeffs:
                 loop.lower_sym = aff.const
             loop.lower = self.text(lower)
+        self._bound = None
         self.loop_cond(loop, cond, key, outer, nest_start)
         loop.trip = _trip(loop)
+        if self._bound is not None and loop.cond_op in ("<", "<=", ">", ">="):
+            loop.bound_runtime = self.plain_in(self._bound, body)
         for d in body.walk_preorder():
             if d.kind in _JUMPS:
                 loop.body_exits = True
@@ -359,12 +362,43 @@ class _Function:
             return
         loop.cond_op = op
         loop.upper = self.text(bound)
+        self._bound = bound
         aff = self.affine(bound, outer, nest_start)
         if aff is not None:
             loop.upper_sym = aff.const if not aff.coeffs else None
             loop.bounds_invariant = True
             loop.extra_bound = aff  # type: ignore[attr-defined]
             loop.upper_aff = aff
+
+    def plain_in(self, expr: ci.Cursor, body: ci.Cursor) -> bool:
+        """`expr` can be evaluated again at any iteration of the loop with `body` and
+        gives the loop's own value: integer arithmetic on non-volatile local variables
+        and parameters whose address is not taken and which the body does not write."""
+        used: set[tuple] = set()
+        for d in expr.walk_preorder():
+            if d.kind == K.DECL_REF_EXPR:
+                r = d.referenced
+                if r is None or r.kind not in (K.VAR_DECL, K.PARM_DECL):
+                    return False
+                local = r.semantic_parent is not None and \
+                    r.semantic_parent.kind == K.FUNCTION_DECL
+                if (r.type.is_volatile_qualified() or not local
+                        or r.storage_class == ci.StorageClass.STATIC):
+                    return False
+                used.add(_decl_key(r))
+            elif d.kind in (K.BINARY_OPERATOR, K.UNARY_OPERATOR, K.PAREN_EXPR,
+                            K.INTEGER_LITERAL, K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR):
+                if d.kind == K.UNARY_OPERATOR and unary_operator(d) not in ("-", "+", "~"):
+                    return False
+                if d.kind == K.BINARY_OPERATOR and binary_operator(d).endswith("=") and \
+                        binary_operator(d) not in ("==", "!=", "<=", ">="):
+                    return False
+            elif d.kind != K.TYPE_REF:
+                return False
+        if used & self.address_taken:
+            return False
+        lo, hi = body.extent.start.offset, body.extent.end.offset
+        return not any(lo <= w < hi for key in used for w in self.writes.get(key, ()))
 
     def text(self, c: ci.Cursor) -> str:
         return self.data[c.extent.start.offset:c.extent.end.offset].decode("latin-1")

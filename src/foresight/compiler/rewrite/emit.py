@@ -158,14 +158,25 @@ class NestEmitter:
                  f"const {U} __fs_now = {now};",
                  f"const {U} __fs_b = (__fs_now + {ahead} * {s}) & {mask};",
                  f"if (__fs_b != {last}) {{"]
+        # A stride of a page or more rarely continues contiguously into the loop's next
+        # run (it walks planes): when the loop's bound can be evaluated again, hints stay
+        # within this run's remaining iterations instead of running `d` past its end.
+        reach = ahead
+        rest = rest_iterations(h.pipe) if not h.inner_at_lower else None
+        if rest is not None:
+            parts.insert(1, f"const uintmax_t __fs_rest = {rest};")
+            reach = (f"({a} >= {g} && (uintmax_t){ahead} > __fs_rest ? ({U})__fs_rest : "
+                     f"{ahead})")
         cont = (f"{last} != 1 && ({up} ? __fs_b > {last} && __fs_b - {last} <= {step} "
                 f": __fs_b < {last} && {last} - __fs_b <= {step})")
         restart = (f"{U} __fs_t; const {U} __fs_inc = {a} >= {g} || {a} == 0 ? 1 : {g} / {a};"
-                   f" for (__fs_t = 0; __fs_t <= {ahead}; __fs_t += __fs_inc) "
+                   f" for (__fs_t = 0; __fs_t <= {reach}; __fs_t += __fs_inc) "
                    f"foresight_prefetch_at(&{site}, (const void *)((__fs_now + __fs_t * {s})"
                    f" & {mask}), {span});")
-        parts.append(f"if ({cont}) foresight_prefetch_at(&{site}, (const void *)__fs_b, {span});"
-                     f" else {{ {restart} }}")
+        steady = f"foresight_prefetch_at(&{site}, (const void *)__fs_b, {span});"
+        if rest is not None:
+            steady = f"if ({a} < {g} || (uintmax_t){ahead} <= __fs_rest) {steady}"
+        parts.append(f"if ({cont}) {{ {steady} }} else {{ {restart} }}")
         if h.release is not None:
             rel, lag = self.name("rel", k), self.name("lag", k)
             trail = address(h.release, self.subst(h))
@@ -221,6 +232,18 @@ class NestEmitter:
                 f"if (!foresight_site_quiet(&{site})) "
                 f"{{ const uintmax_t __fs_j = {ok} ? {ahead} : {last}; "
                 f"const uintmax_t __fs_x = {load}; {fetch} }} " + "}")
+
+
+def rest_iterations(lp: Loop) -> str | None:
+    """C text of the iterations `lp` runs after the current one, from its own bound, when
+    the bound can be evaluated again in the body; None otherwise."""
+    if not lp.bound_runtime or lp.upper is None or not lp.step:
+        return None
+    v, bound = f"(uintmax_t)({lp.var})", f"(uintmax_t)({lp.upper})"
+    left = f"({bound} - {v})" if lp.step > 0 else f"({v} - {bound})"
+    if lp.cond_op in ("<", ">"):
+        left = f"({left} - 1)"
+    return f"({left} / (uintmax_t){abs(lp.step)})"
 
 
 def sym_bound(lp: Loop) -> str:
