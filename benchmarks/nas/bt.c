@@ -27,8 +27,8 @@
  * times the initial one, s the number of steps up to ERR_STEPS (the factorisation damps
  * the smooth components that dominate the error much faster than the rough ones that
  * dominate the residual: hence two measures). */
-#include <math.h>
 #include "nas_common.h"
+#include <math.h>
 
 #define DT 1.0
 #define NU 1.0

@@ -18,8 +18,8 @@
  * a different product, the transposed one (scatter: w[colidx[k]] += a[k] * z[i]), which
  * equals A z only if the matrix is symmetric and both products are right.  That true
  * residual and CG's own recurrence residual must both be below RTOL * ||x||. */
-#include <math.h>
 #include "nas_common.h"
+#include <math.h>
 
 #define CG_ITERS 25
 #define SHIFT 1.0

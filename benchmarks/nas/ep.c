@@ -13,8 +13,8 @@
  * independent accumulation regenerates the same random sequence straight from the
  * generator (no array) and must give the same counts and sums; and the results must be
  * statistically sane (acceptance within 6 sigma of pi/4, sums within 6 sigma of 0). */
-#include <math.h>
 #include "nas_common.h"
+#include <math.h>
 
 #define NQ 10
 

@@ -18,9 +18,9 @@
  * not stored) to within 1e-10, and Parseval's identity must hold for the forward
  * transform; after every time step Parseval must hold between the evolved spectrum and
  * the field the inverse produced. */
+#include "nas_common.h"
 #include <complex.h>
 #include <math.h>
-#include "nas_common.h"
 
 #define FFTB 16          /* lines transformed together (NPB's fftblock) */
 #define ALPHA 1.0e-6     /* NPB's diffusion constant */

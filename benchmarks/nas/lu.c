@@ -19,8 +19,8 @@
  * Verification (no NPB tables): the residual norm ||b - A u|| must drop by at least a
  * factor MIN_DROP in every iteration (until it reaches rounding level, FLOOR times the
  * initial one), and the error against u* must shrink. */
-#include <math.h>
 #include "nas_common.h"
+#include <math.h>
 
 #define OMEGA 1.2
 #define EPS 0.05

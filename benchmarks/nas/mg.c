@@ -19,8 +19,8 @@
  * MIN_DROP in every V-cycle (until it reaches rounding level, FLOOR times the initial one),
  * and the mean of u must stay zero (A's kernel is the
  * constants, which the cycle must not excite). */
-#include <math.h>
 #include "nas_common.h"
+#include <math.h>
 
 #define MAXLEV 24
 #define MIN_DROP 1.8

@@ -17,6 +17,11 @@
  */
 #ifndef NAS_COMMON_H
 #define NAS_COMMON_H
+/* POSIX interfaces (clock_gettime, ftruncate) also under -std=c11; include this header
+ * before any system header. */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

@@ -24,8 +24,8 @@
  * initial one, s the number of steps up to ERR_STEPS.  (The approximate factorisation damps
  * the smooth error components, which dominate the error, at about 0.55 a step, but the
  * rough ones that dominate the residual only at 0.9-0.97: hence two measures.) */
-#include <math.h>
 #include "nas_common.h"
+#include <math.h>
 
 #define DT 1.0
 #define NU 1.0
