@@ -221,7 +221,7 @@ static void mg3p(struct level *lev, int nlev, double *v)
 
 int main(int argc, char **argv)
 {
-    struct nas_args args = nas_parse(argc, argv, 64, 4);
+    struct nas_args args = nas_parse(argc, argv, 64, 6);
     int iters = args.iters;
 
     /* Sides c * 2^(nlev-1), c in 2..5, the largest total within --mb (ties: more levels). */
