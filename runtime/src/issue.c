@@ -135,7 +135,10 @@ void fs_issue_prefetch(const struct fs_request *r)
         size_t n = r->npages - done < PIECE_PAGES ? r->npages - done : PIECE_PAGES;
         long res = fs_resident_vector(p, n, vec);
         if (res < 0) {
-            fs_residency_clear(p, n);
+            /* Nothing mapped: the marks stay, so a hint that keeps reaching past the end
+             * of an object (a look-ahead window beyond a buffer) is filtered inline from
+             * now on instead of costing a request each time; the periodic verification
+             * of filtered calls finds the range unmapped, clears it and counts it. */
             continue;
         }
         any_mapped = true;

@@ -517,6 +517,12 @@ class _Function:
         """Size of the object an array base names, when the source fixes it: an array
         of constant size, or a local pointer never written after its initializer
         `malloc(N)` / `calloc(N, M)` with constant arguments."""
+        if c.type.get_canonical().kind == ci.TypeKind.CONSTANTARRAY and c.kind in (
+                K.DECL_REF_EXPR, K.MEMBER_REF_EXPR):
+            size = c.type.get_size()   # an array variable or member: its type's size
+            if size > 0 and (c.kind == K.MEMBER_REF_EXPR or c.referenced is None
+                             or c.referenced.kind == K.VAR_DECL):
+                return size
         if c.kind != K.DECL_REF_EXPR or c.referenced is None:
             return None
         d = c.referenced

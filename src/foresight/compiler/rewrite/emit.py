@@ -124,6 +124,10 @@ class NestEmitter:
         out = [f"const {U} {s} = {delta};", f"const {U} {a} = {_abs(s)};",
                f"const {U} {g} = {granule};",
                f"{U} {self.name('last', k)} = 1;"]
+        if rest_iterations(h.pipe) is not None and not h.inner_at_lower:
+            # Short runs of the pipelining loop: where the last one started, and the
+            # jump between the last two starts.
+            out.append(f"{U} {self.name('ps', k)} = 0, {self.name('jmp', k)} = 0;")
         if h.release is not None:
             out.append(f"{U} {self.name('rel', k)} = 0;")
             out.append(f"const {U} {self.name('lag', k)} = ({a} == 0 || {a} >= {g}) ? 1 : "
@@ -158,15 +162,16 @@ class NestEmitter:
                  f"const {U} __fs_now = {now};",
                  f"const {U} __fs_b = (__fs_now + {ahead} * {s}) & {mask};",
                  f"if (__fs_b != {last}) {{"]
-        # A stride of a page or more rarely continues contiguously into the loop's next
-        # run (it walks planes): when the loop's bound can be evaluated again, hints stay
-        # within this run's remaining iterations instead of running `d` past its end.
+        # When the loop's bound can be evaluated again, a restart's prolog covers only this
+        # run's remaining iterations (past its end may be another object, or nothing); a
+        # run that continues contiguously into the next is then carried on by the steady
+        # state.  A stride of a page or more rarely continues (it walks planes): its
+        # steady-state hints also stay within the run.
         reach = ahead
         rest = rest_iterations(h.pipe) if not h.inner_at_lower else None
         if rest is not None:
             parts.insert(1, f"const uintmax_t __fs_rest = {rest};")
-            reach = (f"({a} >= {g} && (uintmax_t){ahead} > __fs_rest ? ({U})__fs_rest : "
-                     f"{ahead})")
+            reach = f"((uintmax_t){ahead} > __fs_rest ? ({U})__fs_rest : {ahead})"
         cont = (f"{last} != 1 && ({up} ? __fs_b > {last} && __fs_b - {last} <= {step} "
                 f": __fs_b < {last} && {last} - __fs_b <= {step})")
         restart = (f"{U} __fs_t; const {U} __fs_inc = {a} >= {g} || {a} == 0 ? 1 : {g} / {a};"
@@ -176,7 +181,11 @@ class NestEmitter:
         steady = f"foresight_prefetch_at(&{site}, (const void *)__fs_b, {span});"
         if rest is not None:
             steady = f"if ({a} < {g} || (uintmax_t){ahead} <= __fs_rest) {steady}"
-        parts.append(f"if ({cont}) {{ {steady} }} else {{ {restart} }}")
+            restart = self.short_runs(h, k, ahead, restart)
+        # A restart costs a window of calls: skipped while the site is quiet (its recent
+        # hints all found their pages resident, e.g. a scratch buffer reused per row).
+        parts.append(f"if ({cont}) {{ {steady} }} else if (!foresight_site_quiet(&{site})) "
+                     f"{{ {restart} }}")
         if h.release is not None:
             rel, lag = self.name("rel", k), self.name("lag", k)
             trail = address(h.release, self.subst(h))
@@ -195,6 +204,33 @@ class NestEmitter:
                 f"else if (__fs_r != {rel}) {rel} = __fs_r; }}")
         parts.append(f"{last} = __fs_b; }}")
         return "{ " + " ".join(parts) + " }"
+
+    def short_runs(self, h: Hint, k: int, ahead: str, restart: str) -> str:
+        """A restart whose run of the pipelining loop fits in one granule (FT's 16-line
+        blocks, a line solve's few points) gains nothing from a window along the run:
+        the runs that follow matter.  When the runs start a constant jump apart (a plane,
+        a row), hint the run `n` jumps ahead (n covers the look-ahead bytes), with a
+        prolog of the first `n` when the jump is first seen; otherwise just this run."""
+        s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
+        site, ps, jmp = self.name("site", k), self.name("ps", k), self.name("jmp", k)
+        mask = f"~({g} - 1)"
+        page = self.opts.page_size
+        run = f"((({U})__fs_rest + 1) * {a})"
+        window = f"({ahead} * {a} + {g})"
+        fetch = (f"foresight_prefetch_at(&{site}, (const void *)((__fs_now + __fs_q * __fs_jj)"
+                 f" & {mask}), {run} + {g});")
+        short = (
+            f"const {U} __fs_jj = __fs_now - {ps}; "
+            f"const {U} __fs_aj = {_abs('__fs_jj')}; "
+            f"{U} __fs_n = __fs_aj == 0 ? 0 : {window} / (__fs_aj > ({U}){page} ? __fs_aj "
+            f": ({U}){page}); if (__fs_n > 1024) __fs_n = 1024; "
+            f"if ({ps} != 0 && __fs_jj == {jmp} && __fs_n > 0) {{ {U} __fs_q = __fs_n; "
+            f"{fetch} }} else if ({ps} != 0 && __fs_n > 0) {{ {U} __fs_q; "
+            f"for (__fs_q = 0; __fs_q <= __fs_n; __fs_q++) {fetch} }} "
+            f"else foresight_prefetch_at(&{site}, (const void *)(__fs_now & {mask}), "
+            f"{run} + {g}); {jmp} = __fs_jj; {ps} = __fs_now;")
+        del s
+        return f"if ({run} < {g}) {{ {short} }} else {{ {restart} }}"
 
     def indirect_code(self, h: Hint, k: int, d: str) -> str:
         lp: Loop = h.pipe

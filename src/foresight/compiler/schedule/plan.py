@@ -98,6 +98,9 @@ def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loo
     varying = [lp for lp in f.loops if off.coeff(lp.var)]
     if not varying:
         return None, [], "address is loop-invariant: one page, not pipelined"
+    if f.ref.object_bytes is not None and f.ref.object_bytes < opts.block_size:
+        return None, [], (f"its object is {f.ref.object_bytes} bytes, less than a "
+                          f"{opts.block_size}-byte block: not pipelined (left to demand paging)")
     span = _span(f, varying)
     if span is not None and span < opts.block_size:
         return None, [], (f"the whole nest touches {span} bytes of it, less than a "
