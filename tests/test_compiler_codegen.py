@@ -304,3 +304,45 @@ def test_plane_strided_hints_stay_within_the_loops_run(tmp_path):
     # run (d = 4 MiB / 4 KiB) would consider hundreds of calls per (k, i).
     assert s["considered"] <= 6 * nz * nx, s
     assert s["bad_input"] == 0, s
+
+
+ZLINES = """
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    (void)argc;
+    long nz = atol(argv[1]), ny = atol(argv[2]), nx = atol(argv[3]);
+    double (*x)[ny][nx] = malloc(sizeof(double[nz][ny][nx]));
+    for (long k = 0; k < nz; k++)
+        for (long j = 0; j < ny; j++)
+            for (long i = 0; i < nx; i++)
+                x[k][j][i] = (double)(k + j + i);
+    double s = 0;
+    for (long j = 0; j < ny; j++)
+        for (long ii = 0; ii < nx; ii += 16) {
+            int nb = nx - ii < 16 ? (int)(nx - ii) : 16;
+            for (long k = 0; k < nz; k++)
+                for (int i = 0; i < nb; i++)
+                    s += x[k][j][ii + i];
+        }
+    printf("%.1f\\n", s);
+    free(x);
+    return 0;
+}
+"""
+
+
+def test_short_runs_follow_the_jump_between_runs(tmp_path):
+    exe = build(tmp_path, ZLINES)
+    base = build(tmp_path, ZLINES, "--no-prefetch")
+    nz, ny, nx = 64, 8, 512      # planes of 32 KiB; runs of 16 elements (128 bytes)
+    args = [str(nz), str(ny), str(nx)]
+    out, stats = run_stats(exe, *args)
+    assert out == subprocess.run([str(base), *args], capture_output=True, text=True).stdout
+    (walk,) = [s for s in stats["sites"] if s["ref"] == "x[k][j][ii + i]"]
+    runs = nz * ny * (nx // 16)
+    # One hint per run once the jump is known (plus a prolog per new jump), never a
+    # window of d granules per run.
+    assert walk["considered"] <= 2 * runs, walk
+    assert walk["bad_input"] == 0, walk
