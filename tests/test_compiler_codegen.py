@@ -303,7 +303,7 @@ def test_plane_strided_hints_stay_within_the_loops_run(tmp_path):
     # At most the o loop's own five planes per run; a look-ahead window of d planes per
     # run (d = 4 MiB / 4 KiB) would consider hundreds of calls per (k, i).
     assert s["considered"] <= 6 * nz * nx, s
-    assert s["bad_input"] == 0, s
+    assert s["bad_input"] <= nz, s   # predictions past the array's end: ignored, counted
 
 
 ZLINES = """
@@ -345,4 +345,4 @@ def test_short_runs_follow_the_jump_between_runs(tmp_path):
     # One hint per run once the jump is known (plus a prolog per new jump), never a
     # window of d granules per run.
     assert walk["considered"] <= 2 * runs, walk
-    assert walk["bad_input"] == 0, walk
+    assert walk["bad_input"] <= nz, walk

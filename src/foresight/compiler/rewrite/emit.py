@@ -127,7 +127,8 @@ class NestEmitter:
         if rest_iterations(h.pipe) is not None and not h.inner_at_lower:
             # Short runs of the pipelining loop: where the last one started, and the
             # jump between the last two starts.
-            out.append(f"{U} {self.name('ps', k)} = 0, {self.name('jmp', k)} = 0;")
+            out.append(f"{U} {self.name('ps', k)} = 0, {self.name('jmp', k)} = 0, "
+                       f"{self.name('pt', k)} = 1;")
         if h.release is not None:
             out.append(f"{U} {self.name('rel', k)} = 0;")
             out.append(f"const {U} {self.name('lag', k)} = ({a} == 0 || {a} >= {g}) ? 1 : "
@@ -206,31 +207,37 @@ class NestEmitter:
         return "{ " + " ".join(parts) + " }"
 
     def short_runs(self, h: Hint, k: int, ahead: str, restart: str) -> str:
-        """A restart whose run of the pipelining loop fits in one granule (FT's 16-line
-        blocks, a line solve's few points) gains nothing from a window along the run:
+        """A restart whose run of the pipelining loop touches less than a block (FT's
+        16-line blocks, a few planes of a stencil) gains nothing from a window along it:
         the runs that follow matter.  When the runs start a constant jump apart (a plane,
-        a row), hint the run `n` jumps ahead (n covers the look-ahead bytes), with a
-        prolog of the first `n` when the jump is first seen; otherwise just this run."""
+        a row), hint the run `n` jumps ahead (n covers the look-ahead bytes); otherwise
+        just this run.  At most one call per run, none when its block was hinted last."""
         s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
         site, ps, jmp = self.name("site", k), self.name("ps", k), self.name("jmp", k)
+        pt = self.name("pt", k)
         mask = f"~({g} - 1)"
         page = self.opts.page_size
+        # Bytes the run spans, and the data it touches (a page per iteration for strides
+        # of a page or more: a few planes of a 5-point stencil are a short run too).
         run = f"((({U})__fs_rest + 1) * {a})"
+        touched = f"((({U})__fs_rest + 1) * ({a} >= ({U}){page} ? ({U}){page} : {a}))"
+        span = f"({a} >= {g} ? {g} : {run} + {g})"
         window = f"({ahead} * {a} + {g})"
-        fetch = (f"foresight_prefetch_at(&{site}, (const void *)((__fs_now + __fs_q * __fs_jj)"
-                 f" & {mask}), {run} + {g});")
+        fetch = f"foresight_prefetch_at(&{site}, (const void *)__fs_tb, {span});"
         short = (
             f"const {U} __fs_jj = __fs_now - {ps}; "
             f"const {U} __fs_aj = {_abs('__fs_jj')}; "
             f"{U} __fs_n = __fs_aj == 0 ? 0 : {window} / (__fs_aj > ({U}){page} ? __fs_aj "
             f": ({U}){page}); if (__fs_n > 1024) __fs_n = 1024; "
-            f"if ({ps} != 0 && __fs_jj == {jmp} && __fs_n > 0) {{ {U} __fs_q = __fs_n; "
-            f"{fetch} }} else if ({ps} != 0 && __fs_n > 0) {{ {U} __fs_q; "
-            f"for (__fs_q = 0; __fs_q <= __fs_n; __fs_q++) {fetch} }} "
-            f"else foresight_prefetch_at(&{site}, (const void *)(__fs_now & {mask}), "
-            f"{run} + {g}); {jmp} = __fs_jj; {ps} = __fs_now;")
+            # A stable jump: the run n jumps ahead; otherwise this run.  At most one call
+            # per run, none when it falls in the block hinted last.
+            f"{{ const {U} __fs_q = {ps} != 0 && __fs_jj == {jmp} ? __fs_n : 0; "
+            f"const {U} __fs_tb = (__fs_now + __fs_q * __fs_jj) & {mask}; "
+            f"if (__fs_tb != {pt}) {{ {fetch} {pt} = __fs_tb; }} }} "
+            f"{jmp} = __fs_jj; {ps} = __fs_now;")
         del s
-        return f"if ({run} < {g}) {{ {short} }} else {{ {restart} }}"
+        return (f"if ({touched} < ({U}){self.opts.block_size}) {{ {short} }} "
+                f"else {{ {restart} }}")
 
     def indirect_code(self, h: Hint, k: int, d: str) -> str:
         lp: Loop = h.pipe
