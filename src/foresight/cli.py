@@ -72,10 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_swap)
 
     b = sub.add_parser("bench", help="run a benchmark suite (O vs P, tables, JSON, plots)")
-    b.add_argument("suite", choices=["micro", "overhead", "compiler"])
-    b.add_argument("--kernels", default="stencil,gather,matvec_t,colsum,bucket_sort",
-                   help="comma-separated kernels (compiler)")
-    b.add_argument("--mem", default="256M", help="memory cap (micro, compiler; default 256M)")
+    b.add_argument("suite", choices=["micro", "overhead", "compiler", "nas"])
+    b.add_argument("--kernels", default=None,
+                   help="comma-separated kernels (compiler: stencil,gather,matvec_t,colsum,"
+                   "bucket_sort; nas: is,cg,ep,ft,mg,lu,sp,bt)")
+    b.add_argument("--mem", default=None,
+                   help="memory cap (micro, compiler: default 256M; nas: per --size)")
+    b.add_argument("--size", default="default",
+                   help="nas: test, default (64M cap, 3x data) or paper (Table V ratios)")
+    b.add_argument("--sweep", metavar="IS", help="nas: also the IS size sweep (Figure 19) and "
+                   "in-core cold/warm runs (Figure 15)")
+    b.add_argument("--backing", default="anon", help="nas: anon (swap) or file")
+    b.add_argument("--timeout", type=float, default=900,
+                   help="nas: time limit per run in seconds (default 900)")
     b.add_argument("--ratio", type=float, default=4.0,
                    help="data/memory ratio (micro, compiler; default 4)")
     b.add_argument("--readahead-kb", type=int, default=128,

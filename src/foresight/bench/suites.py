@@ -204,6 +204,11 @@ def _plot_micro(res: dict, directory: str) -> str:
 def main(ns) -> int:
     if ns.repeat < 1:
         raise UsageError(f"--repeat must be at least 1, not {ns.repeat}")
+    if ns.suite == "nas":
+        from foresight.bench import nas
+
+        return nas.main(ns)
+    ns.mem = ns.mem or "256M"
     if ns.suite == "micro":
         patterns = [p for p in ns.patterns.split(",") if p]
         backings = [b for b in ns.backings.split(",") if b]
@@ -223,7 +228,7 @@ def main(ns) -> int:
     elif ns.suite == "compiler":
         from foresight.bench import compiler
 
-        names = [k for k in ns.kernels.split(",") if k]
+        names = [k for k in (ns.kernels or ",".join(compiler.KERNELS)).split(",") if k]
         for k in names:
             if k not in compiler.KERNELS:
                 raise UsageError(f"unknown kernel {k!r} (choose from "

@@ -1,0 +1,382 @@
+"""`foresight bench nas`: the out-of-core NAS-style suite, O vs P (paper Section 5).
+
+Every kernel in benchmarks/nas (installed into share/foresight/nas) is plain C
+with no hints, sized by `--mb` and verifying its own result.  It is built by
+`foresight cc -O2` with hints (P), with `--no-prefetch` (O) and, for IS, with
+`--no-indirect` (D: direct references only, Figure 18).  Each variant runs once
+under the memory cap with a cold cache; P also runs with the run-time filter off
+(FORESIGHT_FILTER=0, Figure 12(c)).  O and P are traced (FORESIGHT_TRACE) to
+measure coverage from real faults (coverage.py).  Every variant must verify and
+print the same result lines as O.
+
+Data is generated in memory, as the NPB codes do: out of core it pages to swap
+(`--backing file` maps the main arrays from files instead).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from foresight import paths
+from foresight.bench import coverage as cov
+from foresight.errors import BenchError
+from foresight.harness import environment, readahead
+from foresight.harness.run import devices_for, run_once
+from foresight.units import format_size
+
+KERNELS = ("is", "cg", "ep", "ft", "mg", "lu", "sp", "bt")
+# Data as a share of memory in the paper's IRIX runs (Table V, "% of Available").
+PAPER_RATIO = {"is": 2.75, "cg": 2.75, "ep": 1.79, "ft": 3.13, "mg": 6.00, "lu": 2.92,
+               "sp": 2.84, "bt": 2.52}
+# --size: memory cap, data/memory ratio (None: the paper's per kernel), iterations.
+SIZES = {
+    "test": ("32M", 1.5, 1),
+    "default": ("64M", 3.0, None),
+    "paper": ("64M", None, None),
+}
+SWEEP_FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+
+
+def nas_dir() -> Path:
+    for d in (Path(__file__).resolve().parents[3] / "benchmarks" / "nas", paths.nas_dir()):
+        if (d / "nas_common.h").exists():
+            return d
+    raise BenchError(f"NAS kernel sources missing in {paths.nas_dir()}; run `make setup`")
+
+
+def _foresight() -> str:
+    return str(Path(sys.prefix) / "bin" / "foresight")
+
+
+def build(name: str, out: Path) -> dict[str, str]:
+    """Compile kernel NAME as O, P (and D for IS); returns the executables."""
+    src = nas_dir() / f"{name}.c"
+    if not src.exists():
+        raise BenchError(f"kernel {name}: {src} is missing")
+    variants = {"O": ["--no-prefetch"], "P": ["--report-json", str(out / f"{name}.json")]}
+    if name == "is":
+        variants["D"] = ["--no-indirect"]
+    exes = {}
+    for v, extra in variants.items():
+        exe = out / f"{name}-{v}"
+        cmd = [_foresight(), "cc", "-O2", f"-I{nas_dir()}", *extra, str(src), "-o", str(exe),
+               "-lm"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BenchError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{r.stderr}")
+        exes[v] = str(exe)
+    return exes
+
+
+def phases(stderr: str) -> dict[str, float]:
+    """Sum of the kernel's `phase NAME SECONDS` lines per phase."""
+    out: dict[str, float] = {}
+    for line in stderr.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "phase":
+            try:
+                out[parts[1]] = out.get(parts[1], 0.0) + float(parts[2])
+            except ValueError:
+                continue
+    return out
+
+
+def run_variant(exe: str, args: list[str], mem: int | None, cold: bool, timeout: float,
+                env: dict | None = None, trace: Path | None = None) -> dict:
+    """One run; an OOM kill (the v1 memory cgroup sometimes kills under swap thrash with
+    swap free) is retried once and reported if it happens again."""
+    e = dict(os.environ)
+    e.update(env or {})
+    if trace is not None:
+        e["FORESIGHT_TRACE"] = str(trace)
+    for attempt in (1, 2):
+        r = run_once([exe, *args], mem=mem, cold=cold, env=e, timeout=timeout, capture=True)
+        r["attempts"] = attempt
+        if not r["oom_killed"]:
+            break
+    out = r["stdout"].strip().splitlines()
+    r["verified"] = r["exit_code"] == 0 and bool(out) and out[-1] == "verification SUCCESSFUL"
+    r["result_lines"] = out
+    r["phases"] = phases(r["stderr"])
+    return r
+
+
+def _slim(r: dict) -> dict:
+    """A run for the JSON: the `foresight run` keys and runtime statistics, no output."""
+    return {k: v for k, v in r.items() if k not in ("stdout", "stderr", "result_lines")}
+
+
+def _why(r: dict) -> str:
+    if r.get("timed_out"):
+        return "timed out"
+    if r.get("oom_killed"):
+        return "killed by the OOM killer (twice)"
+    if r["exit_code"] != 0:
+        return f"exit {r['exit_code']}"
+    return "verification failed: " + (r["result_lines"][-1] if r["result_lines"] else "")
+
+
+def kernel(name: str, exes: dict[str, str], mb: int, iters: int | None, mem: int,
+           backing: str, timeout: float, tmp: Path, step) -> dict:
+    args = ["--mb", str(mb), "--backing", backing, "--data-dir", str(tmp)]
+    if iters:
+        args += ["--iters", str(iters)]
+    runs = {}
+    plan = [("O", exes["O"], {}, True), ("P", exes["P"], {}, True),
+            ("P_nofilter", exes["P"], {"FORESIGHT_FILTER": "0"}, False)]
+    if "D" in exes:
+        plan.append(("D", exes["D"], {}, False))
+    for v, exe, env, traced in plan:
+        step(f"{name} {v}")
+        runs[v] = run_variant(exe, args, mem, True, timeout, env,
+                              tmp / f"{name}-{v}.trace" if traced else None)
+    row: dict = {"name": name, "mb": mb, "iters": iters, "backing": backing,
+                 "verified": all(r["verified"] for r in runs.values())}
+    problems = [f"{v}: {_why(r)}" for v, r in runs.items() if not r["verified"]]
+    ref = runs["O"]["result_lines"]
+    for v, r in runs.items():
+        if r["verified"] and runs["O"]["verified"] and r["result_lines"] != ref:
+            row["verified"] = False
+            problems.append(f"{v}: results differ from the original's")
+    row["problems"] = problems
+    row["variants"] = {v: _slim(r) for v, r in runs.items()}
+    o, p = runs["O"], runs["P"]
+    if o["verified"] and p["verified"]:
+        row["speedup"] = o["wall_seconds"] / max(p["wall_seconds"], 1e-9)
+        so, sp = o.get("io_stall_seconds"), p.get("io_stall_seconds")
+        row["stall_reduction"] = 1 - sp / so if so and sp is not None else None
+        try:
+            row["coverage"] = cov.coverage(
+                cov.parse_trace(tmp / f"{name}-O.trace"), cov.parse_arrays(o["stderr"]),
+                cov.parse_trace(tmp / f"{name}-P.trace"), cov.parse_arrays(p["stderr"]))
+        except BenchError as e:
+            row["coverage"] = None
+            problems.append(f"coverage: {e}")
+        g = (p.get("runtime") or {}).get("global", {})
+        if g:
+            row["filter"] = {
+                "considered": g.get("considered", 0), "filtered": g.get("filtered", 0),
+                "filtered_share": g["filtered"] / g["considered"] if g.get("considered") else 0,
+                "issued": g.get("issued", 0), "pages_issued": g.get("pages_issued", 0),
+                "pages_unnecessary": g.get("pages_unnecessary", 0),
+                "pages_freed_by_release": g.get("pages_freed", 0),
+                "pages_deactivated_by_release": g.get("pages_deactivated", 0)}
+    return row
+
+
+def check_swap(mb: int, mem: int, backing: str) -> None:
+    swap = environment.swap_summary()["total_bytes"]
+    if backing == "anon" and mb << 20 > mem and swap < (mb << 20):
+        raise BenchError(
+            f"{mb} MiB of data in ordinary memory under a {format_size(mem)} cap needs swap "
+            f"({format_size(swap)} active): run `foresight swap enable --size 8G` as root, "
+            "or use --backing file")
+
+
+def nas(size: str, mem_text: str | None, readahead_kb: int, names: list[str], backing: str,
+        timeout: float, sweep: bool) -> dict:
+    from rich.progress import Progress
+
+    from foresight.units import parse_size
+
+    mem_default, ratio, iters = SIZES[size]
+    mem = parse_size(mem_text or mem_default)
+    plan = []
+    for n in names:
+        r = ratio if ratio is not None else PAPER_RATIO[n]
+        plan.append((n, max(1, int(mem * r) >> 20)))
+    for _, mb in plan:
+        check_swap(mb, mem, backing)
+    sweep_plan = []
+    if sweep:
+        sweep_plan = [(f, max(1, int(mem * f) >> 20)) for f in SWEEP_FRACTIONS]
+    total = sum(5 if n == "is" else 4 for n in names) + 2 * len(sweep_plan) + (4 if sweep else 0)
+    rows, sweep_rows = [], []
+    with tempfile.TemporaryDirectory(prefix="foresight-nas-", dir="/var/tmp") as tmpname:
+        tmp = Path(tmpname)
+        devices = devices_for([str(tmp)])
+        with readahead.Setting(devices, readahead_kb), Progress(transient=True) as bar:
+            task = bar.add_task("foresight bench nas", total=total)
+
+            def step(what: str) -> None:
+                bar.update(task, advance=1, description=f"nas: {what}")
+
+            env = environment.environment(None)
+            built: dict[str, dict[str, str]] = {}
+            for n, mb in plan:
+                step(f"{n} build")
+                built[n] = build(n, tmp)
+                rows.append(kernel(n, built[n], mb, iters, mem, backing, timeout, tmp, step))
+                for f in tmp.glob(f"{n}-*.trace"):
+                    f.unlink()
+            if sweep:
+                exes = built.get("is") or build("is", tmp)
+                for frac, mb in sweep_plan:
+                    row = {"fraction_of_memory": frac, "mb": mb}
+                    for v in ("O", "P"):
+                        step(f"sweep IS {frac:g}x {v}")
+                        r = run_variant(exes[v], ["--mb", str(mb), "--backing", backing],
+                                        mem, True, timeout)
+                        row[v] = _slim(r)
+                        row[v]["verified"] = r["verified"]
+                    sweep_rows.append(row)
+                incore_mb = max(1, int(mem * 0.5) >> 20)
+                for cold in (True, False):
+                    for v in ("O", "P"):
+                        step(f"in-core IS {'cold' if cold else 'warm'} {v}")
+                        r = run_variant(exes[v], ["--mb", str(incore_mb), "--backing", backing],
+                                        None, cold, timeout)
+                        sweep_rows.append({"in_core": "cold" if cold else "warm", "variant": v,
+                                           "mb": incore_mb, "run": _slim(r)})
+    env["cgroup_version"] = next((r["variants"]["O"]["cgroup_version"] for r in rows), None)
+    return {"suite": "nas", "size": size, "mem_limit_bytes": mem, "readahead_kb": readahead_kb,
+            "backing": backing, "timeout_seconds": timeout, "kernels": rows,
+            "sweep": sweep_rows, "environment": env}
+
+
+def _seconds(x: float | None) -> str:
+    return f"{x:.2f} s" if x is not None else "–"
+
+
+def print_table(res: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"foresight bench nas ({res['size']}): {format_size(res['mem_limit_bytes'])}"
+              f" cap, read_ahead_kb {res['readahead_kb']}, {res['backing']} backing")
+    for col in ("kernel", "data", "O wall", "P wall", "speedup", "O stall", "P stall",
+                "stall cut", "O faults", "P faults", "coverage hit/late/none", "filtered",
+                "P no-filter", "verified"):
+        t.add_column(col, justify="left" if col in ("kernel", "verified") else "right")
+    for r in res["kernels"]:
+        o, p = r["variants"]["O"], r["variants"]["P"]
+        nf = r["variants"]["P_nofilter"]
+        c = r.get("coverage")
+        cov_s = (f"{c['prefetched_hit']:.0%}/{c['prefetched_fault']:.0%}/"
+                 f"{c['nonprefetched_fault']:.0%}") if c else "–"
+        t.add_row(r["name"], f"{r['mb']} MiB", f"{o['wall_seconds']:.2f} s",
+                  f"{p['wall_seconds']:.2f} s",
+                  f"{r['speedup']:.2f}×" if "speedup" in r else "–",
+                  _seconds(o.get("io_stall_seconds")), _seconds(p.get("io_stall_seconds")),
+                  f"{r['stall_reduction']:.0%}" if r.get("stall_reduction") is not None else "–",
+                  f"{o['major_faults']:,}", f"{p['major_faults']:,}", cov_s,
+                  f"{r['filter']['filtered_share']:.1%}" if r.get("filter") else "–",
+                  f"{nf['wall_seconds']:.2f} s",
+                  "yes" if r["verified"] else "NO: " + "; ".join(r["problems"]))
+    Console().print(t)
+    for r in res["kernels"]:
+        if "D" in r["variants"]:
+            ph = {v: r["variants"][v].get("phases", {}) for v in ("O", "D", "P")}
+            names = sorted({k for d in ph.values() for k in d})
+            print(f"{r['name']} phases (O / D direct only / P direct+indirect): " + ", ".join(
+                f"{k} {ph['O'].get(k, 0):.2f}/{ph['D'].get(k, 0):.2f}/{ph['P'].get(k, 0):.2f} s"
+                for k in names))
+    for s in res["sweep"]:
+        if "fraction_of_memory" in s:
+            print(f"IS sweep {s['fraction_of_memory']:g}× memory ({s['mb']} MiB): O "
+                  f"{s['O']['wall_seconds']:.2f} s, P {s['P']['wall_seconds']:.2f} s")
+        else:
+            print(f"IS in core, {s['in_core']} cache, {s['variant']}: "
+                  f"{s['run']['wall_seconds']:.2f} s")
+    e = res["environment"]
+    swap = (e.get("swap") or {}).get("total_bytes") or 0
+    print(f"kernel {e.get('kernel')}, {e.get('cpus')} CPUs, read_ahead_kb "
+          f"{e.get('read_ahead_kb')}, page-cluster {e.get('page_cluster')}, swap "
+          f"{format_size(swap)}, cgroup v{e.get('cgroup_version')}; O/P/D/no-filter runs "
+          "are single cold runs; coverage from FORESIGHT_TRACE of the O and P runs")
+
+
+def plot(res: dict, directory: str) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir = Path(directory)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    rows = res["kernels"]
+    # Figure 10 style: normalized execution time, I/O stall on top of the rest.
+    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(rows)), 3.6))
+    for i, r in enumerate(rows):
+        base = r["variants"]["O"]["wall_seconds"] or 1
+        for j, v in enumerate(("O", "P")):
+            run = r["variants"][v]
+            stall = min(run.get("io_stall_seconds") or 0, run["wall_seconds"])
+            x = i + (j - 0.5) * 0.38
+            ax.bar(x, (run["wall_seconds"] - stall) / base, 0.36, color="tab:blue",
+                   label="busy (wall − I/O stall)" if i == 0 and j == 0 else None)
+            ax.bar(x, stall / base, 0.36, bottom=(run["wall_seconds"] - stall) / base,
+                   color="tab:red", label="I/O stall (main thread)" if i == 0 and j == 0 else None)
+            ax.annotate(v, (x, 0), ha="center", va="bottom", fontsize=7, color="white")
+    ax.set_xticks(range(len(rows)), [r["name"].upper() for r in rows])
+    ax.set_ylabel("time, normalized to O")
+    ax.legend(fontsize=7)
+    ax.set_title(f"O vs P, {format_size(res['mem_limit_bytes'])} cap, read_ahead_kb "
+                 f"{res['readahead_kb']}", fontsize=9)
+    fig.tight_layout()
+    written.append(str(out_dir / "nas-time.png"))
+    fig.savefig(written[-1], dpi=120)
+    plt.close(fig)
+    # Figure 12(a) style: coverage of the original run's faulting pages.
+    cov_rows = [r for r in rows if r.get("coverage")]
+    if cov_rows:
+        fig, ax = plt.subplots(figsize=(max(5, 1.0 * len(cov_rows)), 3.4))
+        bottom = [0.0] * len(cov_rows)
+        for key, color, label in (("prefetched_hit", "tab:green", "prefetched hit"),
+                                  ("prefetched_fault", "tab:orange", "prefetched fault"),
+                                  ("nonprefetched_fault", "tab:gray", "nonprefetched fault")):
+            vals = [r["coverage"][key] for r in cov_rows]
+            ax.bar(range(len(cov_rows)), vals, 0.6, bottom=bottom, color=color, label=label)
+            bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+        ax.set_xticks(range(len(cov_rows)), [r["name"].upper() for r in cov_rows])
+        ax.set_ylabel("share of the original's faulting pages")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        written.append(str(out_dir / "nas-coverage.png"))
+        fig.savefig(written[-1], dpi=120)
+        plt.close(fig)
+    sweep = [s for s in res["sweep"] if "fraction_of_memory" in s]
+    if sweep:
+        fig, ax = plt.subplots(figsize=(5, 3.4))
+        xs = [s["fraction_of_memory"] for s in sweep]
+        for v, color in (("O", "tab:gray"), ("P", "tab:green")):
+            ax.plot(xs, [s[v]["wall_seconds"] for s in sweep], "o-", color=color,
+                    label={"O": "original", "P": "prefetching"}[v])
+        ax.set_xlabel("IS data / memory")
+        ax.set_ylabel("wall time (s)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        written.append(str(out_dir / "nas-is-sweep.png"))
+        fig.savefig(written[-1], dpi=120)
+        plt.close(fig)
+    return written
+
+
+def main(ns) -> int:
+    from foresight.errors import UsageError
+    from foresight.reports import write_json
+
+    if ns.size not in SIZES:
+        raise UsageError(f"--size {ns.size!r}: choose from {', '.join(SIZES)}")
+    names = [k for k in (ns.kernels or ",".join(KERNELS)).split(",") if k]
+    for k in names:
+        if k not in KERNELS:
+            raise UsageError(f"unknown kernel {k!r} (choose from {', '.join(KERNELS)})")
+    sweep = bool(ns.sweep)
+    if sweep and ns.sweep.lower() != "is":
+        raise UsageError(f"--sweep {ns.sweep!r}: only IS has a size sweep")
+    if ns.backing not in ("anon", "file"):
+        raise UsageError(f"--backing {ns.backing!r}: anon or file")
+    res = nas(ns.size, ns.mem, ns.readahead_kb, names, ns.backing, ns.timeout, sweep)
+    print_table(res)
+    if ns.plots:
+        for f in plot(res, ns.plots):
+            print(f"plot: {f}")
+    if ns.json:
+        write_json(ns.json, res)
+    return 0 if all(r["verified"] for r in res["kernels"]) else 1
