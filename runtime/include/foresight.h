@@ -32,7 +32,7 @@
  *                                (default 4M, the hand-instrumented microbenchmarks' distance)
  *   FORESIGHT_VERIFY_PERIOD=N    filtered calls per site between mincore checks (default 1024)
  *   FORESIGHT_RELEASE=M          auto | cold | pageout | off   (default auto: MADV_COLD, and
- *                                MADV_PAGEOUT when the cgroup is near its limit)
+ *                                MADV_PAGEOUT when the prefetch footprint is over budget)
  *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's
  *                                "without run-time filtering" (Figure 12(c)): no call is
  *                                filtered inline or in the library, and the workers hand every

@@ -77,6 +77,7 @@ size_t fs_residency_mark(uintptr_t page, size_t npages);  /* returns pages newly
 size_t fs_residency_clear(uintptr_t page, size_t npages); /* returns pages unmarked */
 bool fs_residency_test(uintptr_t page);
 size_t fs_residency_footprint(void);           /* pages currently marked */
+size_t fs_residency_queued_chunks(void);       /* chunks waiting in the reconciliation ring */
 size_t fs_residency_peak(void);
 /* Clear marks of pages mincore finds absent in the chunk holding PAGE. */
 size_t fs_residency_revalidate_chunk(uintptr_t chunk);
@@ -114,7 +115,7 @@ void fs_budget_init(void);
 uint64_t fs_budget_limit_bytes(void);          /* the cap: FORESIGHT_MEM, cgroup, or RAM */
 const char *fs_budget_source(void);            /* where the cap came from */
 size_t fs_budget_pages(void);                  /* prefetch footprint allowed, in pages */
-bool fs_budget_over_high(void);                /* cgroup usage near its limit: page out */
+bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
 
 /* issue.c: carry out one prefetch or release request (worker context). */
 void fs_issue_prefetch(const struct fs_request *r);

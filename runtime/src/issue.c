@@ -10,7 +10,7 @@
  *
  * Release: never destructive.  MADV_COLD moves pages to the reclaimable end of
  * the LRU, where they can still be rescued (the paper's "end of the free
- * list").  When the cgroup is near its limit, dirty shared file pages are
+ * list").  When the prefetch footprint is over its budget, dirty shared file pages are
  * written back with msync(MS_SYNC) and the pages are paged out
  * (MADV_PAGEOUT), which writes anonymous pages to swap.  MADV_DONTNEED and
  * MADV_FREE are never used.  Pages freed are counted with mincore before and
@@ -103,6 +103,27 @@ static void trace_piece(uintptr_t page, const unsigned char *vec, size_t n, size
         }
 }
 
+/* A prefetch dropped for the budget: its pages lose their marks, except those mincore
+ * finds resident (the program touched them), which stay marked so the inline filter
+ * keeps absorbing hints to them.  Clearing those too sent every later hint to a hot
+ * page (IS's density table) through the queue again, to be dropped again. */
+static void drop_over_budget(const struct fs_request *r)
+{
+    unsigned char vec[PIECE_PAGES];
+    fs_count(r->site, FS_DROPPED_BUDGET, 1);
+    for (size_t done = 0; done < r->npages; done += PIECE_PAGES) {
+        uintptr_t p = r->page + done;
+        size_t n = r->npages - done < PIECE_PAGES ? r->npages - done : PIECE_PAGES;
+        if (fs_resident_vector(p, n, vec) < 0) {
+            fs_residency_clear(p, n);
+            continue;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (!(vec[i] & 1))
+                fs_residency_clear(p + i, 1);
+    }
+}
+
 void fs_issue_prefetch(const struct fs_request *r)
 {
     size_t budget = fs_budget_pages();
@@ -122,8 +143,7 @@ void fs_issue_prefetch(const struct fs_request *r)
             __atomic_store_n(&quiet_pages, left, __ATOMIC_RELAXED);
         }
         if (fs_residency_footprint() > budget) {
-            fs_residency_clear(r->page, r->npages);
-            fs_count(r->site, FS_DROPPED_BUDGET, 1);
+            drop_over_budget(r);
             return;
         }
     }
@@ -189,7 +209,7 @@ void fs_issue_release(const struct fs_request *r)
 {
     enum fs_release_mode mode = fs_cfg.release;
     if (mode == FS_REL_AUTO)
-        mode = fs_budget_over_high() ? FS_REL_PAGEOUT : FS_REL_COLD;
+        mode = fs_budget_full() ? FS_REL_PAGEOUT : FS_REL_COLD;
     if (mode == FS_REL_PAGEOUT)
         __atomic_add_fetch(&fs_global_pageouts, 1, __ATOMIC_RELAXED);
     unsigned char vec[PIECE_PAGES], after[PIECE_PAGES];

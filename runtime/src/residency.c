@@ -25,12 +25,17 @@ static uint64_t **dir;
 static size_t footprint;  /* pages marked; atomic */
 static size_t peak;
 
-/* Chunks in the order they were first marked, for oldest-first reconciliation. */
+/* Chunks in the order they were first marked, for oldest-first reconciliation.  A
+ * chunk is in the ring at most once: each leaf carries one "queued" bit per chunk
+ * after its page bits (the inline fast path never reads them).  Without this, a
+ * chunk marked, cleared and marked again piled up copies, and every reconciliation
+ * rescanned them all (IS spent most of its hinted run in mincore). */
 #define RING_SLOTS ((size_t)1 << 16)
+#define LEAF_CHUNKS (FS_LEAF_PAGES >> FS_CHUNK_SHIFT)
+#define LEAF_ALLOC_WORDS (FS_LEAF_WORDS + LEAF_CHUNKS / 64)
 static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t *ring;
 static size_t ring_head, ring_count;
-static uintptr_t ring_last = UINTPTR_MAX;
 
 int fs_residency_init(void)
 {
@@ -59,11 +64,10 @@ void fs_residency_reset(void)
         return;
     for (size_t i = 0; i < FORESIGHT_DIR_ENTRIES; i++)
         if (dir[i] != NULL)
-            memset(dir[i], 0, FS_LEAF_WORDS * sizeof(uint64_t));
+            memset(dir[i], 0, LEAF_ALLOC_WORDS * sizeof(uint64_t));
     footprint = peak = 0;
     pthread_mutex_init(&ring_mu, NULL);
     ring_head = ring_count = 0;
-    ring_last = UINTPTR_MAX;
 }
 
 static uint64_t *leaf_for(uintptr_t page, bool create)
@@ -72,14 +76,14 @@ static uint64_t *leaf_for(uintptr_t page, bool create)
     uint64_t *leaf = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (leaf != NULL || !create)
         return leaf;
-    uint64_t *fresh = mmap(NULL, FS_LEAF_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+    uint64_t *fresh = mmap(NULL, LEAF_ALLOC_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (fresh == MAP_FAILED)
         return NULL;
     if (__atomic_compare_exchange_n(slot, &leaf, fresh, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE))
         return fresh;
-    munmap(fresh, FS_LEAF_WORDS * sizeof(uint64_t));
+    munmap(fresh, LEAF_ALLOC_WORDS * sizeof(uint64_t));
     return leaf;
 }
 
@@ -125,17 +129,46 @@ static size_t count_bits(uint64_t *word, uint64_t mask)
     return (size_t)__builtin_popcountll(mask & __atomic_load_n(word, __ATOMIC_RELAXED));
 }
 
+/* The chunk's "queued" bit: its word in the leaf's tail and the bit's mask. */
+static uint64_t *queued_word(uintptr_t chunk, uint64_t *mask)
+{
+    uint64_t *leaf = leaf_for(chunk << FS_CHUNK_SHIFT, false);
+    if (leaf == NULL)
+        return NULL;
+    uintptr_t c = chunk & (LEAF_CHUNKS - 1);
+    *mask = (uint64_t)1 << (c & 63);
+    return &leaf[FS_LEAF_WORDS + c / 64];
+}
+
+static bool queued(uintptr_t chunk)
+{
+    uint64_t mask, *w = queued_word(chunk, &mask);
+    return w != NULL && (__atomic_load_n(w, __ATOMIC_RELAXED) & mask) != 0;
+}
+
+static void set_queued(uintptr_t chunk, bool on)
+{
+    uint64_t mask, *w = queued_word(chunk, &mask);
+    if (w == NULL)
+        return;
+    if (on)
+        __atomic_fetch_or(w, mask, __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_and(w, ~mask, __ATOMIC_RELAXED);
+}
+
 static void ring_push_locked(uintptr_t chunk)
 {
-    if (chunk == ring_last)
+    if (queued(chunk))
         return;
     if (ring_count == RING_SLOTS) { /* forget the oldest; a verification still catches it */
+        set_queued(ring[ring_head], false);
         ring_head = (ring_head + 1) % RING_SLOTS;
         ring_count--;
     }
     ring[(ring_head + ring_count) % RING_SLOTS] = chunk;
     ring_count++;
-    ring_last = chunk;
+    set_queued(chunk, true);
 }
 
 size_t fs_residency_mark(uintptr_t page, size_t npages)
@@ -149,10 +182,16 @@ size_t fs_residency_mark(uintptr_t page, size_t npages)
            !__atomic_compare_exchange_n(&peak, &seen, now, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
     }
-    pthread_mutex_lock(&ring_mu);
-    for (uintptr_t c = page >> FS_CHUNK_SHIFT; c <= (page + npages - 1) >> FS_CHUNK_SHIFT; c++)
-        ring_push_locked(c);
-    pthread_mutex_unlock(&ring_mu);
+    uintptr_t c0 = page >> FS_CHUNK_SHIFT, c1 = (page + npages - 1) >> FS_CHUNK_SHIFT;
+    bool all_queued = true;
+    for (uintptr_t c = c0; c <= c1 && all_queued; c++)
+        all_queued = queued(c);
+    if (!all_queued) { /* the common case (a chunk already queued) takes no lock */
+        pthread_mutex_lock(&ring_mu);
+        for (uintptr_t c = c0; c <= c1; c++)
+            ring_push_locked(c);
+        pthread_mutex_unlock(&ring_mu);
+    }
     return fresh;
 }
 
@@ -170,6 +209,14 @@ bool fs_residency_test(uintptr_t page)
                                       (uint64_t)1 << (page & 63));
 }
 
+size_t fs_residency_queued_chunks(void)
+{
+    pthread_mutex_lock(&ring_mu);
+    size_t n = ring_count;
+    pthread_mutex_unlock(&ring_mu);
+    return n;
+}
+
 size_t fs_residency_footprint(void)
 {
     return __atomic_load_n(&footprint, __ATOMIC_RELAXED);
@@ -180,7 +227,74 @@ size_t fs_residency_peak(void)
     return __atomic_load_n(&peak, __ATOMIC_RELAXED);
 }
 
-/* mincore, splitting around unmapped holes (mincore fails whole on ENOMEM). */
+static bool mapped1(uintptr_t page, unsigned char *v)
+{
+    return mincore((void *)(page << FORESIGHT_PAGE_SHIFT), FS_PAGE, v) == 0;
+}
+
+/*
+ * mincore over a range with unmapped holes (mincore fails whole with ENOMEM).  From
+ * the left: a mapped page starts a run found by galloping then bisection; an unmapped
+ * page starts a hole found the same way from single-page probes, and pages between two
+ * unmapped probes count as unmapped.  So a range past the end of an object costs
+ * O(log n) calls, not the 2n of splitting it in halves, and a mapped page is never
+ * reported resident when it is not (at worst one in a hole is skipped: a dropped hint).
+ */
+static long vector_holes(uintptr_t page, size_t npages, unsigned char *vec, size_t *mapped)
+{
+    long resident = 0;
+    size_t i = 0;
+    while (i < npages) {
+        uintptr_t p = page + i;
+        size_t left = npages - i;
+        unsigned char v;
+        bool is_mapped = mapped1(p, &v);
+        if (!is_mapped && errno != ENOMEM) {
+            memset(vec + i, 0x80, left); /* unreadable: give up on the rest */
+            return resident;
+        }
+        size_t good = 1, bad; /* [0, good) known to share p's state; bad = first probe that does not */
+        for (bad = 2; bad <= left; bad *= 2) {
+            bool same = is_mapped ? mincore((void *)(p << FORESIGHT_PAGE_SHIFT),
+                                            bad << FORESIGHT_PAGE_SHIFT, vec + i) == 0
+                                  : !mapped1(p + bad - 1, &v);
+            if (!same)
+                break;
+            good = bad;
+        }
+        if (bad > left) {
+            bad = left + 1;
+            if (good < left) { /* try the whole remainder */
+                bool same = is_mapped ? mincore((void *)(p << FORESIGHT_PAGE_SHIFT),
+                                                left << FORESIGHT_PAGE_SHIFT, vec + i) == 0
+                                      : !mapped1(p + left - 1, &v);
+                if (same)
+                    good = left;
+            }
+        }
+        while (bad - good > 1 && good < left) { /* invariant: good same, bad not (or past end) */
+            size_t mid = good + (bad - good) / 2;
+            bool same = is_mapped ? mincore((void *)(p << FORESIGHT_PAGE_SHIFT),
+                                            mid << FORESIGHT_PAGE_SHIFT, vec + i) == 0
+                                  : !mapped1(p + mid - 1, &v);
+            if (same)
+                good = mid;
+            else
+                bad = mid;
+        }
+        if (is_mapped) {
+            mincore((void *)(p << FORESIGHT_PAGE_SHIFT), good << FORESIGHT_PAGE_SHIFT, vec + i);
+            for (size_t k = 0; k < good; k++)
+                resident += vec[i + k] & 1;
+            *mapped += good;
+        } else {
+            memset(vec + i, 0x80, good);
+        }
+        i += good;
+    }
+    return resident;
+}
+
 static long vector_rec(uintptr_t page, size_t npages, unsigned char *vec, size_t *mapped)
 {
     if (mincore((void *)(page << FORESIGHT_PAGE_SHIFT), npages << FORESIGHT_PAGE_SHIFT, vec) == 0) {
@@ -190,13 +304,11 @@ static long vector_rec(uintptr_t page, size_t npages, unsigned char *vec, size_t
         *mapped += npages;
         return resident;
     }
-    if (errno != ENOMEM || npages == 1) {
-        memset(vec, 0x80, npages); /* unmapped (or unreadable): not resident */
+    if (errno != ENOMEM) {
+        memset(vec, 0x80, npages); /* unreadable: not resident */
         return 0;
     }
-    size_t half = npages / 2;
-    return vector_rec(page, half, vec, mapped) +
-           vector_rec(page + half, npages - half, vec + half, mapped);
+    return vector_holes(page, npages, vec, mapped);
 }
 
 long fs_resident_vector(uintptr_t page, size_t npages, unsigned char *vec)
@@ -243,8 +355,7 @@ size_t fs_residency_reconcile(size_t target_pages)
         uintptr_t chunk = ring[ring_head];
         ring_head = (ring_head + 1) % RING_SLOTS;
         ring_count--;
-        if (chunk == ring_last)
-            ring_last = UINTPTR_MAX;
+        set_queued(chunk, false);
         /* mincore without the lock: the program's marks (fs_residency_mark) never wait
          * for a reconciliation in a worker. */
         pthread_mutex_unlock(&ring_mu);

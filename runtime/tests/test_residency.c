@@ -59,5 +59,35 @@ int main(void)
     CHECK(vec[5] & 0x80);
     CHECK(vec[3] == 1);
     CHECK_EQ(fs_resident_vector(p0 + 4, 2, vec), -1);
+
+    /* Several holes and an unmapped tail across a whole chunk: every page classified
+     * exactly (pages 4-5 and 40-299 unmapped; 0-99 touched, so resident). */
+    static unsigned char big[FS_CHUNK_PAGES];
+    munmap(aligned + 40 * FS_PAGE, 260 * FS_PAGE);
+    CHECK_EQ(fs_resident_vector(p0, FS_CHUNK_PAGES, big), 38);
+    for (size_t i = 0; i < FS_CHUNK_PAGES; i++) {
+        bool hole = (i >= 4 && i < 6) || (i >= 40 && i < 300);
+        if (hole)
+            CHECK(big[i] & 0x80);
+        else if (i < 100)
+            CHECK(big[i] == 1);
+        else
+            CHECK(big[i] == 0);
+    }
+
+    /* A chunk marked, cleared and marked again is queued for reconciliation once:
+     * reconciling to zero revalidates it once and clears the absent marks. */
+    uintptr_t q = p0 + FS_CHUNK_PAGES; /* mapped, never touched: absent */
+    uintptr_t q2 = q + 4 * FS_CHUNK_PAGES; /* another chunk, alternating with q */
+    for (int i = 0; i < 1000; i++) {
+        fs_residency_mark(i % 2 ? q : q2, 1);
+        fs_residency_clear(i % 2 ? q : q2, 1);
+    }
+    fs_residency_mark(q, 3);
+    CHECK_EQ(fs_residency_queued_chunks(), 3); /* p0's chunk, q's and q2's */
+    CHECK_EQ(fs_residency_reconcile(0), 65);     /* 60 + 2 unmapped, 3 absent */
+    CHECK_EQ(fs_residency_footprint(), 38);
+    CHECK(!fs_residency_test(q));
+    CHECK_EQ(fs_residency_queued_chunks(), 1);  /* p0's chunk keeps resident marks */
     return check_done("residency");
 }
