@@ -159,3 +159,23 @@ void f(int n, int m, double (*A)[m], double *out) {{
     r = refs(nest)
     assert r["A[i+1][j]"]["leading"] and r["A[i-1][j]"]["trailing"]
     assert hints(nest)["A[i+1][j]"]["release"] == "A[i-1][j]"
+
+
+def test_group_reuse_in_a_column_walk(tmp_path):
+    # No loop moves the last subscript: u[k][j][0] and u[k][j][1] touch the same half page
+    # on every iteration (MG's ghost-face exchange), so one leads and the other trails;
+    # u[k][j][n] is a symbolic distance away and stays on its own.
+    code = """
+void f(long n, long m, double u[][m][n + 2]) {
+  for (long k = 1; k <= m; k++)
+    for (long j = 1; j <= m; j++) {
+      u[k][j][0] = u[k][j][n];
+      u[k][j][1] = 0.0;
+    }
+}
+"""
+    (nest,) = nests(tmp_path, code)
+    r = refs(nest)
+    assert r["u[k][j][0]"]["group"] == ["u[k][j][1]"]
+    assert r["u[k][j][1]"]["leading"] and r["u[k][j][0]"]["trailing"]
+    assert r["u[k][j][n]"]["group"] == [] and r["u[k][j][n]"]["leading"]

@@ -179,6 +179,10 @@ def _relative(a: RefFacts, b: RefFacts, page: int) -> tuple[int, ...] | None:
         cv = sym_value(c)
         if cv:
             return (0,) * len(loops) + (last * cv * (lp.step or 1),)
+    if all(not c for c in rows[-1]):
+        # No loop moves the last subscript (a column walk such as u[k][j][0] and u[k][j][1]):
+        # both touch the same half page on every iteration; the higher address leads.
+        return (0,) * len(loops) + (last,)
     return None
 
 
