@@ -23,7 +23,8 @@
  *   FORESIGHT_STATS=1            statistics table on stderr at exit
  *   FORESIGHT_STATS=path.json    the same statistics as JSON (written atomically)
  *   FORESIGHT_MEM=SIZE           memory budget (default: the cgroup's limit, else RAM)
- *   FORESIGHT_WORKERS=N          worker threads issuing requests (default 2, 1..64)
+ *   FORESIGHT_WORKERS=N          worker threads issuing requests (1..64; default 2, at most
+ *                                the usable CPUs minus one, at least 1)
  *   FORESIGHT_QUEUE=N            request queue slots (default 1024)
  *   FORESIGHT_METHOD=M           willneed | populate | both   (default willneed: fastest
  *                                measured, see docs/architecture.md)
