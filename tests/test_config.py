@@ -83,3 +83,33 @@ def test_pkg_config_file_is_installed():
 def test_cli_prints_flags(capsys):
     assert main(["config", "--libs"]) == 0
     assert "-Wl,-rpath," in capsys.readouterr().out
+
+
+OLD_ABI = r"""
+#include <stdio.h>
+#include <stdint.h>
+/* What an object built against an older header references: unversioned names. */
+extern uint64_t *const *foresight__dir __attribute__((weak));
+void foresight__prefetch_slow(void *site, const void *addr, unsigned long bytes)
+    __attribute__((weak));
+int main(void) {
+    printf("%d %d\n", &foresight__dir != NULL, foresight__prefetch_slow != NULL);
+    return 0;
+}
+"""
+
+
+def test_an_object_built_for_another_abi_gets_no_op_hints(cc, tmp_path):
+    # The library's symbols carry the ABI number, so an object whose site layout differs
+    # resolves none of them and its hints become no-ops instead of writing past its sites;
+    # the current header's names do resolve.
+    src = tmp_path / "old.c"
+    src.write_text(OLD_ABI)
+    exe = tmp_path / "old"
+    subprocess.run([cc, "-O2", str(src), "-o", str(exe),
+                    *config.flags(cflags=True, libs=True).split()], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "0"]
+    current = _build(cc, tmp_path, config.flags(cflags=True, libs=True))
+    out = subprocess.run([str(current)], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[1] == "1"

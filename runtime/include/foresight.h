@@ -96,6 +96,24 @@ extern "C" {
 
 #define FORESIGHT_API_VERSION 1
 
+/*
+ * The binary interface between inline code compiled from this header and the library.
+ * Inline code reads and writes a struct foresight_site the object itself holds, so an
+ * object built against another layout must never reach the library: every library
+ * symbol carries the ABI number, and an object built for an older or newer ABI finds
+ * none of them (they are weak references), so its hints become no-ops instead of
+ * writing past its sites.  Bump FORESIGHT__ABI whenever struct foresight_site or an
+ * entry point below changes.
+ */
+#define FORESIGHT__ABI 2
+#define foresight__dir foresight__dir_abi2
+#define foresight__anon_site foresight__anon_site_abi2
+#define foresight__prefetch_slow foresight__prefetch_slow_abi2
+#define foresight__filtered_check foresight__filtered_check_abi2
+#define foresight__release_slow foresight__release_slow_abi2
+#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi2
+#define foresight__lookahead foresight__lookahead_abi2
+
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
 /* Two-level table: a directory entry covers 2^18 pages (1 GiB), 48-bit VA. */
