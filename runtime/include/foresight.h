@@ -31,6 +31,11 @@
  *   FORESIGHT_CHUNK=SIZE         bytes per MADV_WILLNEED call (default 128K)
  *   FORESIGHT_LOOKAHEAD=SIZE     bytes a compiled loop keeps prefetched ahead of its accesses
  *                                (default 4M, the hand-instrumented microbenchmarks' distance)
+ *   FORESIGHT_LOOKAHEAD=measured latency x bandwidth measured on the program's own prefetches
+ *                                (one in 16 read synchronously and timed), within [128K,
+ *                                budget/8]; 4M until enough samples exist.  The statistics
+ *                                show the values.  Measured on the NAS suite it was smaller,
+ *                                and slower, than 4M: see docs/architecture.md
  *   FORESIGHT_VERIFY_PERIOD=N    filtered calls per site between mincore checks (default 1024)
  *   FORESIGHT_RELEASE=M          auto | cold | pageout | off   (default auto: MADV_COLD, and
  *                                MADV_PAGEOUT when the prefetch footprint is over budget)

@@ -19,6 +19,7 @@ static pid_t owner_pid;
 static void after_fork_child(void)
 {
     fs_residency_reset();
+    fs_distance_reset();
     fs_workers_after_fork_child();
 }
 
@@ -95,7 +96,8 @@ static unsigned plan_prefetch(struct foresight_site *site, uintptr_t first, size
         return 0;
     }
     fs_residency_mark(first, n);
-    *out = (struct fs_request){.page = first, .npages = n, .kind = FS_REQ_PREFETCH, .site = site};
+    *out = (struct fs_request){.page = first, .npages = n, .kind = FS_REQ_PREFETCH, .site = site,
+                               .t_enqueued = fs_cfg.lookahead_measured ? fs_now_ns() : 0};
     return 1;
 }
 

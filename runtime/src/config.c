@@ -169,16 +169,13 @@ void fs_config_load(void)
     }
     fs_cfg.lookahead_bytes = 4u << 20;
     const char *ahead = getenv("FORESIGHT_LOOKAHEAD");
-    if (ahead != NULL && *ahead != 0) {
+    if (ahead != NULL && strcmp(ahead, "measured") == 0) {
+        fs_cfg.lookahead_measured = true;
+    } else if (ahead != NULL && *ahead != 0) {
         uint64_t a = parse_size(ahead);
         if (a < FS_PAGE || a > (1ull << 34))
-            complain("FORESIGHT_LOOKAHEAD", ahead, "a size from 4K to 16G");
+            complain("FORESIGHT_LOOKAHEAD", ahead, "a size from 4K to 16G, or measured");
         else
             fs_cfg.lookahead_bytes = (size_t)a;
     }
-}
-
-size_t foresight__lookahead(void)
-{
-    return fs_cfg.lookahead_bytes;
 }

@@ -58,12 +58,20 @@ struct fs_config {
     enum fs_method method;
     size_t chunk_bytes;
     size_t lookahead_bytes; /* FORESIGHT_LOOKAHEAD: bytes a compiled loop keeps in flight */
+    bool lookahead_measured; /* FORESIGHT_LOOKAHEAD=measured: latency x bandwidth (distance.c) */
     unsigned long verify_period;
     enum fs_release_mode release;
     bool filter;            /* FORESIGHT_FILTER: the user-level residency filter (default on) */
     char trace_path[4088];  /* FORESIGHT_TRACE: event trace file, "" when off */
 };
 extern struct fs_config fs_cfg;
+
+/* distance.c: the prefetch distance from measured latency and bandwidth. */
+uint64_t fs_now_ns(void);
+bool fs_distance_sample_due(void);             /* time this prefetch (MADV_POPULATE_READ)? */
+void fs_distance_record(size_t npages, uint64_t t_enqueued, uint64_t t_start, uint64_t t_done);
+void fs_distance_report(double *lat_us, double *mb_per_s, unsigned long *samples, size_t *bytes);
+void fs_distance_reset(void);                  /* after fork */
 
 /* config.c */
 void fs_config_load(void);
@@ -94,6 +102,7 @@ struct fs_request {
     size_t npages;
     enum fs_kind kind;
     struct foresight_site *site;
+    uint64_t t_enqueued; /* fs_now_ns() when the hint was made (prefetches) */
 };
 struct fs_queue;
 struct fs_queue *fs_queue_create(size_t slots);

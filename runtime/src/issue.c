@@ -150,6 +150,10 @@ void fs_issue_prefetch(const struct fs_request *r)
     unsigned char vec[PIECE_PAGES];
     size_t issued = 0, resident = 0;
     bool any_mapped = false;
+    /* FORESIGHT_LOOKAHEAD=measured: now and then a request is read synchronously and
+     * timed, to measure latency and bandwidth (distance.c). */
+    bool timed = fs_distance_sample_due();
+    uint64_t t_start = timed ? fs_now_ns() : 0;
     for (size_t done = 0; done < r->npages; done += PIECE_PAGES) {
         uintptr_t p = r->page + done;
         size_t n = r->npages - done < PIECE_PAGES ? r->npages - done : PIECE_PAGES;
@@ -169,11 +173,11 @@ void fs_issue_prefetch(const struct fs_request *r)
         bool (*wanted)(unsigned char) = fs_cfg.filter ? missing : mapped;
         if (fs_tracing())
             trace_piece(p, vec, n, (size_t)res, wanted);
-        if (fs_cfg.method == FS_POPULATE)
+        if (fs_cfg.method == FS_POPULATE || timed)
             issued += for_each_run(p, vec, n, wanted, populate);
         else
             issued += for_each_run(p, vec, n, wanted, willneed);
-        if (fs_cfg.method == FS_BOTH)
+        if (fs_cfg.method == FS_BOTH && !timed)
             for_each_run(p, vec, n, wanted, populate);
     }
     if (!any_mapped) {
@@ -181,6 +185,8 @@ void fs_issue_prefetch(const struct fs_request *r)
         return;
     }
     fs_count(r->site, FS_PAGES_UNNECESSARY, resident);
+    if (timed && issued)
+        fs_distance_record(issued, r->t_enqueued, t_start, fs_now_ns());
     if (issued) {
         fs_count(r->site, FS_ISSUED, 1);
         fs_count(r->site, FS_PAGES_ISSUED, issued);

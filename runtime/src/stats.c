@@ -116,7 +116,15 @@ static void write_json(FILE *f)
             fs_cfg.filter ? "true" : "false",
             (unsigned long long)fs_budget_limit_bytes());
     json_string(f, fs_budget_source());
-    fprintf(f, ", \"budget_pages\": %zu},\n  \"global\": {", fs_budget_pages());
+    double lat_us, mb_s;
+    unsigned long samples;
+    size_t ahead;
+    fs_distance_report(&lat_us, &mb_s, &samples, &ahead);
+    fprintf(f, ", \"budget_pages\": %zu, \"lookahead\": \"%s\"},\n  \"distance\": {"
+               "\"lookahead_bytes\": %zu, \"latency_us\": %.1f, \"bandwidth_mib_s\": %.1f, "
+               "\"samples\": %lu},\n  \"global\": {",
+            fs_budget_pages(), fs_cfg.lookahead_measured ? "measured" : "fixed", ahead, lat_us,
+            mb_s, samples);
     json_counts(f, total);
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
@@ -152,6 +160,15 @@ static void write_table(FILE *f)
             fs_cfg.filter ? "" : " filter=off", fs_cfg.workers,
             fs_budget_pages() >> (20 - FORESIGHT_PAGE_SHIFT),
             (unsigned long long)(fs_budget_limit_bytes() >> 20), fs_budget_source());
+    double lat_us, mb_s;
+    unsigned long samples;
+    size_t ahead;
+    fs_distance_report(&lat_us, &mb_s, &samples, &ahead);
+    if (fs_cfg.lookahead_measured)
+        fprintf(f, "lookahead %zu KiB measured: latency %.0f us x bandwidth %.0f MiB/s "
+                   "(%lu timed prefetches)\n", ahead >> 10, lat_us, mb_s, samples);
+    else
+        fprintf(f, "lookahead %zu KiB (FORESIGHT_LOOKAHEAD)\n", ahead >> 10);
     fprintf(f, "%-32s %10s %10s %8s %10s %10s %8s %8s %8s %10s %7s %5s\n", "site", "considered",
             "filtered", "issued", "pg_issued", "pg_unnec", "drop_bud", "drop_q", "releases",
             "pg_freed", "stale", "bad");
