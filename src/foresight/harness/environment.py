@@ -60,6 +60,14 @@ def swap_summary() -> dict:
     return {"total_bytes": sum(a["bytes"] for a in areas), "areas": areas}
 
 
+def swap_free_bytes() -> int:
+    """Free swap in bytes (SwapFree in /proc/meminfo); 0 when there is none."""
+    for line in (_read("/proc/meminfo") or "").splitlines():
+        if line.startswith("SwapFree:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
 def thp_mode() -> str | None:
     text = _read("/sys/kernel/mm/transparent_hugepage/enabled")
     if text and "[" in text:

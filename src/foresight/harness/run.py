@@ -259,10 +259,17 @@ def measure(cmd: list[str], mem: int | None = None, cold: bool = False,
 
 def explain_failure(report: dict) -> str | None:
     if report["oom_killed"]:
-        return ("the program was killed by the out-of-memory killer: its anonymous memory "
-                f"does not fit in the {format_size(report['mem_limit_bytes'] or 0)} cap and "
-                "there is no swap to page it to.  Enable swap with `foresight swap enable "
-                "--size 8G` (root), or raise --mem.")
+        cap = format_size(report["mem_limit_bytes"] or 0)
+        free = environment.swap_free_bytes()
+        if not free:
+            return ("the program was killed by the out-of-memory killer: its anonymous memory "
+                    f"does not fit in the {cap} cap and there is no swap to page it to.  "
+                    "Enable swap with `foresight swap enable --size 8G` (root), or raise --mem.")
+        return ("the program was killed by the out-of-memory killer under the "
+                f"{cap} cap although {format_size(free)} of swap is free: either memory that "
+                "cannot be swapped (locked, or kernel memory) filled the cap, or the memory "
+                "cgroup gave up reclaiming while the program thrashed (seen with cgroup v1 "
+                "at 3x data/memory).  Rerun, or raise --mem.")
     if report.get("timed_out"):
         return "the program exceeded its time limit and was killed"
     if report.get("signal"):
