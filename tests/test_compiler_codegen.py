@@ -223,19 +223,53 @@ void f(double *a, long n, long m)
     assert "a[start + k]" not in {h["ref"] for h in nest["hints"]}
 
 
-def test_data_reused_across_a_loop_of_unknown_volume_is_not_released(tmp_path):
-    (nest,) = report(tmp_path, """
+REUSED_ROW = """
+#include <stdio.h>
+#include <stdlib.h>
 void f(double *a, const double *w, long n, long m)
 {
     for (long i = 0; i < n; i++)
         for (long k = 0; k < m; k++)
             a[i * m + k] += w[k];
 }
-""")
-    decided = {h["ref"]: h["release"] for h in nest["hints"]}
-    assert decided["w[k]"] is None            # reused for every i: kept
-    assert decided["a[i * m + k]"] == "a[i * m + k]"
-    assert any("known only at run time" in d for d in nest["decisions"])
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    long n = atol(argv[1]), m = atol(argv[2]);
+    double *a = calloc((size_t)(n * m), sizeof *a), *w = malloc((size_t)m * sizeof *w);
+    for (long j = 0; j < m; j++)
+        w[j] = (double)j;
+    f(a, w, n, m);
+    double s = 0;
+    for (long j = 0; j < n * m; j++)
+        s += a[j];
+    printf("%.0f\\n", s);
+    return 0;
+}
+"""
+
+
+def test_data_reused_across_a_loop_of_unknown_volume_is_released_only_if_it_cannot_fit(
+        tmp_path):
+    # w[k] is reused for every i.  One iteration of i touches a row of a and all of w
+    # (16 m bytes), known only at run time: the release of w is decided at nest entry.
+    (nest,) = [n for n in report(tmp_path, REUSED_ROW) if n["function"] == "f"]
+    decided = {h["ref"]: h for h in nest["hints"]}
+    assert decided["w[k]"]["release"] == "w[k]"
+    assert decided["w[k]"]["release_if_volume_exceeds_memory"] == "i"
+    assert decided["a[i * m + k]"]["release_if_volume_exceeds_memory"] is None
+    exe = build(tmp_path, REUSED_ROW)
+    # 2 rows of 64 KiB: fits in 64 MiB, w is never released.
+    out, stats = run_stats(exe, "64", "8192", FORESIGHT_MEM="64M")
+    assert site(stats, "w[k]")["releases"] == 0
+    assert site(stats, "a[i * m + k]")["releases"] > 0
+    # Rows of 2 MiB against a 1 MiB memory: one iteration cannot keep w, so it is released.
+    big, stats = run_stats(exe, "4", str(256 << 10), FORESIGHT_MEM="1M")
+    assert site(stats, "w[k]")["releases"] > 0
+    # Results are the same either way (and as without hints).
+    plain, _ = run_stats(exe, "4", str(256 << 10), FORESIGHT_DISABLE="1")
+    assert big == plain
 
 
 def test_small_fixed_extent_is_not_pipelined(tmp_path):

@@ -118,6 +118,7 @@ extern "C" {
 #define foresight__release_slow foresight__release_slow_abi2
 #define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi2
 #define foresight__lookahead foresight__lookahead_abi2
+#define foresight__memory foresight__memory_abi2
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -172,6 +173,7 @@ void foresight__prefetch_release_slow(struct foresight_site *site, const void *p
     FORESIGHT__WEAK;
 
 size_t foresight__lookahead(void) FORESIGHT__WEAK;
+size_t foresight__memory(void) FORESIGHT__WEAK;
 
 /* The directory, or NULL when the runtime is absent or disabled. */
 static inline uint64_t *const *foresight__directory(void)
@@ -319,6 +321,23 @@ static inline size_t foresight_lookahead_bytes(void)
         return 0;
 #endif
     return foresight__lookahead();
+}
+
+/*
+ * The memory the runtime manages prefetches against, in bytes (FORESIGHT_MEM, else the
+ * cgroup's limit, else RAM); 0 when the runtime is absent or disabled.  Code from
+ * `foresight cc` compares a loop's per-iteration data volume with it at nest entry to
+ * decide whether data reused across that loop is released.
+ */
+static inline size_t foresight_memory_bytes(void)
+{
+    if (foresight__directory() == NULL)
+        return 0;
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (&foresight__memory == NULL)
+        return 0;
+#endif
+    return foresight__memory();
 }
 
 /* 1 when the runtime is linked and enabled, so hints take effect. */

@@ -186,6 +186,11 @@ uint64_t fs_budget_limit_bytes(void)
     return limit_bytes;
 }
 
+size_t foresight__memory(void)
+{
+    return (size_t)limit_bytes;
+}
+
 const char *fs_budget_source(void)
 {
     return source;

@@ -36,6 +36,8 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
         "stride_bytes": (None if h.indirect_index is not None
                          else sym_str(h.ref.byte_offset().coeff(h.pipe.var))),
         "release": None if h.release is None else h.release.text,
+        "release_if_volume_exceeds_memory": (None if h.release_if_exceeds is None
+                                             else h.release_if_exceeds.var),
         "distance": (plan.paper_distance.get(h.pipe.var) if opts.preset == "paper"
                      else "FORESIGHT_LOOKAHEAD bytes / bytes per iteration, at nest entry"),
         "distance_scale": h.distance_scale,

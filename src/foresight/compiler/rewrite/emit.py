@@ -129,6 +129,9 @@ class NestEmitter:
             # jump between the last two starts.
             out.append(f"{U} {self.name('ps', k)} = 0, {self.name('jmp', k)} = 0, "
                        f"{self.name('pt', k)} = 1;")
+        if h.release is not None and h.release_if_exceeds is not None:
+            out.append(f"const int {self.name('relok', k)} = {volume_c(h.volume)} > "
+                       f"({U})foresight_memory_bytes();")
         if h.release is not None:
             out.append(f"{U} {self.name('rel', k)} = 0;")
             out.append(f"const {U} {self.name('lag', k)} = ({a} == 0 || {a} >= {g}) ? 1 : "
@@ -193,8 +196,10 @@ class NestEmitter:
             # The frontier starts at the first block behind the lag, moves with it, and
             # starts again there after a jump backwards or beyond the window.
             window = f"({ahead} * {a} + 2 * {g})"
+            guard = (f"if ({self.name('relok', k)}) " if h.release_if_exceeds is not None
+                     else "")
             parts.append(
-                f"{{ const {U} __fs_r = ({trail} - {lag} * {s}) & {mask}; "
+                f"{guard}{{ const {U} __fs_r = ({trail} - {lag} * {s}) & {mask}; "
                 f"if ({rel} != 0 && ({up} ? __fs_r > {rel} && __fs_r - {rel} <= {window} "
                 f": __fs_r < {rel} && {rel} - __fs_r <= {window})) {{ "
                 f"if ({a} >= {g}) foresight_release_at(&{site}, (const void *)"
@@ -275,6 +280,27 @@ class NestEmitter:
                 f"if (!foresight_site_quiet(&{site})) "
                 f"{{ const uintmax_t __fs_j = {ok} ? {ahead} : {last}; "
                 f"const uintmax_t __fs_x = {load}; {fetch} }} " + "}")
+
+
+def volume_c(volume: list[tuple[int, list[tuple[dict, Loop]]]]) -> str:
+    """C text of the bytes one iteration of a loop touches (plan.runtime_volume): per
+    reference its element size plus |coefficient| x (trip - 1) of each inner loop moving
+    it, every bound evaluated as a signed value at nest entry."""
+    terms = []
+    for elem, moves in volume:
+        parts = [f"({U}){elem}"]
+        for coeff, v in moves:
+            lo, hi = f"(intmax_t)({sym_c(v.lower_sym)})", f"(intmax_t)({sym_c(v.upper_sym)})"
+            if v.step > 0:
+                first, last = lo, hi if v.cond_op == "<=" else f"({hi} - 1)"
+            else:
+                first, last = lo, hi if v.cond_op == ">=" else f"({hi} + 1)"
+                first, last = last, first
+            n1 = (f"({last} >= {first} ? ({U})(({last} - {first}) / {abs(v.step)}) "
+                  f": ({U})0)")
+            parts.append(f"{_abs(sym_c(coeff))} * {n1}")
+        terms.append(" + ".join(parts))
+    return "(" + " + ".join(f"({t})" for t in terms) + ")"
 
 
 def rest_iterations(lp: Loop) -> str | None:

@@ -26,6 +26,11 @@ class Hint:
     release: ArrayRef | None         # trailing reference released behind, or None
     distance_scale: int = 1          # index references of indirect ones run twice as far ahead
     indirect_index: ArrayRef | None = None   # for a[b[i]]: b[i]
+    # Release only when one iteration of this loop touches more than memory: the volume,
+    # as (element bytes, [(byte coefficient, inner loop)]) per reference, is evaluated at
+    # nest entry (run-time versioning of the paper's release decision).
+    release_if_exceeds: Loop | None = None
+    volume: list[tuple[int, list[tuple[dict, Loop]]]] | None = None
 
 
 @dataclass
@@ -168,12 +173,17 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
                                   "enclosing loops: prefetched on first touch only "
                                   "(the run-time filter drops repeats)")
         trailing = _trailing(f, facts.refs)
-        keep = _kept(f, pipe, facts.volume)
-        release = trailing if keep is None else None
+        keep, across = _kept(f, pipe, facts.volume)
+        volume = runtime_volume(facts, across) if across is not None else None
+        release = trailing if keep is None or volume is not None else None
         scale = 2 if id(r) in index_refs else 1
-        plan.hints.append(Hint(r, pipe, moved, release, distance_scale=scale))
-        rel = f"released behind {trailing.text}" if release is not None else (
-            f"not released ({keep})")
+        plan.hints.append(Hint(r, pipe, moved, release, distance_scale=scale,
+                               release_if_exceeds=across if volume is not None else None,
+                               volume=volume))
+        rel = f"released behind {trailing.text}" if keep is None else (
+            f"released behind {trailing.text} when one iteration of {across.var} touches "
+            "more than memory (its volume evaluated at nest entry)" if volume is not None
+            else f"not released ({keep})")
         plan.decisions.append(f"{r.text}: predicate {f.predicate}; {why}; {rel}")
     if opts.preset == "paper":
         for lp in plan.pipes():
@@ -212,22 +222,53 @@ def _temporal_outside_only(f: RefFacts, pipe: Loop) -> bool:
     return all(f.locality[lp.var] not in ("temporal", "spatial") for lp in f.loops[:idx])
 
 
-def _kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None]) -> str | None:
-    """Why the reference's data is not released, or None to release it: release only
-    data the nest will not touch again while it could still be in memory.
+def _kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None]
+          ) -> tuple[str | None, Loop | None]:
+    """Why the reference's data is not released (None: release it), and the loop whose
+    per-iteration volume decides it at run time, if any: release only data the nest will
+    not touch again while it could still be in memory.
 
     Data reused across an outer loop whose per-iteration volume is unknown at compile
-    time (symbolic trip counts) is kept: if that volume is small, releasing it would
-    page it out and back in on every iteration, while keeping data that does not fit
-    only leaves its eviction to the kernel."""
+    time (symbolic trip counts) is released only when that volume, evaluated at nest
+    entry, exceeds memory: if it is small, releasing would page the data out and back
+    in on every iteration, while data that does not fit is better released than left
+    to push out what does.  The innermost such loop decides (outer ones touch more)."""
     idx = f.loops.index(pipe)
+    across = None
     for lp in f.loops[:idx]:
         if f.locality[lp.var] not in ("none", "?"):
-            return "reused while in memory"
+            return "reused while in memory", None
         if f.reuse[lp.var] in ("temporal", "spatial") and volume.get(lp.var) is None:
-            return (f"reused across {lp.var}, whose iterations' data volume is known only "
-                    "at run time")
-    return None
+            across = lp
+    if across is not None:
+        return (f"reused across {across.var}, whose iterations' data volume is known only "
+                "at run time", across)
+    return None, None
+
+
+def runtime_volume(facts: NestFacts, lp: Loop) -> list[tuple[int, list[tuple[dict, Loop]]]] | None:
+    """The bytes one iteration of `lp` touches, as terms C can evaluate at nest entry: per
+    leading direct reference inside it, its element size plus |byte coefficient| x
+    (trip - 1) of each inner loop moving it.  None when an inner loop's bounds are not
+    fixed for the whole nest (their trip counts cannot be evaluated at entry).  Indirect
+    targets are left out, so the volume errs small and the data is kept."""
+    terms = []
+    for g in facts.refs:
+        if g.ref.indirect is not None or not g.leading or lp not in g.loops:
+            continue
+        off = g.ref.byte_offset()
+        moves = []
+        for v in g.loops[g.loops.index(lp) + 1:]:
+            c = off.coeff(v.var)
+            if not c:
+                continue
+            if (v.lower_sym is None or v.upper_sym is None or not v.step
+                    or v.cond_op not in ("<", "<=", ">", ">=")
+                    or (v.step > 0) != (v.cond_op in ("<", "<="))):
+                return None
+            moves.append((c, v))
+        terms.append((g.ref.elem_size, moves))
+    return terms or None
 
 
 def _trailing(f: RefFacts, refs: list[RefFacts]) -> ArrayRef:
