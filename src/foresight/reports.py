@@ -1,9 +1,10 @@
-"""Writing result files: complete or not at all."""
+"""Writing results: tables on the console, and result files complete or not at all."""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 
 from foresight.errors import UsageError
 
@@ -19,3 +20,13 @@ def write_json(path: str, data: dict) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise UsageError(f"cannot write {path}: {e.strerror}") from None
+
+
+def console(stderr: bool = False):
+    """A rich console for result tables: the terminal's width on a terminal, and wide
+    enough for every column when redirected to a file or pipe (rich would otherwise
+    squeeze a wide table into 80 columns and cut its cells)."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 200)

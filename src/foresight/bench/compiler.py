@@ -32,6 +32,7 @@ from foresight.bench.suites import bench_dir, binary, median_summary, micro_acce
 from foresight.errors import BenchError
 from foresight.harness import environment, readahead
 from foresight.harness.run import devices_for, run_once
+from foresight.reports import console
 from foresight.units import format_size
 
 
@@ -206,7 +207,6 @@ def _run_micro(pattern: str, data: str, size: int, mem: int) -> dict:
 
 
 def print_table(res: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     rows = res["rows"]
@@ -230,7 +230,7 @@ def print_table(res: dict) -> None:
                   n(o["read_bytes"], format_size), n(p["read_bytes"], format_size),
                   n(o["io_stall_seconds"], "{:.2f} s".format),
                   n(p["io_stall_seconds"], "{:.2f} s".format))
-    Console(width=None if sys.stdout.isatty() else 170).print(t)
+    console().print(t)
     env = res["environment"]
     print(f"kernel {env['kernel']}, {env['cpus']} CPUs, read_ahead_kb {env['read_ahead_kb']}, "
           f"page-cluster {env['page_cluster']}, swap {format_size(env['swap']['total_bytes'])}; "

@@ -27,6 +27,7 @@ from foresight.bench import coverage as cov
 from foresight.errors import BenchError
 from foresight.harness import environment, readahead
 from foresight.harness.run import devices_for, run_once
+from foresight.reports import console
 from foresight.units import format_size
 
 KERNELS = ("is", "cg", "ep", "ft", "mg", "lu", "sp", "bt")
@@ -249,7 +250,6 @@ def _seconds(x: float | None) -> str:
 
 
 def print_table(res: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     t = Table(title=f"foresight bench nas ({res['size']}): {format_size(res['mem_limit_bytes'])}"
@@ -273,7 +273,7 @@ def print_table(res: dict) -> None:
                   f"{r['filter']['filtered_share']:.1%}" if r.get("filter") else "–",
                   f"{nf['wall_seconds']:.2f} s",
                   "yes" if r["verified"] else "NO: " + "; ".join(r["problems"]))
-    Console().print(t)
+    console().print(t)
     for r in res["kernels"]:
         if "D" in r["variants"]:
             ph = {v: r["variants"][v].get("phases", {}) for v in ("O", "D", "P")}

@@ -16,14 +16,13 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
 from foresight import paths
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment, readahead
 from foresight.harness.run import devices_for, run_once
-from foresight.reports import write_json
+from foresight.reports import console, write_json
 from foresight.units import format_size, parse_size
 
 PATTERNS = ("backward", "strided", "indirect", "forward")
@@ -143,7 +142,6 @@ def overhead(repeat: int) -> dict:
 
 
 def _print_micro(res: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     t = Table(title=f"foresight bench micro: {format_size(res['rows'][0]['data_bytes'])} data, "
@@ -161,7 +159,7 @@ def _print_micro(res: dict) -> None:
                   f"{p['access_seconds']:.2f} s", f"{row['speedup']:.2f}×",
                   format_size(o["read_bytes"]), format_size(p["read_bytes"]),
                   f"{o['io_stall_seconds']:.2f} s", f"{p['io_stall_seconds']:.2f} s")
-    Console(width=None if sys.stdout.isatty() else 140).print(t)
+    console().print(t)
     env = res["environment"]
     print(f"kernel {env['kernel']}, {env['cpus']} CPUs, read_ahead_kb {env['read_ahead_kb']}, "
           f"page-cluster {env['page_cluster']}, swap {format_size(env['swap']['total_bytes'])}, "

@@ -34,7 +34,7 @@ from pathlib import Path
 from foresight.errors import HarnessError, UsageError
 from foresight.harness import cgroup as cg
 from foresight.harness import environment, readahead
-from foresight.reports import write_json
+from foresight.reports import console, write_json
 from foresight.units import format_size, parse_size
 
 # The measurements of one run, in report order: key, label, unit kind.
@@ -288,7 +288,6 @@ def _fmt(value, kind: str) -> str:
 
 
 def print_report(report: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     title = " ".join(report["command"])
@@ -310,16 +309,16 @@ def print_report(report: dict) -> None:
         g = rt["global"]
         t.add_row("hints issued / filtered", f"{g['issued']:,} / {g['filtered']:,}")
     env = report["environment"]
-    console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
-    console.print(t)
-    console.print(
+    out = console(stderr=True)
+    out.print(t)
+    out.print(
         f"cap: {format_size(report['mem_limit_bytes']) if report['mem_limit_bytes'] else 'none'}"
         f" ({report['cgroup'] or 'uncapped'}); read_ahead_kb {env['read_ahead_kb']}; "
         f"page-cluster {env['page_cluster']}; swap {format_size(env['swap']['total_bytes'])}; "
         f"THP {env['transparent_hugepage']}; kernel {env['kernel']}", highlight=False)
     why = explain_failure(report)
     if why:
-        console.print(f"[bold red]foresight run:[/] {why}")
+        out.print(f"[bold red]foresight run:[/] {why}")
 
 
 def main(ns) -> int:
