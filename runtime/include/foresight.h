@@ -37,8 +37,12 @@
  *                                show the values.  Measured on the NAS suite it was smaller,
  *                                and slower, than 4M: see docs/architecture.md
  *   FORESIGHT_VERIFY_PERIOD=N    filtered calls per site between mincore checks (default 1024)
- *   FORESIGHT_RELEASE=M          auto | cold | pageout | off   (default auto: MADV_COLD, and
- *                                MADV_PAGEOUT when the prefetch footprint is over budget)
+ *   FORESIGHT_RELEASE=M          auto | cold | pageout | off   (default auto: only while the
+ *                                memory in use is at least 3/4 of the limit -- the cgroup's
+ *                                usage, the resident set under FORESIGHT_MEM, else RAM less
+ *                                MemAvailable -- MADV_COLD, and MADV_PAGEOUT when the
+ *                                prefetch footprint is over budget; skipped releases keep
+ *                                their pages marked resident and count as releases_idle)
  *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's
  *                                "without run-time filtering" (Figure 12(c)): no call is
  *                                filtered inline or in the library, and the workers hand every

@@ -114,6 +114,11 @@ static unsigned plan_release(struct foresight_site *site, const void *addr, size
     if (n == 0 || fs_cfg.release == FS_REL_OFF)
         return 0;
     fs_count(site, FS_PAGES_RELEASE_REQ, n);
+    if (fs_cfg.release == FS_REL_AUTO && !fs_budget_pressure()) {
+        /* Memory is not short: the pages stay, and so do their marks. */
+        __atomic_add_fetch(&fs_global_releases_idle, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
     fs_residency_clear(first, n);
     *out = (struct fs_request){.page = first, .npages = n, .kind = FS_REQ_RELEASE, .site = site};
     return 1;

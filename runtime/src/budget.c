@@ -7,8 +7,15 @@
  * the pages it has marked resident (prefetched and not released) may not
  * exceed three quarters of the memory limit.  The limit is FORESIGHT_MEM, else
  * the cgroup's (v2 memory.max up the hierarchy, v1 hierarchical_memory_limit),
- * else physical memory.  The cgroup's usage decides when a release should
- * free pages at once (MADV_PAGEOUT) instead of only deactivating them.
+ * else physical memory.
+ *
+ * A release is worth its page-table walk and TLB flushes only when memory is
+ * short: the memory in use (the cgroup's usage; under FORESIGHT_MEM the
+ * process's resident set; else MemTotal - MemAvailable), read at most every
+ * 10 ms, must have reached three quarters of the limit.  Below that, releases
+ * in auto mode are skipped and their pages keep their residency marks, so data
+ * that fits in memory stays filtered inline (MG in core, 128 MiB: 2.8 s with
+ * hints against 0.47 s without, when every release ran).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,6 +29,7 @@
 
 static uint64_t limit_bytes;
 static char source[64] = "physical memory";
+static char usage_path[4200]; /* the cgroup's usage file, when the limit is the cgroup's */
 
 static uint64_t read_u64_file(const char *path, bool *ok)
 {
@@ -174,11 +182,63 @@ void fs_budget_init(void)
     if (cg > 0 && (ram == 0 || cg < ram)) {
         limit_bytes = cg;
         snprintf(source, sizeof source, "cgroup %s", v2 ? "v2" : "v1");
+        snprintf(usage_path, sizeof usage_path, "%s/%s", dir,
+                 v2 ? "memory.current" : "memory.usage_in_bytes");
     }
     if (fs_cfg.mem_override) {
         limit_bytes = fs_cfg.mem_override;
         snprintf(source, sizeof source, "FORESIGHT_MEM");
+        usage_path[0] = 0;
     }
+}
+
+/* The value after KEY in a "Key:   N kB" line of /proc/meminfo, in bytes. */
+static uint64_t meminfo_kb(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    return p ? strtoull(p + strlen(key), NULL, 10) << 10 : 0;
+}
+
+/* Memory in use against the limit, by the measure that matches its source; 0 unknown. */
+static uint64_t usage_bytes(void)
+{
+    bool ok;
+    if (usage_path[0])
+        return read_u64_file(usage_path, &ok);
+    char buf[512] = {0};
+    if (fs_cfg.mem_override) {
+        int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+        if (fd >= 0)
+            close(fd);
+        unsigned long long size, resident;
+        if (n <= 0 || sscanf(buf, "%llu %llu", &size, &resident) != 2)
+            return 0;
+        return (uint64_t)resident << FORESIGHT_PAGE_SHIFT;
+    }
+    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    uint64_t total = meminfo_kb(buf, "MemTotal:"), avail = meminfo_kb(buf, "MemAvailable:");
+    return total > avail ? total - avail : 0;
+}
+
+bool fs_budget_pressure(void)
+{
+    static uint64_t next_ns;
+    static bool pressed = true; /* until measured: an unknown usage never skips releases */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (now >= __atomic_load_n(&next_ns, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&next_ns, now + 10000000u, __ATOMIC_RELAXED);
+        uint64_t used = usage_bytes();
+        __atomic_store_n(&pressed, used == 0 || used >= limit_bytes / 4 * 3, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(&pressed, __ATOMIC_RELAXED);
 }
 
 uint64_t fs_budget_limit_bytes(void)

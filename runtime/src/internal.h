@@ -125,6 +125,7 @@ uint64_t fs_budget_limit_bytes(void);          /* the cap: FORESIGHT_MEM, cgroup
 const char *fs_budget_source(void);            /* where the cap came from */
 size_t fs_budget_pages(void);                  /* prefetch footprint allowed, in pages */
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
+bool fs_budget_pressure(void);                 /* memory in use >= 3/4 of the limit */
 
 /* issue.c: carry out one prefetch or release request (worker context). */
 void fs_issue_prefetch(const struct fs_request *r);
@@ -159,5 +160,6 @@ void fs_site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT])
 void fs_stats_report(void);
 extern unsigned long fs_global_reconcile_cleared;  /* marks cleared by reconciliation */
 extern unsigned long fs_global_pageouts;           /* releases done with MADV_PAGEOUT */
+extern unsigned long fs_global_releases_idle;      /* auto releases skipped: no pressure */
 
 #endif /* FORESIGHT_INTERNAL_H */

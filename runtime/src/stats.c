@@ -14,6 +14,7 @@
 
 unsigned long fs_global_reconcile_cleared;
 unsigned long fs_global_pageouts;
+unsigned long fs_global_releases_idle;
 static struct foresight_site *registry;
 
 void fs_site_register(struct foresight_site *site)
@@ -128,10 +129,11 @@ static void write_json(FILE *f)
     json_counts(f, total);
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
-               "\"coalesced\": %zu},\n  \"sites\": [",
+               "\"releases_idle\": %lu, \"coalesced\": %zu},\n  \"sites\": [",
             fs_residency_footprint(), fs_residency_peak(),
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED),
             fs_queue_global ? fs_queue_coalesced(fs_queue_global) : 0);
     int first = 1;
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
@@ -189,6 +191,9 @@ static void write_table(FILE *f)
             total[FS_CONSIDERED], total[FS_FILTERED], total[FS_ISSUED], total[FS_PAGES_ISSUED],
             total[FS_PAGES_UNNECESSARY], total[FS_DROPPED_BUDGET], total[FS_DROPPED_QUEUE],
             total[FS_RELEASES], total[FS_PAGES_FREED], total[FS_STALE], total[FS_BAD_INPUT]);
+    unsigned long idle = __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED);
+    if (idle)
+        fprintf(f, "%lu releases skipped: memory in use below 3/4 of the limit\n", idle);
 }
 
 void fs_stats_report(void)
