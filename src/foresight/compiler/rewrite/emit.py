@@ -17,6 +17,9 @@ from foresight.compiler.options import CompileOptions
 from foresight.compiler.schedule.plan import Hint, NestPlan
 
 U = "uintptr_t"
+# Quiet calls an indirect site takes from the runtime at once: a hot loop pays one shared
+# load and store per QUIET_TAKE iterations, taking no more than the loop has left.
+QUIET_TAKE = 256
 
 
 @dataclass(order=True)
@@ -73,10 +76,13 @@ class NestEmitter:
                 if h.indirect_index is not None:
                     vol_terms.append(f"({U}){opts.page_size}")
                     decls.append(f"int {self.name('started', hk)} = 0;")
+                    decls.append(f"unsigned long {self.name('skip', hk)} = 0;")
                     if pipe is not root:
                         resets.setdefault(pid, []).append(f"{self.name('started', hk)} = 0;")
                     continue
                 decls += self.stream_decls(h, hk)
+                if pipe is not root:
+                    resets.setdefault(pid, []).append(f"{self.name('cnt', hk)} = 0;")
                 vol_terms.append(f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
                                  f"({U}){opts.page_size} : {self.name('a', hk)}) / "
                                  f"({U}){h.distance_scale}")
@@ -123,7 +129,7 @@ class NestEmitter:
                    else f"({a} >= ({U}){page} ? ({U}){page} : ({U}){block})")
         out = [f"const {U} {s} = {delta};", f"const {U} {a} = {_abs(s)};",
                f"const {U} {g} = {granule};",
-               f"{U} {self.name('last', k)} = 1;"]
+               f"{U} {self.name('last', k)} = 1;", f"{U} {self.name('cnt', k)} = 0;"]
         if rest_iterations(h.pipe) is not None and not h.inner_at_lower:
             # Short runs of the pipelining loop: where the last one started, and the
             # jump between the last two starts.
@@ -209,7 +215,16 @@ class NestEmitter:
                 f"(const void *)(__fs_r + {g}), {rel} - __fs_r); {rel} = __fs_r; }} "
                 f"else if (__fs_r != {rel}) {rel} = __fs_r; }}")
         parts.append(f"{last} = __fs_b; }}")
-        return "{ " + " ".join(parts) + " }"
+        # The hoisted next-boundary comparison: within a run of the pipelining loop the
+        # look-ahead address moves by s per iteration, so the iterations until it leaves
+        # its block are known; the checks above run only then (and on each run's first
+        # iteration: the counter is reset where the loop starts), one decrement otherwise.
+        # A stride of a block or more leaves the block every iteration: no division then.
+        cnt = self.name("cnt", k)
+        parts.append(f"{{ const {U} __fs_la = __fs_now + {ahead} * {s}; "
+                     f"{cnt} = {a} == 0 || {a} >= {g} ? 1 : {up} ? "
+                     f"(__fs_b + {g} - __fs_la + {a} - 1) / {a} : (__fs_la - __fs_b) / {a} + 1; }}")
+        return f"if ({cnt} > 1) {cnt}--; else {{ " + " ".join(parts) + " }"
 
     def short_runs(self, h: Hint, k: int, ahead: str, restart: str) -> str:
         """A restart whose run of the pipelining loop touches less than a block (FT's
@@ -274,11 +289,17 @@ class NestEmitter:
                   f"const uintmax_t __fs_j = {step_j}; const uintmax_t __fs_x = {load}; "
                   f"{fetch} }} }}")
         # A site whose targets keep being resident (a small table) skips the look-ahead
-        # load and the call while the runtime says it is quiet.
+        # load and the call while the runtime says it is quiet, counting the skips down
+        # in a local taken QUIET_TAKE at a time (no store to the shared site per call),
+        # never more than the loop has iterations left (they count as skipped calls).
+        skip = self.name("skip", k)
+        take = f"(__fs_left < {QUIET_TAKE} ? (unsigned long)__fs_left : {QUIET_TAKE}ul)"
         return ("{ " + f"FORESIGHT_SITE({site}, {_c_string(h.ref.text)}); "
                 f"const uintmax_t __fs_left = {left}; {prolog} "
-                f"if (!foresight_site_quiet(&{site})) "
-                f"{{ const uintmax_t __fs_j = {ok} ? {ahead} : {last}; "
+                f"if ({skip} != 0) {skip}--; "
+                f"else if (({skip} = foresight_site_quiet_take(&{site}, {take})) != 0) "
+                f"{skip}--; "
+                f"else {{ const uintmax_t __fs_j = {ok} ? {ahead} : {last}; "
                 f"const uintmax_t __fs_x = {load}; {fetch} }} " + "}")
 
 
