@@ -31,16 +31,23 @@ static uint64_t limit_bytes;
 static char source[64] = "physical memory";
 static char usage_path[4200]; /* the cgroup's usage file, when the limit is the cgroup's */
 
+/* The start of a small kernel file into BUF (NUL-terminated); false when unreadable. */
+static bool read_small(const char *path, char *buf, size_t len)
+{
+    memset(buf, 0, len);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    return n > 0;
+}
+
 static uint64_t read_u64_file(const char *path, bool *ok)
 {
-    char buf[64] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char buf[64];
     *ok = false;
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0 || strncmp(buf, "max", 3) == 0)
+    if (!read_small(path, buf, sizeof buf) || strncmp(buf, "max", 3) == 0)
         return 0;
     char *end;
     unsigned long long v = strtoull(buf, &end, 10);
@@ -205,22 +212,15 @@ static uint64_t usage_bytes(void)
     bool ok;
     if (usage_path[0])
         return read_u64_file(usage_path, &ok);
-    char buf[512] = {0};
+    char buf[512];
     if (fs_cfg.mem_override) {
-        int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-        if (fd >= 0)
-            close(fd);
         unsigned long long size, resident;
-        if (n <= 0 || sscanf(buf, "%llu %llu", &size, &resident) != 2)
+        if (!read_small("/proc/self/statm", buf, sizeof buf) ||
+            sscanf(buf, "%llu %llu", &size, &resident) != 2)
             return 0;
         return (uint64_t)resident << FORESIGHT_PAGE_SHIFT;
     }
-    int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
+    if (!read_small("/proc/meminfo", buf, sizeof buf))
         return 0;
     uint64_t total = meminfo_kb(buf, "MemTotal:"), avail = meminfo_kb(buf, "MemAvailable:");
     return total > avail ? total - avail : 0;
