@@ -42,7 +42,8 @@
  *                                usage, the resident set under FORESIGHT_MEM, else RAM less
  *                                MemAvailable -- MADV_COLD, and MADV_PAGEOUT when the
  *                                prefetch footprint is over budget; skipped releases keep
- *                                their pages marked resident and count as releases_idle)
+ *                                their pages marked resident until pressure is first seen,
+ *                                and count as releases_idle)
  *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's
  *                                "without run-time filtering" (Figure 12(c)): no call is
  *                                filtered inline or in the library, and the workers hand every

@@ -19,6 +19,7 @@ static pid_t owner_pid;
 static void after_fork_child(void)
 {
     fs_residency_reset();
+    fs_deferred_reset();
     fs_distance_reset();
     fs_workers_after_fork_child();
 }
@@ -114,10 +115,15 @@ static unsigned plan_release(struct foresight_site *site, const void *addr, size
     if (n == 0 || fs_cfg.release == FS_REL_OFF)
         return 0;
     fs_count(site, FS_PAGES_RELEASE_REQ, n);
-    if (fs_cfg.release == FS_REL_AUTO && !fs_budget_pressure()) {
-        /* Memory is not short: the pages stay, and so do their marks. */
-        __atomic_add_fetch(&fs_global_releases_idle, 1, __ATOMIC_RELAXED);
-        return 0;
+    if (fs_cfg.release == FS_REL_AUTO) {
+        if (!fs_budget_pressure()) {
+            /* Memory is not short: the pages stay, and so do their marks, until
+             * pressure comes (deferred.c). */
+            fs_deferred_add(first, n);
+            __atomic_add_fetch(&fs_global_releases_idle, 1, __ATOMIC_RELAXED);
+            return 0;
+        }
+        fs_deferred_flush();
     }
     fs_residency_clear(first, n);
     *out = (struct fs_request){.page = first, .npages = n, .kind = FS_REQ_RELEASE, .site = site};
@@ -149,6 +155,8 @@ static unsigned plan_prefetch_range(struct foresight_site *site, const void *add
         fs_count(site, FS_BAD_INPUT, 1);
         return 0;
     }
+    if (fs_deferred_pending() && fs_budget_pressure())
+        fs_deferred_flush(); /* before the filter trusts marks pressure may have made stale */
     if (fs_queue_global != NULL && fs_queue_full(fs_queue_global, FS_REQ_PREFETCH)) {
         /* The workers are behind: drop at once, without marking pages or queueing
          * behind the lock (a random-access loop can hint far faster than the disk). */

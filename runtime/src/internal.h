@@ -127,6 +127,12 @@ size_t fs_budget_pages(void);                  /* prefetch footprint allowed, in
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
 bool fs_budget_pressure(void);                 /* memory in use >= 3/4 of the limit */
 
+/* deferred.c: auto releases skipped for lack of pressure; their marks go when it comes. */
+void fs_deferred_add(uintptr_t page, size_t npages);
+size_t fs_deferred_flush(void);                /* clear the remembered marks; returns pages */
+bool fs_deferred_pending(void);
+void fs_deferred_reset(void);                  /* after fork */
+
 /* issue.c: carry out one prefetch or release request (worker context). */
 void fs_issue_prefetch(const struct fs_request *r);
 void fs_issue_release(const struct fs_request *r);
