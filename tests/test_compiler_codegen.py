@@ -190,6 +190,11 @@ void f(const int *key, long n)
     assert "heap[key[i]]: indirect not prefetched: its object (1048576 bytes)" in decided
     assert "small[key[i]]: indirect not prefetched: its object (8192 bytes)" in decided
     assert "big[key[i]]: indirect, predicate True" in decided
+    # Only the index of a prefetched indirect reference runs twice as far ahead; the
+    # others are ordinary streams (4x the look-ahead before: 16 MiB of a 64 MiB cap).
+    scales = [h["distance_scale"] for nest in nests for h in nest.get("hints", [])
+              if h["ref"] == "key[i]"]
+    assert scales == [1, 1, 2]
 
 
 def test_local_defined_inside_the_nest_stands_for_its_initializer(tmp_path):

@@ -83,8 +83,10 @@ class NestEmitter:
                 decls += self.stream_decls(h, hk)
                 if pipe is not root:
                     resets.setdefault(pid, []).append(f"{self.name('cnt', hk)} = 0;")
+                # Bytes in flight per iteration of distance: a stream running
+                # distance_scale times as far ahead holds that many times its bytes.
                 vol_terms.append(f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
-                                 f"({U}){opts.page_size} : {self.name('a', hk)}) / "
+                                 f"({U}){opts.page_size} : {self.name('a', hk)}) * "
                                  f"({U}){h.distance_scale}")
                 del k
             vol = " + ".join(vol_terms) or f"({U})1"

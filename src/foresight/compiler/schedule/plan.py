@@ -130,7 +130,6 @@ def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loo
 
 def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
     plan = NestPlan(facts)
-    index_refs = {id(f.ref.indirect) for f in facts.refs if f.ref.indirect is not None}
     seen_indirect: set[str] = set()
     for f in facts.refs:
         r = f.ref
@@ -176,8 +175,7 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
         keep, across = _kept(f, pipe, facts.volume)
         volume = runtime_volume(facts, across) if across is not None else None
         release = trailing if keep is None or volume is not None else None
-        scale = 2 if id(r) in index_refs else 1
-        plan.hints.append(Hint(r, pipe, moved, release, distance_scale=scale,
+        plan.hints.append(Hint(r, pipe, moved, release,
                                release_if_exceeds=across if volume is not None else None,
                                volume=volume))
         rel = f"released behind {trailing.text}" if keep is None else (
@@ -185,6 +183,12 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             "more than memory (its volume evaluated at nest entry)" if volume is not None
             else f"not released ({keep})")
         plan.decisions.append(f"{r.text}: predicate {f.predicate}; {why}; {rel}")
+    # The index stream of a prefetched a[b[i]] runs twice as far ahead (Section 3.2.2.3);
+    # an index whose indirect reference is not prefetched is an ordinary stream.
+    indexes = {id(h.indirect_index) for h in plan.hints if h.indirect_index is not None}
+    for h in plan.hints:
+        if id(h.ref) in indexes:
+            h.distance_scale = 2
     if opts.preset == "paper":
         for lp in plan.pipes():
             blocks, iters = paper_distance(lp, [h for h in plan.hints if h.pipe is lp], opts)
