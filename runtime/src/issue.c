@@ -142,7 +142,14 @@ void fs_issue_prefetch(const struct fs_request *r)
             size_t left = quiet > r->npages ? quiet - r->npages : 0;
             __atomic_store_n(&quiet_pages, left, __ATOMIC_RELAXED);
         }
-        if (fs_residency_footprint() > budget) {
+        /* Only hints from sites that never release are dropped.  A site that releases
+         * behind itself (a stream) keeps a bounded window in flight, and the footprint
+         * it finds over budget was piled up by the others: IS's gathers into its key
+         * and rank arrays, whose marks stay while those pages are in use, had every
+         * stream behind them dropped and faulting (its direct hints alone ran 1.8x
+         * faster than direct and indirect together). */
+        if (fs_residency_footprint() > budget &&
+            __atomic_load_n(&r->site->fs_stat[FS_RELEASES], __ATOMIC_RELAXED) == 0) {
             drop_over_budget(r);
             return;
         }

@@ -1,8 +1,8 @@
 /* The memory budget: FORESIGHT_MEM=64M gives a 48 MiB (75%) prefetch footprint.
  * A prefetch larger than the budget is truncated and counted; prefetches beyond
  * the footprint are dropped once reconciliation finds the old pages still
- * resident (keeping the marks of pages found resident), and released pages give
- * their budget back. */
+ * resident (keeping the marks of pages found resident), unless they come from a site
+ * that releases behind itself, and released pages give their budget back. */
 #include "check.h"
 #include "internal.h"
 
@@ -42,6 +42,17 @@ int main(void)
         usleep(10000);
     CHECK_EQ(more.fs_stat[FS_DROPPED_BUDGET], 1);
     CHECK(!foresight__marked(foresight__directory(), b, 4096));
+    /* A site that releases behind itself (a stream) keeps a bounded window in flight:
+     * it is not dropped for a footprint the others piled up. */
+    char *c = mmap(NULL, 1u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    FORESIGHT_SITE(stream, "c[0:1M] streamed");
+    foresight_release_at(&stream, c, 1u << 20);
+    foresight_prefetch_at(&stream, c, 1u << 20);
+    for (int i = 0; i < 200 && stream.fs_stat[FS_ISSUED] == 0; i++)
+        usleep(10000);
+    CHECK_EQ(stream.fs_stat[FS_DROPPED_BUDGET], 0);
+    CHECK_EQ(stream.fs_stat[FS_ISSUED], 1);
+    foresight_release_at(&stream, c, 1u << 20);
     /* Releasing gives the budget back. */
     FORESIGHT_SITE(rel, "release a[0:48M]");
     foresight_release_at(&rel, a, 48u << 20);
