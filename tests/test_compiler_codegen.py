@@ -277,6 +277,46 @@ def test_data_reused_across_a_loop_of_unknown_volume_is_released_only_if_it_cann
     assert big == plain
 
 
+PLANE_LINES = """
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    (void)argc;
+    long nz = atol(argv[1]), ny = atol(argv[2]);
+    double (*a)[ny][512] = malloc(sizeof(double[nz][ny][512]));
+    for (long k = 0; k < nz; k++)
+        for (long j = 0; j < ny; j++)
+            for (long i = 0; i < 512; i++)
+                a[k][j][i] = (double)(k + j + i);
+    double s = 0;
+    for (long i = 0; i < 512; i++)
+        for (long k = 0; k < nz; k++)
+            s += a[k][0][i];
+    printf("%.1f\\n", s);
+    free(a);
+    return 0;
+}
+"""
+
+
+def test_release_volume_counts_pages_touched_not_the_range_spanned(tmp_path):
+    # Each i walks a line along k: one page per plane, nz pages, and i + 1 reads the same
+    # pages again.  64 planes of 256 KiB span 16 MiB but touch 256 KiB: under an 8 MiB
+    # memory the line must stay (the address span would have released it every time).
+    nests = [n for n in report(tmp_path, PLANE_LINES) if n["function"] == "main"]
+    hint = next(h for n in nests for h in n["hints"] if h["ref"] == "a[k][0][i]")
+    assert hint["release_if_volume_exceeds_memory"] == "i"
+    exe = build(tmp_path, PLANE_LINES)
+    out, stats = run_stats(exe, "64", "64", FORESIGHT_MEM="8M", FORESIGHT_RELEASE="auto")
+    assert site(stats, "a[k][0][i]")["releases"] == 0
+    plain, _ = run_stats(exe, "64", "64", FORESIGHT_DISABLE="1")
+    assert out == plain
+    # Lines longer than memory are released: 4,096 planes touch 16 MiB.
+    _, stats = run_stats(exe, "4096", "1", FORESIGHT_MEM="8M")
+    assert site(stats, "a[k][0][i]")["releases"] > 0
+
+
 def test_small_fixed_extent_is_not_pipelined(tmp_path):
     # A 5x5 elimination called per grid point: its data is 200 bytes; a prolog of the
     # look-ahead window per call would prefetch far past it.

@@ -138,7 +138,8 @@ class NestEmitter:
             out.append(f"{U} {self.name('ps', k)} = 0, {self.name('jmp', k)} = 0, "
                        f"{self.name('pt', k)} = 1;")
         if h.release is not None and h.release_if_exceeds is not None:
-            out.append(f"const int {self.name('relok', k)} = {volume_c(h.volume)} > "
+            vol = volume_c(h.volume, opts.page_size)
+            out.append(f"const int {self.name('relok', k)} = {vol} > "
                        f"({U})foresight_memory_bytes();")
         if h.release is not None:
             out.append(f"{U} {self.name('rel', k)} = 0;")
@@ -305,14 +306,19 @@ class NestEmitter:
                 f"const uintmax_t __fs_x = {load}; {fetch} }} " + "}")
 
 
-def volume_c(volume: list[tuple[int, list[tuple[dict, Loop]]]]) -> str:
-    """C text of the bytes one iteration of a loop touches (plan.runtime_volume): per
-    reference its element size plus |coefficient| x (trip - 1) of each inner loop moving
-    it, every bound evaluated as a signed value at nest entry."""
+def volume_c(volume: list[tuple[int, list[tuple[dict, Loop]]]], page: int) -> str:
+    """C text of the bytes one iteration of a loop touches (plan.runtime_volume), in
+    memory rather than in address range: per reference, from its element outward through
+    the inner loops moving it (innermost first), each loop adds per extra iteration its
+    stride, but at most the footprint so far rounded up to pages, so a loop stepping a
+    page or more adds whole pages, not the bytes it skips (a line of `rhs[k][j][i][m]`
+    along k touches one page per plane, not the planes).  Bounds are evaluated as signed
+    values at nest entry."""
     terms = []
+    mask = f"~(({U}){page} - 1)"
     for elem, moves in volume:
-        parts = [f"({U}){elem}"]
-        for coeff, v in moves:
+        foot = f"({U}){elem}"
+        for coeff, v in reversed(moves):
             lo, hi = f"(intmax_t)({sym_c(v.lower_sym)})", f"(intmax_t)({sym_c(v.upper_sym)})"
             if v.step > 0:
                 first, last = lo, hi if v.cond_op == "<=" else f"({hi} - 1)"
@@ -321,9 +327,11 @@ def volume_c(volume: list[tuple[int, list[tuple[dict, Loop]]]]) -> str:
                 first, last = last, first
             n1 = (f"({last} >= {first} ? ({U})(({last} - {first}) / {abs(v.step)}) "
                   f": ({U})0)")
-            parts.append(f"{_abs(sym_c(coeff))} * {n1}")
-        terms.append(" + ".join(parts))
-    return "(" + " + ".join(f"({t})" for t in terms) + ")"
+            stride = _abs(sym_c(coeff))
+            pages = f"(({foot} + ({U}){page} - 1) & {mask})"
+            foot = f"({foot} + {n1} * ({stride} < {pages} ? {stride} : {pages}))"
+        terms.append(foot)
+    return "(" + " + ".join(terms) + ")"
 
 
 def rest_iterations(lp: Loop) -> str | None:

@@ -252,10 +252,12 @@ def _kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None]
 
 def runtime_volume(facts: NestFacts, lp: Loop) -> list[tuple[int, list[tuple[dict, Loop]]]] | None:
     """The bytes one iteration of `lp` touches, as terms C can evaluate at nest entry: per
-    leading direct reference inside it, its element size plus |byte coefficient| x
-    (trip - 1) of each inner loop moving it.  None when an inner loop's bounds are not
-    fixed for the whole nest (their trip counts cannot be evaluated at entry).  Indirect
-    targets are left out, so the volume errs small and the data is kept."""
+    leading direct reference inside it, its element size and the (byte coefficient, loop)
+    of each inner loop moving it; emit.volume_c turns them into memory touched (a loop
+    adds per iteration its stride, at most the footprint so far in pages).  None when an
+    inner loop's bounds are not fixed for the whole nest (their trip counts cannot be
+    evaluated at entry).  Indirect targets are left out, so the volume errs small and
+    the data is kept."""
     terms = []
     for g in facts.refs:
         if g.ref.indirect is not None or not g.leading or lp not in g.loops:
