@@ -277,6 +277,28 @@ def test_data_reused_across_a_loop_of_unknown_volume_is_released_only_if_it_cann
     assert big == plain
 
 
+def test_reuse_is_judged_per_iteration_of_a_stepped_loop(tmp_path):
+    # Over doubles, j += 1024 moves 8 KiB an iteration: no spatial reuse along j, so
+    # the column walk below releases what it read (colsum of `foresight bench compiler`
+    # had been kept whole for a reuse that does not exist); j += 2 moves 16 bytes.
+    nests = report(tmp_path, """
+void f(long rows, long cols, double (*M)[cols], double *s, double *a)
+{
+    for (long j = 0; j < cols; j += 1024)
+        for (long i = 0; i < rows; i++)
+            s[j] += M[i][j];
+    for (long j = 0; j < cols; j += 2)
+        a[j] = 0;
+}
+""")
+    refs = {r["ref"]: r for n in nests for r in n["references"]}
+    assert refs["M[i][j]"]["reuse"]["j"] == "none"
+    assert refs["s[j]"]["reuse"]["j"] == "none"
+    assert refs["a[j]"]["reuse"]["j"] == "spatial"
+    hint = next(h for n in nests for h in n["hints"] if h["ref"] == "M[i][j]")
+    assert hint["release"] == "M[i][j]" and hint["release_if_volume_exceeds_memory"] is None
+
+
 PLANE_LINES = """
 #include <stdio.h>
 #include <stdlib.h>

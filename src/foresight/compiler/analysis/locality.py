@@ -87,7 +87,10 @@ def analyse(nest: LoopNest, opts: CompileOptions) -> NestFacts:
     for f in facts:
         off = f.ref.byte_offset()
         for lp in f.loops:
-            f.reuse[lp.var] = _reuse(sym_value(off.coeff(lp.var)), page)
+            # Per iteration, not per unit of the variable: a column walk stepping
+            # j += 1024 over doubles moves 8 KiB an iteration and has no spatial reuse.
+            c = sym_value(off.coeff(lp.var))
+            f.reuse[lp.var] = _reuse(None if c is None else c * (lp.step or 1), page)
     for r, loops in enclosing(nest):
         if r.indirect is not None:
             rf = RefFacts(r, loops)
