@@ -138,7 +138,8 @@ class NestEmitter:
             out.append(f"{U} {self.name('ps', k)} = 0, {self.name('jmp', k)} = 0, "
                        f"{self.name('pt', k)} = 1;")
         if h.release is not None and h.release_if_exceeds is not None:
-            vol = volume_c(h.volume, opts.page_size)
+            vol = self.name("vol", k)
+            out += volume_c(h.volume, opts.page_size, vol)
             out.append(f"const int {self.name('relok', k)} = {vol} > "
                        f"({U})foresight_memory_bytes();")
         if h.release is not None:
@@ -306,18 +307,18 @@ class NestEmitter:
                 f"const uintmax_t __fs_x = {load}; {fetch} }} " + "}")
 
 
-def volume_c(volume: list[tuple[int, list[tuple[dict, Loop]]]], page: int) -> str:
-    """C text of the bytes one iteration of a loop touches (plan.runtime_volume), in
-    memory rather than in address range: per reference, from its element outward through
-    the inner loops moving it (innermost first), each loop adds per extra iteration its
-    stride, but at most the footprint so far rounded up to pages, so a loop stepping a
-    page or more adds whole pages, not the bytes it skips (a line of `rhs[k][j][i][m]`
-    along k touches one page per plane, not the planes).  Bounds are evaluated as signed
-    values at nest entry."""
-    terms = []
-    mask = f"~(({U}){page} - 1)"
+def volume_c(volume: list[tuple[int, list[tuple[dict, Loop]]]], page: int,
+             var: str) -> list[str]:
+    """C statements that set `var` to the bytes one iteration of a loop touches
+    (plan.runtime_volume), in memory rather than in address range: per reference, from
+    its element outward through the inner loops moving it (innermost first), each loop
+    adds per extra iteration its stride, but at most the footprint so far rounded up to
+    pages, so a loop stepping a page or more adds whole pages, not the bytes it skips (a
+    line of `rhs[k][j][i][m]` along k touches one page per plane, not the planes).
+    Bounds are evaluated as signed values at nest entry."""
+    out = [f"{U} {var} = 0;"]
     for elem, moves in volume:
-        foot = f"({U}){elem}"
+        steps = [f"{U} __fs_f = ({U}){elem};"]
         for coeff, v in reversed(moves):
             lo, hi = f"(intmax_t)({sym_c(v.lower_sym)})", f"(intmax_t)({sym_c(v.upper_sym)})"
             if v.step > 0:
@@ -327,11 +328,11 @@ def volume_c(volume: list[tuple[int, list[tuple[dict, Loop]]]], page: int) -> st
                 first, last = last, first
             n1 = (f"({last} >= {first} ? ({U})(({last} - {first}) / {abs(v.step)}) "
                   f": ({U})0)")
-            stride = _abs(sym_c(coeff))
-            pages = f"(({foot} + ({U}){page} - 1) & {mask})"
-            foot = f"({foot} + {n1} * ({stride} < {pages} ? {stride} : {pages}))"
-        terms.append(foot)
-    return "(" + " + ".join(terms) + ")"
+            steps.append(f"{{ const {U} __fs_st = {_abs(sym_c(coeff))}, __fs_pg = "
+                         f"(__fs_f + ({U}){page} - 1) & ~(({U}){page} - 1); "
+                         f"__fs_f += {n1} * (__fs_st < __fs_pg ? __fs_st : __fs_pg); }}")
+        out.append("{ " + " ".join(steps) + f" {var} += __fs_f; }}")
+    return out
 
 
 def rest_iterations(lp: Loop) -> str | None:
