@@ -447,3 +447,61 @@ def test_short_runs_follow_the_jump_between_runs(tmp_path):
     # window of d granules per run.
     assert walk["considered"] <= 2 * runs, walk
     assert walk["bad_input"] <= nz, walk
+
+
+BUCKET_FILL = """
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    (void)argc;
+    long n = atol(argv[1]);
+    int *key = malloc((size_t)n * sizeof *key);
+    int *out = malloc((size_t)n * sizeof *out);
+    long *pos = malloc(64 * sizeof *pos);
+    long count[64] = {0};
+    for (long i = 0; i < n; i++) { key[i] = (int)((i * 7919) % 64); count[key[i]]++; }
+    pos[0] = 0;
+    for (int k = 1; k < 64; k++) pos[k] = pos[k - 1] + count[k - 1];
+    for (long i = 0; i < n; i++)
+        out[pos[key[i]]++] = key[i];
+    long s = 0;
+    for (long i = 0; i < n; i++) s = s * 31 + out[i];
+    printf("%ld\\n", s);
+    free(key); free(out); free(pos);
+    return 0;
+}
+"""
+
+
+def test_bucket_fill_through_a_small_table_is_prefetched_bounds_checked(tmp_path):
+    # out[pos[key[i]]++]: the look-ahead reads key[i + d], then pos[] only when that
+    # value indexes inside pos's 64 elements, and prefetches the output page.
+    nests = report(tmp_path, BUCKET_FILL)
+    decided = " | ".join(d for nest in nests for d in nest.get("decisions", []))
+    assert ("out[pos[key[i]]++]: indirect, predicate True, pipelined across i; key[i] "
+            "prefetched twice as far ahead through pos[key[i]] (bounds-checked)") in decided
+    scales = [h["distance_scale"] for nest in nests for h in nest.get("hints", [])
+              if h["ref"] == "key[i]"]
+    assert 2 in scales
+    exe = build(tmp_path, BUCKET_FILL)
+    plain = build(tmp_path, BUCKET_FILL, "--no-prefetch")
+    n = str(1 << 20)
+    out, stats = run_stats(exe, n)
+    assert out == subprocess.run([str(plain), n], check=True, capture_output=True,
+                                 text=True).stdout
+    s = site(stats, "out[pos[key[i]]++]")
+    assert s["considered"] > 0 and s["bad_input"] == 0
+
+
+def test_two_level_index_through_a_table_of_unknown_size_is_not_prefetched(tmp_path):
+    nests = report(tmp_path, """
+void f(double *a, const long *t, const int *key, long n, double *big)
+{
+    for (long i = 0; i < n; i++)
+        big[t[key[i]]] += a[i];
+}
+""")
+    decided = " | ".join(d for nest in nests for d in nest.get("decisions", []))
+    assert ("big[t[key[i]]]: indirect not prefetched: its index t[key[i]] is not a table "
+            "known to stay in memory") in decided

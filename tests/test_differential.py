@@ -42,6 +42,9 @@ def foresight_cc(*args: str, cwd: Path) -> None:
     p = subprocess.run([FORESIGHT, "cc", *args], cwd=cwd, capture_output=True, text=True)
     assert p.returncode == 0, (
         f"`foresight cc {' '.join(args)}` failed with exit {p.returncode}:\n{p.stderr}")
+    # The driver falls back to the unchanged source when the transformed code does not
+    # compile; that hides a code generator bug from a comparison of outputs.
+    assert "the transformed code did not compile" not in p.stderr, p.stderr
 
 
 def run(exe: Path, *args: str, extra_env: dict[str, str] | None = None,

@@ -427,9 +427,10 @@ class _Function:
             if isinstance(ref, ArrayRef):
                 loop.ops += sum(1 for d in c.walk_preorder() if d.kind in _OPS)
                 loop.refs.append(ref)
-                if ref.indirect is not None:
-                    loop.refs.append(ref.indirect)
-                    # the index reference's own index may hold further references
+                ix = ref.indirect
+                while ix is not None:   # a[c[b[i]]]: c[b[i]] and b[i] are read too
+                    loop.refs.append(ix)
+                    ix = ix.indirect
                 return
             loop.problems.append(f"line {c.location.line}: {self.text(c)}: {ref}")
             # look for references inside the indices only
@@ -496,10 +497,17 @@ class _Function:
             aff = self.affine(idx, loops, nest_start)
             if aff is None:
                 inner = _strip(idx)
+                # a[b[i]++] (a bucket's fill pointer): the index is read before or after
+                # its increment; one element apart, the same page to prefetch.
+                if inner.kind == K.UNARY_OPERATOR and unary_operator(inner) in (
+                        "post++", "post--", "pre++", "pre--"):
+                    inner = _strip(next(inner.get_children()))
                 if (inner.kind == K.ARRAY_SUBSCRIPT_EXPR and len(levels) == 1
                         and _INT_KINDS.__contains__(inner.type.get_canonical().kind)):
                     ix = self.reference(inner, loops, nest_start, conditional)
-                    if isinstance(ix, ArrayRef) and ix.indirect is None:
+                    # a[b[i]] or a[c[b[i]]]: at most two levels of indirection
+                    if isinstance(ix, ArrayRef) and (ix.indirect is None
+                                                     or ix.indirect.indirect is None):
                         if inner.type.is_volatile_qualified():
                             return "indirect through a volatile index array"
                         indirect = ix

@@ -5,7 +5,8 @@ never move; a `#line 1` after the runtime's header keeps diagnostics, __LINE__
 and debuggers pointing at the user's file.  Addresses are computed in uintptr_t
 (wrapping, never out-of-bounds pointer arithmetic); the only loads added are of
 invariant variables and, for indirect references, of index elements the loop
-itself reads (clamped to the loop's last iteration).
+itself reads (clamped to the loop's last iteration) and, for a[c[b[i]]], of the
+entry of the table c that such an element selects (skipped unless it is in c).
 """
 
 from __future__ import annotations
@@ -283,6 +284,18 @@ class NestEmitter:
         target = f"(({U})({h.ref.base}) + ({U})__fs_x * {sym_c(h.ref.strides[0])})"
         load = f"(uintmax_t)*(__typeof__({ix.text}) *){ixaddr}"
         fetch = f"foresight_prefetch_at(&{site}, (const void *){target}, {h.ref.elem_size});"
+        mid = h.indirect_middle
+        if mid is not None:
+            # a[c[b[i]]]: c[b[j]] is read only when b[j] is inside the table c (its size is
+            # known); a value from outside it is skipped, never dereferenced.
+            assert mid.object_bytes is not None
+            n = mid.object_bytes // mid.elem_size
+            midaddr = f"(({U})({mid.base}) + ({U})__fs_y * {sym_c(mid.strides[0])})"
+            fetch = (f"if (__fs_y < (uintmax_t){n}) {{ const uintmax_t __fs_x = "
+                     f"(uintmax_t)*(__typeof__({mid.text}) *){midaddr}; {fetch} }}")
+            x = "__fs_y"
+        else:
+            x = "__fs_x"
         # Prolog, on the first iteration: the targets of this and the next d - 1
         # iterations (never past the loop's last one), as the steady state covers i + d.
         started = self.name("started", k)
@@ -290,7 +303,7 @@ class NestEmitter:
         step_j = f"{v} + __fs_t" if up else f"{v} - __fs_t"
         prolog = (f"if (!{started}) {{ uintmax_t __fs_t; {started} = 1; "
                   f"for (__fs_t = 0; __fs_t < (uintmax_t){d} && {in_range}; __fs_t++) {{ "
-                  f"const uintmax_t __fs_j = {step_j}; const uintmax_t __fs_x = {load}; "
+                  f"const uintmax_t __fs_j = {step_j}; const uintmax_t {x} = {load}; "
                   f"{fetch} }} }}")
         # A site whose targets keep being resident (a small table) skips the look-ahead
         # load and the call while the runtime says it is quiet, counting the skips down
@@ -304,7 +317,7 @@ class NestEmitter:
                 f"else if (({skip} = foresight_site_quiet_take(&{site}, {take})) != 0) "
                 f"{skip}--; "
                 f"else {{ const uintmax_t __fs_j = {ok} ? {ahead} : {last}; "
-                f"const uintmax_t __fs_x = {load}; {fetch} }} " + "}")
+                f"const uintmax_t {x} = {load}; {fetch} }} " + "}")
 
 
 def volume_c(volume: list[tuple[int, list[tuple[dict, Loop]]]], page: int,

@@ -25,7 +25,8 @@ class Hint:
     inner_at_lower: list[Loop]       # loops inside `pipe` whose variables take their lower bound
     release: ArrayRef | None         # trailing reference released behind, or None
     distance_scale: int = 1          # index references of indirect ones run twice as far ahead
-    indirect_index: ArrayRef | None = None   # for a[b[i]]: b[i]
+    indirect_index: ArrayRef | None = None   # for a[b[i]] and a[c[b[i]]]: b[i]
+    indirect_middle: ArrayRef | None = None  # for a[c[b[i]]]: c[b[i]] (a small table)
     # Release only when one iteration of this loop touches more than memory: the volume,
     # as (element bytes, [(byte coefficient, inner loop)]) per reference, is evaluated at
     # nest entry (run-time versioning of the paper's release decision).
@@ -149,15 +150,27 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
                 plan.decisions.append(f"{r.text}: indirect not prefetched: its object "
                                       f"({r.object_bytes} bytes) stays in memory")
                 continue
-            moving = [lp for lp in f.loops if r.indirect.byte_offset().coeff(lp.var)]
+            stream, middle = r.indirect, None
+            if stream.indirect is not None:
+                middle, stream = stream, stream.indirect
+            moving = [lp for lp in f.loops if stream.byte_offset().coeff(lp.var)]
             lp = moving[-1] if moving else f.loops[-1]
-            why = _indirect_unsafe(f, lp)
+            why = _indirect_unsafe(f, stream, lp)
+            if not why and middle is not None and (middle.object_bytes is None
+                                                   or middle.object_bytes * 8 > memory):
+                # The look-ahead reads c[b[i + d]]: only a table of known size can be
+                # bounds-checked, and only a small one is resident (no fault moved ahead).
+                why = (f"its index {middle.text} is not a table known to stay in memory "
+                       "(the look-ahead load through it cannot be bounded)")
             if why:
                 plan.decisions.append(f"{r.text}: indirect not prefetched: {why}")
                 continue
-            plan.hints.append(Hint(r, lp, [], None, indirect_index=r.indirect))
+            plan.hints.append(Hint(r, lp, [], None, indirect_index=stream,
+                                   indirect_middle=middle))
+            through = f" through {middle.text} (bounds-checked)" if middle is not None else ""
             plan.decisions.append(f"{r.text}: indirect, predicate True, pipelined across "
-                                  f"{lp.var}; {r.indirect.text} prefetched twice as far ahead")
+                                  f"{lp.var}; {stream.text} prefetched twice as far ahead"
+                                  f"{through}")
             continue
         if not f.leading:
             plan.decisions.append(f"{r.text}: group reuse with {f.leader.text} (leading): "
@@ -184,8 +197,11 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             else f"not released ({keep})")
         plan.decisions.append(f"{r.text}: predicate {f.predicate}; {why}; {rel}")
     # The index stream of a prefetched a[b[i]] runs twice as far ahead (Section 3.2.2.3);
-    # an index whose indirect reference is not prefetched is an ordinary stream.
-    indexes = {id(h.indirect_index) for h in plan.hints if h.indirect_index is not None}
+    # an index whose indirect reference is not prefetched is an ordinary stream.  When
+    # b[i] is read twice, the group's leading reference carries the stream.
+    leader = {id(f.ref): f.leader or f.ref for f in facts.refs}
+    indexes = {id(leader.get(id(h.indirect_index), h.indirect_index))
+               for h in plan.hints if h.indirect_index is not None}
     for h in plan.hints:
         if id(h.ref) in indexes:
             h.distance_scale = 2
@@ -198,10 +214,8 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
     return plan
 
 
-def _indirect_unsafe(f: RefFacts, lp: Loop) -> str | None:
-    """Why the look-ahead load of the index array could leave the loop's range."""
-    ix = f.ref.indirect
-    assert ix is not None
+def _indirect_unsafe(f: RefFacts, ix: ArrayRef, lp: Loop) -> str | None:
+    """Why the look-ahead load of the index stream `ix` could leave the loop's range."""
     coeff = sym_value(ix.byte_offset().coeff(lp.var))
     if lp.step not in (1, -1):
         return "the loop's step is not ±1"
