@@ -44,6 +44,8 @@
  *                                prefetch footprint is over budget; skipped releases keep
  *                                their pages marked resident until pressure is first seen,
  *                                and count as releases_idle)
+ *   FORESIGHT_RANDOM=0|1         MADV_RANDOM over the file-mapped range an indirect site's
+ *                                targets span, while its loop nest runs (default 1)
  *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's
  *                                "without run-time filtering" (Figure 12(c)): no call is
  *                                filtered inline or in the library, and the workers hand every
@@ -123,6 +125,8 @@ extern "C" {
 #define foresight__release_slow foresight__release_slow_abi2
 #define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi2
 #define foresight__lookahead foresight__lookahead_abi2
+#define foresight__random_begin foresight__random_begin_abi2
+#define foresight__random_end foresight__random_end_abi2
 #define foresight__memory foresight__memory_abi2
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
@@ -176,6 +180,9 @@ void foresight__release_slow(struct foresight_site *site, const void *addr, size
 void foresight__prefetch_release_slow(struct foresight_site *site, const void *paddr,
                                       size_t pbytes, const void *raddr, size_t rbytes)
     FORESIGHT__WEAK;
+
+void foresight__random_begin(struct foresight_site *site) FORESIGHT__WEAK;
+void foresight__random_end(struct foresight_site *site) FORESIGHT__WEAK;
 
 size_t foresight__lookahead(void) FORESIGHT__WEAK;
 size_t foresight__memory(void) FORESIGHT__WEAK;
@@ -301,6 +308,40 @@ static inline void foresight_prefetch_release_at(struct foresight_site *site, co
     } else {
         foresight__prefetch_release_slow(site, paddr, pbytes, raddr, rbytes);
     }
+}
+
+/*
+ * Random-access advice for SITE, whose targets are data-dependent (a[b[i]]): until
+ * foresight_random_end(SCOPE), the range its prefetched targets span in a file mapping
+ * is advised MADV_RANDOM, so the kernel's read-around on the faults the prefetches miss
+ * does not push out the pages the loop uses; then it is advised MADV_NORMAL again.
+ * Generated code declares SCOPE with __attribute__((cleanup(foresight_random_end))) at
+ * loop-nest entry, so every exit from the nest ends the advice.  FORESIGHT_RANDOM=0
+ * turns it off.
+ */
+static inline void foresight_random_begin(struct foresight_site *site,
+                                          struct foresight_site **scope)
+{
+    if (*scope != NULL || foresight__directory() == NULL)
+        return;
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (foresight__random_begin == NULL)
+        return;
+#endif
+    foresight__random_begin(site);
+    *scope = site;
+}
+
+static inline void foresight_random_end(struct foresight_site **scope)
+{
+    if (*scope == NULL)
+        return;
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (foresight__random_end == NULL)
+        return;
+#endif
+    foresight__random_end(*scope);
+    *scope = NULL;
 }
 
 /* Untagged forms: statistics go to one shared anonymous site. */

@@ -21,6 +21,7 @@ static void after_fork_child(void)
     fs_residency_reset();
     fs_deferred_reset();
     fs_distance_reset();
+    fs_random_reset();
     fs_workers_after_fork_child();
 }
 
@@ -171,6 +172,7 @@ void foresight__prefetch_slow(struct foresight_site *site, const void *addr, siz
     struct fs_request r;
     fs_site_register(site);
     __atomic_store_n(&site->fs_slow, 1, __ATOMIC_RELAXED);
+    fs_random_note(site, (uintptr_t)addr >> FORESIGHT_PAGE_SHIFT);
     submit(site, &r, plan_prefetch_range(site, addr, bytes, &r));
 }
 

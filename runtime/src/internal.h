@@ -62,6 +62,7 @@ struct fs_config {
     unsigned long verify_period;
     enum fs_release_mode release;
     bool filter;            /* FORESIGHT_FILTER: the user-level residency filter (default on) */
+    int random_advice;      /* FORESIGHT_RANDOM: MADV_RANDOM for indirect sites (default 1) */
     char trace_path[4088];  /* FORESIGHT_TRACE: event trace file, "" when off */
 };
 extern struct fs_config fs_cfg;
@@ -167,5 +168,10 @@ void fs_stats_report(void);
 extern unsigned long fs_global_reconcile_cleared;  /* marks cleared by reconciliation */
 extern unsigned long fs_global_pageouts;           /* releases done with MADV_PAGEOUT */
 extern unsigned long fs_global_releases_idle;      /* auto releases skipped: no pressure */
+extern unsigned long fs_global_random_pages;       /* pages advised MADV_RANDOM (random.c) */
+
+/* random.c: MADV_RANDOM over the range an indirect site's targets span in a file mapping. */
+void fs_random_note(struct foresight_site *site, uintptr_t page);
+void fs_random_reset(void); /* after fork */
 
 #endif /* FORESIGHT_INTERNAL_H */

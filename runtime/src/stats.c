@@ -15,6 +15,7 @@
 unsigned long fs_global_reconcile_cleared;
 unsigned long fs_global_pageouts;
 unsigned long fs_global_releases_idle;
+unsigned long fs_global_random_pages;
 static struct foresight_site *registry;
 
 void fs_site_register(struct foresight_site *site)
@@ -129,12 +130,14 @@ static void write_json(FILE *f)
     json_counts(f, total);
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
-               "\"releases_idle\": %lu, \"coalesced\": %zu},\n  \"sites\": [",
+               "\"releases_idle\": %lu, \"coalesced\": %zu, \"random_advised_pages\": %lu},"
+               "\n  \"sites\": [",
             fs_residency_footprint(), fs_residency_peak(),
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED),
-            fs_queue_global ? fs_queue_coalesced(fs_queue_global) : 0);
+            fs_queue_global ? fs_queue_coalesced(fs_queue_global) : 0,
+            __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED));
     int first = 1;
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
          s = s->fs_next) {
@@ -194,6 +197,9 @@ static void write_table(FILE *f)
     unsigned long idle = __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED);
     if (idle)
         fprintf(f, "%lu releases skipped: memory in use below 3/4 of the limit\n", idle);
+    unsigned long rnd = __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED);
+    if (rnd)
+        fprintf(f, "%lu pages of indirect targets advised MADV_RANDOM\n", rnd);
 }
 
 void fs_stats_report(void)

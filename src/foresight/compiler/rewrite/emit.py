@@ -78,6 +78,9 @@ class NestEmitter:
                     vol_terms.append(f"({U}){opts.page_size}")
                     decls.append(f"int {self.name('started', hk)} = 0;")
                     decls.append(f"unsigned long {self.name('skip', hk)} = 0;")
+                    # Ends the site's random-access advice on every exit from the nest.
+                    decls.append(f"struct foresight_site *{self.name('rs', hk)} "
+                                 "__attribute__((cleanup(foresight_random_end))) = 0;")
                     if pipe is not root:
                         resets.setdefault(pid, []).append(f"{self.name('started', hk)} = 0;")
                     continue
@@ -302,6 +305,7 @@ class NestEmitter:
         in_range = "__fs_t < __fs_left" if strict else "__fs_t <= __fs_left"
         step_j = f"{v} + __fs_t" if up else f"{v} - __fs_t"
         prolog = (f"if (!{started}) {{ uintmax_t __fs_t; {started} = 1; "
+                  f"foresight_random_begin(&{site}, &{self.name('rs', k)}); "
                   f"for (__fs_t = 0; __fs_t < (uintmax_t){d} && {in_range}; __fs_t++) {{ "
                   f"const uintmax_t __fs_j = {step_j}; const uintmax_t {x} = {load}; "
                   f"{fetch} }} }}")

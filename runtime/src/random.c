@@ -1,0 +1,153 @@
+/*
+ * random.c — random-access advice for indirect sites.
+ *
+ * The targets of an indirect reference a[b[i]] are data-dependent.  When they lie in a
+ * file mapping, every fault the prefetches miss makes the kernel read the window around
+ * it (read-around, up to read_ahead_kb), pages that a random pattern will not use before
+ * memory loses them again, and which push out the pages it will use.  The kernel stops
+ * reading around once a file's faults mostly miss, but the hinted streams of the same
+ * loop keep their hits up.  So while a loop nest runs, the range an indirect site's
+ * targets span in a file mapping is advised MADV_RANDOM, grown as new targets fall
+ * outside it, and advised MADV_NORMAL again when the nest exits (the generated code's
+ * scope cleanup calls foresight__random_end).  Anonymous memory is left alone: there
+ * the flag would also make reclaim ignore the pages' references.
+ */
+#include <stdio.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define RANDOM_SLOTS 64
+#define RANDOM_SLACK 64 /* pages the range grows by beyond a new target, at least */
+
+struct random_slot {
+    struct foresight_site *site; /* NULL: free */
+    uintptr_t lo, hi;            /* pages advised MADV_RANDOM, [lo, hi) */
+    uintptr_t vlo, vhi;          /* the mapping of the first target, [vlo, vhi) in pages */
+    int kind;                    /* 0 not looked up, 1 file mapping, 2 anything else */
+};
+
+static struct random_slot slots[RANDOM_SLOTS];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int active; /* sites between begin and end */
+
+static struct random_slot *find(struct foresight_site *site)
+{
+    for (int i = 0; i < RANDOM_SLOTS; i++)
+        if (slots[i].site == site)
+            return &slots[i];
+    return NULL;
+}
+
+/* The mapping holding PAGE, from /proc/self/maps: 1 when it maps a file, 2 otherwise. */
+static int mapping_of(uintptr_t page, uintptr_t *vlo, uintptr_t *vhi)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (f == NULL)
+        return 2;
+    char line[512];
+    int kind = 2;
+    *vlo = *vhi = 0;
+    uintptr_t a = page << FORESIGHT_PAGE_SHIFT;
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned long start, end, inode;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %*x %*s %lu", &start, &end, perms, &inode) != 4)
+            continue;
+        if (a < start || a >= end)
+            continue;
+        *vlo = start >> FORESIGHT_PAGE_SHIFT;
+        *vhi = end >> FORESIGHT_PAGE_SHIFT;
+        kind = inode != 0 ? 1 : 2;
+        break;
+    }
+    fclose(f);
+    return kind;
+}
+
+void foresight__random_begin(struct foresight_site *site)
+{
+    if (fs_cfg.random_advice == 0)
+        return;
+    pthread_mutex_lock(&lock);
+    if (find(site) == NULL) {
+        struct random_slot *s = find(NULL);
+        if (s != NULL) { /* more nests at once than slots: the rest go without advice */
+            *s = (struct random_slot){.site = site};
+            __atomic_add_fetch(&active, 1, __ATOMIC_RELAXED);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void foresight__random_end(struct foresight_site *site)
+{
+    pthread_mutex_lock(&lock);
+    struct random_slot *s = find(site);
+    if (s != NULL) {
+        if (s->hi > s->lo)
+            madvise((void *)(s->lo << FORESIGHT_PAGE_SHIFT),
+                    (s->hi - s->lo) << FORESIGHT_PAGE_SHIFT, MADV_NORMAL);
+        *s = (struct random_slot){0};
+        __atomic_sub_fetch(&active, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static void advise(uintptr_t lo, uintptr_t hi)
+{
+    if (hi > lo && madvise((void *)(lo << FORESIGHT_PAGE_SHIFT),
+                           (hi - lo) << FORESIGHT_PAGE_SHIFT, MADV_RANDOM) == 0)
+        __atomic_add_fetch(&fs_global_random_pages, hi - lo, __ATOMIC_RELAXED);
+}
+
+void fs_random_note(struct foresight_site *site, uintptr_t page)
+{
+    if (__atomic_load_n(&active, __ATOMIC_RELAXED) == 0)
+        return;
+    pthread_mutex_lock(&lock);
+    struct random_slot *s = find(site);
+    if (s == NULL || (page >= s->lo && page < s->hi))
+        goto out;
+    if (s->kind == 0) {
+        /* The last mapping looked up is remembered across nests, so a nest entered
+         * often does not read /proc/self/maps each time (a stale answer after munmap
+         * and mmap at the same place costs advice, never data). */
+        static uintptr_t last_lo, last_hi;
+        static int last_kind;
+        if (page < last_lo || page >= last_hi) {
+            last_kind = mapping_of(page, &last_lo, &last_hi);
+            if (last_kind == 2 && last_hi <= last_lo) /* not found: do not cache */
+                last_lo = last_hi = 0;
+        }
+        s->kind = last_kind;
+        s->vlo = last_lo;
+        s->vhi = last_hi;
+    }
+    if (s->kind != 1 || page < s->vlo || page >= s->vhi)
+        goto out; /* anonymous memory, or a target outside the first target's mapping */
+    uintptr_t grow = (s->hi - s->lo) / 8 > RANDOM_SLACK ? (s->hi - s->lo) / 8 : RANDOM_SLACK;
+    uintptr_t lo = page > s->vlo + grow ? page - grow : s->vlo;
+    uintptr_t hi = page + 1 + grow < s->vhi ? page + 1 + grow : s->vhi;
+    if (s->hi == s->lo) {
+        advise(lo, hi);
+        s->lo = lo;
+        s->hi = hi;
+    } else if (page < s->lo) {
+        advise(lo, s->lo);
+        s->lo = lo;
+    } else {
+        advise(s->hi, hi);
+        s->hi = hi;
+    }
+out:
+    pthread_mutex_unlock(&lock);
+}
+
+void fs_random_reset(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    for (int i = 0; i < RANDOM_SLOTS; i++)
+        slots[i] = (struct random_slot){0};
+    active = 0;
+}
