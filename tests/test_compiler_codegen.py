@@ -505,3 +505,95 @@ void f(double *a, const long *t, const int *key, long n, double *big)
     decided = " | ".join(d for nest in nests for d in nest.get("decisions", []))
     assert ("big[t[key[i]]]: indirect not prefetched: its index t[key[i]] is not a table "
             "known to stay in memory") in decided
+
+
+ROW_POINTERS = """
+#include <stdio.h>
+#include <stdlib.h>
+struct vec { long n; double *q; };
+static double total(double **A, long n, long m)
+{
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j < m; j++)
+            s += A[i][j];
+    return s;
+}
+static double vsum(const struct vec *v)
+{
+    double s = 0;
+    for (long k = 0; k < v->n; k++)
+        s += v->q[k];
+    return s;
+}
+int main(int argc, char **argv)
+{
+    (void)argc;
+    long n = atol(argv[1]), m = atol(argv[2]);
+    double **A = calloc((size_t)n, sizeof *A);
+    for (long i = 0; i < n; i++) {
+        A[i] = malloc((size_t)m * sizeof **A);
+        for (long j = 0; j < m; j++)
+            A[i][j] = (double)((i * 3 + j) % 11);
+    }
+    struct vec v = { m, A[n / 2] };
+    printf("%.1f %.1f\\n", total(A, n, m), vsum(&v));
+    return 0;
+}
+"""
+
+
+def test_row_pointers_and_pointer_members_are_prefetched_per_row(tmp_path):
+    # A[i][j] of double **A: the hints read the row pointer A[i] where the loop does and
+    # stream along the row; p->q[k] likewise with its pointer member.
+    decided = [d for nest in report(tmp_path, ROW_POINTERS) for d in nest.get("decisions", [])]
+    assert ("A[i][j]: predicate j mod 512 == 0; pipelining loop j (the innermost loop "
+            "changing the address); released behind A[i][j]") in decided
+    assert any(d.startswith("v->q[k]: predicate k mod 512 == 0") for d in decided), decided
+    exe = build(tmp_path, ROW_POINTERS)
+    plain = build(tmp_path, ROW_POINTERS, "--no-prefetch")
+    n, m = "48", str(1 << 16)   # rows of 512 KiB, each its own mapping
+    out, stats = run_stats(exe, n, m, FORESIGHT_LOOKAHEAD="256K")
+    assert out == subprocess.run([str(plain), n, m], check=True, capture_output=True,
+                                 text=True).stdout
+    (init, rows) = [s for s in stats["sites"] if s["ref"] == "A[i][j]"]
+    for s in (init, rows):
+        # Every address hinted is inside a mapping: a stale or wrong row pointer, or a
+        # hint past a row's end, would point elsewhere.  (How many calls are made depends
+        # on how soon the site goes quiet, its pages being resident here.)
+        assert s["considered"] > 0 and s["bad_input"] == 0, s
+    assert site(stats, "v->q[k]")["considered"] > 0
+
+
+def test_row_pointer_the_loop_may_not_read_is_left_alone(tmp_path):
+    decided = " | ".join(d for nest in report(tmp_path, """
+double f(double **A, long n, long m, long stop)
+{
+    double s = 0;
+    for (long i = 0; i <= n; i++)
+        for (long j = 0; j < m; j++) {
+            if (i == stop)
+                break;
+            s += A[i][j];
+        }
+    for (long i = 0; i <= n; i++)
+        for (long j = 0; j < m; j++)
+            if (i < n)
+                s += A[i][j];
+    for (long i = 0; i + 1 < n; i++)
+        for (long j = 0; j < m; j++) {
+            s += A[i][j];
+            if (j == m / 2) { double *t = A[i]; A[i] = A[i + 1]; A[i + 1] = t; }
+        }
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j < m; j++)
+            s += A[i][0] * (double)j;
+    return s;
+}
+""") for d in nest.get("decisions", []))
+    assert ("A[i][j]: not prefetched: its base A[i] is read from memory and the body can "
+            "leave the loop early") in decided
+    assert "A[i][j]: not prefetched: its base A[i] is read from memory and the reference " \
+           "is conditional" in decided
+    assert "stores pointers through memory (it may change)" in decided
+    assert "A[i][0]: its base A[i] is read anew every iteration of i: not pipelined" in decided

@@ -114,6 +114,33 @@ int main(int argc, char **argv) {
     return 0;
 }
 """,
+    # rows of a mapped file reached through a row-pointer array (double **), summed
+    # row by row with a weight per column
+    "row_pointers": r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+static double weighted(double **rows, long n, long m) {
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j < m; j++)
+            s += rows[i][j] * (double)(j % 7 + 1);
+    return s;
+}
+int main(int argc, char **argv) {
+    size_t bytes = strtoull(argv[2], NULL, 10);
+    long m = atol(argv[3]), n = (long)(bytes / sizeof(double)) / m;
+    int fd = open(argv[1], O_RDONLY);
+    double *d = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    double **rows = malloc(sizeof(double *) * (size_t)n);
+    if (fd < 0 || d == MAP_FAILED || !rows) return 2;
+    for (long i = 0; i < n; i++)   /* every other row first, then the rest */
+        rows[i] = d + (size_t)((i % 2 ? n / 2 + i / 2 : i / 2) * m);
+    printf("%.6f\n", weighted(rows, n, m));
+    return 0;
+}
+""",
 }
 
 
@@ -128,6 +155,8 @@ def build(src: Path, out: Path) -> dict[str, str]:
         p = subprocess.run([FORESIGHT, "cc", "-O2", *extra, str(src), "-o", str(exe)],
                            capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
+        # A generator bug would otherwise pass: the driver compiles the original instead.
+        assert "the transformed code did not compile" not in p.stderr, p.stderr
         exes[variant] = str(exe)
     return exes
 
@@ -162,12 +191,13 @@ def same_both_ways(exes: dict[str, str], args: list[str], files: list[str], tmp:
     return o
 
 
-@pytest.mark.parametrize("name", ["gather_mapped", "columns", "linearized"])
+@pytest.mark.parametrize("name", ["gather_mapped", "columns", "linearized", "row_pointers"])
 def test_small_programs_out_of_core(name, doubles, tmp_path):
     src = tmp_path / f"{name}.c"
     src.write_text(PROGRAMS[name])
     exes = build(src, tmp_path)
-    extra = {"gather_mapped": ["4096"], "columns": ["8192"], "linearized": ["8192"]}[name]
+    extra = {"gather_mapped": ["4096"], "columns": ["8192"], "linearized": ["8192"],
+             "row_pointers": ["65536"]}[name]
     same_both_ways(exes, [doubles, str(DATA), *extra], [doubles], tmp_path)
 
 

@@ -117,7 +117,7 @@ class ArrayRef:
 
     text: str                 # source text, for reports and per-site statistics
     line: int
-    base: str                 # C expression for the array's address (no loads but variables)
+    base: str                 # C expression for the array's address
     subscripts: list[Affine]  # one per [ ], outermost first (empty for indirect)
     strides: list[Sym]        # bytes per unit of each subscript
     elem_size: int
@@ -126,6 +126,13 @@ class ArrayRef:
     indirect: ArrayRef | None = None  # a[b[...]]: the index reference b[...]
     offset: Affine | None = None      # byte offset from base as an affine function
     object_bytes: int | None = None   # size of the whole object, when the source fixes it
+    # A base read from memory: the row pointer A[i] of `double **A`, or `p->q` for a pointer
+    # member.  The loop variables it depends on (each iteration of those loops may start a
+    # new object) and the offsets of the nest's writes of pointers through memory (any of
+    # them might change it); see plan._loaded_base_unsafe.
+    base_loaded: bool = False
+    base_loops: tuple[str, ...] = ()
+    base_writes: tuple[int, ...] = ()
 
     def byte_offset(self) -> Affine:
         """Σ subscript_k · stride_k: the address minus the base, affine in the loop variables."""

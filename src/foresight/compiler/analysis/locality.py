@@ -65,6 +65,11 @@ def _pages(ref: ArrayRef, inner: list[Loop], page: int) -> int | None:
     off = ref.byte_offset()
     spatial_bytes, pages = 1, 1
     for lp in inner:
+        if lp.var in ref.base_loops:   # a new row pointer per iteration: other pages
+            if lp.trip is None:
+                return None
+            pages *= lp.trip
+            continue
         c = sym_value(off.coeff(lp.var))
         if c is None:
             return None
@@ -91,6 +96,9 @@ def analyse(nest: LoopNest, opts: CompileOptions) -> NestFacts:
             # j += 1024 over doubles moves 8 KiB an iteration and has no spatial reuse.
             c = sym_value(off.coeff(lp.var))
             f.reuse[lp.var] = _reuse(None if c is None else c * (lp.step or 1), page)
+            if lp.var in f.ref.base_loops:
+                # The row pointer A[i] read anew: no relation between the rows is known.
+                f.reuse[lp.var] = "none"
     for r, loops in enclosing(nest):
         if r.indirect is not None:
             rf = RefFacts(r, loops)

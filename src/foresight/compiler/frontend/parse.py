@@ -107,21 +107,30 @@ class _Function:
         self.calls: list[int] = []              # offsets of calls (a call may write a global)
         self.nest_end: dict[int, int] = {}      # nest start offset -> end offset
         self.expanding: set[tuple] = set()      # locals being replaced by their initializer
+        # Offsets of writes of a pointer through memory (A[i] = ..., p->q = ...): any of them
+        # might change a base read from memory.
+        self.pointer_stores: list[int] = []
         for c in fn.walk_preorder():
             written: set[tuple] = set()
+            target = None
             if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
                 op = binary_operator(c)
                 if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
-                    self._mark(next(c.get_children()), written)
+                    target = next(c.get_children())
             elif c.kind == K.UNARY_OPERATOR:
                 op = unary_operator(c)
                 kids = list(c.get_children())
                 if op in ("post++", "post--", "pre++", "pre--") and kids:
-                    self._mark(kids[0], written)
+                    target = kids[0]
                 elif op == "&" and kids:
                     self._mark(kids[0], self.address_taken)
             elif c.kind == K.CALL_EXPR:
                 self.calls.append(c.extent.start.offset)
+            if target is not None:
+                self._mark(target, written)
+                t = _strip(target)
+                if t.kind != K.DECL_REF_EXPR and t.type.get_canonical().kind == ci.TypeKind.POINTER:
+                    self.pointer_stores.append(c.extent.start.offset)
             for key in written:
                 self.writes.setdefault(key, []).append(c.extent.start.offset)
 
@@ -469,17 +478,21 @@ class _Function:
             base, idx = list(cur.get_children())
             levels.append((idx, cur.type))
             inner = _strip(base)
-            if inner.kind == K.ARRAY_SUBSCRIPT_EXPR:
-                if inner.type.get_canonical().kind not in _ARRAY_KINDS:
-                    return "the base pointer is loaded from memory (pointer to pointer)"
+            # A[i][j] of `double **A`: A[i] is a pointer read from memory, the base.
+            if (inner.kind == K.ARRAY_SUBSCRIPT_EXPR
+                    and inner.type.get_canonical().kind in _ARRAY_KINDS):
                 cur = inner
                 continue
             cur = inner
             break
         levels.reverse()
-        base_text = self.base(cur, nest_start)
-        if base_text is None:
-            return "the base is not a variable, array member or parameter"
+        base_text, base_loops = self.base(cur, nest_start), ()
+        loaded = base_text is None
+        if loaded:
+            found = self.loaded_base(cur, loops, nest_start)
+            if isinstance(found, str):
+                return found
+            base_text, base_loops = found
         elem = c.type
         elem_size = elem.get_size()
         if elem_size <= 0:
@@ -508,6 +521,9 @@ class _Function:
                     # a[b[i]] or a[c[b[i]]]: at most two levels of indirection
                     if isinstance(ix, ArrayRef) and (ix.indirect is None
                                                      or ix.indirect.indirect is None):
+                        if loaded or ix.base_loaded or (ix.indirect is not None
+                                                        and ix.indirect.base_loaded):
+                            return "indirect reference through a base read from memory"
                         if inner.type.is_volatile_qualified():
                             return "indirect through a volatile index array"
                         indirect = ix
@@ -518,8 +534,48 @@ class _Function:
         ref = ArrayRef(text=self.text(c), line=c.location.line, base=base_text,
                        subscripts=subs if indirect is None else [], strides=strides,
                        elem_size=elem_size, is_write=parent_write, conditional=conditional,
-                       indirect=indirect, object_bytes=self.object_bytes(cur))
+                       indirect=indirect, object_bytes=None if loaded else self.object_bytes(cur))
+        if loaded:
+            end = self.nest_end.get(nest_start, len(self.data))
+            ref.base_loaded, ref.base_loops = True, base_loops
+            ref.base_writes = tuple(w for w in self.pointer_stores if nest_start <= w < end)
         return ref
+
+    def loaded_base(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int
+                    ) -> tuple[str, tuple[str, ...]] | str:
+        """A base read from memory with one load: the row pointer `A[i]` of `double **A`
+        (A a base needing no load, i affine in loop variables and invariant variables
+        only, so its text can be evaluated again where the hints go) or the pointer member
+        `p->q` of an invariant `p`.  Returns its text and the loop variables it depends
+        on, or why it cannot be used."""
+        if c.type.is_volatile_qualified() or c.type.get_canonical().kind != ci.TypeKind.POINTER:
+            return "the base is not a variable, array member or parameter"
+        if c.kind == K.MEMBER_REF_EXPR:
+            kids = list(c.get_children())
+            owner = _strip(kids[0]) if len(kids) == 1 else None
+            arrow = owner is not None and self.data[
+                owner.extent.end.offset:c.extent.end.offset].lstrip().startswith(b"->")
+            if (owner is None or not arrow or owner.kind != K.DECL_REF_EXPR
+                    or owner.referenced is None
+                    or not self.invariant_var(owner.referenced, nest_start)):
+                return "the base pointer is read from memory through a pointer that may change"
+            return f"{owner.referenced.spelling}->{c.spelling}", ()
+        if c.kind != K.ARRAY_SUBSCRIPT_EXPR:
+            return "the base is not a variable, array member or parameter"
+        rows, idx = list(c.get_children())
+        rows = _strip(rows)
+        if self.base(rows, nest_start) is None:
+            return "the base pointer is loaded from memory more than once (a[i][j][k] of ***)"
+        aff = self.affine(idx, loops, nest_start)
+        if aff is None:
+            return "the row pointer's index is not affine in the loop variables"
+        for d in idx.walk_preorder():
+            if d.kind == K.DECL_REF_EXPR and d.referenced is not None and d.referenced.kind in (
+                    K.VAR_DECL, K.PARM_DECL):
+                if (_decl_key(d.referenced) not in loops
+                        and not self.invariant_var(d.referenced, nest_start)):
+                    return "the row pointer's index uses a variable defined inside the nest"
+        return self.text(c), tuple(v for v in loops.values() if v in aff.coeffs)
 
     def object_bytes(self, c: ci.Cursor) -> int | None:
         """Size of the object an array base names, when the source fixes it: an array

@@ -87,6 +87,8 @@ class NestEmitter:
                 decls += self.stream_decls(h, hk)
                 if pipe is not root:
                     resets.setdefault(pid, []).append(f"{self.name('cnt', hk)} = 0;")
+                    if rows_tracked(h):
+                        resets[pid].append(f"{self.name('fresh', hk)} = 1;")
                 # Bytes in flight per iteration of distance: a stream running
                 # distance_scale times as far ahead holds that many times its bytes.
                 vol_terms.append(f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
@@ -141,6 +143,10 @@ class NestEmitter:
             # jump between the last two starts.
             out.append(f"{U} {self.name('ps', k)} = 0, {self.name('jmp', k)} = 0, "
                        f"{self.name('pt', k)} = 1;")
+        if rows_tracked(h):
+            # Whether this run of the loop (a row reached through its row pointer) began
+            # where the last one ended, decided on its first iteration.
+            out.append(f"int {self.name('seq', k)} = 0, {self.name('fresh', k)} = 1;")
         if h.release is not None and h.release_if_exceeds is not None:
             vol = self.name("vol", k)
             out += volume_c(h.volume, opts.page_size, vol)
@@ -197,11 +203,21 @@ class NestEmitter:
                    f"foresight_prefetch_at(&{site}, (const void *)((__fs_now + __fs_t * {s})"
                    f" & {mask}), {span});")
         steady = f"foresight_prefetch_at(&{site}, (const void *)__fs_b, {span});"
+        seq = self.name("seq", k)
         if rest is not None:
-            steady = f"if ({a} < {g} || (uintmax_t){ahead} <= __fs_rest) {steady}"
+            # Rows reached through row pointers are separate objects: what follows a row's
+            # end is another row's data, or nothing, unless the rows have been found laid
+            # out one after another (this run began where the last one ended).
+            beyond = seq if rows_tracked(h) else f"{a} < {g}"
+            steady = f"if ({beyond} || (uintmax_t){ahead} <= __fs_rest) {steady}"
             restart = self.short_runs(h, k, ahead, restart)
         # A restart costs a window of calls: skipped while the site is quiet (its recent
         # hints all found their pages resident, e.g. a scratch buffer reused per row).
+        if rows_tracked(h):
+            fresh = self.name("fresh", k)
+            parts.insert(parts.index(f"if (__fs_b != {last}) {{"),
+                         f"if ({fresh}) {{ {seq} = {last} != 1 && (__fs_b == {last} || "
+                         f"({cont})); {fresh} = 0; }}")
         parts.append(f"if ({cont}) {{ {steady} }} else if (!foresight_site_quiet(&{site})) "
                      f"{{ {restart} }}")
         if h.release is not None:
@@ -324,14 +340,15 @@ class NestEmitter:
                 f"const uintmax_t {x} = {load}; {fetch} }} " + "}")
 
 
-def volume_c(volume: list[tuple[int, list[tuple[dict, Loop]]]], page: int,
+def volume_c(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int,
              var: str) -> list[str]:
     """C statements that set `var` to the bytes one iteration of a loop touches
     (plan.runtime_volume), in memory rather than in address range: per reference, from
     its element outward through the inner loops moving it (innermost first), each loop
     adds per extra iteration its stride, but at most the footprint so far rounded up to
     pages, so a loop stepping a page or more adds whole pages, not the bytes it skips (a
-    line of `rhs[k][j][i][m]` along k touches one page per plane, not the planes).
+    line of `rhs[k][j][i][m]` along k touches one page per plane, not the planes); a loop
+    reading a new row pointer per iteration (stride None) adds the whole footprint.
     Bounds are evaluated as signed values at nest entry."""
     out = [f"{U} {var} = 0;"]
     for elem, moves in volume:
@@ -345,11 +362,19 @@ def volume_c(volume: list[tuple[int, list[tuple[dict, Loop]]]], page: int,
                 first, last = last, first
             n1 = (f"({last} >= {first} ? ({U})(({last} - {first}) / {abs(v.step)}) "
                   f": ({U})0)")
-            steps.append(f"{{ const {U} __fs_st = {_abs(sym_c(coeff))}, __fs_pg = "
+            stride = "UINTPTR_MAX" if coeff is None else _abs(sym_c(coeff))
+            steps.append(f"{{ const {U} __fs_st = {stride}, __fs_pg = "
                          f"(__fs_f + ({U}){page} - 1) & ~(({U}){page} - 1); "
                          f"__fs_f += {n1} * (__fs_st < __fs_pg ? __fs_st : __fs_pg); }}")
         out.append("{ " + " ".join(steps) + f" {var} += __fs_f; }}")
     return out
+
+
+def rows_tracked(h: Hint) -> bool:
+    """A stream along rows reached through row pointers (A[i] of double **A), whose
+    runs are checked for lying one after another: only then do hints go past a run's end."""
+    return (bool(h.ref.base_loops) and not h.inner_at_lower
+            and rest_iterations(h.pipe) is not None)
 
 
 def rest_iterations(lp: Loop) -> str | None:

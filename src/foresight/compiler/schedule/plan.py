@@ -31,7 +31,7 @@ class Hint:
     # as (element bytes, [(byte coefficient, inner loop)]) per reference, is evaluated at
     # nest entry (run-time versioning of the paper's release decision).
     release_if_exceeds: Loop | None = None
-    volume: list[tuple[int, list[tuple[dict, Loop]]]] | None = None
+    volume: list[tuple[int, list[tuple[dict | None, Loop]]]] | None = None
 
 
 @dataclass
@@ -88,6 +88,8 @@ def _span(f: RefFacts, varying: list[Loop]) -> int | None:
     off = f.ref.byte_offset()
     span = f.ref.elem_size
     iv = _intervals(f.loops)
+    if any(lp.var in f.ref.base_loops for lp in varying):
+        return None   # several objects
     for lp in varying:
         c = sym_value(off.coeff(lp.var))
         if c is None or lp.var not in iv:
@@ -101,9 +103,13 @@ def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loo
     """Section 3.2.2.2: the innermost loop changing the address, moved outward while the
     candidate touches less than a block over all its iterations."""
     off = f.ref.byte_offset()
-    varying = [lp for lp in f.loops if off.coeff(lp.var)]
+    rows = f.ref.base_loops
+    varying = [lp for lp in f.loops if off.coeff(lp.var) or lp.var in rows]
     if not varying:
         return None, [], "address is loop-invariant: one page, not pipelined"
+    if varying[-1].var in rows:
+        return None, [], (f"its base {f.ref.base} is read anew every iteration of "
+                          f"{varying[-1].var}: not pipelined (left to demand paging)")
     if f.ref.object_bytes is not None and f.ref.object_bytes < opts.block_size:
         return None, [], (f"its object is {f.ref.object_bytes} bytes, less than a "
                           f"{opts.block_size}-byte block: not pipelined (left to demand paging)")
@@ -118,7 +124,8 @@ def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loo
         c = sym_value(off.coeff(pipe.var))
         idx = varying.index(pipe)
         if (c is None or pipe.trip is None or idx == 0 or abs(c) * pipe.trip >= opts.block_size
-                or pipe.lower_sym is None or sym_value(pipe.lower_sym) is None):
+                or pipe.lower_sym is None or sym_value(pipe.lower_sym) is None
+                or varying[idx - 1].var in rows):
             break
         # Loops between the candidate and the next varying one leave the address alone.
         between = f.loops[f.loops.index(varying[idx - 1]) + 1:f.loops.index(pipe) + 1]
@@ -180,6 +187,10 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
         if pipe is None:
             plan.decisions.append(f"{r.text}: {why}")
             continue
+        unsafe = _loaded_base_unsafe(f, pipe, facts.refs) if r.base_loaded else None
+        if unsafe:
+            plan.decisions.append(f"{r.text}: not prefetched: {unsafe}")
+            continue
         if not _temporal_outside_only(f, pipe):
             plan.decisions.append(f"{r.text}: reused within the localized space across "
                                   "enclosing loops: prefetched on first touch only "
@@ -235,6 +246,39 @@ def _indirect_unsafe(f: RefFacts, ix: ArrayRef, lp: Loop) -> str | None:
     return None
 
 
+def _loaded_base_unsafe(f: RefFacts, pipe: Loop, refs: list[RefFacts]) -> str | None:
+    """Why the hints cannot read the base `A[i]` (or `p->q`) of `f` themselves.
+
+    The hints compute addresses at the top of the pipelining loop's body, loading the
+    base there.  That load must be one the program makes in the same iteration anyway
+    (so it adds no invalid read): the reference, and its group's trailing one whose
+    address the releases compute, run unconditionally on every iteration from the
+    pipelining loop down, with no early exit and inner loops that always run.  And the
+    base must stay the same while the loops inside the last loop it depends on run: no
+    pointer is stored through memory there (A[i] = ..., p->q = ...), or the hints would
+    chase a stale row."""
+    group = [g for g in refs if g.ref is f.ref or g.leader is f.ref]
+    if any(g.ref.conditional for g in group):
+        return f"its base {f.ref.base} is read from memory and the reference is conditional"
+    for g in group:
+        inner = g.loops[g.loops.index(pipe):]
+        if any(lp.body_exits for lp in inner):
+            return (f"its base {f.ref.base} is read from memory and the body can leave "
+                    "the loop early")
+        if any(lp.trip is None or lp.trip < 1 for lp in inner[1:]):
+            return (f"its base {f.ref.base} is read from memory and an inner loop may run "
+                    "no iteration")
+    if f.ref.base_loops and (not pipe.bound_runtime or pipe.upper is None or not pipe.step):
+        return (f"its base {f.ref.base} is read from memory and the bound of {pipe.var} "
+                "cannot be evaluated again (the hints could not stop at the row's end)")
+    outer = [lp for lp in f.loops if lp.var in f.ref.base_loops]
+    scope = f.loops[f.loops.index(outer[-1]) + 1] if outer else f.loops[0]
+    if any(scope.start <= w < scope.end for w in f.ref.base_writes):
+        return (f"its base {f.ref.base} is read from memory and the loop at line "
+                f"{scope.line} stores pointers through memory (it may change)")
+    return None
+
+
 def _temporal_outside_only(f: RefFacts, pipe: Loop) -> bool:
     idx = f.loops.index(pipe)
     return all(f.locality[lp.var] not in ("temporal", "spatial") for lp in f.loops[:idx])
@@ -264,7 +308,8 @@ def _kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None]
     return None, None
 
 
-def runtime_volume(facts: NestFacts, lp: Loop) -> list[tuple[int, list[tuple[dict, Loop]]]] | None:
+def runtime_volume(facts: NestFacts, lp: Loop
+                   ) -> list[tuple[int, list[tuple[dict | None, Loop]]]] | None:
     """The bytes one iteration of `lp` touches, as terms C can evaluate at nest entry: per
     leading direct reference inside it, its element size and the (byte coefficient, loop)
     of each inner loop moving it; emit.volume_c turns them into memory touched (a loop
@@ -279,8 +324,10 @@ def runtime_volume(facts: NestFacts, lp: Loop) -> list[tuple[int, list[tuple[dic
         off = g.ref.byte_offset()
         moves = []
         for v in g.loops[g.loops.index(lp) + 1:]:
-            c = off.coeff(v.var)
-            if not c:
+            # A loop reading a new row pointer A[i] per iteration moves to another object:
+            # a stride None, which volume_c counts as larger than any footprint.
+            c = None if v.var in g.ref.base_loops else off.coeff(v.var)
+            if not c and c is not None:
                 continue
             if (v.lower_sym is None or v.upper_sym is None or not v.step
                     or v.cond_op not in ("<", "<=", ">", ">=")
