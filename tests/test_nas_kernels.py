@@ -51,6 +51,8 @@ def builds(tmp_path_factory) -> dict[tuple[str, str], tuple[str, subprocess.Comp
 def exe(builds, kernel: str, variant: str) -> str:
     path, p = builds[(kernel, variant)]
     assert p.returncode == 0, f"foresight cc {kernel}.c ({variant}) failed:\n{p.stderr}"
+    # The driver's fallback to the original source would hide a generator bug.
+    assert "the transformed code did not compile" not in p.stderr, p.stderr
     return path
 
 
