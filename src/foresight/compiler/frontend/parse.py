@@ -1,7 +1,7 @@
 """Parse a C file with libclang and build the loop-nest IR.
 
-What the front end cannot model (pointer-walk loops, while loops, loaded base
-pointers, non-affine indices, loops produced by macros, OpenMP pragmas) is
+What the front end cannot model (pointer-walk loops, while loops, bases needing
+more than one load, non-affine indices, loops produced by macros, OpenMP pragmas) is
 recorded as a problem on the loop or nest, and the rewrite leaves it untouched.
 """
 

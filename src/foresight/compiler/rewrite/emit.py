@@ -6,7 +6,8 @@ and debuggers pointing at the user's file.  Addresses are computed in uintptr_t
 (wrapping, never out-of-bounds pointer arithmetic); the only loads added are of
 invariant variables and, for indirect references, of index elements the loop
 itself reads (clamped to the loop's last iteration) and, for a[c[b[i]]], of the
-entry of the table c that such an element selects (skipped unless it is in c).
+entry of the table c that such an element selects (skipped unless it is in c), and
+of a row pointer A[i] (or p->q) in an iteration that reads it itself.
 """
 
 from __future__ import annotations
