@@ -548,7 +548,9 @@ def test_row_pointers_and_pointer_members_are_prefetched_per_row(tmp_path):
     # stream along the row; p->q[k] likewise with its pointer member.
     decided = [d for nest in report(tmp_path, ROW_POINTERS) for d in nest.get("decisions", [])]
     assert ("A[i][j]: predicate j mod 512 == 0; pipelining loop j (the innermost loop "
-            "changing the address); released behind A[i][j]") in decided
+            "changing the address); released behind A[i][j]; the rows ahead across i "
+            "prefetched from their row pointers (read no further than the loop's last "
+            "iteration)") in decided
     assert any(d.startswith("v->q[k]: predicate k mod 512 == 0") for d in decided), decided
     exe = build(tmp_path, ROW_POINTERS)
     plain = build(tmp_path, ROW_POINTERS, "--no-prefetch")
@@ -557,7 +559,8 @@ def test_row_pointers_and_pointer_members_are_prefetched_per_row(tmp_path):
     assert out == subprocess.run([str(plain), n, m], check=True, capture_output=True,
                                  text=True).stdout
     (init, rows) = [s for s in stats["sites"] if s["ref"] == "A[i][j]"]
-    for s in (init, rows):
+    (ahead,) = [s for s in stats["sites"] if s["ref"] == "A[i][j] (rows ahead)"]
+    for s in (init, rows, ahead):
         # Every address hinted is inside a mapping: a stale or wrong row pointer, or a
         # hint past a row's end, would point elsewhere.  (How many calls are made depends
         # on how soon the site goes quiet, its pages being resident here.)
@@ -588,6 +591,12 @@ double f(double **A, long n, long m, long stop)
     for (long i = 0; i < n; i++)
         for (long j = 0; j < m; j++)
             s += A[i][0] * (double)j;
+    for (long i = 0; i < n; i++) {
+        if (!A[i])
+            continue;
+        for (long j = 0; j < m; j++)
+            s += A[i][j];
+    }
     return s;
 }
 """) for d in nest.get("decisions", []))
@@ -597,3 +606,6 @@ double f(double **A, long n, long m, long stop)
            "is conditional" in decided
     assert "stores pointers through memory (it may change)" in decided
     assert "A[i][0]: its base A[i] is read anew every iteration of i: not pipelined" in decided
+    # Rows skipped by the row loop: the stream along each row read stays, but no row
+    # pointer is read ahead.
+    assert "no look-ahead across rows (an iteration of i may skip the row)" in decided

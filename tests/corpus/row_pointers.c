@@ -49,9 +49,19 @@ int main(void) {
     s += p->q[k];
     if (k == m / 2) p->q = A[1];
   }
+  /* rows of no columns: the loop never reads a row pointer, nor may the hints (the row
+   * array has a single element, never set) */
+  long none = (long)(s < 0);
+  double **E = malloc(sizeof *E);
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < none; j++) s += E[i][j];
+  free(E);
+  /* the rows ahead are read no further than the last row (A has exactly n pointers) */
   long h = 0;
   for (long i = 0; i < n; i++)
     for (long j = 0; j < m; j++) h = (h * 31 + (long)A[i][j]) % 1000000007;
+  for (long i = n - 1; i >= 0; i--)
+    for (long j = 0; j < m; j += 3) h = (h * 7 + (long)A[i][j]) % 1000000007;
   printf("%.2f %ld\n", s, h);
   for (long i = 0; i < n; i++) free(A[i]);
   free(A);

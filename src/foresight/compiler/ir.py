@@ -133,6 +133,9 @@ class ArrayRef:
     base_loaded: bool = False
     base_loops: tuple[str, ...] = ()
     base_writes: tuple[int, ...] = ()
+    # For a row pointer A[i]: the row array's text (a base needing no load), the row index
+    # as affine in the loop variables, and the bytes of one row pointer.
+    base_rows: tuple[str, Affine, int] | None = None
 
     def byte_offset(self) -> Affine:
         """Σ subscript_k · stride_k: the address minus the base, affine in the loop variables."""
@@ -168,6 +171,7 @@ class Loop:
     lower_aff: Affine | None = None   # lower bound as affine in the enclosing loop variables
     upper_aff: Affine | None = None   # bound of the comparison, likewise
     body_exits: bool = False  # body contains break/goto/return/continue or a call to longjmp
+    conditional: bool = False  # not run on every iteration of the enclosing loop
     ops: int = 0              # operators in the body outside inner loops (Eq. (1)'s s)
     children: list[Loop] = field(default_factory=list)
     refs: list[ArrayRef] = field(default_factory=list)   # directly in this loop's body

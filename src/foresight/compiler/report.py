@@ -41,6 +41,7 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
         "distance": (plan.paper_distance.get(h.pipe.var) if opts.preset == "paper"
                      else "FORESIGHT_LOOKAHEAD bytes / bytes per iteration, at nest entry"),
         "distance_scale": h.distance_scale,
+        "rows_ahead_along": None if h.rows_for is None else h.rows_for.var,
         "block_bytes": opts.block_size,
     } for h in plan.hints]
     out["decisions"] = plan.decisions

@@ -420,6 +420,7 @@ class _Function:
         if c.kind == K.FOR_STMT:
             child = self.loop(c, loop.depth + 1, loops, nest_start)
             if child is not None:
+                child.conditional = conditional
                 loop.children.append(child)
             else:
                 loop.problems.append(f"line {c.location.line}: inner loop not in canonical "
@@ -492,7 +493,7 @@ class _Function:
             found = self.loaded_base(cur, loops, nest_start)
             if isinstance(found, str):
                 return found
-            base_text, base_loops = found
+            base_text, base_loops, base_rows = found
         elem = c.type
         elem_size = elem.get_size()
         if elem_size <= 0:
@@ -537,17 +538,17 @@ class _Function:
                        indirect=indirect, object_bytes=None if loaded else self.object_bytes(cur))
         if loaded:
             end = self.nest_end.get(nest_start, len(self.data))
-            ref.base_loaded, ref.base_loops = True, base_loops
+            ref.base_loaded, ref.base_loops, ref.base_rows = True, base_loops, base_rows
             ref.base_writes = tuple(w for w in self.pointer_stores if nest_start <= w < end)
         return ref
 
     def loaded_base(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int
-                    ) -> tuple[str, tuple[str, ...]] | str:
+                    ) -> tuple[str, tuple[str, ...], tuple[str, Affine, int] | None] | str:
         """A base read from memory with one load: the row pointer `A[i]` of `double **A`
         (A a base needing no load, i affine in loop variables and invariant variables
         only, so its text can be evaluated again where the hints go) or the pointer member
-        `p->q` of an invariant `p`.  Returns its text and the loop variables it depends
-        on, or why it cannot be used."""
+        `p->q` of an invariant `p`.  Returns its text, the loop variables it depends on
+        and, for a row pointer, (A, i, pointer bytes); or why it cannot be used."""
         if c.type.is_volatile_qualified() or c.type.get_canonical().kind != ci.TypeKind.POINTER:
             return "the base is not a variable, array member or parameter"
         if c.kind == K.MEMBER_REF_EXPR:
@@ -559,12 +560,13 @@ class _Function:
                     or owner.referenced is None
                     or not self.invariant_var(owner.referenced, nest_start)):
                 return "the base pointer is read from memory through a pointer that may change"
-            return f"{owner.referenced.spelling}->{c.spelling}", ()
+            return f"{owner.referenced.spelling}->{c.spelling}", (), None
         if c.kind != K.ARRAY_SUBSCRIPT_EXPR:
             return "the base is not a variable, array member or parameter"
         rows, idx = list(c.get_children())
         rows = _strip(rows)
-        if self.base(rows, nest_start) is None:
+        rows_text = self.base(rows, nest_start)
+        if rows_text is None:
             return "the base pointer is loaded from memory more than once (a[i][j][k] of ***)"
         aff = self.affine(idx, loops, nest_start)
         if aff is None:
@@ -575,7 +577,8 @@ class _Function:
                 if (_decl_key(d.referenced) not in loops
                         and not self.invariant_var(d.referenced, nest_start)):
                     return "the row pointer's index uses a variable defined inside the nest"
-        return self.text(c), tuple(v for v in loops.values() if v in aff.coeffs)
+        return (self.text(c), tuple(v for v in loops.values() if v in aff.coeffs),
+                (rows_text, aff, c.type.get_size()))
 
     def object_bytes(self, c: ci.Cursor) -> int | None:
         """Size of the object an array base names, when the source fixes it: an array

@@ -12,7 +12,7 @@ of a row pointer A[i] (or p->q) in an iteration that reads it itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from foresight.compiler.ir import ArrayRef, Loop, sym_c
 from foresight.compiler.options import CompileOptions
@@ -75,6 +75,14 @@ class NestEmitter:
             vol_terms = []
             for k, h in enumerate(hints):
                 hk = plan.hints.index(h)
+                if h.rows_for is not None:
+                    rb = self.name("rb", hk)
+                    decls.append(f"int {self.name('started', hk)} = 0;")
+                    decls.append(row_bytes_c(h.ref, h.rows_for, rb))
+                    vol_terms.append(f"({rb} != 0 ? {rb} : ({U})1)")
+                    if pipe is not root:
+                        resets.setdefault(pid, []).append(f"{self.name('started', hk)} = 0;")
+                    continue
                 if h.indirect_index is not None:
                     vol_terms.append(f"({U}){opts.page_size}")
                     decls.append(f"int {self.name('started', hk)} = 0;")
@@ -105,7 +113,8 @@ class NestEmitter:
                              f"__fs_v - 1) / __fs_v; if ({d} == 0) {d} = 1; }}")
             for h in hints:
                 hk = plan.hints.index(h)
-                code = (self.indirect_code(h, hk, d) if h.indirect_index is not None
+                code = (self.rows_code(h, hk, d) if h.rows_for is not None
+                        else self.indirect_code(h, hk, d) if h.indirect_index is not None
                         else self.stream_code(h, hk, d))
                 body.setdefault(pid, []).append(code)
         out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(decls) + " "),
@@ -284,6 +293,42 @@ class NestEmitter:
         return (f"if ({touched} < ({U}){self.opts.block_size}) {{ {short} }} "
                 f"else {{ {restart} }}")
 
+    def rows_code(self, h: Hint, k: int, d: str) -> str:
+        """Rows ahead: at each row (iteration of the row loop), the row pointer `d` rows
+        ahead is read, never past the loop's last iteration, and that row's start is
+        prefetched (the whole row, up to the look-ahead bytes); on the first iteration
+        the rows before it likewise.  The stream along the row carries on from there."""
+        lp, along = h.pipe, h.rows_for
+        assert along is not None and h.ref.base_rows is not None
+        rows, index, psize = h.ref.base_rows
+        site, rb = self.name("site", k), self.name("rb", k)
+        bound = sym_bound(lp)
+        v = f"(uintmax_t)({lp.var})"
+        up = (lp.step or 1) > 0
+        strict = lp.cond_op in ("<", ">")
+        left = f"(uintmax_t){bound} - {v}" if up else f"{v} - (uintmax_t){bound}"
+        terms = [f"{sym_c(c)} * ({U})__fs_j" for c in index.coeffs.values()]
+        terms.append(sym_c(index.const))
+        pointer = (f"({U})*(__typeof__({rows}[0]) *)(({U})({rows}) + "
+                   f"({' + '.join(terms)}) * ({U}){psize})")
+        start = address(replace(h.ref, base="__fs_rp", offset=None),
+                        {lp.var: f"({U})__fs_j", along.var: sym_c(along.lower_sym or {})})
+        span = rb if self.opts.preset == "paper" else (
+            f"({rb} < {self.name('ahead')} ? {rb} : {self.name('ahead')})")
+        fetch = (f"{{ const {U} __fs_rp = {pointer}; if (__fs_rp != 0) "
+                 f"foresight_prefetch_at(&{site}, (const void *){start}, {span}); }}")
+        at = (lambda t: f"{v} + {t}") if up else (lambda t: f"{v} - {t}")
+        in_range = "__fs_t < __fs_left" if strict else "__fs_t <= __fs_left"
+        ok = f"__fs_left > (uintmax_t){d}" if strict else f"__fs_left >= (uintmax_t){d}"
+        started = self.name("started", k)
+        prolog = (f"if (!{started}) {{ uintmax_t __fs_t; {started} = 1; "
+                  f"for (__fs_t = 1; __fs_t < (uintmax_t){d} && {in_range}; __fs_t++) {{ "
+                  f"const uintmax_t __fs_j = {at('__fs_t')}; {fetch} }} }}")
+        return ("{ " + f"FORESIGHT_SITE({site}, {_c_string(h.ref.text + ' (rows ahead)')}); "
+                f"if ({rb} != 0) {{ const uintmax_t __fs_left = {left}; {prolog} "
+                f"if ({ok}) {{ const uintmax_t __fs_j = {at(f'(uintmax_t){d}')}; {fetch} }} }} "
+                + "}")
+
     def indirect_code(self, h: Hint, k: int, d: str) -> str:
         lp: Loop = h.pipe
         ix = h.indirect_index
@@ -369,6 +414,17 @@ def volume_c(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int
                          f"__fs_f += {n1} * (__fs_st < __fs_pg ? __fs_st : __fs_pg); }}")
         out.append("{ " + " ".join(steps) + f" {var} += __fs_f; }}")
     return out
+
+
+def row_bytes_c(ref: ArrayRef, along: Loop, var: str) -> str:
+    """C statements setting `var` to the bytes of a row the loop `along` reads (0 when it
+    runs no iteration), from its bounds, which are fixed for the nest."""
+    lo = f"(intmax_t)({sym_c(along.lower_sym or {})})"
+    hi = f"(intmax_t)({sym_c(along.upper_sym or {})})"
+    last = hi if along.cond_op == "<=" else f"({hi} - 1)"
+    stride = sym_c(ref.byte_offset().coeff(along.var))
+    return (f"{U} {var} = 0; if ({last} >= {lo}) {var} = ({U})(({last} - {lo}) / "
+            f"{along.step}) * {stride} + ({U}){ref.elem_size};")
 
 
 def rows_tracked(h: Hint) -> bool:

@@ -32,6 +32,9 @@ class Hint:
     # nest entry (run-time versioning of the paper's release decision).
     release_if_exceeds: Loop | None = None
     volume: list[tuple[int, list[tuple[dict | None, Loop]]]] | None = None
+    # Rows ahead: `pipe` is the loop over rows A[i], and this the loop along a row; the
+    # hint loads the row pointer d rows ahead and prefetches that row's start.
+    rows_for: Loop | None = None
 
 
 @dataclass
@@ -206,6 +209,14 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             f"released behind {trailing.text} when one iteration of {across.var} touches "
             "more than memory (its volume evaluated at nest entry)" if volume is not None
             else f"not released ({keep})")
+        if r.base_loops:
+            row_loop, no_rows = _rows_ahead(f, pipe)
+            if row_loop is not None:
+                plan.hints.append(Hint(r, row_loop, [], None, rows_for=pipe))
+                rel += (f"; the rows ahead across {row_loop.var} prefetched from their row "
+                        "pointers (read no further than the loop's last iteration)")
+            else:
+                rel += f"; no look-ahead across rows ({no_rows})"
         plan.decisions.append(f"{r.text}: predicate {f.predicate}; {why}; {rel}")
     # The index stream of a prefetched a[b[i]] runs twice as far ahead (Section 3.2.2.3);
     # an index whose indirect reference is not prefetched is an ordinary stream.  When
@@ -277,6 +288,38 @@ def _loaded_base_unsafe(f: RefFacts, pipe: Loop, refs: list[RefFacts]) -> str | 
         return (f"its base {f.ref.base} is read from memory and the loop at line "
                 f"{scope.line} stores pointers through memory (it may change)")
     return None
+
+
+def _rows_ahead(f: RefFacts, pipe: Loop) -> tuple[Loop | None, str]:
+    """The loop over rows whose row pointers A[i + d] the hints may read ahead, or why
+    none: the row loop directly encloses the loop along the row and steps ±1 to a
+    loop-invariant bound (the look-ahead never passes its last iteration), every one of
+    its iterations reads its row pointer (no early exit, the row loop's body not
+    conditional, the row's bounds fixed for the nest so that one evaluation at entry
+    says whether rows are read at all), and no pointer is stored inside it (a row
+    pointer read ahead could still be unset)."""
+    rows = f.ref.base_rows
+    idx = f.loops.index(pipe)
+    if rows is None or idx == 0:
+        return None, "not a row pointer of an array"
+    if f.loops[-1] is not pipe:
+        return None, "the reference is in a loop inside the one along the row"
+    lp = f.loops[idx - 1]
+    _, index, _ = rows
+    if set(index.coeffs) != {lp.var} or sym_value(index.coeff(lp.var)) not in (1, -1):
+        return None, f"the row index is not ±{lp.var}"
+    if lp.step not in (1, -1) or lp.cond_op not in ("<", "<=", ">", ">=") \
+            or not lp.bounds_invariant or (lp.step > 0) != (lp.cond_op in ("<", "<=")):
+        return None, f"{lp.var} does not step ±1 to a loop-invariant bound"
+    if lp.body_exits or pipe.conditional:
+        return None, f"an iteration of {lp.var} may skip the row"
+    c = sym_value(f.ref.byte_offset().coeff(pipe.var))
+    if (pipe.step is None or pipe.step <= 0 or pipe.cond_op not in ("<", "<=") or not c
+            or c <= 0 or pipe.lower_sym is None or pipe.upper_sym is None):
+        return None, f"the row's extent along {pipe.var} is not fixed for the nest"
+    if any(lp.start <= w < lp.end for w in f.ref.base_writes):
+        return None, f"pointers are stored inside {lp.var} (a row pointer could be unset)"
+    return lp, ""
 
 
 def _temporal_outside_only(f: RefFacts, pipe: Loop) -> bool:
