@@ -50,6 +50,8 @@ KERNELS = {
     "colsum": Kernel("doubles", "column sums M[i][j] of a row-major matrix (64 KiB rows)",
                      "strided"),
     "bucket_sort": Kernel("keys1024", "bucket sort of Figure 17: key density, ranking, copy"),
+    "rowptr": Kernel("doubles", "matrix-vector through row pointers (double **), rows "
+                     "shuffled, 64 KiB rows"),
 }
 COLSUM_PASSES = 8192 // 1024   # colsum.c: 8192 columns, every 1024th summed
 
