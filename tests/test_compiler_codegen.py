@@ -609,3 +609,45 @@ double f(double **A, long n, long m, long stop)
     # Rows skipped by the row loop: the stream along each row read stays, but no row
     # pointer is read ahead.
     assert "no look-ahead across rows (an iteration of i may skip the row)" in decided
+
+
+def test_row_array_in_a_struct_with_member_bounds_is_streamed(tmp_path):
+    # g->rows[i][j]: the row array is a pointer member of an invariant g, and the loop
+    # bounds are members too (the loop evaluates them every iteration, so the hints may
+    # evaluate them again to stop at the row's end).
+    code = """
+#include <stdio.h>
+#include <stdlib.h>
+struct matrix { long n, m; double **rows; };
+static double total(const struct matrix *g)
+{
+    double s = 0;
+    for (long i = 0; i < g->n; i++)
+        for (long j = 0; j < g->m; j++)
+            s += g->rows[i][j];
+    return s;
+}
+int main(int argc, char **argv)
+{
+    (void)argc;
+    struct matrix g = { atol(argv[1]), atol(argv[2]), NULL };
+    g.rows = calloc((size_t)g.n, sizeof *g.rows);
+    for (long i = 0; i < g.n; i++) {
+        g.rows[i] = malloc((size_t)g.m * sizeof(double));
+        for (long j = 0; j < g.m; j++)
+            g.rows[i][j] = (double)(i ^ j);
+    }
+    printf("%.1f\\n", total(&g));
+    return 0;
+}
+"""
+    decided = [d for nest in report(tmp_path, code) for d in nest.get("decisions", [])]
+    assert any(d.startswith("g->rows[i][j]: predicate j mod 512 == 0; pipelining loop j")
+               for d in decided), decided
+    exe = build(tmp_path, code)
+    plain = build(tmp_path, code, "--no-prefetch")
+    out, stats = run_stats(exe, "16", "70000")
+    assert out == subprocess.run([str(plain), "16", "70000"], check=True,
+                                 capture_output=True, text=True).stdout
+    s = site(stats, "g->rows[i][j]")
+    assert s["considered"] > 0 and s["bad_input"] == 0, s

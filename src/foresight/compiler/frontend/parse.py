@@ -110,6 +110,7 @@ class _Function:
         # Offsets of writes of a pointer through memory (A[i] = ..., p->q = ...): any of them
         # might change a base read from memory.
         self.pointer_stores: list[int] = []
+        self.member_writes: dict[str, list[int]] = {}   # member name -> offsets of its writes
         for c in fn.walk_preorder():
             written: set[tuple] = set()
             target = None
@@ -129,6 +130,8 @@ class _Function:
             if target is not None:
                 self._mark(target, written)
                 t = _strip(target)
+                if t.kind == K.MEMBER_REF_EXPR:
+                    self.member_writes.setdefault(t.spelling, []).append(c.extent.start.offset)
                 if t.kind != K.DECL_REF_EXPR and t.type.get_canonical().kind == ci.TypeKind.POINTER:
                     self.pointer_stores.append(c.extent.start.offset)
             for key in written:
@@ -382,10 +385,16 @@ class _Function:
     def plain_in(self, expr: ci.Cursor, body: ci.Cursor) -> bool:
         """`expr` can be evaluated again at any iteration of the loop with `body` and
         gives the loop's own value: integer arithmetic on non-volatile local variables
-        and parameters whose address is not taken and which the body does not write."""
+        and parameters whose address is not taken and which the body does not write, and
+        on members of them (`g->m`, `s.n`) that the body does not assign."""
         used: set[tuple] = set()
+        lo, hi = body.extent.start.offset, body.extent.end.offset
         for d in expr.walk_preorder():
-            if d.kind == K.DECL_REF_EXPR:
+            if d.kind == K.MEMBER_REF_EXPR:
+                if (d.type.is_volatile_qualified()
+                        or any(lo <= w < hi for w in self.member_writes.get(d.spelling, ()))):
+                    return False
+            elif d.kind == K.DECL_REF_EXPR:
                 r = d.referenced
                 if r is None or r.kind not in (K.VAR_DECL, K.PARM_DECL):
                     return False
@@ -406,7 +415,6 @@ class _Function:
                 return False
         if used & self.address_taken:
             return False
-        lo, hi = body.extent.start.offset, body.extent.end.offset
         return not any(lo <= w < hi for key in used for w in self.writes.get(key, ()))
 
     def text(self, c: ci.Cursor) -> str:
@@ -566,6 +574,10 @@ class _Function:
         rows, idx = list(c.get_children())
         rows = _strip(rows)
         rows_text = self.base(rows, nest_start)
+        if rows_text is None and rows.kind == K.MEMBER_REF_EXPR:
+            # g->rows[i][j]: the row array is itself a pointer member of an invariant g
+            member = self.loaded_base(rows, loops, nest_start)
+            rows_text = member[0] if not isinstance(member, str) else None
         if rows_text is None:
             return "the base pointer is loaded from memory more than once (a[i][j][k] of ***)"
         aff = self.affine(idx, loops, nest_start)
