@@ -570,9 +570,12 @@ def test_row_pointers_and_pointer_members_are_prefetched_per_row(tmp_path):
 
 def test_row_pointer_the_loop_may_not_read_is_left_alone(tmp_path):
     decided = " | ".join(d for nest in report(tmp_path, """
-double f(double **A, long n, long m, long stop)
+double f(double **A, long n, long m, long stop, double **T)
 {
     double s = 0;
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j <= i; j++)
+            s += T[i][j];
     for (long i = 0; i <= n; i++)
         for (long j = 0; j < m; j++) {
             if (i == stop)
@@ -609,6 +612,10 @@ double f(double **A, long n, long m, long stop)
     # Rows skipped by the row loop: the stream along each row read stays, but no row
     # pointer is read ahead.
     assert "no look-ahead across rows (an iteration of i may skip the row)" in decided
+    # Triangular rows: each row ahead's extent is evaluated for that row.
+    assert ("T[i][j]: predicate j mod 512 == 0; pipelining loop j (the innermost loop "
+            "changing the address); released behind T[i][j]; the rows ahead across i "
+            "prefetched") in decided
 
 
 def test_row_array_in_a_struct_with_member_bounds_is_streamed(tmp_path):
@@ -644,6 +651,10 @@ int main(int argc, char **argv)
     decided = [d for nest in report(tmp_path, code) for d in nest.get("decisions", [])]
     assert any(d.startswith("g->rows[i][j]: predicate j mod 512 == 0; pipelining loop j")
                for d in decided), decided
+    # The row loop's bound g->n is not an invariant variable: no row pointer read ahead.
+    assert any(d.startswith("g->rows[i][j]") and d.endswith(
+        "no look-ahead across rows (i does not step ±1 to a loop-invariant bound)")
+        for d in decided), decided
     exe = build(tmp_path, code)
     plain = build(tmp_path, code, "--no-prefetch")
     out, stats = run_stats(exe, "16", "70000")

@@ -56,6 +56,10 @@ int main(void) {
   for (long i = 0; i < n; i++)
     for (long j = 0; j < none; j++) s += E[i][j];
   free(E);
+  /* shrinking rows: past row n the rows are empty and the row pointers do not exist (A
+   * has exactly n), so a row ahead is read only when its own loop runs */
+  for (long i = 0; i < n + 6; i++)
+    for (long j = 0; j < (n - i) * 100; j++) s += A[i][j] * 0.125;
   /* the rows ahead are read no further than the last row (A has exactly n pointers) */
   long h = 0;
   for (long i = 0; i < n; i++)

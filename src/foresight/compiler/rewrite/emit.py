@@ -76,10 +76,8 @@ class NestEmitter:
             for k, h in enumerate(hints):
                 hk = plan.hints.index(h)
                 if h.rows_for is not None:
-                    rb = self.name("rb", hk)
+                    # Its own distance in rows, from each row's bytes (rows_code).
                     decls.append(f"int {self.name('started', hk)} = 0;")
-                    decls.append(row_bytes_c(h.ref, h.rows_for, rb))
-                    vol_terms.append(f"({rb} != 0 ? {rb} : ({U})1)")
                     if pipe is not root:
                         resets.setdefault(pid, []).append(f"{self.name('started', hk)} = 0;")
                     continue
@@ -294,14 +292,17 @@ class NestEmitter:
                 f"else {{ {restart} }}")
 
     def rows_code(self, h: Hint, k: int, d: str) -> str:
-        """Rows ahead: at each row (iteration of the row loop), the row pointer `d` rows
-        ahead is read, never past the loop's last iteration, and that row's start is
-        prefetched (the whole row, up to the look-ahead bytes); on the first iteration
-        the rows before it likewise.  The stream along the row carries on from there."""
+        """Rows ahead: at each row (iteration of the row loop), the row pointer of the row
+        `n` rows ahead is read, never past the loop's last iteration and only when that
+        row's loop runs (its bounds evaluated for that row), and the row's start is
+        prefetched (the whole row, up to the look-ahead bytes); `n` covers the look-ahead
+        bytes with rows the size of the current one.  On the first iteration the rows
+        before it likewise.  The stream along the row carries on from there."""
         lp, along = h.pipe, h.rows_for
         assert along is not None and h.ref.base_rows is not None
+        assert along.lower_aff is not None and along.upper_aff is not None
         rows, index, psize = h.ref.base_rows
-        site, rb = self.name("site", k), self.name("rb", k)
+        site = self.name("site", k)
         bound = sym_bound(lp)
         v = f"(uintmax_t)({lp.var})"
         up = (lp.step or 1) > 0
@@ -311,23 +312,41 @@ class NestEmitter:
         terms.append(sym_c(index.const))
         pointer = (f"({U})*(__typeof__({rows}[0]) *)(({U})({rows}) + "
                    f"({' + '.join(terms)}) * ({U}){psize})")
+
+        def row_bytes(row: str) -> str:
+            """Bytes the loop along the row reads in row `row` (0: it runs no iteration)."""
+            lo = f"(intmax_t)({affine_c(along.lower_aff, {lp.var: row})})"
+            hi = f"(intmax_t)({affine_c(along.upper_aff, {lp.var: row})})"
+            last = hi if along.cond_op == "<=" else f"({hi} - 1)"
+            stride = sym_c(h.ref.byte_offset().coeff(along.var))
+            return (f"({last} >= {lo} ? ({U})(({last} - {lo}) / {along.step}) * {stride} "
+                    f"+ ({U}){h.ref.elem_size} : ({U})0)")
+
         start = address(replace(h.ref, base="__fs_rp", offset=None),
-                        {lp.var: f"({U})__fs_j", along.var: sym_c(along.lower_sym or {})})
-        span = rb if self.opts.preset == "paper" else (
-            f"({rb} < {self.name('ahead')} ? {rb} : {self.name('ahead')})")
-        fetch = (f"{{ const {U} __fs_rp = {pointer}; if (__fs_rp != 0) "
-                 f"foresight_prefetch_at(&{site}, (const void *){start}, {span}); }}")
+                        {lp.var: f"({U})__fs_j",
+                         along.var: affine_c(along.lower_aff, {lp.var: f"({U})__fs_j"})})
+        ahead = self.name("ahead")
+        span = "__fs_rb" if self.opts.preset == "paper" else (
+            f"(__fs_rb < {ahead} ? __fs_rb : {ahead})")
+        fetch = (f"{{ const {U} __fs_rb = {row_bytes(f'({U})__fs_j')}; if (__fs_rb != 0) {{ "
+                 f"const {U} __fs_rp = {pointer}; if (__fs_rp != 0) "
+                 f"foresight_prefetch_at(&{site}, (const void *){start}, {span}); }} }}")
         at = (lambda t: f"{v} + {t}") if up else (lambda t: f"{v} - {t}")
         in_range = "__fs_t < __fs_left" if strict else "__fs_t <= __fs_left"
-        ok = f"__fs_left > (uintmax_t){d}" if strict else f"__fs_left >= (uintmax_t){d}"
+        if self.opts.preset == "paper":
+            rows_ahead = f"const uintmax_t __fs_n = (uintmax_t){d};"
+        else:
+            rows_ahead = (f"(void){d}; const {U} __fs_cb = {row_bytes(f'({U})({lp.var})')}; "
+                          f"const uintmax_t __fs_n = __fs_cb == 0 ? 1 : "
+                          f"({ahead} + __fs_cb - 1) / __fs_cb;")
+        ok = "__fs_left > __fs_n" if strict else "__fs_left >= __fs_n"
         started = self.name("started", k)
         prolog = (f"if (!{started}) {{ uintmax_t __fs_t; {started} = 1; "
-                  f"for (__fs_t = 1; __fs_t < (uintmax_t){d} && {in_range}; __fs_t++) {{ "
+                  f"for (__fs_t = 1; __fs_t < __fs_n && {in_range}; __fs_t++) {{ "
                   f"const uintmax_t __fs_j = {at('__fs_t')}; {fetch} }} }}")
         return ("{ " + f"FORESIGHT_SITE({site}, {_c_string(h.ref.text + ' (rows ahead)')}); "
-                f"if ({rb} != 0) {{ const uintmax_t __fs_left = {left}; {prolog} "
-                f"if ({ok}) {{ const uintmax_t __fs_j = {at(f'(uintmax_t){d}')}; {fetch} }} }} "
-                + "}")
+                f"const uintmax_t __fs_left = {left}; {rows_ahead} {prolog} "
+                f"if ({ok}) {{ const uintmax_t __fs_j = {at('__fs_n')}; {fetch} }} " + "}")
 
     def indirect_code(self, h: Hint, k: int, d: str) -> str:
         lp: Loop = h.pipe
@@ -416,15 +435,12 @@ def volume_c(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int
     return out
 
 
-def row_bytes_c(ref: ArrayRef, along: Loop, var: str) -> str:
-    """C statements setting `var` to the bytes of a row the loop `along` reads (0 when it
-    runs no iteration), from its bounds, which are fixed for the nest."""
-    lo = f"(intmax_t)({sym_c(along.lower_sym or {})})"
-    hi = f"(intmax_t)({sym_c(along.upper_sym or {})})"
-    last = hi if along.cond_op == "<=" else f"({hi} - 1)"
-    stride = sym_c(ref.byte_offset().coeff(along.var))
-    return (f"{U} {var} = 0; if ({last} >= {lo}) {var} = ({U})(({last} - {lo}) / "
-            f"{along.step}) * {stride} + ({U}){ref.elem_size};")
+def affine_c(aff, subst: dict[str, str]) -> str:
+    """C text (uintptr_t arithmetic) of an affine function of loop variables, with some
+    variables replaced by `subst`."""
+    terms = [sym_c(c) + f" * ({U})({subst.get(var, var)})" for var, c in aff.coeffs.items()]
+    terms.append(sym_c(aff.const))
+    return "(" + " + ".join(terms) + ")"
 
 
 def rows_tracked(h: Hint) -> bool:
@@ -448,10 +464,7 @@ def rest_iterations(lp: Loop) -> str | None:
 
 def sym_bound(lp: Loop) -> str:
     """The loop's bound as C (uintptr_t arithmetic) from its affine form."""
-    aff = lp.extra_bound  # type: ignore[attr-defined]
-    terms = [sym_c(c) + f" * ({U})({var})" for var, c in aff.coeffs.items()]
-    terms.append(sym_c(aff.const))
-    return "(" + " + ".join(terms) + ")"
+    return affine_c(lp.extra_bound, {})  # type: ignore[attr-defined]
 
 
 def splice(data: bytes, insertions: list[Insertion]) -> bytes:

@@ -294,10 +294,10 @@ def _rows_ahead(f: RefFacts, pipe: Loop) -> tuple[Loop | None, str]:
     """The loop over rows whose row pointers A[i + d] the hints may read ahead, or why
     none: the row loop directly encloses the loop along the row and steps ±1 to a
     loop-invariant bound (the look-ahead never passes its last iteration), every one of
-    its iterations reads its row pointer (no early exit, the row loop's body not
-    conditional, the row's bounds fixed for the nest so that one evaluation at entry
-    says whether rows are read at all), and no pointer is stored inside it (a row
-    pointer read ahead could still be unset)."""
+    its iterations runs the loop along its row (no early exit, that loop not
+    conditional, its bounds affine so that they can be evaluated for the row ahead: a
+    row whose loop runs no iteration is not read), and no pointer is stored inside it
+    (a row pointer read ahead could still be unset)."""
     rows = f.ref.base_rows
     idx = f.loops.index(pipe)
     if rows is None or idx == 0:
@@ -315,8 +315,11 @@ def _rows_ahead(f: RefFacts, pipe: Loop) -> tuple[Loop | None, str]:
         return None, f"an iteration of {lp.var} may skip the row"
     c = sym_value(f.ref.byte_offset().coeff(pipe.var))
     if (pipe.step is None or pipe.step <= 0 or pipe.cond_op not in ("<", "<=") or not c
-            or c <= 0 or pipe.lower_sym is None or pipe.upper_sym is None):
-        return None, f"the row's extent along {pipe.var} is not fixed for the nest"
+            or c <= 0 or pipe.lower_aff is None or pipe.upper_aff is None
+            or not set(pipe.lower_aff.coeffs) | set(pipe.upper_aff.coeffs)
+            <= {g.var for g in f.loops[:idx]}):
+        return None, (f"the row's extent along {pipe.var} is not affine in the enclosing "
+                      "loops and invariant variables")
     if any(lp.start <= w < lp.end for w in f.ref.base_writes):
         return None, f"pointers are stored inside {lp.var} (a row pointer could be unset)"
     return lp, ""
