@@ -14,7 +14,7 @@ micro's P variant runs in the same session on the same data file, so the
 compiler's hints can be compared with hand-placed ones.
 
 Kernel command line: `KERNEL create|run FILE BYTES` (FILE is `-` for the
-stencil, whose data is malloc'd); `run` prints `checksum ...` and
+stencils, whose data is malloc'd); `run` prints `checksum ...` and
 `access_seconds X` on stdout.
 """
 
@@ -45,6 +45,8 @@ class Kernel:
 
 KERNELS = {
     "stencil": Kernel("anon", "2-D Jacobi over malloc'd variably modified arrays (swap)"),
+    "stencil_rows": Kernel("anon", "2-D Jacobi over row pointers (double **), each row "
+                           "malloc'd (swap)"),
     "gather": Kernel("doubles", "indirect gather data[idx[i]] over a mapped file", "indirect"),
     "matvec_t": Kernel("doubles", "transposed matrix-vector A[j*n + i] on a linearized matrix"),
     "colsum": Kernel("doubles", "column sums M[i][j] of a row-major matrix (64 KiB rows)",
