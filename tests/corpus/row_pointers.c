@@ -60,6 +60,15 @@ int main(void) {
    * has exactly n), so a row ahead is read only when its own loop runs */
   for (long i = 0; i < n + 6; i++)
     for (long j = 0; j < (n - i) * 100; j++) s += A[i][j] * 0.125;
+  /* rows in a struct with member bounds: exactly g.n row pointers; with no columns the
+   * row pointers (one, never set) are not read at all */
+  struct mat { long n, m; double **rows; } g = { n, m, A }, *pg = &g;
+  for (long i = 0; i < pg->n; i++)
+    for (long j = 0; j < pg->m; j += 5) s += pg->rows[i][j];
+  struct mat e = { n, none, malloc(sizeof(double *)) }, *pe = &e;
+  for (long i = 0; i < pe->n; i++)
+    for (long j = 0; j < pe->m; j++) s += pe->rows[i][j];
+  free(e.rows);
   /* the rows ahead are read no further than the last row (A has exactly n pointers) */
   long h = 0;
   for (long i = 0; i < n; i++)

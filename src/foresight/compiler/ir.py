@@ -172,6 +172,11 @@ class Loop:
     upper_aff: Affine | None = None   # bound of the comparison, likewise
     body_exits: bool = False  # body contains break/goto/return/continue or a call to longjmp
     conditional: bool = False  # not run on every iteration of the enclosing loop
+    body_calls: bool = False   # the body calls a function (which might store to memory)
+    # The bound is integer arithmetic on invariant variables and members of them that the
+    # nest never assigns (`g->n`): the same value wherever in the nest it is evaluated,
+    # unless a call changes a member.
+    bound_fixed: bool = False
     ops: int = 0              # operators in the body outside inner loops (Eq. (1)'s s)
     children: list[Loop] = field(default_factory=list)
     refs: list[ArrayRef] = field(default_factory=list)   # directly in this loop's body

@@ -306,11 +306,15 @@ class _Function:
         loop.trip = _trip(loop)
         if self._bound is not None and loop.cond_op in ("<", "<=", ">", ">="):
             loop.bound_runtime = self.plain_in(self._bound, body)
+            loop.bound_fixed = loop.bound_runtime and self.fixed_in_nest(self._bound,
+                                                                         nest_start)
         for d in body.walk_preorder():
             if d.kind in _JUMPS:
                 loop.body_exits = True
-            elif d.kind == K.CALL_EXPR and d.spelling in _NORETURN:
-                loop.body_exits = True
+            elif d.kind == K.CALL_EXPR:
+                loop.body_calls = True
+                if d.spelling in _NORETURN:
+                    loop.body_exits = True
         self.body(body, loop, inner_outer, nest_start, conditional=False)
         return loop
 
@@ -416,6 +420,20 @@ class _Function:
         if used & self.address_taken:
             return False
         return not any(lo <= w < hi for key in used for w in self.writes.get(key, ()))
+
+    def fixed_in_nest(self, expr: ci.Cursor, nest_start: int) -> bool:
+        """`expr` (already plain_in its loop) reads only invariant variables of the nest
+        and members of them that the nest never assigns."""
+        lo, hi = nest_start, self.nest_end.get(nest_start, len(self.data))
+        for d in expr.walk_preorder():
+            if d.kind == K.DECL_REF_EXPR and (d.referenced is None
+                                              or not self.invariant_var(d.referenced,
+                                                                        nest_start)):
+                return False
+            if d.kind == K.MEMBER_REF_EXPR and any(
+                    lo <= w < hi for w in self.member_writes.get(d.spelling, ())):
+                return False
+        return True
 
     def text(self, c: ci.Cursor) -> str:
         return self.data[c.extent.start.offset:c.extent.end.offset].decode("latin-1")

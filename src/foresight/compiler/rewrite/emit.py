@@ -300,10 +300,11 @@ class NestEmitter:
         before it likewise.  The stream along the row carries on from there."""
         lp, along = h.pipe, h.rows_for
         assert along is not None and h.ref.base_rows is not None
-        assert along.lower_aff is not None and along.upper_aff is not None
+        assert along.lower_aff is not None
         rows, index, psize = h.ref.base_rows
         site = self.name("site", k)
-        bound = sym_bound(lp)
+        # A bound fixed for the nest (members of invariant variables) is evaluated again.
+        bound = sym_bound(lp) if lp.bounds_invariant else f"({lp.upper})"
         v = f"(uintmax_t)({lp.var})"
         up = (lp.step or 1) > 0
         strict = lp.cond_op in ("<", ">")
@@ -316,7 +317,8 @@ class NestEmitter:
         def row_bytes(row: str) -> str:
             """Bytes the loop along the row reads in row `row` (0: it runs no iteration)."""
             lo = f"(intmax_t)({affine_c(along.lower_aff, {lp.var: row})})"
-            hi = f"(intmax_t)({affine_c(along.upper_aff, {lp.var: row})})"
+            hi = (f"(intmax_t)({affine_c(along.upper_aff, {lp.var: row})})"
+                  if along.upper_aff is not None else f"(intmax_t)({along.upper})")
             last = hi if along.cond_op == "<=" else f"({hi} - 1)"
             stride = sym_c(h.ref.byte_offset().coeff(along.var))
             return (f"({last} >= {lo} ? ({U})(({last} - {lo}) / {along.step}) * {stride} "

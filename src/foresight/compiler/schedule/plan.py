@@ -309,17 +309,23 @@ def _rows_ahead(f: RefFacts, pipe: Loop) -> tuple[Loop | None, str]:
     if set(index.coeffs) != {lp.var} or sym_value(index.coeff(lp.var)) not in (1, -1):
         return None, f"the row index is not ±{lp.var}"
     if lp.step not in (1, -1) or lp.cond_op not in ("<", "<=", ">", ">=") \
-            or not lp.bounds_invariant or (lp.step > 0) != (lp.cond_op in ("<", "<=")):
+            or not (lp.bounds_invariant or lp.bound_fixed) \
+            or (lp.step > 0) != (lp.cond_op in ("<", "<=")):
         return None, f"{lp.var} does not step ±1 to a loop-invariant bound"
     if lp.body_exits or pipe.conditional:
         return None, f"an iteration of {lp.var} may skip the row"
     c = sym_value(f.ref.byte_offset().coeff(pipe.var))
+    enclosing = {g.var for g in f.loops[:idx]}
     if (pipe.step is None or pipe.step <= 0 or pipe.cond_op not in ("<", "<=") or not c
-            or c <= 0 or pipe.lower_aff is None or pipe.upper_aff is None
-            or not set(pipe.lower_aff.coeffs) | set(pipe.upper_aff.coeffs)
-            <= {g.var for g in f.loops[:idx]}):
+            or c <= 0 or pipe.lower_aff is None or not set(pipe.lower_aff.coeffs) <= enclosing
+            or not (pipe.upper_aff is not None and set(pipe.upper_aff.coeffs) <= enclosing
+                    or pipe.bound_fixed)):
         return None, (f"the row's extent along {pipe.var} is not affine in the enclosing "
-                      "loops and invariant variables")
+                      "loops and invariant variables, nor fixed for the nest")
+    members = not lp.bounds_invariant or pipe.upper_aff is None
+    if members and lp.body_calls:
+        return None, (f"a bound reads a struct member and {lp.var}'s body makes calls "
+                      "(which could change it)")
     if any(lp.start <= w < lp.end for w in f.ref.base_writes):
         return None, f"pointers are stored inside {lp.var} (a row pointer could be unset)"
     return lp, ""
