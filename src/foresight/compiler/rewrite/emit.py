@@ -51,6 +51,27 @@ def address(ref: ArrayRef, subst: dict[str, str]) -> str:
     return "(" + " + ".join(terms) + ")"
 
 
+class Window:
+    """What is left of a loop stepping ±1 to `bound`, for look-ahead loads that must stay
+    within its iterations: `left` is C for the iterations after the current one (the
+    generated code holds it in `__fs_left`), `fits(t)` says whether the iteration `t`
+    ahead still runs, `at(t)` is that iteration's index, `last` the last one's."""
+
+    def __init__(self, lp: Loop, bound: str):
+        self.v = f"(uintmax_t)({lp.var})"
+        self.up = (lp.step or 1) > 0
+        self.strict = lp.cond_op in ("<", ">")
+        b = f"(uintmax_t){bound}"
+        self.left = f"{b} - {self.v}" if self.up else f"{self.v} - {b}"
+        self.last = (b if not self.strict else f"{b} - 1" if self.up else f"{b} + 1")
+
+    def fits(self, t: str) -> str:
+        return f"__fs_left > {t}" if self.strict else f"__fs_left >= {t}"
+
+    def at(self, t: str) -> str:
+        return f"{self.v} + {t}" if self.up else f"{self.v} - {t}"
+
+
 class NestEmitter:
     def __init__(self, plan: NestPlan, nest_id: int, opts: CompileOptions):
         self.plan, self.n, self.opts = plan, nest_id, opts
@@ -304,11 +325,7 @@ class NestEmitter:
         rows, index, psize = h.ref.base_rows
         site = self.name("site", k)
         # A bound fixed for the nest (members of invariant variables) is evaluated again.
-        bound = sym_bound(lp) if lp.bounds_invariant else f"({lp.upper})"
-        v = f"(uintmax_t)({lp.var})"
-        up = (lp.step or 1) > 0
-        strict = lp.cond_op in ("<", ">")
-        left = f"(uintmax_t){bound} - {v}" if up else f"{v} - (uintmax_t){bound}"
+        w = Window(lp, sym_bound(lp) if lp.bounds_invariant else f"({lp.upper})")
         terms = [f"{sym_c(c)} * ({U})__fs_j" for c in index.coeffs.values()]
         terms.append(sym_c(index.const))
         pointer = (f"({U})*(__typeof__({rows}[0]) *)(({U})({rows}) + "
@@ -333,39 +350,27 @@ class NestEmitter:
         fetch = (f"{{ const {U} __fs_rb = {row_bytes(f'({U})__fs_j')}; if (__fs_rb != 0) {{ "
                  f"const {U} __fs_rp = {pointer}; if (__fs_rp != 0) "
                  f"foresight_prefetch_at(&{site}, (const void *){start}, {span}); }} }}")
-        at = (lambda t: f"{v} + {t}") if up else (lambda t: f"{v} - {t}")
-        in_range = "__fs_t < __fs_left" if strict else "__fs_t <= __fs_left"
         if self.opts.preset == "paper":
             rows_ahead = f"const uintmax_t __fs_n = (uintmax_t){d};"
         else:
             rows_ahead = (f"(void){d}; const {U} __fs_cb = {row_bytes(f'({U})({lp.var})')}; "
                           f"const uintmax_t __fs_n = __fs_cb == 0 ? 1 : "
                           f"({ahead} + __fs_cb - 1) / __fs_cb;")
-        ok = "__fs_left > __fs_n" if strict else "__fs_left >= __fs_n"
         started = self.name("started", k)
         prolog = (f"if (!{started}) {{ uintmax_t __fs_t; {started} = 1; "
-                  f"for (__fs_t = 1; __fs_t < __fs_n && {in_range}; __fs_t++) {{ "
-                  f"const uintmax_t __fs_j = {at('__fs_t')}; {fetch} }} }}")
+                  f"for (__fs_t = 1; __fs_t < __fs_n && {w.fits('__fs_t')}; __fs_t++) {{ "
+                  f"const uintmax_t __fs_j = {w.at('__fs_t')}; {fetch} }} }}")
         return ("{ " + f"FORESIGHT_SITE({site}, {_c_string(h.ref.text + ' (rows ahead)')}); "
-                f"const uintmax_t __fs_left = {left}; {rows_ahead} {prolog} "
-                f"if ({ok}) {{ const uintmax_t __fs_j = {at('__fs_n')}; {fetch} }} " + "}")
+                f"const uintmax_t __fs_left = {w.left}; {rows_ahead} {prolog} "
+                f"if ({w.fits('__fs_n')}) {{ const uintmax_t __fs_j = {w.at('__fs_n')}; "
+                f"{fetch} }} " + "}")
 
     def indirect_code(self, h: Hint, k: int, d: str) -> str:
         lp: Loop = h.pipe
         ix = h.indirect_index
         assert ix is not None
         site = self.name("site", k)
-        bound = sym_bound(lp)
-        v = f"(uintmax_t)({lp.var})"
-        up = (lp.step or 1) > 0
-        left = f"(uintmax_t){bound} - {v}" if up else f"{v} - (uintmax_t){bound}"
-        strict = lp.cond_op in ("<", ">")
-        ok = f"__fs_left > (uintmax_t){d}" if strict else f"__fs_left >= (uintmax_t){d}"
-        ahead = f"{v} + (uintmax_t){d}" if up else f"{v} - (uintmax_t){d}"
-        if strict:
-            last = f"(uintmax_t){bound} - 1" if up else f"(uintmax_t){bound} + 1"
-        else:
-            last = f"(uintmax_t){bound}"
+        w = Window(lp, sym_bound(lp))
         ixaddr = address(ix, {lp.var: f"({U})__fs_j"})
         target = f"(({U})({h.ref.base}) + ({U})__fs_x * {sym_c(h.ref.strides[0])})"
         load = f"(uintmax_t)*(__typeof__({ix.text}) *){ixaddr}"
@@ -385,13 +390,11 @@ class NestEmitter:
         # Prolog, on the first iteration: the targets of this and the next d - 1
         # iterations (never past the loop's last one), as the steady state covers i + d.
         started = self.name("started", k)
-        in_range = "__fs_t < __fs_left" if strict else "__fs_t <= __fs_left"
-        step_j = f"{v} + __fs_t" if up else f"{v} - __fs_t"
         prolog = (f"if (!{started}) {{ uintmax_t __fs_t; {started} = 1; "
                   f"foresight_random_begin(&{site}, &{self.name('rs', k)}); "
-                  f"for (__fs_t = 0; __fs_t < (uintmax_t){d} && {in_range}; __fs_t++) {{ "
-                  f"const uintmax_t __fs_j = {step_j}; const uintmax_t {x} = {load}; "
-                  f"{fetch} }} }}")
+                  f"for (__fs_t = 0; __fs_t < (uintmax_t){d} && {w.fits('__fs_t')}; "
+                  f"__fs_t++) {{ const uintmax_t __fs_j = {w.at('__fs_t')}; "
+                  f"const uintmax_t {x} = {load}; {fetch} }} }}")
         # A site whose targets keep being resident (a small table) skips the look-ahead
         # load and the call while the runtime says it is quiet, counting the skips down
         # in a local taken QUIET_TAKE at a time (no store to the shared site per call),
@@ -399,11 +402,12 @@ class NestEmitter:
         skip = self.name("skip", k)
         take = f"(__fs_left < {QUIET_TAKE} ? (unsigned long)__fs_left : {QUIET_TAKE}ul)"
         return ("{ " + f"FORESIGHT_SITE({site}, {_c_string(h.ref.text)}); "
-                f"const uintmax_t __fs_left = {left}; {prolog} "
+                f"const uintmax_t __fs_left = {w.left}; {prolog} "
                 f"if ({skip} != 0) {skip}--; "
                 f"else if (({skip} = foresight_site_quiet_take(&{site}, {take})) != 0) "
                 f"{skip}--; "
-                f"else {{ const uintmax_t __fs_j = {ok} ? {ahead} : {last}; "
+                f"else {{ const uintmax_t __fs_j = {w.fits(f'(uintmax_t){d}')} ? "
+                f"{w.at(f'(uintmax_t){d}')} : {w.last}; "
                 f"const uintmax_t {x} = {load}; {fetch} }} " + "}")
 
 
