@@ -4,6 +4,8 @@ LD_LIBRARY_PATH; the same source works linked without the runtime."""
 import os
 import subprocess
 
+import pytest
+
 from foresight import config
 from foresight.cli import main
 
@@ -70,6 +72,21 @@ def test_bad_environment_value_gets_one_message_and_the_default(cc, tmp_path):
     cpus = len(os.sched_getaffinity(0))
     default = 1 if cpus <= 2 else min(2, cpus - 1)
     assert f"workers={default} " in out.stderr  # the statistics table shows the default in use
+    assert out.stdout.split()[1] == "1"
+
+
+@pytest.mark.parametrize("env, shown", [
+    ({"FORESIGHT_INLINE": "sometimes"}, "inline=anon "),
+    ({"FORESIGHT_INLINE": "none"}, "inline=none "),
+    # MADV_POPULATE_READ waits for the reads, so it is never made by the program's thread.
+    ({"FORESIGHT_INLINE": "all", "FORESIGHT_METHOD": "populate"}, "inline=none "),
+])
+def test_inline_setting(cc, tmp_path, env, shown):
+    exe = _build(cc, tmp_path, config.flags(cflags=True, libs=True))
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, FORESIGHT_STATS="1", **env))
+    assert shown in out.stderr
+    assert out.stderr.count("FORESIGHT_INLINE=") == (env["FORESIGHT_INLINE"] == "sometimes")
     assert out.stdout.split()[1] == "1"
 
 

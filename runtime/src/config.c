@@ -98,6 +98,7 @@ static int env_choice(const char *name, const char *const *names, int n, int dfl
 
 static const char *const method_names[] = {"willneed", "populate", "both"};
 static const char *const release_names[] = {"auto", "cold", "pageout", "off"};
+static const char *const inline_names[] = {"anon", "all", "none"};
 
 const char *fs_method_name(enum fs_method m)
 {
@@ -107,6 +108,11 @@ const char *fs_method_name(enum fs_method m)
 const char *fs_release_name(enum fs_release_mode m)
 {
     return release_names[m];
+}
+
+const char *fs_inline_name(enum fs_inline m)
+{
+    return inline_names[m];
 }
 
 void fs_config_load(void)
@@ -155,6 +161,11 @@ void fs_config_load(void)
     fs_cfg.method = (enum fs_method)env_choice("FORESIGHT_METHOD", method_names, 3, FS_WILLNEED);
     fs_cfg.release = (enum fs_release_mode)env_choice("FORESIGHT_RELEASE", release_names, 4,
                                                       FS_REL_AUTO);
+    /* MADV_POPULATE_READ waits for the reads: only the workers may make it. */
+    fs_cfg.issue_inline = fs_cfg.method != FS_WILLNEED
+                              ? FS_INLINE_NONE
+                              : (enum fs_inline)env_choice("FORESIGHT_INLINE", inline_names, 3,
+                                                           FS_INLINE_ANON);
     static const char *const off_on[] = {"0", "1"};
     fs_cfg.filter = env_choice("FORESIGHT_FILTER", off_on, 2, 1) == 1;
     fs_cfg.random_advice = env_choice("FORESIGHT_RANDOM", off_on, 2, 1);

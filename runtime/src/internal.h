@@ -47,6 +47,8 @@ _Static_assert(FS_NSTAT <= 16, "foresight_site.fs_stat has 16 slots");
 enum fs_method { FS_WILLNEED, FS_POPULATE, FS_BOTH };
 /* How releases reach the kernel (FORESIGHT_RELEASE). */
 enum fs_release_mode { FS_REL_AUTO, FS_REL_COLD, FS_REL_PAGEOUT, FS_REL_OFF };
+/* Which requests the calling thread issues itself instead of queueing (FORESIGHT_INLINE). */
+enum fs_inline { FS_INLINE_ANON, FS_INLINE_ALL, FS_INLINE_NONE };
 
 struct fs_config {
     bool disabled;
@@ -54,6 +56,7 @@ struct fs_config {
     char stats_path[4096];
     uint64_t mem_override;  /* FORESIGHT_MEM, 0 when unset */
     int workers;
+    enum fs_inline issue_inline;
     size_t queue_slots;
     enum fs_method method;
     size_t chunk_bytes;
@@ -78,6 +81,7 @@ void fs_distance_reset(void);                  /* after fork */
 void fs_config_load(void);
 const char *fs_method_name(enum fs_method m);
 const char *fs_release_name(enum fs_release_mode m);
+const char *fs_inline_name(enum fs_inline m);
 
 /* residency.c: the two-level bit table and its reconciliation with mincore. */
 int fs_residency_init(void);
@@ -98,12 +102,16 @@ long fs_resident_vector(uintptr_t page, size_t npages, unsigned char *vec);
 
 /* queue.c: bounded request queue with coalescing. */
 enum fs_kind { FS_REQ_PREFETCH, FS_REQ_RELEASE };
+/* What holds a page: a file mapping, anonymous memory, or nothing (mapping.c). */
+enum fs_mem_kind { FS_MEM_NONE, FS_MEM_FILE, FS_MEM_ANON };
+
 struct fs_request {
     uintptr_t page;   /* first page number */
     size_t npages;
     enum fs_kind kind;
     struct foresight_site *site;
     uint64_t t_enqueued; /* fs_now_ns() when the hint was made (prefetches) */
+    enum fs_mem_kind mem; /* what the first page is in, when the hint was made */
 };
 struct fs_queue;
 struct fs_queue *fs_queue_create(size_t slots);
@@ -134,9 +142,19 @@ size_t fs_deferred_flush(void);                /* clear the remembered marks; re
 bool fs_deferred_pending(void);
 void fs_deferred_reset(void);                  /* after fork */
 
+/* mapping.c: which kind of memory holds a page (/proc/self/maps, cached). */
+enum fs_mem_kind fs_mapping_of(uintptr_t page, uintptr_t *lo, uintptr_t *hi);
+enum fs_mem_kind fs_mapping_kind(uintptr_t page);
+void fs_mapping_forget(void); /* a hint found memory unmapped: the cache may be stale */
+void fs_mapping_reset(void);  /* after fork */
+
 /* issue.c: carry out one prefetch or release request (worker context). */
 void fs_issue_prefetch(const struct fs_request *r);
 void fs_issue_release(const struct fs_request *r);
+void fs_issue(const struct fs_request *r);
+/* Whether the memory budget takes NPAGES more from SITE; when over, the marks are
+ * reconciled first, unless that was done less than reconcile_gap_ns ago. */
+bool fs_budget_admits(struct foresight_site *site, size_t npages, uint64_t reconcile_gap_ns);
 
 /* workers.c: threads draining the queue. */
 extern struct fs_queue *fs_queue_global;

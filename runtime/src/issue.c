@@ -124,35 +124,45 @@ static void drop_over_budget(const struct fs_request *r)
     }
 }
 
-void fs_issue_prefetch(const struct fs_request *r)
+bool fs_budget_admits(struct foresight_site *site, size_t npages, uint64_t reconcile_gap_ns)
 {
     size_t budget = fs_budget_pages();
-    if (fs_residency_footprint() > budget) {
-        /* A reconciliation scans marked chunks with mincore until the footprint is an
-         * eighth under budget; one that found the footprint really resident is not
-         * repeated for the next budget/4 pages requested (at budget/64, random
-         * one-page prefetches under a small cap kept the workers scanning). */
-        static size_t quiet_pages;
-        size_t quiet = __atomic_load_n(&quiet_pages, __ATOMIC_RELAXED);
-        if (quiet == 0) {
+    if (fs_residency_footprint() <= budget)
+        return true;
+    /* A reconciliation scans marked chunks with mincore until the footprint is an
+     * eighth under budget; one that found the footprint really resident is not
+     * repeated for the next budget/4 pages requested (at budget/64, random
+     * one-page prefetches under a small cap kept the workers scanning). */
+    static size_t quiet_pages;
+    static uint64_t last_ns;
+    size_t quiet = __atomic_load_n(&quiet_pages, __ATOMIC_RELAXED);
+    if (quiet == 0) {
+        uint64_t now = fs_now_ns();
+        if (now - __atomic_load_n(&last_ns, __ATOMIC_RELAXED) >= reconcile_gap_ns) {
+            __atomic_store_n(&last_ns, now, __ATOMIC_RELAXED);
             fs_residency_reconcile(budget - budget / 8);
             if (fs_residency_footprint() > budget)
                 __atomic_store_n(&quiet_pages, budget / 4 + 1, __ATOMIC_RELAXED);
-        } else {
-            size_t left = quiet > r->npages ? quiet - r->npages : 0;
-            __atomic_store_n(&quiet_pages, left, __ATOMIC_RELAXED);
         }
-        /* Only hints from sites that never release are dropped.  A site that releases
-         * behind itself (a stream) keeps a bounded window in flight, and the footprint
-         * it finds over budget was piled up by the others: IS's gathers into its key
-         * and rank arrays, whose marks stay while those pages are in use, had every
-         * stream behind them dropped and faulting (its direct hints alone ran 1.8x
-         * faster than direct and indirect together). */
-        if (fs_residency_footprint() > budget &&
-            __atomic_load_n(&r->site->fs_stat[FS_RELEASES], __ATOMIC_RELAXED) == 0) {
-            drop_over_budget(r);
-            return;
-        }
+    } else {
+        size_t left = quiet > npages ? quiet - npages : 0;
+        __atomic_store_n(&quiet_pages, left, __ATOMIC_RELAXED);
+    }
+    /* Only hints from sites that never release are dropped.  A site that releases
+     * behind itself (a stream) keeps a bounded window in flight, and the footprint
+     * it finds over budget was piled up by the others: IS's gathers into its key
+     * and rank arrays, whose marks stay while those pages are in use, had every
+     * stream behind them dropped and faulting (its direct hints alone ran 1.8x
+     * faster than direct and indirect together). */
+    return fs_residency_footprint() <= budget ||
+           __atomic_load_n(&site->fs_stat[FS_RELEASES], __ATOMIC_RELAXED) != 0;
+}
+
+void fs_issue_prefetch(const struct fs_request *r)
+{
+    if (!fs_budget_admits(r->site, r->npages, 0)) {
+        drop_over_budget(r);
+        return;
     }
     unsigned char vec[PIECE_PAGES];
     size_t issued = 0, resident = 0;
@@ -165,6 +175,8 @@ void fs_issue_prefetch(const struct fs_request *r)
         uintptr_t p = r->page + done;
         size_t n = r->npages - done < PIECE_PAGES ? r->npages - done : PIECE_PAGES;
         long res = fs_resident_vector(p, n, vec);
+        if (done == 0 && (res < 0) != (r->mem == FS_MEM_NONE))
+            fs_mapping_forget(); /* mapped or unmapped since the cache was filled */
         if (res < 0) {
             /* Nothing mapped: the marks stay, so a hint that keeps reaching past the end
              * of an object (a look-ahead window beyond a buffer) is filtered inline from
@@ -253,4 +265,12 @@ void fs_issue_release(const struct fs_request *r)
     }
     if (!any_mapped)
         fs_count(r->site, FS_BAD_INPUT, 1);
+}
+
+void fs_issue(const struct fs_request *r)
+{
+    if (r->kind == FS_REQ_PREFETCH)
+        fs_issue_prefetch(r);
+    else
+        fs_issue_release(r);
 }

@@ -12,7 +12,6 @@
  * scope cleanup calls foresight__random_end).  Anonymous memory is left alone: there
  * the flag would also make reclaim ignore the pages' references.
  */
-#include <stdio.h>
 #include <sys/mman.h>
 
 #include "internal.h"
@@ -24,7 +23,7 @@ struct random_slot {
     struct foresight_site *site; /* NULL: free */
     uintptr_t lo, hi;            /* pages advised MADV_RANDOM, [lo, hi) */
     uintptr_t vlo, vhi;          /* the mapping of the first target, [vlo, vhi) in pages */
-    int kind;                    /* 0 not looked up, 1 file mapping, 2 anything else */
+    enum fs_mem_kind kind;       /* FS_MEM_NONE: not looked up yet */
 };
 
 static struct random_slot slots[RANDOM_SLOTS];
@@ -37,32 +36,6 @@ static struct random_slot *find(struct foresight_site *site)
         if (slots[i].site == site)
             return &slots[i];
     return NULL;
-}
-
-/* The mapping holding PAGE, from /proc/self/maps: 1 when it maps a file, 2 otherwise. */
-static int mapping_of(uintptr_t page, uintptr_t *vlo, uintptr_t *vhi)
-{
-    FILE *f = fopen("/proc/self/maps", "re");
-    if (f == NULL)
-        return 2;
-    char line[512];
-    int kind = 2;
-    *vlo = *vhi = 0;
-    uintptr_t a = page << FORESIGHT_PAGE_SHIFT;
-    while (fgets(line, sizeof line, f) != NULL) {
-        unsigned long start, end, inode;
-        char perms[8];
-        if (sscanf(line, "%lx-%lx %7s %*x %*s %lu", &start, &end, perms, &inode) != 4)
-            continue;
-        if (a < start || a >= end)
-            continue;
-        *vlo = start >> FORESIGHT_PAGE_SHIFT;
-        *vhi = end >> FORESIGHT_PAGE_SHIFT;
-        kind = inode != 0 ? 1 : 2;
-        break;
-    }
-    fclose(f);
-    return kind;
 }
 
 void foresight__random_begin(struct foresight_site *site)
@@ -109,22 +82,12 @@ void fs_random_note(struct foresight_site *site, uintptr_t page)
     struct random_slot *s = find(site);
     if (s == NULL || (page >= s->lo && page < s->hi))
         goto out;
-    if (s->kind == 0) {
-        /* The last mapping looked up is remembered across nests, so a nest entered
-         * often does not read /proc/self/maps each time (a stale answer after munmap
-         * and mmap at the same place costs advice, never data). */
-        static uintptr_t last_lo, last_hi;
-        static int last_kind;
-        if (page < last_lo || page >= last_hi) {
-            last_kind = mapping_of(page, &last_lo, &last_hi);
-            if (last_kind == 2 && last_hi <= last_lo) /* not found: do not cache */
-                last_lo = last_hi = 0;
-        }
-        s->kind = last_kind;
-        s->vlo = last_lo;
-        s->vhi = last_hi;
+    if (s->kind == FS_MEM_NONE) {
+        s->kind = fs_mapping_of(page, &s->vlo, &s->vhi);
+        if (s->kind == FS_MEM_NONE)
+            goto out;
     }
-    if (s->kind != 1 || page < s->vlo || page >= s->vhi)
+    if (s->kind != FS_MEM_FILE || page < s->vlo || page >= s->vhi)
         goto out; /* anonymous memory, or a target outside the first target's mapping */
     uintptr_t grow = (s->hi - s->lo) / 8 > RANDOM_SLACK ? (s->hi - s->lo) / 8 : RANDOM_SLACK;
     uintptr_t lo = page > s->vlo + grow ? page - grow : s->vlo;

@@ -109,11 +109,13 @@ static void write_json(FILE *f)
 {
     unsigned long total[FS_NSTAT];
     totals(total);
-    fprintf(f, "{\n  \"version\": 1,\n  \"config\": {\"workers\": %d, \"queue_slots\": %zu, "
+    fprintf(f, "{\n  \"version\": 1,\n  \"config\": {\"workers\": %d, \"inline\": \"%s\", "
+               "\"queue_slots\": %zu, "
                "\"method\": \"%s\", \"release\": \"%s\", \"chunk_bytes\": %zu, "
                "\"verify_period\": %lu, \"filter\": %s, \"mem_limit_bytes\": %llu, "
                "\"mem_limit_source\": ",
-            fs_cfg.workers, fs_cfg.queue_slots, fs_method_name(fs_cfg.method),
+            fs_cfg.workers, fs_inline_name(fs_cfg.issue_inline), fs_cfg.queue_slots,
+            fs_method_name(fs_cfg.method),
             fs_release_name(fs_cfg.release), fs_cfg.chunk_bytes, fs_cfg.verify_period,
             fs_cfg.filter ? "true" : "false",
             (unsigned long long)fs_budget_limit_bytes());
@@ -159,10 +161,10 @@ static void write_table(FILE *f)
 {
     unsigned long total[FS_NSTAT];
     totals(total);
-    fprintf(f, "\nforesight runtime: method=%s release=%s%s workers=%d budget=%zu MiB of %llu "
-               "MiB (%s)\n",
+    fprintf(f, "\nforesight runtime: method=%s release=%s%s workers=%d inline=%s budget=%zu MiB "
+               "of %llu MiB (%s)\n",
             fs_method_name(fs_cfg.method), fs_release_name(fs_cfg.release),
-            fs_cfg.filter ? "" : " filter=off", fs_cfg.workers,
+            fs_cfg.filter ? "" : " filter=off", fs_cfg.workers, fs_inline_name(fs_cfg.issue_inline),
             fs_budget_pages() >> (20 - FORESIGHT_PAGE_SHIFT),
             (unsigned long long)(fs_budget_limit_bytes() >> 20), fs_budget_source());
     double lat_us, mb_s;

@@ -17,12 +17,8 @@ static void *worker_main(void *arg)
     (void)arg;
     fs_trace_exclude_self(); /* its faults (MADV_POPULATE_READ) are not the program's */
     struct fs_request r;
-    while (fs_queue_pop(fs_queue_global, &r)) {
-        if (r.kind == FS_REQ_PREFETCH)
-            fs_issue_prefetch(&r);
-        else
-            fs_issue_release(&r);
-    }
+    while (fs_queue_pop(fs_queue_global, &r))
+        fs_issue(&r);
     return NULL;
 }
 
