@@ -104,6 +104,13 @@ static unsigned plan_prefetch(struct foresight_site *site, uintptr_t first, size
     return 1;
 }
 
+/* The kind of memory at PAGE when the choice of issuing thread depends on it; looked
+ * up only then (FORESIGHT_INLINE=anon), so the other settings pay nothing for it. */
+static enum fs_mem_kind request_mem(uintptr_t page)
+{
+    return fs_cfg.issue_inline == FS_INLINE_ANON ? fs_mapping_kind(page) : FS_MEM_UNKNOWN;
+}
+
 static unsigned plan_release(struct foresight_site *site, const void *addr, size_t bytes,
                              struct fs_request *out)
 {
@@ -129,7 +136,7 @@ static unsigned plan_release(struct foresight_site *site, const void *addr, size
     }
     fs_residency_clear(first, n);
     *out = (struct fs_request){.page = first, .npages = n, .kind = FS_REQ_RELEASE, .site = site,
-                               .mem = fs_mapping_kind(first)};
+                               .mem = request_mem(first)};
     return 1;
 }
 
@@ -185,7 +192,7 @@ static unsigned plan_prefetch_range(struct foresight_site *site, const void *add
     }
     if (fs_deferred_pending() && fs_budget_pressure())
         fs_deferred_flush(); /* before the filter trusts marks pressure may have made stale */
-    enum fs_mem_kind mem = fs_mapping_kind(first);
+    enum fs_mem_kind mem = request_mem(first);
     if (issued_inline(FS_REQ_PREFETCH, mem, n)) {
         /* Over budget: drop before the pages are marked, as a full queue drops a
          * queued one (a request marked and then dropped costs a mincore to unmark).

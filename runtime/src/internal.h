@@ -102,8 +102,8 @@ long fs_resident_vector(uintptr_t page, size_t npages, unsigned char *vec);
 
 /* queue.c: bounded request queue with coalescing. */
 enum fs_kind { FS_REQ_PREFETCH, FS_REQ_RELEASE };
-/* What holds a page: a file mapping, anonymous memory, or nothing (mapping.c). */
-enum fs_mem_kind { FS_MEM_NONE, FS_MEM_FILE, FS_MEM_ANON };
+/* What holds a page: not looked up, nothing, a file mapping, anonymous memory (mapping.c). */
+enum fs_mem_kind { FS_MEM_UNKNOWN, FS_MEM_NONE, FS_MEM_FILE, FS_MEM_ANON };
 
 struct fs_request {
     uintptr_t page;   /* first page number */
@@ -111,7 +111,7 @@ struct fs_request {
     enum fs_kind kind;
     struct foresight_site *site;
     uint64_t t_enqueued; /* fs_now_ns() when the hint was made (prefetches) */
-    enum fs_mem_kind mem; /* what the first page is in, when the hint was made */
+    enum fs_mem_kind mem; /* what the first page is in, if FORESIGHT_INLINE=anon asked */
 };
 struct fs_queue;
 struct fs_queue *fs_queue_create(size_t slots);
@@ -148,9 +148,7 @@ enum fs_mem_kind fs_mapping_kind(uintptr_t page);
 void fs_mapping_forget(void); /* a hint found memory unmapped: the cache may be stale */
 void fs_mapping_reset(void);  /* after fork */
 
-/* issue.c: carry out one prefetch or release request (worker context). */
-void fs_issue_prefetch(const struct fs_request *r);
-void fs_issue_release(const struct fs_request *r);
+/* issue.c: carry out one prefetch or release request (a worker, or the calling thread). */
 void fs_issue(const struct fs_request *r);
 /* Whether the memory budget takes NPAGES more from SITE; when over, the marks are
  * reconciled first, unless that was done less than reconcile_gap_ns ago. */

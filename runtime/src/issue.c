@@ -158,7 +158,7 @@ bool fs_budget_admits(struct foresight_site *site, size_t npages, uint64_t recon
            __atomic_load_n(&site->fs_stat[FS_RELEASES], __ATOMIC_RELAXED) != 0;
 }
 
-void fs_issue_prefetch(const struct fs_request *r)
+static void fs_issue_prefetch(const struct fs_request *r)
 {
     if (!fs_budget_admits(r->site, r->npages, 0)) {
         drop_over_budget(r);
@@ -175,7 +175,7 @@ void fs_issue_prefetch(const struct fs_request *r)
         uintptr_t p = r->page + done;
         size_t n = r->npages - done < PIECE_PAGES ? r->npages - done : PIECE_PAGES;
         long res = fs_resident_vector(p, n, vec);
-        if (done == 0 && (res < 0) != (r->mem == FS_MEM_NONE))
+        if (done == 0 && r->mem != FS_MEM_UNKNOWN && (res < 0) != (r->mem == FS_MEM_NONE))
             fs_mapping_forget(); /* mapped or unmapped since the cache was filled */
         if (res < 0) {
             /* Nothing mapped: the marks stay, so a hint that keeps reaching past the end
@@ -230,7 +230,7 @@ static bool resident_unmarked(unsigned char v)
     return v == 1;
 }
 
-void fs_issue_release(const struct fs_request *r)
+static void fs_issue_release(const struct fs_request *r)
 {
     enum fs_release_mode mode = fs_cfg.release;
     if (mode == FS_REL_AUTO)

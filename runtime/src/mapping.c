@@ -37,14 +37,15 @@ static bool read_maps(uintptr_t page, struct mapping *out)
         return false;
     char line[512];
     uintptr_t a = page << FORESIGHT_PAGE_SHIFT, gap_lo = 0;
-    *out = (struct mapping){.lo = 0, .hi = FS_VA_LIMIT >> FORESIGHT_PAGE_SHIFT};
+    *out = (struct mapping){.lo = 0, .hi = FS_VA_LIMIT >> FORESIGHT_PAGE_SHIFT,
+                            .kind = FS_MEM_NONE};
     while (fgets(line, sizeof line, f) != NULL) {
         unsigned long start, end, inode;
         if (sscanf(line, "%lx-%lx %*s %*x %*s %lu", &start, &end, &inode) != 3)
             continue;
         if (a < start) { /* in the gap before this mapping */
             *out = (struct mapping){.lo = gap_lo >> FORESIGHT_PAGE_SHIFT,
-                                    .hi = start >> FORESIGHT_PAGE_SHIFT};
+                                    .hi = start >> FORESIGHT_PAGE_SHIFT, .kind = FS_MEM_NONE};
             break;
         }
         if (a < end) {
@@ -80,7 +81,7 @@ enum fs_mem_kind fs_mapping_of(uintptr_t page, uintptr_t *lo, uintptr_t *hi)
         pthread_mutex_unlock(&lock);
         if (!found) { /* /proc unreadable: nothing known, nothing cached */
             *lo = *hi = 0;
-            return FS_MEM_NONE;
+            return FS_MEM_UNKNOWN;
         }
         last = m;
         last_generation = gen;

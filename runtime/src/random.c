@@ -23,7 +23,7 @@ struct random_slot {
     struct foresight_site *site; /* NULL: free */
     uintptr_t lo, hi;            /* pages advised MADV_RANDOM, [lo, hi) */
     uintptr_t vlo, vhi;          /* the mapping of the first target, [vlo, vhi) in pages */
-    enum fs_mem_kind kind;       /* FS_MEM_NONE: not looked up yet */
+    enum fs_mem_kind kind;       /* FS_MEM_UNKNOWN: not looked up yet */
 };
 
 static struct random_slot slots[RANDOM_SLOTS];
@@ -82,11 +82,8 @@ void fs_random_note(struct foresight_site *site, uintptr_t page)
     struct random_slot *s = find(site);
     if (s == NULL || (page >= s->lo && page < s->hi))
         goto out;
-    if (s->kind == FS_MEM_NONE) {
+    if (s->kind == FS_MEM_UNKNOWN)
         s->kind = fs_mapping_of(page, &s->vlo, &s->vhi);
-        if (s->kind == FS_MEM_NONE)
-            goto out;
-    }
     if (s->kind != FS_MEM_FILE || page < s->vlo || page >= s->vhi)
         goto out; /* anonymous memory, or a target outside the first target's mapping */
     uintptr_t grow = (s->hi - s->lo) / 8 > RANDOM_SLACK ? (s->hi - s->lo) / 8 : RANDOM_SLACK;

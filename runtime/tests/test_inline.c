@@ -69,22 +69,8 @@ int main(void)
     CHECK(wait_fraction(file, 4 * mib, 1.0, 0, 20));
     CHECK_EQ(threads(), 1);
 
-    /* A stale cache corrects itself.  Memory is mapped where the cache may still hold
-     * the gap of `gone`, and a prefetch that finds it mapped drops the cache; then it is
-     * unmapped, the cache still says anonymous, and a prefetch that finds it unmapped
-     * drops the cache again. */
-    char *temp = mmap(NULL, mib, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(temp != MAP_FAILED);
-    FORESIGHT_SITE(tsite, "temp[i]");
-    foresight_prefetch_at(&tsite, temp, 4096);
-    CHECK_EQ(fs_mapping_kind(page_of(temp)), FS_MEM_ANON);
-    munmap(temp, mib);
-    CHECK_EQ(fs_mapping_kind(page_of(temp)), FS_MEM_ANON); /* stale, from the cache */
-    foresight_prefetch_at(&tsite, temp + mib / 2, 4096);
-    CHECK_EQ(fs_mapping_kind(page_of(temp)), FS_MEM_NONE);
-
-    /* "anon" again, in a child (whose workers start afresh): a file request goes to
-     * the workers, which start for it. */
+    /* "anon" again (the only setting that looks the kind up), in a child whose workers
+     * start afresh: a file request goes to the workers, which start for it. */
     fs_cfg.issue_inline = FS_INLINE_ANON;
     pid_t child = fork();
     if (child == 0) {
@@ -101,6 +87,23 @@ int main(void)
     FORESIGHT_SITE(gsite, "anon[b[i]]");
     foresight_prefetch_at(&gsite, anon + 10 * mib, 4096);
     CHECK(threads() > 1);
+
+    /* A stale cache corrects itself.  Memory is mapped where the cache may still hold
+     * the gap of `gone`, and a prefetch that finds it mapped drops the cache; then it is
+     * unmapped, the cache still says anonymous, and a prefetch that finds it unmapped
+     * drops the cache again.  A request for what the cache calls a gap is queued, so
+     * the worker corrects it: wait for that. */
+    char *temp = mmap(NULL, mib, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(temp != MAP_FAILED);
+    FORESIGHT_SITE(tsite, "temp[i]");
+    foresight_prefetch_at(&tsite, temp, 16 * 4096);
+    for (int i = 0; i < 200 && fs_mapping_kind(page_of(temp)) != FS_MEM_ANON; i++)
+        usleep(10000);
+    CHECK_EQ(fs_mapping_kind(page_of(temp)), FS_MEM_ANON);
+    munmap(temp, mib);
+    CHECK_EQ(fs_mapping_kind(page_of(temp)), FS_MEM_ANON); /* stale, from the cache */
+    foresight_prefetch_at(&tsite, temp + mib / 2, 16 * 4096); /* anonymous: inline */
+    CHECK_EQ(fs_mapping_kind(page_of(temp)), FS_MEM_NONE);
 
     /* Data intact throughout. */
     CHECK_EQ(*(const uint64_t *)(file + 5 * mib), 5 * mib / 8);
