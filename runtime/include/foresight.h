@@ -47,10 +47,13 @@
  *   FORESIGHT_RELEASE=M          auto | cold | pageout | off   (default auto: only while the
  *                                memory in use is at least 3/4 of the limit -- the cgroup's
  *                                usage, the resident set under FORESIGHT_MEM, else RAM less
- *                                MemAvailable -- MADV_COLD, and MADV_PAGEOUT when the
- *                                prefetch footprint is over budget; skipped releases keep
- *                                their pages marked resident until pressure is first seen,
- *                                and count as releases_idle)
+ *                                MemAvailable -- MADV_PAGEOUT while the site's paged-out
+ *                                pages stay untouched (no more than 1 in 8 found mapped
+ *                                again by a later release within a limit's worth of
+ *                                prefetching), else MADV_COLD, and MADV_PAGEOUT when the
+ *                                prefetch footprint is over budget; skipped releases keep their pages marked
+ *                                resident until pressure is first seen, and count as
+ *                                releases_idle)
  *   FORESIGHT_RANDOM=0|1         MADV_RANDOM over the file-mapped range an indirect site's
  *                                targets span, while its loop nest runs (default 1)
  *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's
@@ -124,17 +127,17 @@ extern "C" {
  * writing past its sites.  Bump FORESIGHT__ABI whenever struct foresight_site or an
  * entry point below changes.
  */
-#define FORESIGHT__ABI 2
-#define foresight__dir foresight__dir_abi2
-#define foresight__anon_site foresight__anon_site_abi2
-#define foresight__prefetch_slow foresight__prefetch_slow_abi2
-#define foresight__filtered_check foresight__filtered_check_abi2
-#define foresight__release_slow foresight__release_slow_abi2
-#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi2
-#define foresight__lookahead foresight__lookahead_abi2
-#define foresight__random_begin foresight__random_begin_abi2
-#define foresight__random_end foresight__random_end_abi2
-#define foresight__memory foresight__memory_abi2
+#define FORESIGHT__ABI 3
+#define foresight__dir foresight__dir_abi3
+#define foresight__anon_site foresight__anon_site_abi3
+#define foresight__prefetch_slow foresight__prefetch_slow_abi3
+#define foresight__filtered_check foresight__filtered_check_abi3
+#define foresight__release_slow foresight__release_slow_abi3
+#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi3
+#define foresight__lookahead foresight__lookahead_abi3
+#define foresight__random_begin foresight__random_begin_abi3
+#define foresight__random_end foresight__random_end_abi3
+#define foresight__memory foresight__memory_abi3
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -156,7 +159,7 @@ struct foresight_site {
     unsigned long fs_armed;         /* what fs_countdown was last armed with */
     unsigned long fs_state;         /* registration state (runtime-private) */
     struct foresight_site *fs_next; /* registry link (runtime-private) */
-    unsigned long fs_stat[16];      /* counters (runtime-private) */
+    unsigned long fs_stat[20];      /* counters (runtime-private) */
     unsigned long fs_quiet;         /* calls the site may skip before checking again */
     unsigned long fs_quiet_armed;   /* what fs_quiet was last armed with */
     unsigned long fs_slow;          /* calls that reached the library since arming */

@@ -23,6 +23,7 @@ static void after_fork_child(void)
     fs_distance_reset();
     fs_random_reset();
     fs_mapping_reset();
+    fs_reuse_reset();
     fs_workers_after_fork_child();
 }
 
@@ -98,6 +99,7 @@ static unsigned plan_prefetch(struct foresight_site *site, uintptr_t first, size
         fs_count(site, FS_FILTERED, 1);
         return 0;
     }
+    fs_reuse_advance(n);
     fs_residency_mark(first, n);
     *out = (struct fs_request){.page = first, .npages = n, .kind = FS_REQ_PREFETCH, .site = site,
                                .t_enqueued = fs_cfg.lookahead_measured ? fs_now_ns() : 0};

@@ -39,9 +39,11 @@ enum fs_stat {
     FS_STALE,             /* of those, pages the filter believed resident but were gone */
     FS_BAD_INPUT,         /* NULL, zero, wrapping, unmapped ranges */
     FS_QUIETED,           /* calls skipped while the site was quiet (also filtered) */
+    FS_PAGES_PAGED_OUT,   /* pages a release took out of the page table (MADV_PAGEOUT) */
+    FS_PAGES_BACK,        /* of those, pages mapped again soon after (reuse.c) */
     FS_NSTAT
 };
-_Static_assert(FS_NSTAT <= 16, "foresight_site.fs_stat has 16 slots");
+_Static_assert(FS_NSTAT <= 20, "foresight_site.fs_stat has 20 slots");
 
 /* How prefetches reach the kernel (FORESIGHT_METHOD). */
 enum fs_method { FS_WILLNEED, FS_POPULATE, FS_BOTH };
@@ -141,6 +143,20 @@ void fs_deferred_add(uintptr_t page, size_t npages);
 size_t fs_deferred_flush(void);                /* clear the remembered marks; returns pages */
 bool fs_deferred_pending(void);
 void fs_deferred_reset(void);                  /* after fork */
+
+/* reuse.c: whether a site's releases page out pages the program still needs. */
+#define FS_REUSE_BLOCKS 33 /* 16-page blocks a release piece of up to 512 pages touches */
+void fs_reuse_advance(size_t npages); /* the clock: pages asked for by prefetches */
+/* Before a release of [page, page+npages) (FORESIGHT_RELEASE=auto): pages an earlier
+ * pageout logged and mapped again since count against its site.  MAPPED gets which
+ * pages are mapped now, 16 bits per block from page's; false when unknown. */
+bool fs_reuse_check(uintptr_t page, size_t npages, uint16_t mapped[FS_REUSE_BLOCKS]);
+/* After a pageout of [page, page+npages): log the pages it targeted (BEFORE[i] == 1)
+ * and took out of the page table (mapped in MAPPED_BEFORE, from fs_reuse_check). */
+void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
+                  const unsigned char *before, const uint16_t mapped_before[FS_REUSE_BLOCKS]);
+bool fs_reuse_trusted(const struct foresight_site *site); /* page its releases out */
+void fs_reuse_reset(void);                                /* after fork */
 
 /* mapping.c: which kind of memory holds a page (/proc/self/maps, cached). */
 enum fs_mem_kind fs_mapping_of(uintptr_t page, uintptr_t *lo, uintptr_t *hi);

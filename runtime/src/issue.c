@@ -1,5 +1,5 @@
 /*
- * issue.c — carrying out one queued request in a worker thread.
+ * issue.c — carrying out one request, in a worker thread or the calling thread.
  *
  * Prefetch (paper Section 2.4.2, on Linux): ask mincore which pages are
  * missing, respect the memory budget, then start reads for the missing runs
@@ -10,11 +10,11 @@
  *
  * Release: never destructive.  MADV_COLD moves pages to the reclaimable end of
  * the LRU, where they can still be rescued (the paper's "end of the free
- * list").  When the prefetch footprint is over its budget, dirty shared file pages are
- * written back with msync(MS_SYNC) and the pages are paged out
- * (MADV_PAGEOUT), which writes anonymous pages to swap.  MADV_DONTNEED and
- * MADV_FREE are never used.  Pages freed are counted with mincore before and
- * after, not inferred from calls.
+ * list").  While a site's releases prove right (reuse.c), or when the prefetch
+ * footprint is over its budget, dirty shared file pages are written back with
+ * msync(MS_SYNC) and the pages are paged out (MADV_PAGEOUT), which writes
+ * anonymous pages to swap.  MADV_DONTNEED and MADV_FREE are never used.  Pages
+ * freed are counted with mincore before and after, not inferred from calls.
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -22,6 +22,7 @@
 #include "internal.h"
 
 #define PIECE_PAGES 512 /* mincore vector per step: 2 MiB */
+_Static_assert(FS_REUSE_BLOCKS >= PIECE_PAGES / 16 + 1, "a piece's blocks for reuse.c");
 
 static int populate_supported = 1;
 
@@ -230,11 +231,18 @@ static bool resident_unmarked(unsigned char v)
     return v == 1;
 }
 
+/* FORESIGHT_RELEASE=auto: page out while the site's releases prove right (reuse.c),
+ * or when the prefetch footprint is over budget; otherwise deactivate. */
+static enum fs_release_mode release_mode(const struct foresight_site *site)
+{
+    if (fs_cfg.release != FS_REL_AUTO)
+        return fs_cfg.release;
+    return fs_reuse_trusted(site) || fs_budget_full() ? FS_REL_PAGEOUT : FS_REL_COLD;
+}
+
 static void fs_issue_release(const struct fs_request *r)
 {
-    enum fs_release_mode mode = fs_cfg.release;
-    if (mode == FS_REL_AUTO)
-        mode = fs_budget_full() ? FS_REL_PAGEOUT : FS_REL_COLD;
+    enum fs_release_mode mode = release_mode(r->site);
     if (mode == FS_REL_PAGEOUT)
         __atomic_add_fetch(&fs_global_pageouts, 1, __ATOMIC_RELAXED);
     unsigned char vec[PIECE_PAGES], after[PIECE_PAGES];
@@ -247,6 +255,8 @@ static void fs_issue_release(const struct fs_request *r)
         any_mapped = true;
         if (fs_tracing())
             fs_trace_release(p, n);
+        uint16_t mapped[FS_REUSE_BLOCKS];
+        bool known = fs_cfg.release == FS_REL_AUTO && fs_reuse_check(p, n, mapped);
         /* A page prefetched again since the release was asked for is wanted: skip it
          * (the paper's releaser re-checked the bit vector the same way). */
         for (size_t i = 0; i < n; i++)
@@ -262,6 +272,8 @@ static void fs_issue_release(const struct fs_request *r)
             freed += vec[i] == 1 && !(after[i] & 1);
         fs_count(r->site, FS_PAGES_FREED, freed);
         fs_count(r->site, FS_PAGES_DEACTIVATED, targeted - freed);
+        if (known && mode == FS_REL_PAGEOUT)
+            fs_reuse_log(r->site, p, n, vec, mapped);
     }
     if (!any_mapped)
         fs_count(r->site, FS_BAD_INPUT, 1);

@@ -49,6 +49,7 @@ static const char *const stat_names[FS_NSTAT] = {
     [FS_PAGES_DEACTIVATED] = "pages_deactivated", [FS_PAGES_FREED] = "pages_freed",
     [FS_VERIFIED] = "verified",             [FS_STALE] = "stale_pages",
     [FS_BAD_INPUT] = "bad_input",           [FS_QUIETED] = "quieted",
+    [FS_PAGES_PAGED_OUT] = "pages_paged_out", [FS_PAGES_BACK] = "pages_back",
 };
 
 void fs_site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT])
@@ -176,9 +177,9 @@ static void write_table(FILE *f)
                    "(%lu timed prefetches)\n", ahead >> 10, lat_us, mb_s, samples);
     else
         fprintf(f, "lookahead %zu KiB (FORESIGHT_LOOKAHEAD)\n", ahead >> 10);
-    fprintf(f, "%-32s %10s %10s %8s %10s %10s %8s %8s %8s %10s %7s %5s\n", "site", "considered",
-            "filtered", "issued", "pg_issued", "pg_unnec", "drop_bud", "drop_q", "releases",
-            "pg_freed", "stale", "bad");
+    fprintf(f, "%-32s %10s %10s %8s %10s %10s %8s %8s %8s %10s %8s %7s %5s\n", "site",
+            "considered", "filtered", "issued", "pg_issued", "pg_unnec", "drop_bud", "drop_q",
+            "releases", "pg_freed", "pg_back", "stale", "bad");
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
          s = s->fs_next) {
         unsigned long c[FS_NSTAT];
@@ -187,15 +188,17 @@ static void write_table(FILE *f)
         const char *base = s->file ? strrchr(s->file, '/') : NULL;
         snprintf(name, sizeof name, "%s:%u %s", base ? base + 1 : s->file, s->line,
                  s->ref ? s->ref : "");
-        fprintf(f, "%-32.32s %10lu %10lu %8lu %10lu %10lu %8lu %8lu %8lu %10lu %7lu %5lu\n",
+        fprintf(f, "%-32.32s %10lu %10lu %8lu %10lu %10lu %8lu %8lu %8lu %10lu %8lu %7lu %5lu\n",
                 name, c[FS_CONSIDERED], c[FS_FILTERED], c[FS_ISSUED], c[FS_PAGES_ISSUED],
                 c[FS_PAGES_UNNECESSARY], c[FS_DROPPED_BUDGET], c[FS_DROPPED_QUEUE],
-                c[FS_RELEASES], c[FS_PAGES_FREED], c[FS_STALE], c[FS_BAD_INPUT]);
+                c[FS_RELEASES], c[FS_PAGES_FREED], c[FS_PAGES_BACK], c[FS_STALE],
+                c[FS_BAD_INPUT]);
     }
-    fprintf(f, "%-32s %10lu %10lu %8lu %10lu %10lu %8lu %8lu %8lu %10lu %7lu %5lu\n", "total",
-            total[FS_CONSIDERED], total[FS_FILTERED], total[FS_ISSUED], total[FS_PAGES_ISSUED],
-            total[FS_PAGES_UNNECESSARY], total[FS_DROPPED_BUDGET], total[FS_DROPPED_QUEUE],
-            total[FS_RELEASES], total[FS_PAGES_FREED], total[FS_STALE], total[FS_BAD_INPUT]);
+    fprintf(f, "%-32s %10lu %10lu %8lu %10lu %10lu %8lu %8lu %8lu %10lu %8lu %7lu %5lu\n",
+            "total", total[FS_CONSIDERED], total[FS_FILTERED], total[FS_ISSUED],
+            total[FS_PAGES_ISSUED], total[FS_PAGES_UNNECESSARY], total[FS_DROPPED_BUDGET],
+            total[FS_DROPPED_QUEUE], total[FS_RELEASES], total[FS_PAGES_FREED],
+            total[FS_PAGES_BACK], total[FS_STALE], total[FS_BAD_INPUT]);
     unsigned long idle = __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED);
     if (idle)
         fprintf(f, "%lu releases skipped: memory in use below 3/4 of the limit\n", idle);

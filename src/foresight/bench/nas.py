@@ -171,7 +171,9 @@ def kernel(name: str, exes: dict[str, str], mb: int, iters: int | None, mem: int
                 "issued": g.get("issued", 0), "pages_issued": g.get("pages_issued", 0),
                 "pages_unnecessary": g.get("pages_unnecessary", 0),
                 "pages_freed_by_release": g.get("pages_freed", 0),
-                "pages_deactivated_by_release": g.get("pages_deactivated", 0)}
+                "pages_deactivated_by_release": g.get("pages_deactivated", 0),
+                "pages_paged_out_by_release": g.get("pages_paged_out", 0),
+                "pages_back_after_pageout": g.get("pages_back", 0)}
     return row
 
 

@@ -1,0 +1,158 @@
+/*
+ * reuse.c — whether a site's releases page out pages the program still needs.
+ *
+ * Under FORESIGHT_RELEASE=auto a release pages its pages out (MADV_PAGEOUT) while
+ * its site has proved right, and only deactivates them (MADV_COLD) once it has not.
+ * Paging out writes dirty pages to swap in the releasing thread and frees their
+ * frames, so the prefetches that follow find free memory instead of reclaiming (and
+ * interrupting the program's CPU for TLB flushes) to make room.  A release the
+ * compiler placed where another reference still reads the pages costs a fault, a
+ * write and a re-read instead: NAS MG made 65,000 major faults with every release
+ * paged out (FORESIGHT_RELEASE=pageout), 6,100 with MADV_COLD.
+ *
+ * So every page a pageout took out of the page table is logged here (per 64 KiB
+ * block, with its site and the prefetch clock: pages asked for by prefetches so far).
+ * When a later release reaches the same block, the logged pages that are mapped again
+ * were touched since; if within a memory limit's worth of prefetching, least-recently-
+ * used replacement would have kept them, and the pageout was early.  Pages still out
+ * stay logged until they come back or another pageout of the block replaces them.
+ * A site whose early pages exceed an eighth of the pages it paged out deactivates
+ * from then on.  The page table (/proc/self/pagemap), not mincore: a dirty page stays
+ * in memory until its write to swap completes, and a prefetch reads a page back
+ * without mapping it.
+ *
+ * The log is a table of 16,384 blocks indexed by a hash of the block: a collision
+ * forgets the older entry, which only keeps a site paging out longer.  A paged-out
+ * page is read back from swap or its file when touched, so no data is ever at stake
+ * here.  Without a readable pagemap no site is trusted: releases deactivate, as before.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define BLOCK_SHIFT 4 /* 16 pages */
+#define BLOCK_PAGES (1u << BLOCK_SHIFT)
+#define SLOT_BITS 14
+#define PM_PRESENT ((uint64_t)1 << 63)
+
+struct logged {
+    uintptr_t block;             /* page >> BLOCK_SHIFT, 0 when empty */
+    struct foresight_site *site; /* the pageout's site */
+    uint64_t clock;              /* the clock when paged out */
+    uint16_t out;                /* pages of the block the pageout unmapped, a bit each */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct logged table[1u << SLOT_BITS];
+static bool used;           /* anything logged yet */
+static int pagemap_fd = -1; /* -2: unreadable */
+static uint64_t clock_pages;
+
+void fs_reuse_advance(size_t npages)
+{
+    __atomic_add_fetch(&clock_pages, npages, __ATOMIC_RELAXED);
+}
+
+static struct logged *slot(uintptr_t block)
+{
+    return &table[(block * 0x9E3779B97F4A7C15ull) >> (64 - SLOT_BITS)];
+}
+
+/* Which pages of the NBLOCKS blocks from BLOCK are mapped, 16 bits a block; false
+ * when the page table cannot be read (caller holds the lock). */
+static bool mapped_masks(uintptr_t block, size_t nblocks, uint16_t *masks)
+{
+    if (pagemap_fd == -1) {
+        int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+        __atomic_store_n(&pagemap_fd, fd < 0 ? -2 : fd, __ATOMIC_RELAXED);
+    }
+    uint64_t e[FS_REUSE_BLOCKS * BLOCK_PAGES];
+    size_t bytes = nblocks * BLOCK_PAGES * sizeof e[0];
+    off_t at = (off_t)(block << BLOCK_SHIFT) * (off_t)sizeof e[0];
+    if (pagemap_fd < 0 || pread(pagemap_fd, e, bytes, at) != (ssize_t)bytes)
+        return false;
+    for (size_t b = 0; b < nblocks; b++) {
+        masks[b] = 0;
+        for (unsigned i = 0; i < BLOCK_PAGES; i++)
+            if (e[b * BLOCK_PAGES + i] & PM_PRESENT)
+                masks[b] |= (uint16_t)(1u << i);
+    }
+    return true;
+}
+
+bool fs_reuse_check(uintptr_t page, size_t npages, uint16_t mapped[FS_REUSE_BLOCKS])
+{
+    uint64_t now = __atomic_load_n(&clock_pages, __ATOMIC_RELAXED);
+    uint64_t window = fs_budget_limit_bytes() >> FORESIGHT_PAGE_SHIFT;
+    uintptr_t first = page >> BLOCK_SHIFT, last = (page + npages - 1) >> BLOCK_SHIFT;
+    if (npages == 0 || last - first + 1 > FS_REUSE_BLOCKS)
+        return false;
+    pthread_mutex_lock(&lock);
+    bool known = mapped_masks(first, last - first + 1, mapped);
+    for (uintptr_t b = first; known && b <= last; b++) {
+        struct logged *e = slot(b);
+        if (e->block != b)
+            continue;
+        uint16_t back = e->out & mapped[b - first];
+        if (back && now - e->clock < window)
+            fs_count(e->site, FS_PAGES_BACK, (unsigned long)__builtin_popcount(back));
+        e->out &= (uint16_t)~back; /* each page counts once; those still out wait */
+        if (e->out == 0)
+            e->block = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return known;
+}
+
+void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
+                  const unsigned char *before, const uint16_t mapped_before[FS_REUSE_BLOCKS])
+{
+    uint64_t now = __atomic_load_n(&clock_pages, __ATOMIC_RELAXED);
+    uintptr_t first = page >> BLOCK_SHIFT, last = (page + npages - 1) >> BLOCK_SHIFT;
+    uint16_t mapped[FS_REUSE_BLOCKS];
+    pthread_mutex_lock(&lock);
+    used = true;
+    if (npages == 0 || last - first + 1 > FS_REUSE_BLOCKS ||
+        !mapped_masks(first, last - first + 1, mapped)) {
+        pthread_mutex_unlock(&lock);
+        return;
+    }
+    for (uintptr_t b = first; b <= last; b++) {
+        uint16_t out = 0;
+        for (unsigned i = 0; i < BLOCK_PAGES; i++) {
+            uintptr_t p = (b << BLOCK_SHIFT) + i;
+            if (p >= page && p < page + npages && before[p - page] == 1)
+                out |= (uint16_t)(1u << i);
+        }
+        /* Mapped before the release, not after: a page already out (in the swap cache,
+         * its write pending) is no new pageout. */
+        out &= (uint16_t)(mapped_before[b - first] & ~mapped[b - first]);
+        if (out == 0)
+            continue;
+        fs_count(site, FS_PAGES_PAGED_OUT, (unsigned long)__builtin_popcount(out));
+        *slot(b) = (struct logged){.block = b, .site = site, .clock = now, .out = out};
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+bool fs_reuse_trusted(const struct foresight_site *site)
+{
+    if (__atomic_load_n(&pagemap_fd, __ATOMIC_RELAXED) == -2)
+        return false;
+    unsigned long out = __atomic_load_n(&site->fs_stat[FS_PAGES_PAGED_OUT], __ATOMIC_RELAXED);
+    unsigned long back = __atomic_load_n(&site->fs_stat[FS_PAGES_BACK], __ATOMIC_RELAXED);
+    return back <= out / 8;
+}
+
+void fs_reuse_reset(void)
+{
+    pthread_mutex_init(&lock, NULL);
+    if (used) /* the parent's entries describe the parent's page table */
+        memset(table, 0, sizeof table);
+    used = false;
+    if (pagemap_fd >= 0)
+        close(pagemap_fd); /* the parent's page table: the child opens its own */
+    pagemap_fd = -1;
+}
