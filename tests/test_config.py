@@ -130,3 +130,14 @@ def test_an_object_built_for_another_abi_gets_no_op_hints(cc, tmp_path):
     current = _build(cc, tmp_path, config.flags(cflags=True, libs=True))
     out = subprocess.run([str(current)], capture_output=True, text=True, check=True)
     assert out.stdout.split()[1] == "1"
+
+
+@pytest.mark.parametrize("value, shown", [("adaptive", "release=adaptive "),
+                                          ("eager", "release=auto ")])
+def test_release_setting(cc, tmp_path, value, shown):
+    exe = _build(cc, tmp_path, config.flags(cflags=True, libs=True))
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, FORESIGHT_STATS="1", FORESIGHT_RELEASE=value))
+    assert shown in out.stderr
+    assert out.stderr.count("FORESIGHT_RELEASE=") == (value == "eager")
+    assert out.stdout.split()[1] == "1"

@@ -126,7 +126,7 @@ static unsigned plan_release(struct foresight_site *site, const void *addr, size
     if (n == 0 || fs_cfg.release == FS_REL_OFF)
         return 0;
     fs_count(site, FS_PAGES_RELEASE_REQ, n);
-    if (fs_cfg.release == FS_REL_AUTO) {
+    if (fs_cfg.release == FS_REL_AUTO || fs_cfg.release == FS_REL_ADAPTIVE) {
         if (!fs_budget_pressure()) {
             /* Memory is not short: the pages stay, and so do their marks, until
              * pressure comes (deferred.c). */

@@ -97,7 +97,7 @@ static int env_choice(const char *name, const char *const *names, int n, int dfl
 }
 
 static const char *const method_names[] = {"willneed", "populate", "both"};
-static const char *const release_names[] = {"auto", "cold", "pageout", "off"};
+static const char *const release_names[] = {"auto", "cold", "pageout", "off", "adaptive"};
 static const char *const inline_names[] = {"anon", "all", "none"};
 
 const char *fs_method_name(enum fs_method m)
@@ -159,7 +159,7 @@ void fs_config_load(void)
     fs_cfg.workers = (int)env_ulong("FORESIGHT_WORKERS", 1, 64, default_workers());
     fs_cfg.queue_slots = env_ulong("FORESIGHT_QUEUE", 16, 1u << 20, 1024);
     fs_cfg.method = (enum fs_method)env_choice("FORESIGHT_METHOD", method_names, 3, FS_WILLNEED);
-    fs_cfg.release = (enum fs_release_mode)env_choice("FORESIGHT_RELEASE", release_names, 4,
+    fs_cfg.release = (enum fs_release_mode)env_choice("FORESIGHT_RELEASE", release_names, 5,
                                                       FS_REL_AUTO);
     /* MADV_POPULATE_READ waits for the reads: only the workers may make it. */
     fs_cfg.issue_inline = fs_cfg.method != FS_WILLNEED

@@ -48,7 +48,7 @@ _Static_assert(FS_NSTAT <= 20, "foresight_site.fs_stat has 20 slots");
 /* How prefetches reach the kernel (FORESIGHT_METHOD). */
 enum fs_method { FS_WILLNEED, FS_POPULATE, FS_BOTH };
 /* How releases reach the kernel (FORESIGHT_RELEASE). */
-enum fs_release_mode { FS_REL_AUTO, FS_REL_COLD, FS_REL_PAGEOUT, FS_REL_OFF };
+enum fs_release_mode { FS_REL_AUTO, FS_REL_COLD, FS_REL_PAGEOUT, FS_REL_OFF, FS_REL_ADAPTIVE };
 /* Which requests the calling thread issues itself instead of queueing (FORESIGHT_INLINE). */
 enum fs_inline { FS_INLINE_ANON, FS_INLINE_ALL, FS_INLINE_NONE };
 
@@ -147,7 +147,7 @@ void fs_deferred_reset(void);                  /* after fork */
 /* reuse.c: whether a site's releases page out pages the program still needs. */
 #define FS_REUSE_BLOCKS 33 /* 16-page blocks a release piece of up to 512 pages touches */
 void fs_reuse_advance(size_t npages); /* the clock: pages asked for by prefetches */
-/* Before a release of [page, page+npages) (FORESIGHT_RELEASE=auto): pages an earlier
+/* Before a release of [page, page+npages) (FORESIGHT_RELEASE=adaptive): pages an earlier
  * pageout logged and mapped again since count against its site.  MAPPED gets which
  * pages are mapped now, 16 bits per block from page's; false when unknown. */
 bool fs_reuse_check(uintptr_t page, size_t npages, uint16_t mapped[FS_REUSE_BLOCKS]);

@@ -10,8 +10,9 @@
  *
  * Release: never destructive.  MADV_COLD moves pages to the reclaimable end of
  * the LRU, where they can still be rescued (the paper's "end of the free
- * list").  While a site's releases prove right (reuse.c), or when the prefetch
- * footprint is over its budget, dirty shared file pages are written back with
+ * list").  When the prefetch footprint is over its budget, or under
+ * FORESIGHT_RELEASE=adaptive while a site's releases prove right (reuse.c),
+ * dirty shared file pages are written back with
  * msync(MS_SYNC) and the pages are paged out (MADV_PAGEOUT), which writes
  * anonymous pages to swap.  MADV_DONTNEED and MADV_FREE are never used.  Pages
  * freed are counted with mincore before and after, not inferred from calls.
@@ -231,13 +232,18 @@ static bool resident_unmarked(unsigned char v)
     return v == 1;
 }
 
-/* FORESIGHT_RELEASE=auto: page out while the site's releases prove right (reuse.c),
- * or when the prefetch footprint is over budget; otherwise deactivate. */
+/* FORESIGHT_RELEASE=auto: page out when the prefetch footprint is over budget, else
+ * deactivate; adaptive: also page out while the site's releases prove right (reuse.c). */
 static enum fs_release_mode release_mode(const struct foresight_site *site)
 {
-    if (fs_cfg.release != FS_REL_AUTO)
+    switch (fs_cfg.release) {
+    case FS_REL_AUTO:
+        return fs_budget_full() ? FS_REL_PAGEOUT : FS_REL_COLD;
+    case FS_REL_ADAPTIVE:
+        return fs_reuse_trusted(site) || fs_budget_full() ? FS_REL_PAGEOUT : FS_REL_COLD;
+    default:
         return fs_cfg.release;
-    return fs_reuse_trusted(site) || fs_budget_full() ? FS_REL_PAGEOUT : FS_REL_COLD;
+    }
 }
 
 static void fs_issue_release(const struct fs_request *r)
@@ -256,7 +262,7 @@ static void fs_issue_release(const struct fs_request *r)
         if (fs_tracing())
             fs_trace_release(p, n);
         uint16_t mapped[FS_REUSE_BLOCKS];
-        bool known = fs_cfg.release == FS_REL_AUTO && fs_reuse_check(p, n, mapped);
+        bool known = fs_cfg.release == FS_REL_ADAPTIVE && fs_reuse_check(p, n, mapped);
         /* A page prefetched again since the release was asked for is wanted: skip it
          * (the paper's releaser re-checked the bit vector the same way). */
         for (size_t i = 0; i < n; i++)

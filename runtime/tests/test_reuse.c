@@ -1,6 +1,6 @@
-/* FORESIGHT_RELEASE=auto pages a site's releases out while they prove right, and only
- * deactivates them once pages they paged out came back soon after (reuse.c).  Run with
- * FORESIGHT_MEM=8M (a look again after 4 MiB of prefetching) and FORESIGHT_INLINE=all
+/* FORESIGHT_RELEASE=adaptive pages a site's releases out while they prove right, and
+ * only deactivates them once pages they paged out came back soon after (reuse.c).  Run
+ * with FORESIGHT_MEM=8M (a window of 8 MiB of prefetching) and FORESIGHT_INLINE=all
  * (each request done before the call returns). */
 #include "check.h"
 #include "internal.h"
@@ -27,7 +27,7 @@ static void touch(const unsigned char *p, size_t len)
 
 int main(void)
 {
-    CHECK_EQ(fs_cfg.release, FS_REL_AUTO);
+    CHECK_EQ(fs_cfg.release, FS_REL_ADAPTIVE);
     CHECK_EQ(fs_cfg.issue_inline, FS_INLINE_ALL);
     CHECK_EQ(fs_budget_limit_bytes(), 8u << 20);
     const size_t mib = 1u << 20, len = 16 * mib;
@@ -38,7 +38,7 @@ int main(void)
     const unsigned char *file = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
     CHECK(file != MAP_FAILED);
     madvise((void *)file, len, MADV_RANDOM); /* residency comes from touches alone */
-    /* Memory in use over 3/4 of the limit, so auto releases are carried out. */
+    /* Memory in use over 3/4 of the limit, so releases are carried out. */
     unsigned char *ballast = malloc(len);
     CHECK(ballast != NULL);
     memset(ballast, 1, len);
