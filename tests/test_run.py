@@ -45,6 +45,20 @@ def test_json_report_has_the_documented_keys(tmp_path):
     assert "peak memory" in r.stderr  # the table
 
 
+def test_report_names_the_runtime_settings_the_program_inherits(tmp_path):
+    capped()
+    out = tmp_path / "r.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FORESIGHT_")}
+    r = foresight("run", "--mem", "64M", "--json", str(out), "--", "true",
+                  env={**env, "FORESIGHT_RELEASE": "adaptive", "FORESIGHT_BENCH_DIR": "/x"})
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["environment"]["foresight_env"] == {
+        "FORESIGHT_RELEASE": "adaptive"}
+    assert "runtime FORESIGHT_RELEASE=adaptive" in " ".join(r.stderr.split())
+    r = foresight("run", "--mem", "64M", "--", "true", env=env)
+    assert "runtime FORESIGHT" not in r.stderr
+
+
 def test_cap_is_enforced_for_page_cache(disk_tmp):
     capped()
     data = disk_tmp / "big"

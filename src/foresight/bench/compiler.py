@@ -239,7 +239,7 @@ def print_table(res: dict) -> None:
     print(f"kernel {env['kernel']}, {env['cpus']} CPUs, read_ahead_kb {env['read_ahead_kb']}, "
           f"page-cluster {env['page_cluster']}, swap {format_size(env['swap']['total_bytes'])}; "
           "outputs identical with and without hints; micro P = hand-instrumented micro-hints "
-          "on the same data (colsum: 8 strided passes)")
+          "on the same data (colsum: 8 strided passes)" + environment.settings_text(env))
 
 
 def plot(res: dict, directory: str) -> str:

@@ -295,7 +295,8 @@ def print_table(res: dict) -> None:
     print(f"kernel {e.get('kernel')}, {e.get('cpus')} CPUs, read_ahead_kb "
           f"{e.get('read_ahead_kb')}, page-cluster {e.get('page_cluster')}, swap "
           f"{format_size(swap)}, cgroup v{e.get('cgroup_version')}; O/P/D/no-filter runs "
-          "are single cold runs; coverage from FORESIGHT_TRACE of the O and P runs")
+          "are single cold runs; coverage from FORESIGHT_TRACE of the O and P runs"
+          + environment.settings_text(e))
 
 
 def plot(res: dict, directory: str) -> list[str]:

@@ -163,7 +163,8 @@ def _print_micro(res: dict) -> None:
     env = res["environment"]
     print(f"kernel {env['kernel']}, {env['cpus']} CPUs, read_ahead_kb {env['read_ahead_kb']}, "
           f"page-cluster {env['page_cluster']}, swap {format_size(env['swap']['total_bytes'])}, "
-          f"THP {env['transparent_hugepage']}; outputs identical with and without hints")
+          f"THP {env['transparent_hugepage']}; outputs identical with and without hints"
+          + environment.settings_text(env))
 
 
 def _print_overhead(res: dict) -> None:

@@ -75,6 +75,11 @@ def thp_mode() -> str | None:
     return text
 
 
+# FORESIGHT_ variables of the compiler driver and the harness, not of the runtime.
+_NOT_RUNTIME = {"FORESIGHT_CC", "FORESIGHT_STATE_DIR", "FORESIGHT_SYS_BLOCK",
+                "FORESIGHT_BENCH_DIR"}
+
+
 def environment(cgroup_version: int | str | None) -> dict:
     """The environment block of a report."""
     return {
@@ -87,7 +92,16 @@ def environment(cgroup_version: int | str | None) -> dict:
         "swappiness": _int(_read("/proc/sys/vm/swappiness")),
         "swap": swap_summary(),
         "transparent_hugepage": thp_mode(),
+        # The runtime's settings the runs inherit (FORESIGHT_RELEASE=adaptive, ...).
+        "foresight_env": {k: v for k, v in sorted(os.environ.items())
+                          if k.startswith("FORESIGHT_") and k not in _NOT_RUNTIME},
     }
+
+
+def settings_text(env: dict) -> str:
+    """The runtime settings of a report's environment block, for a table's footer."""
+    given = env.get("foresight_env") or {}
+    return "; runtime " + " ".join(f"{k}={v}" for k, v in given.items()) if given else ""
 
 
 def _int(text: str | None) -> int | None:

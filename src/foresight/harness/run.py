@@ -315,7 +315,8 @@ def print_report(report: dict) -> None:
         f"cap: {format_size(report['mem_limit_bytes']) if report['mem_limit_bytes'] else 'none'}"
         f" ({report['cgroup'] or 'uncapped'}); read_ahead_kb {env['read_ahead_kb']}; "
         f"page-cluster {env['page_cluster']}; swap {format_size(env['swap']['total_bytes'])}; "
-        f"THP {env['transparent_hugepage']}; kernel {env['kernel']}", highlight=False)
+        f"THP {env['transparent_hugepage']}; kernel {env['kernel']}"
+        + environment.settings_text(env), highlight=False)
     why = explain_failure(report)
     if why:
         out.print(f"[bold red]foresight run:[/] {why}")
