@@ -99,7 +99,8 @@ static unsigned plan_prefetch(struct foresight_site *site, uintptr_t first, size
         fs_count(site, FS_FILTERED, 1);
         return 0;
     }
-    fs_reuse_advance(n);
+    if (fs_cfg.release == FS_REL_ADAPTIVE) /* the only reader of reuse.c's clock */
+        fs_reuse_advance(n);
     fs_residency_mark(first, n);
     *out = (struct fs_request){.page = first, .npages = n, .kind = FS_REQ_PREFETCH, .site = site,
                                .t_enqueued = fs_cfg.lookahead_measured ? fs_now_ns() : 0};

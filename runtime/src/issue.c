@@ -12,9 +12,8 @@
  * the LRU, where they can still be rescued (the paper's "end of the free
  * list").  When the prefetch footprint is over its budget, or under
  * FORESIGHT_RELEASE=adaptive while a site's releases prove right (reuse.c),
- * dirty shared file pages are written back with
- * msync(MS_SYNC) and the pages are paged out (MADV_PAGEOUT), which writes
- * anonymous pages to swap.  MADV_DONTNEED and MADV_FREE are never used.  Pages
+ * dirty shared file pages are written back with msync(MS_SYNC) and the pages
+ * are paged out (MADV_PAGEOUT), which writes anonymous pages to swap.  MADV_DONTNEED and MADV_FREE are never used.  Pages
  * freed are counted with mincore before and after, not inferred from calls.
  */
 #include <errno.h>
