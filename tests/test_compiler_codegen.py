@@ -15,6 +15,7 @@ from pathlib import Path
 
 from foresight.compiler.options import CompileOptions
 from foresight.compiler.pipeline import transform
+from foresight.compiler.report import format_report
 
 ROOT = Path(__file__).resolve().parents[1]
 FORESIGHT = ROOT / ".venv" / "bin" / "foresight"
@@ -164,6 +165,43 @@ void f(double *y, long n)
 }
 """)
     assert nest["skipped"] and "label" in nest["skipped"]
+
+
+def test_every_loop_left_unanalysed_is_reported_with_its_reason(tmp_path):
+    nests = report(tmp_path, """
+#define EACH(k, n) for (long k = 0; k < (n); k++)
+double f(double *a, long n, double *e)
+{
+    double s = 0;
+    for (double *p = a; p < e; p++)
+        s += *p;
+    while (a < e)
+        s += *a++;
+    for (long i = 0; i < n; i++) {
+        s += a[i];
+        i += 1;
+    }
+    EACH(k, n) s += a[k];
+    do {
+        for (long j = 0; j < n; j++)
+            s += a[j];
+    } while (s < 0);
+    for (long i = 1; i < n; i *= 2)
+        s += a[i];
+    return s;
+}
+""")
+    why = {n["line"]: n["skipped"] for n in nests if not n["loops"]}
+    assert "pointer" in why[6], why
+    assert "while or do loop" in why[8], why
+    assert "changed in the body (line 12)" in why[10], why
+    assert "macro" in why[14], why
+    assert "while or do loop" in why[15] and "on their own" in why[15], why
+    assert "not one variable stepped by a constant" in why[19], why
+    analysed = [n for n in nests if n["loops"]]
+    assert [n["line"] for n in analysed] == [16], nests   # the for-loop inside the do loop
+    text = format_report(nests)
+    assert "r.c:6: loop in f()\n  left unchanged: the index p is a pointer" in text, text
 
 
 def test_indirect_target_known_to_fit_in_memory_is_not_prefetched(tmp_path):

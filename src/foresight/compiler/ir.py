@@ -188,12 +188,19 @@ class LoopNest:
     """An outermost analysable loop and everything inside it."""
 
     function: str
-    root: Loop
+    root: Loop | None            # None: a loop the front end could not analyse at all
     file: str
     skipped: str | None = None   # why the whole nest is left unchanged
     notes: list[str] = field(default_factory=list)
+    unanalysed_line: int = 0     # the line of a loop with no root
+
+    @property
+    def line(self) -> int:
+        return self.root.line if self.root is not None else self.unanalysed_line
 
     def loops(self) -> list[Loop]:
+        if self.root is None:
+            return []
         out, stack = [], [self.root]
         while stack:
             lp = stack.pop()

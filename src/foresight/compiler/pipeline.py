@@ -42,7 +42,7 @@ def transform(source: Path, clang_args: list[str], opts: CompileOptions) -> Tran
         except Exception as e:  # noqa: BLE001 - an analysis bug must never break a build
             nest.skipped = f"internal error in the analysis ({type(e).__name__}: {e})"
             report.append(nest_report(nest, None, None, opts))
-            warnings.append(f"{source}:{nest.root.line}: foresight cc: {nest.skipped}; "
+            warnings.append(f"{source}:{nest.line}: foresight cc: {nest.skipped}; "
                             "the loop nest is compiled unchanged")
             continue
         report.append(nest_report(nest, facts, plan, opts))

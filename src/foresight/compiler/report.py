@@ -20,7 +20,7 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
             "bytes_per_iteration": None if facts is None else facts.volume.get(lp.var),
             "problems": lp.problems,
         })
-    out: dict = {"file": nest.file, "function": nest.function, "line": nest.root.line,
+    out: dict = {"file": nest.file, "function": nest.function, "line": nest.line,
                  "loops": loops, "skipped": nest.skipped}
     if facts is None or plan is None:
         return out
@@ -52,7 +52,8 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
 def format_report(entries: list[dict]) -> str:
     lines = []
     for e in entries:
-        lines.append(f"{e['file']}:{e['line']}: loop nest in {e['function']}()")
+        what = "loop nest" if e["loops"] else "loop"
+        lines.append(f"{e['file']}:{e['line']}: {what} in {e['function']}()")
         if e.get("skipped"):
             lines.append(f"  left unchanged: {e['skipped']}")
             continue

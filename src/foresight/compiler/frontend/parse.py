@@ -181,13 +181,28 @@ class _Function:
                 self.nest_end[ch.extent.start.offset] = ch.extent.end.offset
                 loop = self.loop(ch, depth=0, outer={}, nest_start=ch.extent.start.offset)
                 if loop is None:
+                    self.unanalysed(ch, self.refusal)
                     self.scan(ch)
                     continue
                 nest = LoopNest(function=self.fn.spelling, root=loop, file=self.main)
                 self.check_nest(nest, ch)
                 self.nests.append(nest)
+            elif ch.kind in (K.WHILE_STMT, K.DO_STMT):
+                self.unanalysed(ch, "a while or do loop: only counted for-loops are analysed")
+                self.scan(ch)
             else:
                 self.scan(ch)
+
+    def unanalysed(self, c: ci.Cursor, why: str) -> None:
+        """Record an outermost loop of this file that is left unchanged, for the report
+        (loops inside it may still become nests of their own)."""
+        if c.location.file is None or str(c.location.file) != self.main:
+            return
+        if any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT) for d in c.walk_preorder()
+               if d != c):
+            why += "; the loops inside it are looked at on their own"
+        self.nests.append(LoopNest(function=self.fn.spelling, root=None, file=self.main,
+                                   skipped=why, unanalysed_line=c.location.line))
 
     def check_nest(self, nest: LoopNest, cursor: ci.Cursor) -> None:
         start, end = nest.root.start, nest.root.end
@@ -239,15 +254,18 @@ class _Function:
 
     def loop(self, c: ci.Cursor, depth: int, outer: dict[tuple, str],
              nest_start: int) -> Loop | None:
-        """A Loop for a canonical counted for-statement, or None."""
+        """A Loop for a canonical counted for-statement, or None with the reason in
+        self.refusal."""
+        self.refusal = "not in the file being compiled"
         if c.location.file is None or str(c.location.file) != self.main:
             return None
         start = c.extent.start.offset
         if self.data[start:start + 3] != b"for":
-            return None  # produced by a macro: the text is not where the AST says
+            # the text is not where the AST says
+            return self._refuse("the loop comes from a macro expansion")
         parts = self.header_parts(c)
         if parts is None:
-            return None
+            return self._refuse("the for header could not be read from the source text")
         lparen, semi1, semi2, rparen = parts
         init = cond = inc = body = None
         for ch in c.get_children():
@@ -261,20 +279,26 @@ class _Function:
             else:
                 body = ch
         if body is None or cond is None or inc is None:
-            return None
+            return self._refuse("no condition or no increment: not a counted loop")
         var_decl, lower = self.loop_init(init)
         step_var, step = self.loop_step(inc)
         if step_var is None or step is None or step == 0:
-            return None
+            return self._refuse("the increment is not one variable stepped by a constant "
+                                "(i++, i--, i += c)")
         if var_decl is not None and _decl_key(var_decl) != _decl_key(step_var):
-            return None
+            return self._refuse(f"the loop initialises {var_decl.spelling} but steps "
+                                f"{step_var.spelling}")
         var_decl = step_var
-        if var_decl.type.get_canonical().kind not in _INT_KINDS:
-            return None
+        kind = var_decl.type.get_canonical().kind
+        if kind == ci.TypeKind.POINTER:
+            return self._refuse(f"the index {var_decl.spelling} is a pointer (pointer walks "
+                                "are not analysed)")
+        if kind not in _INT_KINDS:
+            return self._refuse(f"the index {var_decl.spelling} is not an integer")
         key = _decl_key(var_decl)
         name = var_decl.spelling
         if name in outer.values():
-            return None
+            return self._refuse(f"the index {name} is also an enclosing loop's index")
         # The index must change only in the increment.
         for d in body.walk_preorder():
             if d.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR):
@@ -286,10 +310,11 @@ class _Function:
                         "==", "!=", "<=", ">="):
                     self._mark(next(d.get_children()), written)
                 if key in written:
-                    return None
+                    return self._refuse(f"the index {name} is changed in the body "
+                                        f"(line {d.location.line})")
         body_end = self.stmt_end(body)
         if body_end is None:
-            return None
+            return self._refuse("the end of the body could not be found in the source text")
         loop = Loop(var=name, lower=None, upper=None, cond_op=None, step=step,
                     line=c.location.line, depth=depth, start=start, end=body_end,
                     body_start=body.extent.start.offset, body_end=body_end,
@@ -317,6 +342,10 @@ class _Function:
                     loop.body_exits = True
         self.body(body, loop, inner_outer, nest_start, conditional=False)
         return loop
+
+    def _refuse(self, why: str) -> None:
+        self.refusal = why
+        return None
 
     def loop_init(self, init: ci.Cursor | None) -> tuple[ci.Cursor | None, ci.Cursor | None]:
         if init is None:
@@ -449,8 +478,8 @@ class _Function:
                 child.conditional = conditional
                 loop.children.append(child)
             else:
-                loop.problems.append(f"line {c.location.line}: inner loop not in canonical "
-                                     "counted form: its references are not analysed")
+                loop.problems.append(f"line {c.location.line}: inner loop not analysed "
+                                     f"({self.refusal}): its references are not analysed")
                 self.scan(c)
             return
         if c.kind in (K.WHILE_STMT, K.DO_STMT):
