@@ -204,6 +204,27 @@ double f(double *a, long n, double *e)
     assert "r.c:6: loop in f()\n  left unchanged: the index p is a pointer" in text, text
 
 
+def test_bases_read_through_a_chain_of_pointers(tmp_path):
+    nests = report(tmp_path, """
+struct g { long n; double *v; struct g *up; };
+struct s { struct g *g; };
+double f(struct s *S, struct s t, struct g *G)
+{
+    double x = 0;
+    for (long i = 0; i < S->g->n; i++) x += S->g->v[i];
+    for (long i = 0; i < t.g->n; i++) x += t.g->v[i];
+    for (long i = 0; i < 9999; i++) x += G->up->up->up->up->v[i];
+    for (long i = 0; i < S->g->n; i++) { x += S->g->v[i]; if (x > 1e9) f(S, t, G); }
+    return x;
+}
+""")
+    decided = {n["line"]: " | ".join(n.get("decisions", [])) for n in nests}
+    assert "S->g->v[i]: predicate" in decided[7], decided
+    assert "t.g->v[i]: predicate" in decided[8], decided
+    assert "released behind" not in decided[9], decided      # five loads: not followed
+    assert "more than one pointer and the loop at line 10 makes calls" in decided[10], decided
+
+
 def test_indirect_target_known_to_fit_in_memory_is_not_prefetched(tmp_path):
     nests = report(tmp_path, """
 #include <stdlib.h>

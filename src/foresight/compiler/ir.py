@@ -133,6 +133,9 @@ class ArrayRef:
     base_loaded: bool = False
     base_loops: tuple[str, ...] = ()
     base_writes: tuple[int, ...] = ()
+    # The base is read through more than one pointer (S->g->v, g->rows[i]): the hints
+    # dereference a loaded link themselves, so no call may change it under them.
+    base_chain: bool = False
     # For a row pointer A[i]: the row array's text (a base needing no load), the row index
     # as affine in the loop variables, and the bytes of one row pointer.
     base_rows: tuple[str, Affine, int] | None = None

@@ -594,6 +594,8 @@ class _Function:
         if loaded:
             end = self.nest_end.get(nest_start, len(self.data))
             ref.base_loaded, ref.base_loops, ref.base_rows = True, base_loops, base_rows
+            ref.base_chain = base_text.count("->") > 1 or (base_rows is not None
+                                                            and "->" in base_rows[0])
             ref.base_writes = tuple(w for w in self.pointer_stores if nest_start <= w < end)
         return ref
 
@@ -607,15 +609,10 @@ class _Function:
         if c.type.is_volatile_qualified() or c.type.get_canonical().kind != ci.TypeKind.POINTER:
             return "the base is not a variable, array member or parameter"
         if c.kind == K.MEMBER_REF_EXPR:
-            kids = list(c.get_children())
-            owner = _strip(kids[0]) if len(kids) == 1 else None
-            arrow = owner is not None and self.data[
-                owner.extent.end.offset:c.extent.end.offset].lstrip().startswith(b"->")
-            if (owner is None or not arrow or owner.kind != K.DECL_REF_EXPR
-                    or owner.referenced is None
-                    or not self.invariant_var(owner.referenced, nest_start)):
+            text = self.member_chain(c, nest_start)
+            if text is None:
                 return "the base pointer is read from memory through a pointer that may change"
-            return f"{owner.referenced.spelling}->{c.spelling}", (), None
+            return text, (), None
         if c.kind != K.ARRAY_SUBSCRIPT_EXPR:
             return "the base is not a variable, array member or parameter"
         rows, idx = list(c.get_children())
@@ -638,6 +635,30 @@ class _Function:
                     return "the row pointer's index uses a variable defined inside the nest"
         return (self.text(c), tuple(v for v in loops.values() if v in aff.coeffs),
                 (rows_text, aff, c.type.get_size()))
+
+    def member_chain(self, c: ci.Cursor, nest_start: int, links: int = 0) -> str | None:
+        """The text of a pointer member read through invariant links: `p->q` of an
+        invariant pointer p, or a chain of up to four loads (`S->g->v`, `s.g->v` of an
+        invariant struct s); None otherwise.  Each link must be written `->` or `.` in
+        the source right after its owner, so the text can be evaluated again."""
+        kids = list(c.get_children())
+        owner = _strip(kids[0]) if len(kids) == 1 else None
+        if owner is None or links > 3:
+            return None
+        sep = self.data[owner.extent.end.offset:c.extent.end.offset].lstrip()
+        op = "->" if sep.startswith(b"->") else "." if sep.startswith(b".") else None
+        if op is None or owner.type.is_volatile_qualified():
+            return None
+        if owner.kind == K.DECL_REF_EXPR and owner.referenced is not None:
+            if not self.invariant_var(owner.referenced, nest_start):
+                return None
+            if op == "." and links == 0:
+                return None   # s.p of a struct variable is not read through a pointer
+            return f"{owner.referenced.spelling}{op}{c.spelling}"
+        if owner.kind != K.MEMBER_REF_EXPR:
+            return None
+        inner = self.member_chain(owner, nest_start, links + (op == "->"))
+        return None if inner is None else f"{inner}{op}{c.spelling}"
 
     def object_bytes(self, c: ci.Cursor) -> int | None:
         """Size of the object an array base names, when the source fixes it: an array

@@ -267,7 +267,12 @@ def _loaded_base_unsafe(f: RefFacts, pipe: Loop, refs: list[RefFacts]) -> str | 
     pipelining loop down, with no early exit and inner loops that always run.  And the
     base must stay the same while the loops inside the last loop it depends on run: no
     pointer is stored through memory there (A[i] = ..., p->q = ...), or the hints would
-    chase a stale row."""
+    chase a stale row.  A base read through more than one pointer (S->g->v, g->rows[i])
+    has the hints dereference a loaded link: then the pipelining loop makes no call
+    either (one could free or replace a link between the hints and the reference)."""
+    if f.ref.base_chain and pipe.body_calls:
+        return (f"its base {f.ref.base} is read through more than one pointer and the loop "
+                f"at line {pipe.line} makes calls (one might change a link)")
     group = [g for g in refs if g.ref is f.ref or g.leader is f.ref]
     if any(g.ref.conditional for g in group):
         return f"its base {f.ref.base} is read from memory and the reference is conditional"
