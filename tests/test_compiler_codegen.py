@@ -225,6 +225,30 @@ double f(struct s *S, struct s t, struct g *G)
     assert "more than one pointer and the loop at line 10 makes calls" in decided[10], decided
 
 
+def test_three_level_pointer_arrays(tmp_path):
+    nests = report(tmp_path, """
+double g(double);
+double f(double ***T, double *****Q, long n)
+{
+    double x = 0;
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j < n; j++)
+            for (long k = 0; k < 9999; k++) x += T[i][j][k];
+    for (long i = 0; i < n; i++)
+        for (long k = 0; k < 9999; k++) x += g(T[i][1][k]);
+    for (long k = 0; k < 9999; k++) x += Q[1][2][3][4][k];
+    return x;
+}
+""")
+    decided = {n["line"]: " | ".join(n.get("decisions", [])) for n in nests}
+    assert "T[i][j][k]: predicate k mod 512 == 0" in decided[6], decided
+    assert "no look-ahead across rows" in decided[6], decided
+    assert "more than one pointer and the loop at line 10 makes calls" in decided[9], decided
+    (q,) = [n for n in nests if n["line"] == 11]
+    assert any("loaded from memory more than three times" in p
+               for lp in q["loops"] for p in lp["problems"]), q
+
+
 def test_indirect_target_known_to_fit_in_memory_is_not_prefetched(tmp_path):
     nests = report(tmp_path, """
 #include <stdlib.h>

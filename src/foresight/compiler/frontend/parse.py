@@ -548,7 +548,7 @@ class _Function:
             found = self.loaded_base(cur, loops, nest_start)
             if isinstance(found, str):
                 return found
-            base_text, base_loops, base_rows = found
+            base_text, base_loops, base_rows, base_loads = found
         elem = c.type
         elem_size = elem.get_size()
         if elem_size <= 0:
@@ -594,36 +594,39 @@ class _Function:
         if loaded:
             end = self.nest_end.get(nest_start, len(self.data))
             ref.base_loaded, ref.base_loops, ref.base_rows = True, base_loops, base_rows
-            ref.base_chain = base_text.count("->") > 1 or (base_rows is not None
-                                                            and "->" in base_rows[0])
+            ref.base_chain = base_loads > 1
             ref.base_writes = tuple(w for w in self.pointer_stores if nest_start <= w < end)
         return ref
 
     def loaded_base(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int
-                    ) -> tuple[str, tuple[str, ...], tuple[str, Affine, int] | None] | str:
-        """A base read from memory with one load: the row pointer `A[i]` of `double **A`
-        (A a base needing no load, i affine in loop variables and invariant variables
-        only, so its text can be evaluated again where the hints go) or the pointer member
-        `p->q` of an invariant `p`.  Returns its text, the loop variables it depends on
-        and, for a row pointer, (A, i, pointer bytes); or why it cannot be used."""
+                    ) -> tuple[str, tuple[str, ...], tuple[str, Affine, int] | None, int] | str:
+        """A base read from memory: the row pointer `A[i]` of `double **A` (A a base
+        needing no load, a pointer member `g->rows`, or itself a row pointer, `T[i]` of
+        `double ***T`; i affine in loop variables and invariant variables only, so its text
+        can be evaluated again where the hints go) or the pointer member `p->q` of an
+        invariant `p` (or a chain of them, member_chain).  Returns its text, the loop
+        variables it depends on, for a row pointer whose row array needs at most one load
+        (A, i, pointer bytes), and the number of loads; or why it cannot be used."""
         if c.type.is_volatile_qualified() or c.type.get_canonical().kind != ci.TypeKind.POINTER:
             return "the base is not a variable, array member or parameter"
         if c.kind == K.MEMBER_REF_EXPR:
             text = self.member_chain(c, nest_start)
             if text is None:
                 return "the base pointer is read from memory through a pointer that may change"
-            return text, (), None
+            return text, (), None, text.count("->")
         if c.kind != K.ARRAY_SUBSCRIPT_EXPR:
             return "the base is not a variable, array member or parameter"
         rows, idx = list(c.get_children())
         rows = _strip(rows)
-        rows_text = self.base(rows, nest_start)
-        if rows_text is None and rows.kind == K.MEMBER_REF_EXPR:
-            # g->rows[i][j]: the row array is itself a pointer member of an invariant g
-            member = self.loaded_base(rows, loops, nest_start)
-            rows_text = member[0] if not isinstance(member, str) else None
+        rows_text, rows_loops, rows_loads = self.base(rows, nest_start), (), 0
+        if rows_text is None and rows.kind in (K.MEMBER_REF_EXPR, K.ARRAY_SUBSCRIPT_EXPR):
+            # g->rows[i][j]: the row array is a pointer member of an invariant g;
+            # T[i][j][k] of double ***T: the row array T[i] is itself a row pointer
+            found = self.loaded_base(rows, loops, nest_start)
+            if not isinstance(found, str) and found[3] < 3:
+                rows_text, rows_loops, _, rows_loads = found
         if rows_text is None:
-            return "the base pointer is loaded from memory more than once (a[i][j][k] of ***)"
+            return "the base pointer is loaded from memory more than three times"
         aff = self.affine(idx, loops, nest_start)
         if aff is None:
             return "the row pointer's index is not affine in the loop variables"
@@ -633,8 +636,11 @@ class _Function:
                 if (_decl_key(d.referenced) not in loops
                         and not self.invariant_var(d.referenced, nest_start)):
                     return "the row pointer's index uses a variable defined inside the nest"
-        return (self.text(c), tuple(v for v in loops.values() if v in aff.coeffs),
-                (rows_text, aff, c.type.get_size()))
+        depends = tuple(v for v in loops.values() if v in aff.coeffs or v in rows_loops)
+        # Rows ahead read the row array at other indices: only one whose text does not
+        # change with the loops (T[i] of T[i][j] does).
+        ahead = (rows_text, aff, c.type.get_size()) if not rows_loops else None
+        return self.text(c), depends, ahead, rows_loads + 1
 
     def member_chain(self, c: ci.Cursor, nest_start: int, links: int = 0) -> str | None:
         """The text of a pointer member read through invariant links: `p->q` of an
