@@ -47,6 +47,8 @@ KERNELS = {
     "stencil": Kernel("anon", "2-D Jacobi over malloc'd variably modified arrays (swap)"),
     "stencil_rows": Kernel("anon", "2-D Jacobi over row pointers (double **), each row "
                            "malloc'd (swap)"),
+    "tensor3": Kernel("anon", "two 3-D fields over double *** (f3tensor layout, 16 KiB "
+                      "rows), one explicit time step (swap)"),
     "gather": Kernel("doubles", "indirect gather data[idx[i]] over a mapped file", "indirect"),
     "matvec_t": Kernel("doubles", "transposed matrix-vector A[j*n + i] on a linearized matrix"),
     "colsum": Kernel("doubles", "column sums M[i][j] of a row-major matrix (64 KiB rows)",
