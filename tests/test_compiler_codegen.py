@@ -201,7 +201,7 @@ double f(double *a, long n, double *e)
     analysed = [n for n in nests if n["loops"]]
     assert [n["line"] for n in analysed] == [16], nests   # the for-loop inside the do loop
     text = format_report(nests)
-    assert "r.c:6: loop in f()\n  left unchanged: the index p is a pointer" in text, text
+    assert "r.c:6: in f()\n  left unchanged: the index p is a pointer" in text, text
 
 
 def test_bases_read_through_a_chain_of_pointers(tmp_path):
@@ -247,6 +247,29 @@ double f(double ***T, double *****Q, long n)
     (q,) = [n for n in nests if n["line"] == 11]
     assert any("loaded from memory more than three times" in p
                for lp in q["loops"] for p in lp["problems"]), q
+
+
+def test_openmp_loops_are_left_unchanged_and_reported(tmp_path):
+    code = """
+void f(double *a, long n)
+{
+    _Pragma("omp parallel for")
+    for (long i = 0; i < n; i++) a[i] = 0;
+#pragma omp parallel
+    {
+        for (long i = 0; i < n; i++) a[i] += 1;
+    }
+}
+"""
+    src = tmp_path / "o.c"
+    src.write_text(code)
+    plain = transform(src, [], CompileOptions())
+    skipped = {n["line"]: n["skipped"] for n in plain.report}
+    assert "follows a #pragma" in skipped[5], skipped    # _Pragma on the line above
+    omp = transform(src, ["-fopenmp"], CompileOptions())
+    assert not omp.changed, omp.text
+    why = {n["line"]: n["skipped"] for n in omp.report}
+    assert "OpenMP directive" in why[4] and "OpenMP directive" in why[6], why
 
 
 def test_indirect_target_known_to_fit_in_memory_is_not_prefetched(tmp_path):

@@ -52,8 +52,8 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
 def format_report(entries: list[dict]) -> str:
     lines = []
     for e in entries:
-        what = "loop nest" if e["loops"] else "loop"
-        lines.append(f"{e['file']}:{e['line']}: {what} in {e['function']}()")
+        what = "loop nest in" if e["loops"] else "in"
+        lines.append(f"{e['file']}:{e['line']}: {what} {e['function']}()")
         if e.get("skipped"):
             lines.append(f"  left unchanged: {e['skipped']}")
             continue

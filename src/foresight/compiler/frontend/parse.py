@@ -190,16 +190,21 @@ class _Function:
             elif ch.kind in (K.WHILE_STMT, K.DO_STMT):
                 self.unanalysed(ch, "a while or do loop: only counted for-loops are analysed")
                 self.scan(ch)
+            elif ch.kind.name.startswith("OMP_"):
+                # Under -fopenmp libclang hides the directive's statement (a captured
+                # statement): nothing inside is seen, so nothing inside is changed.
+                self.unanalysed(ch, "an OpenMP directive (compiled with -fopenmp): the code "
+                                "under it is left unchanged", inside=False)
             else:
                 self.scan(ch)
 
-    def unanalysed(self, c: ci.Cursor, why: str) -> None:
+    def unanalysed(self, c: ci.Cursor, why: str, inside: bool = True) -> None:
         """Record an outermost loop of this file that is left unchanged, for the report
-        (loops inside it may still become nests of their own)."""
+        (with `inside`, loops inside it may still become nests of their own)."""
         if c.location.file is None or str(c.location.file) != self.main:
             return
-        if any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT) for d in c.walk_preorder()
-               if d != c):
+        if inside and any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+                          for d in c.walk_preorder() if d != c):
             why += "; the loops inside it are looked at on their own"
         self.nests.append(LoopNest(function=self.fn.spelling, root=None, file=self.main,
                                    skipped=why, unanalysed_line=c.location.line))
@@ -211,12 +216,12 @@ class _Function:
             nest.skipped = "a label inside the nest (a jump into it would skip nest entry)"
             return
         text = self.data[start:end]
-        if b"#" in text and b"pragma" in text:
+        if (b"#" in text and b"pragma" in text) or b"_Pragma" in text:
             nest.skipped = "a #pragma inside the nest (OpenMP or similar): left unchanged"
             return
         line_start = self.data.rfind(b"\n", 0, start)
         prev = self.data[:max(line_start, 0)].rstrip().rsplit(b"\n", 1)[-1].strip()
-        if prev.startswith(b"#") and b"pragma" in prev:
+        if (prev.startswith(b"#") and b"pragma" in prev) or b"_Pragma" in prev:
             nest.skipped = "the nest follows a #pragma (OpenMP or similar): left unchanged"
 
     def header_parts(self, c: ci.Cursor) -> tuple[int, int, int, int] | None:
