@@ -272,6 +272,45 @@ void f(double *a, long n)
     assert "OpenMP directive" in why[4] and "OpenMP directive" in why[6], why
 
 
+CSR = """
+void spmv(long n, const int *rp, const int *col, const double *x, double *y)
+{
+    for (long i = 0; i < n; i++) {
+        double s = 0;
+        for (long k = rp[i]; k < rp[i + 1]; k++)
+            s += x[col[k]];
+        y[i] = s;
+    }
+}
+void count(long n, int *rp, const int *col, double *x)
+{
+    for (long i = 0; i < n; i++) {
+        for (long k = rp[i]; k < rp[i + 1]; k++)
+            x[col[k]] += 1;
+        rp[i] = rp[i];
+    }
+}
+"""
+
+
+def test_sparse_rows_look_ahead_is_opt_in(tmp_path):
+    src = tmp_path / "s.c"
+    src.write_text(CSR)
+    off = {n["function"]: n for n in transform(src, [], CompileOptions()).report}
+    on = {n["function"]: n for n in
+          transform(src, [], CompileOptions(sparse_rows=True)).report}
+    # the row's stretch of col is not reused across rows, whether or not x is prefetched
+    (col,) = [r for r in off["spmv"]["references"] if r["ref"] == "col[k]"]
+    assert col["reuse"]["i"] == "none", col
+    assert "x[col[k]]" not in {h["ref"] for h in off["spmv"]["hints"]}
+    assert any("--fs-sparse-rows" in d for d in off["spmv"]["decisions"]), off["spmv"]
+    assert "x[col[k]]" in {h["ref"] for h in on["spmv"]["hints"]}
+    assert any("across rows up to rp[i + 1]" in d for d in on["spmv"]["decisions"])
+    # a row loop that stores an int through memory might change rp: not followed
+    assert "x[col[k]]" not in {h["ref"] for h in on["count"]["hints"]}
+    assert any("may change rp" in d for d in on["count"]["decisions"]), on["count"]
+
+
 def test_indirect_target_known_to_fit_in_memory_is_not_prefetched(tmp_path):
     nests = report(tmp_path, """
 #include <stdlib.h>

@@ -176,10 +176,15 @@ class Loop:
     body_exits: bool = False  # body contains break/goto/return/continue or a call to longjmp
     conditional: bool = False  # not run on every iteration of the enclosing loop
     body_calls: bool = False   # the body calls a function (which might store to memory)
+    int_stores: bool = False   # the body stores something other than floating point
+                               # through memory (it might change an index array)
     # The bound is integer arithmetic on invariant variables and members of them that the
     # nest never assigns (`g->n`): the same value wherever in the nest it is evaluated,
     # unless a call changes a member.
     bound_fixed: bool = False
+    # The loop runs one row of a compressed sparse row matrix, k from R[i + c] to
+    # R[i + c + 1] (parse.row_range): (R, the row loop's variable i, the upper index).
+    csr: tuple[str, str, Affine] | None = None
     ops: int = 0              # operators in the body outside inner loops (Eq. (1)'s s)
     children: list[Loop] = field(default_factory=list)
     refs: list[ArrayRef] = field(default_factory=list)   # directly in this loop's body

@@ -99,6 +99,10 @@ def analyse(nest: LoopNest, opts: CompileOptions) -> NestFacts:
             if lp.var in f.ref.base_loops:
                 # The row pointer A[i] read anew: no relation between the rows is known.
                 f.reuse[lp.var] = "none"
+        for lp in f.loops:
+            if lp.csr is not None and off.coeff(lp.var) and lp.csr[1] in f.reuse:
+                # k from R[i] to R[i + 1]: each row its own stretch, nothing reused across i.
+                f.reuse[lp.csr[1]] = "none"
     for r, loops in enclosing(nest):
         if r.indirect is not None:
             rf = RefFacts(r, loops)

@@ -28,6 +28,7 @@ from foresight.compiler.ir import (
 )
 
 K = ci.CursorKind
+_FLOAT_KINDS = {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE}
 _INT_KINDS = {
     ci.TypeKind.BOOL, ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR, ci.TypeKind.USHORT,
     ci.TypeKind.UINT, ci.TypeKind.ULONG, ci.TypeKind.ULONGLONG, ci.TypeKind.CHAR_S,
@@ -111,6 +112,8 @@ class _Function:
         # might change a base read from memory.
         self.pointer_stores: list[int] = []
         self.member_writes: dict[str, list[int]] = {}   # member name -> offsets of its writes
+        # Offsets and value type kinds of every store through memory (a[i] = ..., p->x += ...).
+        self.memory_stores: list[tuple[int, ci.TypeKind]] = []
         for c in fn.walk_preorder():
             written: set[tuple] = set()
             target = None
@@ -134,6 +137,9 @@ class _Function:
                     self.member_writes.setdefault(t.spelling, []).append(c.extent.start.offset)
                 if t.kind != K.DECL_REF_EXPR and t.type.get_canonical().kind == ci.TypeKind.POINTER:
                     self.pointer_stores.append(c.extent.start.offset)
+                if t.kind != K.DECL_REF_EXPR:
+                    self.memory_stores.append((c.extent.start.offset,
+                                               t.type.get_canonical().kind))
             for key in written:
                 self.writes.setdefault(key, []).append(c.extent.start.offset)
 
@@ -333,11 +339,14 @@ class _Function:
             loop.lower = self.text(lower)
         self._bound = None
         self.loop_cond(loop, cond, key, outer, nest_start)
+        loop.csr = self.row_range(lower, loop, outer, nest_start)
         loop.trip = _trip(loop)
         if self._bound is not None and loop.cond_op in ("<", "<=", ">", ">="):
             loop.bound_runtime = self.plain_in(self._bound, body)
             loop.bound_fixed = loop.bound_runtime and self.fixed_in_nest(self._bound,
                                                                          nest_start)
+        loop.int_stores = any(body.extent.start.offset <= o < body_end
+                              and t not in _FLOAT_KINDS for o, t in self.memory_stores)
         for d in body.walk_preorder():
             if d.kind in _JUMPS:
                 loop.body_exits = True
@@ -419,6 +428,34 @@ class _Function:
             loop.bounds_invariant = True
             loop.extra_bound = aff  # type: ignore[attr-defined]
             loop.upper_aff = aff
+
+    def row_range(self, lower: ci.Cursor | None, loop: Loop, outer: dict[tuple, str],
+                  nest_start: int) -> tuple[str, str, Affine] | None:
+        """`for (k = R[i + c]; k < R[i + c + 1]; k++)`, the rows of a compressed sparse
+        row matrix: R a base needing no load, the index affine with coefficient 1 in one
+        enclosing loop variable i.  Returns (R, i, the upper index i + c + 1).  Across
+        the iterations of i the rows' ranges chain (plan._csr_end); whether the row loop
+        can change R's elements is its int_stores and body_calls."""
+        if (lower is None or self._bound is None or loop.step != 1
+                or loop.cond_op != "<"):
+            return None
+        lo, hi = _strip(lower), _strip(self._bound)
+        if lo.kind != K.ARRAY_SUBSCRIPT_EXPR or hi.kind != K.ARRAY_SUBSCRIPT_EXPR:
+            return None
+        (lb, li), (hb, hix) = list(lo.get_children()), list(hi.get_children())
+        rows, rows_hi = self.base(_strip(lb), nest_start), self.base(_strip(hb), nest_start)
+        if rows is None or rows != rows_hi or lo.type.get_canonical().kind not in _INT_KINDS:
+            return None
+        a_lo, a_hi = self.affine(li, outer, nest_start), self.affine(hix, outer, nest_start)
+        if a_lo is None or a_hi is None:
+            return None
+        step = a_hi.plus(a_lo, -1)
+        if step.coeffs or sym_value(step.const) != 1:
+            return None
+        ones = [v for v, c in a_lo.coeffs.items() if sym_value(c) == 1]
+        if len(a_lo.coeffs) != 1 or len(ones) != 1:
+            return None
+        return rows, ones[0], a_hi
 
     def plain_in(self, expr: ci.Cursor, body: ci.Cursor) -> bool:
         """`expr` can be evaluated again at any iteration of the loop with `body` and

@@ -57,12 +57,18 @@ class Window:
     generated code holds it in `__fs_left`), `fits(t)` says whether the iteration `t`
     ahead still runs, `at(t)` is that iteration's index, `last` the last one's."""
 
-    def __init__(self, lp: Loop, bound: str):
+    def __init__(self, lp: Loop, bound: str, guarded: bool = False):
         self.v = f"(uintmax_t)({lp.var})"
         self.up = (lp.step or 1) > 0
         self.strict = lp.cond_op in ("<", ">")
         b = f"(uintmax_t){bound}"
         self.left = f"{b} - {self.v}" if self.up else f"{self.v} - {b}"
+        if guarded:
+            # A bound the current iteration may already be past (0 left then), compared
+            # with signs as the program compares them (a negative bound is not huge).
+            sb, sv = f"(intmax_t){bound}", f"(intmax_t)({lp.var})"
+            self.left = (f"({sb} > {sv} ? {self.left} : 0)" if self.up
+                         else f"({sv} > {sb} ? {self.left} : 0)")
         self.last = (b if not self.strict else f"{b} - 1" if self.up else f"{b} + 1")
 
     def fits(self, t: str) -> str:
@@ -87,7 +93,9 @@ class NestEmitter:
         if opts.preset != "paper":
             decls.append(f"const {U} {self.name('ahead')} = {on} ? ({U})"
                          "foresight_lookahead_bytes() : 0;")
+        # Statements run on every entry of a loop inside the nest (by id), and the loops.
         resets: dict[int, list[str]] = {}
+        reset_at: dict[int, Loop] = {}
         body: dict[int, list[str]] = {}
         for pipe in plan.pipes():
             pid = id(pipe)
@@ -101,6 +109,7 @@ class NestEmitter:
                     decls.append(f"int {self.name('started', hk)} = 0;")
                     if pipe is not root:
                         resets.setdefault(pid, []).append(f"{self.name('started', hk)} = 0;")
+                        reset_at[pid] = pipe
                     continue
                 if h.indirect_index is not None:
                     vol_terms.append(f"({U}){opts.page_size}")
@@ -109,12 +118,19 @@ class NestEmitter:
                     # Ends the site's random-access advice on every exit from the nest.
                     decls.append(f"struct foresight_site *{self.name('rs', hk)} "
                                  "__attribute__((cleanup(foresight_random_end))) = 0;")
-                    if pipe is not root:
-                        resets.setdefault(pid, []).append(f"{self.name('started', hk)} = 0;")
+                    # The prolog runs again on each entry of the loop whose range the
+                    # look-ahead covers: the pipelining loop, or for the rows of a sparse
+                    # matrix the loop over the rows (one prolog for all of them).
+                    where = h.csr_end[2] if h.csr_end is not None else pipe
+                    if where is not root:
+                        resets.setdefault(id(where), []).append(
+                            f"{self.name('started', hk)} = 0;")
+                        reset_at[id(where)] = where
                     continue
                 decls += self.stream_decls(h, hk)
                 if pipe is not root:
                     resets.setdefault(pid, []).append(f"{self.name('cnt', hk)} = 0;")
+                    reset_at[pid] = pipe
                     if rows_tracked(h):
                         resets[pid].append(f"{self.name('fresh', hk)} = 1;")
                 # Bytes in flight per iteration of distance: a stream running
@@ -138,12 +154,12 @@ class NestEmitter:
                 body.setdefault(pid, []).append(code)
         out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(decls) + " "),
                Insertion(root.end, 0, -3 * root.depth, " }")]
+        for lid, lp in reset_at.items():
+            out.append(Insertion(lp.start, 1, 3 * lp.depth + 1,
+                                 "{ " + " ".join(resets[lid]) + " "))
+            out.append(Insertion(lp.end, 0, -(3 * lp.depth + 1), " }"))
         for pipe in plan.pipes():
             pid = id(pipe)
-            if pid in resets:
-                out.append(Insertion(pipe.start, 1, 3 * pipe.depth + 1,
-                                     "{ " + " ".join(resets[pid]) + " "))
-                out.append(Insertion(pipe.end, 0, -(3 * pipe.depth + 1), " }"))
             code = f"if ({on}) {{ " + " ".join(body[pid]) + " }"
             if pipe.body_compound:
                 out.append(Insertion(pipe.body_start + 1, 1, 3 * pipe.depth + 2, " " + code))
@@ -370,7 +386,11 @@ class NestEmitter:
         ix = h.indirect_index
         assert ix is not None
         site = self.name("site", k)
-        w = Window(lp, sym_bound(lp))
+        if h.csr_end is not None:
+            rows, upper, row, last = h.csr_end
+            w = Window(lp, f"(({rows})[{affine_c(upper, {row.var: last})}])", guarded=True)
+        else:
+            w = Window(lp, sym_bound(lp))
         ixaddr = address(ix, {lp.var: f"({U})__fs_j"})
         target = f"(({U})({h.ref.base}) + ({U})__fs_x * {sym_c(h.ref.strides[0])})"
         load = f"(uintmax_t)*(__typeof__({ix.text}) *){ixaddr}"
@@ -406,7 +426,8 @@ class NestEmitter:
                 f"if ({skip} != 0) {skip}--; "
                 f"else if (({skip} = foresight_site_quiet_take(&{site}, {take})) != 0) "
                 f"{skip}--; "
-                f"else {{ const uintmax_t __fs_j = {w.fits(f'(uintmax_t){d}')} ? "
+                f"else if (__fs_left != 0) {{ const uintmax_t __fs_j = "
+                f"{w.fits(f'(uintmax_t){d}')} ? "
                 f"{w.at(f'(uintmax_t){d}')} : {w.last}; "
                 f"const uintmax_t {x} = {load}; {fetch} }} " + "}")
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from foresight.compiler.analysis.locality import NestFacts, RefFacts
-from foresight.compiler.ir import ArrayRef, Loop, sym_str, sym_value
+from foresight.compiler.ir import Affine, ArrayRef, Loop, sym_str, sym_value
 from foresight.compiler.options import CompileOptions
 
 
@@ -35,6 +35,10 @@ class Hint:
     # Rows ahead: `pipe` is the loop over rows A[i], and this the loop along a row; the
     # hint loads the row pointer d rows ahead and prefetches that row's start.
     rows_for: Loop | None = None
+    # For a[b[k]] in a row k of a compressed sparse row matrix (Loop.csr): C text of the
+    # end of the last row, R[last i + c + 1], which bounds the look-ahead instead of the
+    # row's own end.
+    csr_end: tuple[str, Affine, Loop, str] | None = None  # (R, upper index, i's loop, last i)
 
 
 @dataclass
@@ -165,7 +169,10 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
                 middle, stream = stream, stream.indirect
             moving = [lp for lp in f.loops if stream.byte_offset().coeff(lp.var)]
             lp = moving[-1] if moving else f.loops[-1]
-            why = _indirect_unsafe(f, stream, lp)
+            csr_end, why = _csr_end(f, lp) if opts.sparse_rows else (None, None)
+            why = why or _indirect_unsafe(f, stream, lp, csr_end is not None)
+            if why and lp.csr is not None and not opts.sparse_rows:
+                why += " (--fs-sparse-rows looks ahead across the rows of a sparse matrix)"
             if not why and middle is not None and (middle.object_bytes is None
                                                    or middle.object_bytes * 8 > memory):
                 # The look-ahead reads c[b[i + d]]: only a table of known size can be
@@ -176,8 +183,11 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
                 plan.decisions.append(f"{r.text}: indirect not prefetched: {why}")
                 continue
             plan.hints.append(Hint(r, lp, [], None, indirect_index=stream,
-                                   indirect_middle=middle))
+                                   indirect_middle=middle, csr_end=csr_end))
             through = f" through {middle.text} (bounds-checked)" if middle is not None else ""
+            if csr_end is not None:
+                through += (f"; looking ahead across rows up to {lp.upper} at the last "
+                            f"{csr_end[2].var}")
             plan.decisions.append(f"{r.text}: indirect, predicate True, pipelined across "
                                   f"{lp.var}; {stream.text} prefetched twice as far ahead"
                                   f"{through}")
@@ -236,14 +246,46 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
     return plan
 
 
-def _indirect_unsafe(f: RefFacts, ix: ArrayRef, lp: Loop) -> str | None:
-    """Why the look-ahead load of the index stream `ix` could leave the loop's range."""
+def _csr_end(f: RefFacts, lp: Loop) -> tuple[tuple[str, Affine, Loop, str] | None, str | None]:
+    """For a loop over one row of a compressed sparse row matrix (Loop.csr), the last
+    row's end R[last i + c + 1] as (R, the upper index, the row loop, C text of the last
+    i) and None; else None and why not.
+
+    The rows' ranges chain: for k in the current row (R[i] <= k) and any k' with
+    k <= k' < R[last + 1], the sequence R[i], R[i+1], ..., R[last + 1] starts at or
+    below k' and ends above it, so some row j >= i has R[j] <= k' < R[j+1], and the
+    program reads index k' itself when it runs that row, monotone R or not.  That holds
+    when every row runs in full: the row loop steps +1 to a bound the body can evaluate
+    again, and it and the loop along the row have no early exit, the latter not
+    conditional; and when R cannot change while the row loop runs: it makes no call and
+    stores only floating-point values through memory."""
+    if lp.csr is None:
+        return None, None
+    rows, var, upper = lp.csr
+    at = f.loops.index(lp)
+    row = f.loops[at - 1] if at > 0 else None
+    if row is None or row.var != var:
+        return None, f"the row loop {var} does not directly enclose {lp.var}"
+    if row.step != 1 or row.cond_op not in ("<", "<=") or not row.bound_runtime:
+        return None, f"the row loop {var} does not step +1 to a bound evaluable again"
+    if row.body_exits or lp.body_exits or lp.conditional:
+        return None, "a row may not run in full (early exit or conditional loop)"
+    if row.body_calls or row.int_stores:
+        return None, (f"the row loop {var} may change {rows} (it makes calls or stores "
+                      "other than floating-point values through memory)")
+    last = f"(({row.upper}) - 1)" if row.cond_op == "<" else f"({row.upper})"
+    return (rows, upper, row, last), None
+
+
+def _indirect_unsafe(f: RefFacts, ix: ArrayRef, lp: Loop, rows: bool = False) -> str | None:
+    """Why the look-ahead load of the index stream `ix` could leave the loop's range
+    (with `rows`, the range of the rows from the current one on, _csr_end)."""
     coeff = sym_value(ix.byte_offset().coeff(lp.var))
     if lp.step not in (1, -1):
         return "the loop's step is not ±1"
     if not coeff:
         return f"{ix.text} does not move with {lp.var}"
-    if lp.cond_op not in ("<", "<=", ">", ">=") or not lp.bounds_invariant:
+    if not rows and (lp.cond_op not in ("<", "<=", ">", ">=") or not lp.bounds_invariant):
         return "the loop bound is not a loop-invariant comparison"
     if (lp.step > 0) != (lp.cond_op in ("<", "<=")):
         return "the loop's bound and direction disagree"
