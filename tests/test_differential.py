@@ -4,8 +4,9 @@ Every program in tests/corpus (trap programs written against careless prefetchin
 transformations) and a fixed set of Csmith programs is compiled with `foresight cc
 --no-prefetch` (the baseline, O) and with hints (P; the corpus also with the opt-in
 --fs-sparse-rows).  Both must print exactly the same stdout and stderr and exit with the
-same status; P must also behave identically with FORESIGHT_DISABLE=1.  The corpus is also built with -fsanitize=address,undefined,
-which catches a look-ahead load past the end of an array (e.g. b[i+d] in a[b[i]]).
+same status; P must also behave identically with FORESIGHT_DISABLE=1.  The corpus is
+also built with -fsanitize=address,undefined, which catches a look-ahead load past the
+end of an array (e.g. b[i+d] in a[b[i]]).
 """
 
 from __future__ import annotations
