@@ -136,8 +136,9 @@ class ArrayRef:
     # The base is read through more than one pointer (S->g->v, g->rows[i]): the hints
     # dereference a loaded link themselves, so no call may change it under them.
     base_chain: bool = False
-    # For a row pointer A[i]: the row array's text (a base needing no load), the row index
-    # as affine in the loop variables, and the bytes of one row pointer.
+    # For a row pointer A[i]: the row array's text (a base needing no load, or a pointer
+    # member such as g->rows), the row index as affine in the loop variables, and the
+    # bytes of one row pointer; None for T[i][j] of double ***T (no rows ahead).
     base_rows: tuple[str, Affine, int] | None = None
 
     def byte_offset(self) -> Affine:

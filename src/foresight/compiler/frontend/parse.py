@@ -693,8 +693,7 @@ class _Function:
         owner = _strip(kids[0]) if len(kids) == 1 else None
         if owner is None or links > 3:
             return None
-        sep = self.data[owner.extent.end.offset:c.extent.end.offset].lstrip()
-        op = "->" if sep.startswith(b"->") else "." if sep.startswith(b".") else None
+        op = self.member_op(owner, c)
         if op is None or owner.type.is_volatile_qualified():
             return None
         if owner.kind == K.DECL_REF_EXPR and owner.referenced is not None:
@@ -707,6 +706,12 @@ class _Function:
             return None
         inner = self.member_chain(owner, nest_start, links + (op == "->"))
         return None if inner is None else f"{inner}{op}{c.spelling}"
+
+    def member_op(self, owner: ci.Cursor, member: ci.Cursor) -> str | None:
+        """How the source writes member access `member` of `owner`: "->", "." or None
+        (text elsewhere, e.g. from a macro)."""
+        sep = self.data[owner.extent.end.offset:member.extent.end.offset].lstrip()
+        return "->" if sep.startswith(b"->") else "." if sep.startswith(b".") else None
 
     def object_bytes(self, c: ci.Cursor) -> int | None:
         """Size of the object an array base names, when the source fixes it: an array
@@ -770,8 +775,7 @@ class _Function:
             if owner.kind != K.DECL_REF_EXPR or owner.referenced is None:
                 return None
             member_kind = c.type.get_canonical().kind
-            arrow = self.data[owner.extent.end.offset:c.extent.end.offset].lstrip().startswith(
-                b"->")
+            arrow = self.member_op(owner, c) == "->"
             od = owner.referenced
             if arrow:
                 if member_kind in _ARRAY_KINDS and self.invariant_var(od, nest_start):

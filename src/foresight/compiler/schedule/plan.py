@@ -35,10 +35,11 @@ class Hint:
     # Rows ahead: `pipe` is the loop over rows A[i], and this the loop along a row; the
     # hint loads the row pointer d rows ahead and prefetches that row's start.
     rows_for: Loop | None = None
-    # For a[b[k]] in a row k of a compressed sparse row matrix (Loop.csr): C text of the
-    # end of the last row, R[last i + c + 1], which bounds the look-ahead instead of the
-    # row's own end.
-    csr_end: tuple[str, Affine, Loop, str] | None = None  # (R, upper index, i's loop, last i)
+    # For a[b[k]] along a row of a compressed sparse row matrix (Loop.csr), with
+    # --fs-sparse-rows: the end of the last row, R[last i + c + 1], which bounds the
+    # look-ahead instead of the row's own end, as (R, the upper index, the row loop, C text
+    # of the last i); see _csr_end.
+    csr_end: tuple[str, Affine, Loop, str] | None = None
 
 
 @dataclass
