@@ -187,7 +187,9 @@ void fs_config_load(void)
         uint64_t a = parse_size(ahead);
         if (a < FS_PAGE || a > (1ull << 34))
             complain("FORESIGHT_LOOKAHEAD", ahead, "a size from 4K to 16G, or measured");
-        else
+        else {
             fs_cfg.lookahead_bytes = (size_t)a;
+            fs_cfg.lookahead_set = true;
+        }
     }
 }

@@ -64,6 +64,7 @@ struct fs_config {
     size_t chunk_bytes;
     size_t lookahead_bytes; /* FORESIGHT_LOOKAHEAD: bytes a compiled loop keeps in flight */
     bool lookahead_measured; /* FORESIGHT_LOOKAHEAD=measured: latency x bandwidth (distance.c) */
+    bool lookahead_set;      /* FORESIGHT_LOOKAHEAD is a size: used as given, uncapped */
     unsigned long verify_period;
     enum fs_release_mode release;
     bool filter;            /* FORESIGHT_FILTER: the user-level residency filter (default on) */

@@ -128,7 +128,8 @@ static void write_json(FILE *f)
     fprintf(f, ", \"budget_pages\": %zu, \"lookahead\": \"%s\"},\n  \"distance\": {"
                "\"lookahead_bytes\": %zu, \"latency_us\": %.1f, \"bandwidth_mib_s\": %.1f, "
                "\"samples\": %lu},\n  \"global\": {",
-            fs_budget_pages(), fs_cfg.lookahead_measured ? "measured" : "fixed", ahead, lat_us,
+            fs_budget_pages(),
+            fs_cfg.lookahead_measured ? "measured" : fs_cfg.lookahead_set ? "fixed" : "default", ahead, lat_us,
             mb_s, samples);
     json_counts(f, total);
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
@@ -175,8 +176,10 @@ static void write_table(FILE *f)
     if (fs_cfg.lookahead_measured)
         fprintf(f, "lookahead %zu KiB measured: latency %.0f us x bandwidth %.0f MiB/s "
                    "(%lu timed prefetches)\n", ahead >> 10, lat_us, mb_s, samples);
-    else
+    else if (fs_cfg.lookahead_set)
         fprintf(f, "lookahead %zu KiB (FORESIGHT_LOOKAHEAD)\n", ahead >> 10);
+    else
+        fprintf(f, "lookahead %zu KiB (default: 4 MiB, at most the limit / 16)\n", ahead >> 10);
     fprintf(f, "%-32s %10s %10s %8s %10s %10s %8s %8s %8s %10s %8s %7s %5s\n", "site",
             "considered", "filtered", "issued", "pg_issued", "pg_unnec", "drop_bud", "drop_q",
             "releases", "pg_freed", "pg_back", "stale", "bad");
