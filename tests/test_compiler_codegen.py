@@ -74,15 +74,21 @@ def test_indirect_reference_gets_a_prolog_of_d_iterations(tmp_path):
     exe = build(tmp_path, GATHER)
     base = build(tmp_path, GATHER, "--no-prefetch")
     n = 50000
-    # 64 KiB ahead over 4096 + 8/2 bytes per iteration (a page per target, the index
-    # stream at half weight): d = 16.  The prolog covers iterations 0..15 on entry, the
-    # steady state one target per iteration.
+    # The indirect reference shares the loop with the index stream, so it gets half of
+    # the 64 KiB look-ahead at a page per iteration: d = 8.  The prolog covers iterations
+    # 0..7 on entry, the steady state one target per iteration.
     out, stats = run_stats(exe, str(n), FORESIGHT_LOOKAHEAD="64K")
-    assert site(stats, "data[idx[i]]")["considered"] == n + 16
+    assert site(stats, "data[idx[i]]")["considered"] == n + 8
     assert out == subprocess.run([str(base), str(n)], capture_output=True, text=True).stdout
     # A loop shorter than d: the prolog stops at the last iteration.
     _, stats = run_stats(exe, "5", FORESIGHT_LOOKAHEAD="64K")
     assert site(stats, "data[idx[i]]")["considered"] == 5 + 5
+    # The index stream runs a stream's distance beyond the look-ahead loads of idx.
+    dist = {h["ref"]: h["distance"] for nest in report(tmp_path, GATHER)
+            for h in nest.get("hints", [])}
+    assert dist["idx[i]"].startswith("half of FORESIGHT_LOOKAHEAD bytes / the streams'")
+    assert dist["idx[i]"].endswith("plus the indirect distance"), dist
+    assert dist["data[idx[i]]"].startswith("half of FORESIGHT_LOOKAHEAD bytes / a page"), dist
 
 
 ROWS = """
@@ -300,17 +306,17 @@ void count(long n, int *rp, const int *col, double *x)
 """
 
 
-def test_sparse_rows_look_ahead_is_opt_in(tmp_path):
+def test_sparse_rows_look_ahead_is_on_and_can_be_turned_off(tmp_path):
     src = tmp_path / "s.c"
     src.write_text(CSR)
-    off = {n["function"]: n for n in transform(src, [], CompileOptions()).report}
-    on = {n["function"]: n for n in
-          transform(src, [], CompileOptions(sparse_rows=True)).report}
+    off = {n["function"]: n for n in
+           transform(src, [], CompileOptions(sparse_rows=False)).report}
+    on = {n["function"]: n for n in transform(src, [], CompileOptions()).report}
     # the row's stretch of col is not reused across rows, whether or not x is prefetched
     (col,) = [r for r in off["spmv"]["references"] if r["ref"] == "col[k]"]
     assert col["reuse"]["i"] == "none", col
     assert "x[col[k]]" not in {h["ref"] for h in off["spmv"]["hints"]}
-    assert any("--fs-sparse-rows" in d for d in off["spmv"]["decisions"]), off["spmv"]
+    assert any("--fs-no-sparse-rows" in d for d in off["spmv"]["decisions"]), off["spmv"]
     assert "x[col[k]]" in {h["ref"] for h in on["spmv"]["hints"]}
     assert any("across rows up to rp[i + 1]" in d for d in on["spmv"]["decisions"])
     # a row loop that stores an int through memory might change rp: not followed
@@ -342,11 +348,12 @@ void f(const int *key, long n)
     assert "heap[key[i]]: indirect not prefetched: its object (1048576 bytes)" in decided
     assert "small[key[i]]: indirect not prefetched: its object (8192 bytes)" in decided
     assert "big[key[i]]: indirect, predicate True" in decided
-    # Only the index of a prefetched indirect reference runs twice as far ahead; the
-    # others are ordinary streams (4x the look-ahead before: 16 MiB of a 64 MiB cap).
-    scales = [h["distance_scale"] for nest in nests for h in nest.get("hints", [])
-              if h["ref"] == "key[i]"]
-    assert scales == [1, 1, 2]
+    # Only the index of a prefetched indirect reference runs ahead of the look-ahead
+    # loads; the others are ordinary streams (4x the look-ahead before: 16 MiB of a
+    # 64 MiB cap).
+    feeds = [h["feeds_indirect"] for nest in nests for h in nest.get("hints", [])
+             if h["ref"] == "key[i]"]
+    assert feeds == [False, False, True]
 
 
 def test_local_defined_inside_the_nest_stands_for_its_initializer(tmp_path):
@@ -632,10 +639,10 @@ def test_bucket_fill_through_a_small_table_is_prefetched_bounds_checked(tmp_path
     nests = report(tmp_path, BUCKET_FILL)
     decided = " | ".join(d for nest in nests for d in nest.get("decisions", []))
     assert ("out[pos[key[i]]++]: indirect, predicate True, pipelined across i; key[i] "
-            "prefetched twice as far ahead through pos[key[i]] (bounds-checked)") in decided
-    scales = [h["distance_scale"] for nest in nests for h in nest.get("hints", [])
-              if h["ref"] == "key[i]"]
-    assert 2 in scales
+            "prefetched ahead of the look-ahead loads by a stream's distance through "
+            "pos[key[i]] (bounds-checked)") in decided
+    assert any(h["feeds_indirect"] for nest in nests for h in nest.get("hints", [])
+               if h["ref"] == "key[i]")
     exe = build(tmp_path, BUCKET_FILL)
     plain = build(tmp_path, BUCKET_FILL, "--no-prefetch")
     n = str(1 << 20)

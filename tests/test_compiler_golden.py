@@ -121,7 +121,8 @@ def test_figure_9_indirect_two_strip_levels(tmp_path):
     assert h["a[b[i]]"]["pipelining_loop"] == "i"
     assert refs(nest)["a[b[i]]"]["predicate"] == "True"
     # b[i] feeds the indirect prefetch: twice as far ahead.
-    assert h["b[i]"]["distance_scale"] == 2 and h["b[i]"]["pipelining_loop"] == "i"
+    assert h["b[i]"]["feeds_indirect"] and h["b[i]"]["pipelining_loop"] == "i"
+    assert h["b[i]"]["distance"] == 2 * h["a[b[i]]"]["distance"] > 0
     # c[i][j]: the j loop touches 32 bytes, less than a block: pipelined across i.
     assert h["c[i][j]"]["pipelining_loop"] == "i"
     assert h["c[i][j]"]["stride_bytes"] == "32" and h["b[i]"]["stride_bytes"] == "4"

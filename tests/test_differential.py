@@ -2,11 +2,10 @@
 
 Every program in tests/corpus (trap programs written against careless prefetching
 transformations) and a fixed set of Csmith programs is compiled with `foresight cc
---no-prefetch` (the baseline, O) and with hints (P; the corpus also with the opt-in
---fs-sparse-rows).  Both must print exactly the same stdout and stderr and exit with the
-same status; P must also behave identically with FORESIGHT_DISABLE=1.  The corpus is
-also built with -fsanitize=address,undefined, which catches a look-ahead load past the
-end of an array (e.g. b[i+d] in a[b[i]]).
+--no-prefetch` (the baseline, O) and with hints (P).  Both must print exactly the same
+stdout and stderr and exit with the same status; P must also behave identically with
+FORESIGHT_DISABLE=1.  The corpus is also built with -fsanitize=address,undefined, which
+catches a look-ahead load past the end of an array (e.g. b[i+d] in a[b[i]]).
 """
 
 from __future__ import annotations
@@ -80,9 +79,7 @@ def test_corpus_is_present_and_labelled():
 def test_corpus_hints_do_not_change_behaviour(tmp_path, src, sanitize):
     flags = ["-O1", *(SANITIZE if sanitize else [])]
     foresight_cc(*flags, "--no-prefetch", str(src), "-o", "O", cwd=tmp_path)
-    # --fs-sparse-rows: the opt-in look-ahead across sparse-matrix rows too (it adds hints
-    # to those loops only; without it they get fewer).
-    foresight_cc(*flags, "--fs-sparse-rows", str(src), "-o", "P", cwd=tmp_path)
+    foresight_cc(*flags, str(src), "-o", "P", cwd=tmp_path)
     o = run(tmp_path / "O")
     p = run(tmp_path / "P")
     d = run(tmp_path / "P", extra_env={"FORESIGHT_DISABLE": "1"})

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 class CompileOptions:
     prefetch: bool = True            # False: --no-prefetch, the same pipeline with no hints
     indirect: bool = True            # False: --no-indirect, direct references only (Fig. 18)
-    sparse_rows: bool = False        # --fs-sparse-rows: a[b[k]] looks ahead across CSR rows
+    sparse_rows: bool = True         # False: --fs-no-sparse-rows, a[b[k]] not across CSR rows
     memory_bytes: int | None = None  # memory assumed at compile time; None: read at run time
     page_size: int = 4096
     block_size: int = 0              # bytes per block prefetch; 0: the preset's (64K / 16K)

@@ -38,9 +38,8 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
         "release": None if h.release is None else h.release.text,
         "release_if_volume_exceeds_memory": (None if h.release_if_exceeds is None
                                              else h.release_if_exceeds.var),
-        "distance": (plan.paper_distance.get(h.pipe.var) if opts.preset == "paper"
-                     else "FORESIGHT_LOOKAHEAD bytes / bytes per iteration, at nest entry"),
-        "distance_scale": h.distance_scale,
+        "distance": _distance(plan, h, opts),
+        "feeds_indirect": h.feeds_indirect,
         "rows_ahead_along": None if h.rows_for is None else h.rows_for.var,
         "block_bytes": opts.block_size,
     } for h in plan.hints]
@@ -73,3 +72,21 @@ def format_report(entries: list[dict]) -> str:
         if e.get("hints") == [] and not e.get("skipped"):
             lines.append("  no hints inserted")
     return "\n".join(lines)
+
+
+def _distance(plan: NestPlan, h, opts: CompileOptions) -> int | str:
+    """How far ahead a hint runs: Eq. (1)'s iterations under the paper preset, else how
+    the generated code computes it at nest entry (rewrite/emit.py)."""
+    if opts.preset == "paper":
+        d = plan.paper_distance.get(h.pipe.var, 0)
+        return 2 * d if h.feeds_indirect else d
+    if h.rows_for is not None:
+        return "FORESIGHT_LOOKAHEAD bytes / the bytes of a row, at nest entry"
+    mates = [m for m in plan.hints if m.pipe is h.pipe and m.rows_for is None]
+    shared = (any(m.indirect_index is None for m in mates)
+              and any(m.indirect_index is not None for m in mates))
+    share = "half of FORESIGHT_LOOKAHEAD bytes" if shared else "FORESIGHT_LOOKAHEAD bytes"
+    if h.indirect_index is not None:
+        return f"{share} / a page per indirect reference and iteration, at nest entry"
+    out = f"{share} / the streams' bytes per iteration, at nest entry"
+    return out + ", plus the indirect distance" if h.feeds_indirect else out

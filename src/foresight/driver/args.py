@@ -29,7 +29,9 @@ PREPROCESSOR_FLAGS = frozenset({"-ansi", "-nostdinc", "-undef", "-m32", "-m64", 
 DEPENDENCY_VALUE = frozenset({"-MF", "-MT", "-MQ"})
 DEPENDENCY_FLAGS = frozenset({"-MD", "-MMD", "-MP", "-MG"})
 
-OWN_FLAGS = frozenset({"--no-prefetch", "--no-indirect", "--fs-sparse-rows", "--report"})
+# --fs-sparse-rows is the default since the look-ahead got its own distance; still accepted.
+OWN_FLAGS = frozenset({"--no-prefetch", "--no-indirect", "--fs-sparse-rows",
+                       "--fs-no-sparse-rows", "--report"})
 OWN_VALUE = frozenset({"--emit-c", "--report-json", "--fs-mem", "--fs-page", "--fs-block",
                        "--fs-preset", "--fs-latency"})
 PRESETS = ("adaptive", "paper")
@@ -185,7 +187,8 @@ def compile_options(own: dict[str, str | bool]):
     if preset not in PRESETS:
         raise UsageError(f"--fs-preset {preset!r}: expected adaptive or paper")
     kw: dict = {"prefetch": "--no-prefetch" not in own, "preset": preset,
-                "indirect": "--no-indirect" not in own, "sparse_rows": "--fs-sparse-rows" in own}
+                "indirect": "--no-indirect" not in own,
+          "sparse_rows": "--fs-no-sparse-rows" not in own}
     if "--fs-mem" in own:
         kw["memory_bytes"] = _size("--fs-mem", own["--fs-mem"])
     if "--fs-page" in own:

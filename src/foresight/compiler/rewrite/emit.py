@@ -97,12 +97,25 @@ class NestEmitter:
         resets: dict[int, list[str]] = {}
         reset_at: dict[int, Loop] = {}
         body: dict[int, list[str]] = {}
+        # Two distances per pipelining loop, computed at nest entry: `ds` iterations for
+        # the streams, from their bytes per iteration, and `di` for indirect references,
+        # a page per reference and iteration.  With both kinds in the loop each gets half
+        # the look-ahead bytes, so the bytes in flight stay within it.  An index stream
+        # b[i] runs at ds + di: the look-ahead loads read b[i + di], which must be in
+        # memory by then, and a stream needs ds iterations of lead to get there (with one
+        # distance for both, a gather's page per iteration made it ~1,000 iterations, a
+        # few KiB of the streams: NAS CG's matrix streams arrived late).
+        dist: dict[int, tuple[str, str]] = {}
+        for pipe in plan.pipes():
+            tag = pipe.var + str(pipe.line)
+            dist[id(pipe)] = (self.name("ds", tag), self.name("di", tag))
         for pipe in plan.pipes():
             pid = id(pipe)
             hints = [h for h in plan.hints if h.pipe is pipe]
-            d = self.name("d", pipe.var + str(pipe.line))
-            vol_terms = []
-            for k, h in enumerate(hints):
+            ds, di = dist[pid]
+            vol_s: list[str] = []
+            vol_i: list[str] = []
+            for h in hints:
                 hk = plan.hints.index(h)
                 if h.rows_for is not None:
                     # Its own distance in rows, from each row's bytes (rows_code).
@@ -112,7 +125,7 @@ class NestEmitter:
                         reset_at[pid] = pipe
                     continue
                 if h.indirect_index is not None:
-                    vol_terms.append(f"({U}){opts.page_size}")
+                    vol_i.append(f"({U}){opts.page_size}")
                     decls.append(f"int {self.name('started', hk)} = 0;")
                     decls.append(f"unsigned long {self.name('skip', hk)} = 0;")
                     # Ends the site's random-access advice on every exit from the nest.
@@ -133,24 +146,30 @@ class NestEmitter:
                     reset_at[pid] = pipe
                     if rows_tracked(h):
                         resets[pid].append(f"{self.name('fresh', hk)} = 1;")
-                # Bytes in flight per iteration of distance: a stream running
-                # distance_scale times as far ahead holds that many times its bytes.
-                vol_terms.append(f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
-                                 f"({U}){opts.page_size} : {self.name('a', hk)}) * "
-                                 f"({U}){h.distance_scale}")
-                del k
-            vol = " + ".join(vol_terms) or f"({U})1"
-            if opts.preset == "paper":
-                decls.append(f"const {U} {d} = {plan.paper_distance[pipe.var]};")
-            else:
-                decls.append(f"{U} {d} = 0; if ({on}) {{ {U} __fs_v = {vol}; "
-                             f"if (__fs_v == 0) __fs_v = 1; {d} = ({self.name('ahead')} + "
-                             f"__fs_v - 1) / __fs_v; if ({d} == 0) {d} = 1; }}")
+                vol_s.append(f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
+                             f"({U}){opts.page_size} : {self.name('a', hk)})")
+            need_ds = len(vol_i) < len(hints)     # streams or rows ahead
+            share = self.name("ahead")
+            if vol_s and vol_i:
+                share = f"({share} / 2)"
+            for name, vol, needed in ((ds, vol_s, need_ds), (di, vol_i, bool(vol_i))):
+                if not needed:
+                    continue
+                if opts.preset == "paper":
+                    decls.append(f"const {U} {name} = {plan.paper_distance[pipe.var]};")
+                    continue
+                v = " + ".join(vol) or f"({U})1"
+                decls.append(f"{U} {name} = 0; if ({on}) {{ {U} __fs_v = {v}; "
+                             f"if (__fs_v == 0) __fs_v = 1; {name} = ({share} + "
+                             f"__fs_v - 1) / __fs_v; if ({name} == 0) {name} = 1; }}")
             for h in hints:
                 hk = plan.hints.index(h)
-                code = (self.rows_code(h, hk, d) if h.rows_for is not None
-                        else self.indirect_code(h, hk, d) if h.indirect_index is not None
-                        else self.stream_code(h, hk, d))
+                if h.rows_for is not None:
+                    code = self.rows_code(h, hk, ds)
+                elif h.indirect_index is not None:
+                    code = self.indirect_code(h, hk, di)
+                else:
+                    code = self.stream_code(h, hk, self.stream_distance(h, dist))
                 body.setdefault(pid, []).append(code)
         out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(decls) + " "),
                Insertion(root.end, 0, -3 * root.depth, " }")]
@@ -206,6 +225,17 @@ class NestEmitter:
     def subst(self, h: Hint) -> dict[str, str]:
         return {lp.var: sym_c(lp.lower_sym or {}) for lp in h.inner_at_lower}
 
+    def stream_distance(self, h: Hint, dist: dict[int, tuple[str, str]]) -> str:
+        """The iterations a stream runs ahead: ds, or for the index of a prefetched
+        indirect reference ds beyond the look-ahead loads (di) of the loop they share;
+        twice ds when the indirect reference is pipelined across another loop."""
+        ds, _ = dist[id(h.pipe)]
+        if not h.feeds_indirect:
+            return ds
+        users = [u for u in self.plan.hints if u.indirect_index is not None
+                 and u.pipe is h.pipe]
+        return f"({ds} + {dist[id(h.pipe)][1]})" if users else f"(2 * {ds})"
+
     def stream_code(self, h: Hint, k: int, d: str) -> str:
         """Block prefetches `d` iterations ahead of the reference, releases behind it.
 
@@ -224,7 +254,7 @@ class NestEmitter:
         now = address(h.ref, self.subst(h))
         span = f"(2 * {g})" if h.inner_at_lower else g
         mask = f"~({g} - 1)"
-        ahead = f"({d} * ({U}){h.distance_scale})"
+        ahead = f"({d})"
         up = f"({s} < UINTPTR_MAX / 2)"
         step = f"({a} >= {g} ? {a} : {g})"      # how far the look-ahead block moves per step
         parts = [f"FORESIGHT_SITE({site}, {_c_string(h.ref.text)});",

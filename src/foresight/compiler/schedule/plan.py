@@ -24,7 +24,9 @@ class Hint:
     pipe: Loop
     inner_at_lower: list[Loop]       # loops inside `pipe` whose variables take their lower bound
     release: ArrayRef | None         # trailing reference released behind, or None
-    distance_scale: int = 1          # index references of indirect ones run twice as far ahead
+    # The index b[i] of a prefetched a[b[i]]: it runs ahead of the look-ahead loads that
+    # read it (emit.py), so they find it in memory.
+    feeds_indirect: bool = False
     indirect_index: ArrayRef | None = None   # for a[b[i]] and a[c[b[i]]]: b[i]
     indirect_middle: ArrayRef | None = None  # for a[c[b[i]]]: c[b[i]] (a small table)
     # Release only when one iteration of this loop touches more than memory: the volume,
@@ -35,8 +37,8 @@ class Hint:
     # Rows ahead: `pipe` is the loop over rows A[i], and this the loop along a row; the
     # hint loads the row pointer d rows ahead and prefetches that row's start.
     rows_for: Loop | None = None
-    # For a[b[k]] along a row of a compressed sparse row matrix (Loop.csr), with
-    # --fs-sparse-rows: the end of the last row, R[last i + c + 1], which bounds the
+    # For a[b[k]] along a row of a compressed sparse row matrix (Loop.csr), unless
+    # --fs-no-sparse-rows: the end of the last row, R[last i + c + 1], which bounds the
     # look-ahead instead of the row's own end, as (R, the upper index, the row loop, C text
     # of the last i); see _csr_end.
     csr_end: tuple[str, Affine, Loop, str] | None = None
@@ -173,7 +175,7 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             csr_end, why = _csr_end(f, lp) if opts.sparse_rows else (None, None)
             why = why or _indirect_unsafe(f, stream, lp, csr_end is not None)
             if why and lp.csr is not None and not opts.sparse_rows:
-                why += " (--fs-sparse-rows looks ahead across the rows of a sparse matrix)"
+                why += " (--fs-no-sparse-rows: no look-ahead across the rows of a sparse matrix)"
             if not why and middle is not None and (middle.object_bytes is None
                                                    or middle.object_bytes * 8 > memory):
                 # The look-ahead reads c[b[i + d]]: only a table of known size can be
@@ -189,9 +191,10 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             if csr_end is not None:
                 through += (f"; looking ahead across rows up to {lp.upper} at the last "
                             f"{csr_end[2].var}")
+            ahead = ("twice as far ahead" if opts.preset == "paper"
+                     else "ahead of the look-ahead loads by a stream's distance")
             plan.decisions.append(f"{r.text}: indirect, predicate True, pipelined across "
-                                  f"{lp.var}; {stream.text} prefetched twice as far ahead"
-                                  f"{through}")
+                                  f"{lp.var}; {stream.text} prefetched {ahead}{through}")
             continue
         if not f.leading:
             plan.decisions.append(f"{r.text}: group reuse with {f.leader.text} (leading): "
@@ -229,15 +232,16 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             else:
                 rel += f"; no look-ahead across rows ({no_rows})"
         plan.decisions.append(f"{r.text}: predicate {f.predicate}; {why}; {rel}")
-    # The index stream of a prefetched a[b[i]] runs twice as far ahead (Section 3.2.2.3);
-    # an index whose indirect reference is not prefetched is an ordinary stream.  When
-    # b[i] is read twice, the group's leading reference carries the stream.
+    # The index stream of a prefetched a[b[i]] runs ahead of the look-ahead loads of b
+    # (twice as far ahead in the paper, Section 3.2.2.3); an index whose indirect
+    # reference is not prefetched is an ordinary stream.  When b[i] is read twice, the
+    # group's leading reference carries the stream.
     leader = {id(f.ref): f.leader or f.ref for f in facts.refs}
     indexes = {id(leader.get(id(h.indirect_index), h.indirect_index))
                for h in plan.hints if h.indirect_index is not None}
     for h in plan.hints:
         if id(h.ref) in indexes:
-            h.distance_scale = 2
+            h.feeds_indirect = True
     if opts.preset == "paper":
         for lp in plan.pipes():
             blocks, iters = paper_distance(lp, [h for h in plan.hints if h.pipe is lp], opts)
