@@ -81,6 +81,25 @@ def test_cgroup_is_removed_and_concurrent_runs_work():
     assert not [p for p in parent.iterdir() if p.name.startswith("foresight-")]
 
 
+def test_cgroups_left_by_a_killed_run_are_swept():
+    capped()
+    mount = cgroup.find_memory_hierarchy()
+    parent = mount.root / mount.own.lstrip("/")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = parent / f"foresight-{gone.pid}-0"
+    live = parent / f"foresight-{os.getpid()}-999"   # a live process's: kept
+    stale.mkdir()
+    live.mkdir()
+    try:
+        assert foresight("run", "--mem", "64M", "--", "true").returncode == 0
+        assert not stale.exists() and live.exists()
+    finally:
+        for d in (stale, live):
+            if d.exists():
+                d.rmdir()
+
+
 def test_signals_are_forwarded():
     capped()
     p = subprocess.Popen([*FORESIGHT, "run", "--mem", "64M", "--", "sleep", "30"],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -20,6 +21,7 @@ from pathlib import Path
 from foresight.errors import HarnessError
 
 _counter = itertools.count()
+_OURS = re.compile(r"foresight-(\d+)-\d+")
 
 
 @dataclass
@@ -88,6 +90,7 @@ class Cgroup:
         self.mount = mount
         self.limit = limit_bytes
         parent = mount.root / mount.own.lstrip("/")
+        sweep_stale(parent)
         self.path = parent / f"foresight-{os.getpid()}-{next(_counter)}"
         try:
             self.path.mkdir()
@@ -159,6 +162,34 @@ class Cgroup:
 
     def describe(self) -> str:
         return f"v{self.mount.version} {self.path}"
+
+
+def sweep_stale(parent: Path) -> None:
+    """Remove the cgroups left by `foresight` processes that were killed before they could
+    (`foresight-PID-N` whose PID is gone).  The kernel refuses to remove a cgroup that
+    still holds processes, so a run that outlived its harness keeps its own."""
+    try:
+        children = list(parent.iterdir())
+    except OSError:
+        return
+    for child in children:
+        m = _OURS.fullmatch(child.name)
+        if m is None or _alive(int(m.group(1))):
+            continue
+        try:
+            child.rmdir()
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def systemd_scope_prefix(limit_bytes: int) -> list[str]:
