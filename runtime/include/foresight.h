@@ -37,25 +37,26 @@
  *                                measured, see docs/architecture.md)
  *   FORESIGHT_CHUNK=SIZE         bytes per MADV_WILLNEED call (default 128K)
  *   FORESIGHT_LOOKAHEAD=SIZE     bytes a compiled loop keeps prefetched ahead of its accesses
- *                                (default 4M, the hand-instrumented microbenchmarks' distance)
+ *                                (default 4M, the hand-instrumented microbenchmarks' distance,
+ *                                but at most a sixteenth of the memory limit; a size given
+ *                                here is used as given)
  *   FORESIGHT_LOOKAHEAD=measured latency x bandwidth measured on the program's own prefetches
  *                                (one in 16 read synchronously and timed), within [128K,
- *                                budget/8]; 4M until enough samples exist.  The statistics
+ *                                limit/16]; 4M until enough samples exist.  The statistics
  *                                show the values.  Measured on the NAS suite it was smaller,
  *                                and slower, than 4M: see docs/architecture.md
  *   FORESIGHT_VERIFY_PERIOD=N    filtered calls per site between mincore checks (default 1024)
- *   FORESIGHT_RELEASE=M          auto | adaptive | cold | pageout | off   (default auto: only
- *                                while the memory in use is at least 3/4 of the limit --
- *                                the cgroup's usage, the resident set under FORESIGHT_MEM,
- *                                else RAM less MemAvailable -- MADV_COLD, and MADV_PAGEOUT
- *                                when the prefetch footprint is over budget; skipped
- *                                releases keep their pages marked resident until pressure
- *                                is first seen, and count as releases_idle).  adaptive: as
- *                                auto, and MADV_PAGEOUT while the site's paged-out pages
- *                                stay untouched (no more than 1 in 8 found mapped again by
- *                                a later release within a limit's worth of prefetching);
- *                                faster on streams, but it made cgroup v1 OOM kills
- *                                likelier (docs/architecture.md)
+ *   FORESIGHT_RELEASE=M          adaptive | auto | cold | pageout | off   (default adaptive).
+ *                                auto: only while the memory in use is at least 3/4 of the
+ *                                limit -- the cgroup's usage, the resident set under
+ *                                FORESIGHT_MEM, else RAM less MemAvailable -- MADV_COLD, and
+ *                                MADV_PAGEOUT when the prefetch footprint is over budget;
+ *                                skipped releases keep their pages marked resident until
+ *                                pressure is first seen, and count as releases_idle.
+ *                                adaptive: as auto, and MADV_PAGEOUT while the site's
+ *                                paged-out pages stay untouched (no more than 1 in 8 found
+ *                                mapped again by a later release within a limit's worth of
+ *                                prefetching); faster on streams (docs/architecture.md)
  *   FORESIGHT_RANDOM=0|1         MADV_RANDOM over the file-mapped range an indirect site's
  *                                targets span, while its loop nest runs (default 1)
  *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's

@@ -160,7 +160,7 @@ void fs_config_load(void)
     fs_cfg.queue_slots = env_ulong("FORESIGHT_QUEUE", 16, 1u << 20, 1024);
     fs_cfg.method = (enum fs_method)env_choice("FORESIGHT_METHOD", method_names, 3, FS_WILLNEED);
     fs_cfg.release = (enum fs_release_mode)env_choice("FORESIGHT_RELEASE", release_names, 5,
-                                                      FS_REL_AUTO);
+                                                      FS_REL_ADAPTIVE);
     /* MADV_POPULATE_READ waits for the reads: only the workers may make it. */
     fs_cfg.issue_inline = fs_cfg.method != FS_WILLNEED
                               ? FS_INLINE_NONE
