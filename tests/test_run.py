@@ -78,7 +78,8 @@ def test_cgroup_is_removed_and_concurrent_runs_work():
     assert [p.wait() for p in procs] == [0, 0, 0]
     mount = cgroup.find_memory_hierarchy()
     parent = mount.root / mount.own.lstrip("/")
-    assert not [p for p in parent.iterdir() if p.name.startswith("foresight-")]
+    ours = tuple(f"foresight-{p.pid}-" for p in procs)   # not other runs on the machine
+    assert not [c for c in parent.iterdir() if c.name.startswith(ours)]
 
 
 def test_cgroups_left_by_a_killed_run_are_swept():

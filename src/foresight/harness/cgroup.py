@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foresight.errors import HarnessError
+from foresight.harness.process import alive
 
 _counter = itertools.count()
 _OURS = re.compile(r"foresight-(\d+)-\d+")
@@ -174,22 +175,12 @@ def sweep_stale(parent: Path) -> None:
         return
     for child in children:
         m = _OURS.fullmatch(child.name)
-        if m is None or _alive(int(m.group(1))):
+        if m is None or alive(int(m.group(1))):
             continue
         try:
             child.rmdir()
         except OSError:
             pass
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def systemd_scope_prefix(limit_bytes: int) -> list[str]:

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from foresight.errors import HarnessError
+from foresight.harness.process import alive
 
 
 def state_dir() -> Path:
@@ -32,16 +33,6 @@ def sys_block() -> Path:
 
 def _knob(device: str) -> Path:
     return sys_block() / device / "queue" / "read_ahead_kb"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextlib.contextmanager
@@ -76,7 +67,7 @@ def _write_knob(device: str, kb: int) -> None:
 
 def _settle(d: Path, journal_path: Path, journal: dict) -> None:
     """Drop dead holders; restore the original and delete the journal when none is left."""
-    journal["holders"] = [p for p in journal["holders"] if _alive(p)]
+    journal["holders"] = [p for p in journal["holders"] if alive(p)]
     if journal["holders"]:
         _store(journal_path, journal)
         return
