@@ -27,8 +27,8 @@
  * flight, a charge can find nothing to reclaim and the v1 memory cgroup's OOM killer
  * ends the program.  NAS CG, 64 MiB of data under a 32 MiB cap with every release paged
  * out (`FORESIGHT_RELEASE=pageout foresight run --mem 32M --cold --readahead-kb 128
- * ./cg-P --mb 64 --iters 1`): killed in 6 of 12 runs with 4 MiB in flight, in none of
- * 8 with 2 MiB, none of 8 with 1 MiB, none of 6 with 256 KiB.
+ * ./cg-P --mb 64 --iters 1`): killed in 10 of 20 runs with 4 MiB in flight, none of 8
+ * with 3 MiB, none of 28 with 2 MiB, none of 8 with 1 MiB, none of 6 with 256 KiB.
  */
 #include <time.h>
 

@@ -129,8 +129,10 @@ static void write_json(FILE *f)
                "\"lookahead_bytes\": %zu, \"latency_us\": %.1f, \"bandwidth_mib_s\": %.1f, "
                "\"samples\": %lu},\n  \"global\": {",
             fs_budget_pages(),
-            fs_cfg.lookahead_measured ? "measured" : fs_cfg.lookahead_set ? "fixed" : "default", ahead, lat_us,
-            mb_s, samples);
+            fs_cfg.lookahead_measured ? "measured"
+            : fs_cfg.lookahead_set    ? "fixed"
+                                      : "default",
+            ahead, lat_us, mb_s, samples);
     json_counts(f, total);
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "

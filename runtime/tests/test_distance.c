@@ -1,5 +1,5 @@
 /* FORESIGHT_LOOKAHEAD=measured: timed prefetches measure latency and bandwidth, and the
- * look-ahead compiled loops ask for becomes their product, within [2 blocks, memory limit / 16]. */
+ * look-ahead compiled loops ask for becomes their product, within [2 blocks, limit / 16]. */
 #include "check.h"
 #include "internal.h"
 

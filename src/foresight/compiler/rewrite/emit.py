@@ -104,15 +104,13 @@ class NestEmitter:
         # b[i] runs at ds + di: the look-ahead loads read b[i + di], which must be in
         # memory by then, and a stream needs ds iterations of lead to get there (with one
         # distance for both, a gather's page per iteration made it ~1,000 iterations, a
-        # few KiB of the streams: NAS CG's matrix streams arrived late).
-        dist: dict[int, tuple[str, str]] = {}
-        for pipe in plan.pipes():
-            tag = pipe.var + str(pipe.line)
-            dist[id(pipe)] = (self.name("ds", tag), self.name("di", tag))
+        # few KiB of the streams: NAS CG's matrix streams arrived late).  An index whose
+        # indirect reference is pipelined across another loop runs at 2 ds (the paper's).
         for pipe in plan.pipes():
             pid = id(pipe)
             hints = [h for h in plan.hints if h.pipe is pipe]
-            ds, di = dist[pid]
+            tag = pipe.var + str(pipe.line)
+            ds, di = self.name("ds", tag), self.name("di", tag)
             vol_s: list[str] = []
             vol_i: list[str] = []
             for h in hints:
@@ -169,7 +167,9 @@ class NestEmitter:
                 elif h.indirect_index is not None:
                     code = self.indirect_code(h, hk, di)
                 else:
-                    code = self.stream_code(h, hk, self.stream_distance(h, dist))
+                    lead = (ds if not h.feeds_indirect else f"({ds} + {di})" if vol_i
+                            else f"(2 * {ds})")
+                    code = self.stream_code(h, hk, lead)
                 body.setdefault(pid, []).append(code)
         out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(decls) + " "),
                Insertion(root.end, 0, -3 * root.depth, " }")]
@@ -224,17 +224,6 @@ class NestEmitter:
 
     def subst(self, h: Hint) -> dict[str, str]:
         return {lp.var: sym_c(lp.lower_sym or {}) for lp in h.inner_at_lower}
-
-    def stream_distance(self, h: Hint, dist: dict[int, tuple[str, str]]) -> str:
-        """The iterations a stream runs ahead: ds, or for the index of a prefetched
-        indirect reference ds beyond the look-ahead loads (di) of the loop they share;
-        twice ds when the indirect reference is pipelined across another loop."""
-        ds, _ = dist[id(h.pipe)]
-        if not h.feeds_indirect:
-            return ds
-        users = [u for u in self.plan.hints if u.indirect_index is not None
-                 and u.pipe is h.pipe]
-        return f"({ds} + {dist[id(h.pipe)][1]})" if users else f"(2 * {ds})"
 
     def stream_code(self, h: Hint, k: int, d: str) -> str:
         """Block prefetches `d` iterations ahead of the reference, releases behind it.
