@@ -45,7 +45,9 @@ CHECKED_AT_HINT = {"FORESIGHT_INLINE": "all"}
 
 
 def site(stats: dict, ref: str) -> dict:
-    (s,) = [s for s in stats["sites"] if s["ref"] == ref]
+    """The one site of `ref` the run used (a version of the nest names its loop)."""
+    (s,) = [s for s in stats["sites"]
+            if s["ref"] == ref or s["ref"].startswith(ref + " (across ")]
     return s
 
 
@@ -118,7 +120,7 @@ def test_block_stream_carries_on_across_rows_and_releases_behind(tmp_path):
     rows, m = 4096, 512   # 4 KiB rows, 16 MiB: the inner trip is only known at run time
     out, stats = run_stats(exe, str(rows), str(m), FORESIGHT_LOOKAHEAD="1M")
     assert out.strip() == f"{sum((i + j) for i in range(rows) for j in range(m)):.1f}"
-    (init, total) = [s for s in stats["sites"] if s["ref"] == "a[i][j]"]
+    (init, total) = [s for s in stats["sites"] if s["ref"].startswith("a[i][j]")]
     for s in (init, total):
         # 256 blocks of 64 KiB plus a 1 MiB prolog (17 blocks): a per-row restart would
         # consider 17 blocks for each of the 4,096 rows.
@@ -842,3 +844,46 @@ double f(struct matrix *g)
 """) for d in nest.get("decisions", []))
     assert ("no look-ahead across rows (a bound reads a struct member and i's body makes "
             "calls (which could change it))") in decided
+
+
+SUBROWS = """
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    (void)argc;
+    long rows = atol(argv[1]), cols = atol(argv[2]), w = atol(argv[3]);
+    /* Untouched zero pages: the sum's hints find nothing resident and ask for them all. */
+    double (*a)[cols] = calloc((size_t)rows, sizeof(double[cols]));
+    a[rows - 1][w - 1] = 1.0;
+    double s = 0;
+    for (long i = 0; i < rows; i++)
+        for (long j = 0; j < w; j++)
+            s += a[i][j];
+    printf("%.1f\\n", s);
+    free(a);
+    return 0;
+}
+"""
+
+
+def test_pipelining_loop_is_chosen_at_nest_entry(tmp_path):
+    # The sum's j loop runs w iterations, known only at run time: hints for both
+    # candidates, i (when j touches less than a block) and j, and the entry takes one.
+    line = SUBROWS.splitlines().index("    for (long i = 0; i < rows; i++)") + 1
+    sums = [n for n in report(tmp_path, SUBROWS) if n["line"] == line]
+    hints = sums[0]["hints"]
+    assert [(h["pipelining_loop"], h["version"]) for h in hints] == [
+        ("j", {"taken": 0, "moves": ["j"]}), ("i", {"taken": 1, "moves": ["j"]})]
+    assert "tested at nest entry" in " ".join(sums[0]["decisions"])
+    exe = build(tmp_path, SUBROWS)
+    rows, cols = 512, 8192          # 64 KiB rows, 32 MiB
+    for w, along_i in ((4, True), (cols, False)):
+        out, stats = run_stats(exe, str(rows), str(cols), str(w), FORESIGHT_LOOKAHEAD="1M")
+        assert out.strip() == "1.0"
+        # Each site is at the top of its loop's body: across i on j's line, across j below.
+        (used,) = [s for s in stats["sites"] if s["line"] in (line + 1, line + 2)]
+        assert used["ref"] == ("a[i][j] (across i)" if along_i else "a[i][j] (across j)")
+        if along_i:
+            # 32 bytes of each 64 KiB row: its page, not a block per row.
+            assert 0 < used["pages_requested"] <= 2 * rows, used

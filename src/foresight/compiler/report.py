@@ -41,6 +41,10 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
         "distance": _distance(plan, h, opts),
         "feeds_indirect": h.feeds_indirect,
         "rows_ahead_along": None if h.rows_for is None else h.rows_for.var,
+        # The pipelining loop taken at nest entry: this hint runs when exactly `taken` of
+        # the moves outward hold (each: its loop touches less than a block in all).
+        "version": None if h.version is None else {
+            "taken": h.version.taken, "moves": [m.loop.var for m in h.version.moves]},
         "block_bytes": opts.block_size,
     } for h in plan.hints]
     out["decisions"] = plan.decisions

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from foresight.compiler.ir import ArrayRef, Loop, sym_c
 from foresight.compiler.options import CompileOptions
-from foresight.compiler.schedule.plan import Hint, NestPlan
+from foresight.compiler.schedule.plan import Hint, Move, NestPlan
 
 U = "uintptr_t"
 # Quiet calls an indirect site takes from the runtime at once: a hot loop pays one shared
@@ -97,6 +97,22 @@ class NestEmitter:
         resets: dict[int, list[str]] = {}
         reset_at: dict[int, Loop] = {}
         body: dict[int, list[str]] = {}
+        # The pipelining loop chosen at nest entry (plan.Version): per reference with a
+        # move only the entry can decide, how many of its moves hold in a row.
+        chains: dict[int, str] = {}
+        for h in plan.hints:
+            if h.version is not None and id(h.version.moves) not in chains:
+                pv = self.name("pv", len(chains))
+                chains[id(h.version.moves)] = pv
+                decls.append(f"const int {pv} = {on} ? "
+                             f"{version_c(h.version.moves, opts.block_size)} : 0;")
+
+        def only(h: Hint, code: str) -> str:
+            """`code`, run only in the version of the nest that chose h's pipelining loop."""
+            if h.version is None:
+                return code
+            return f"if ({chains[id(h.version.moves)]} == {h.version.taken}) {{ {code} }}"
+
         # Two distances per pipelining loop, computed at nest entry: `ds` iterations for
         # the streams, from their bytes per iteration, and `di` for indirect references,
         # a page per reference and iteration.  With both kinds in the loop each gets half
@@ -144,8 +160,16 @@ class NestEmitter:
                     reset_at[pid] = pipe
                     if rows_tracked(h):
                         resets[pid].append(f"{self.name('fresh', hk)} = 1;")
-                vol_s.append(f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
-                             f"({U}){opts.page_size} : {self.name('a', hk)})")
+                # Bytes in flight per iteration: a page for strides of a page or more
+                # (the pages of its region across an outer loop), else the stride.
+                pages = (f"(({self.name('fp', hk)} + ({U}){opts.page_size - 1}) & "
+                         f"~({U}){opts.page_size - 1})" if h.inner_at_lower
+                         else f"({U}){opts.page_size}")
+                term = (f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
+                        f"{pages} : {self.name('a', hk)})")
+                if h.version is not None:   # counted only in the version that runs it
+                    term = f"({chains[id(h.version.moves)]} == {h.version.taken} ? {term} : 0)"
+                vol_s.append(term)
             need_ds = len(vol_i) < len(hints)     # streams or rows ahead
             share = self.name("ahead")
             if vol_s and vol_i:
@@ -170,7 +194,7 @@ class NestEmitter:
                     lead = (ds if not h.feeds_indirect else f"({ds} + {di})" if vol_i
                             else f"(2 * {ds})")
                     code = self.stream_code(h, hk, lead)
-                body.setdefault(pid, []).append(code)
+                body.setdefault(pid, []).append(only(h, code))
         out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(decls) + " "),
                Insertion(root.end, 0, -3 * root.depth, " }")]
         for lid, lp in reset_at.items():
@@ -197,11 +221,15 @@ class NestEmitter:
             f"(({U})0 - {sym_c(coeff)} * ({U}){-step})")
         s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
         page, block = opts.page_size, opts.block_size
-        granule = (f"({U}){block}" if h.inner_at_lower
-                   else f"({a} >= ({U}){page} ? ({U}){page} : ({U}){block})")
-        out = [f"const {U} {s} = {delta};", f"const {U} {a} = {_abs(s)};",
-               f"const {U} {g} = {granule};",
-               f"{U} {self.name('last', k)} = 1;", f"{U} {self.name('cnt', k)} = 0;"]
+        out = [f"const {U} {s} = {delta};", f"const {U} {a} = {_abs(s)};"]
+        sparse = f"{a} >= ({U}){page}"
+        if h.inner_at_lower:
+            # Across an outer loop, pages only where the regions leave at least half of
+            # each stride untouched: dense rows are read a block at a time.
+            out += self.region_decls(h, k)
+            sparse += f" && 2 * {self.name('fp', k)} <= {a}"
+        out += [f"const {U} {g} = {sparse} ? ({U}){page} : ({U}){block};",
+                f"{U} {self.name('last', k)} = 1;", f"{U} {self.name('cnt', k)} = 0;"]
         if rest_iterations(h.pipe) is not None and not h.inner_at_lower:
             # Short runs of the pipelining loop: where the last one started, and the
             # jump between the last two starts.
@@ -220,6 +248,23 @@ class NestEmitter:
             out.append(f"{U} {self.name('rel', k)} = 0;")
             out.append(f"const {U} {self.name('lag', k)} = ({a} == 0 || {a} >= {g}) ? 1 : "
                        f"(2 * {g} + {a} - 1) / {a};")
+        return out
+
+    def region_decls(self, h: Hint, k: int) -> list[str]:
+        """For a stream pipelined across an outer loop (Section 3.2.2.2), the region one
+        iteration of it touches through the loops moved inside: `fp` bytes, starting `lo`
+        bytes below the address at their lower bounds (loops moving it downwards).  A
+        stride of a page or more, at least twice the region, prefetches just that region
+        per iteration, in pages: a block there would read a block for a few bytes of
+        each row (the first 4 doubles of 256 KiB rows, 768 MiB under a 64 MiB cap: 387 MiB
+        read and 0.36-0.41 s with blocks, 12.4 MiB and 0.034-0.047 s with pages, O 0.72-
+        0.84 s; `foresight run --mem 64M --cold --readahead-kb 128`)."""
+        fp, lo = self.name("fp", k), self.name("lo", k)
+        out = [f"{U} {fp} = ({U}){h.ref.elem_size}, {lo} = 0;"]
+        for v in h.inner_at_lower:
+            st = f"({sym_c(h.ref.byte_offset().coeff(v.var))} * ({U})({v.step}LL))"
+            out.append(f"{{ const {U} __fs_e = {_abs(st)} * {iterations_c(v)}; "
+                       f"{fp} += __fs_e; if ({st} > UINTPTR_MAX / 2) {lo} += __fs_e; }}")
         return out
 
     def subst(self, h: Hint) -> dict[str, str]:
@@ -241,12 +286,23 @@ class NestEmitter:
         s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
         last = self.name("last", k)
         now = address(h.ref, self.subst(h))
-        span = f"(2 * {g})" if h.inner_at_lower else g
         mask = f"~({g} - 1)"
+
+        def span(at: str) -> str:
+            """Bytes to prefetch at granule `at & mask`: the granule, or across an outer
+            loop two of them (a block) or the pages of the region (region_decls)."""
+            if not h.inner_at_lower:
+                return g
+            return f"({a} >= {g} ? (({at}) & ({g} - 1)) + {self.name('fp', k)} : 2 * {g})"
+
+        if h.inner_at_lower:
+            now = f"({now} - {self.name('lo', k)})"
         ahead = f"({d})"
         up = f"({s} < UINTPTR_MAX / 2)"
         step = f"({a} >= {g} ? {a} : {g})"      # how far the look-ahead block moves per step
-        parts = [f"FORESIGHT_SITE({site}, {_c_string(h.ref.text)});",
+        # A hint of a version of the nest (plan.Version) names its pipelining loop.
+        label = h.ref.text if h.version is None else f"{h.ref.text} (across {h.pipe.var})"
+        parts = [f"FORESIGHT_SITE({site}, {_c_string(label)});",
                  f"const {U} __fs_now = {now};",
                  f"const {U} __fs_b = (__fs_now + {ahead} * {s}) & {mask};",
                  f"if (__fs_b != {last}) {{"]
@@ -256,7 +312,7 @@ class NestEmitter:
         # state.  A stride of a page or more rarely continues (it walks planes): its
         # steady-state hints also stay within the run.
         reach = ahead
-        rest = rest_iterations(h.pipe) if not h.inner_at_lower else None
+        rest = rest_iterations(h.pipe)
         if rest is not None:
             parts.insert(1, f"const uintmax_t __fs_rest = {rest};")
             reach = f"((uintmax_t){ahead} > __fs_rest ? ({U})__fs_rest : {ahead})"
@@ -265,8 +321,9 @@ class NestEmitter:
         restart = (f"{U} __fs_t; const {U} __fs_inc = {a} >= {g} || {a} == 0 ? 1 : {g} / {a};"
                    f" for (__fs_t = 0; __fs_t <= {reach}; __fs_t += __fs_inc) "
                    f"foresight_prefetch_at(&{site}, (const void *)((__fs_now + __fs_t * {s})"
-                   f" & {mask}), {span});")
-        steady = f"foresight_prefetch_at(&{site}, (const void *)__fs_b, {span});"
+                   f" & {mask}), {span(f'__fs_now + __fs_t * {s}')});")
+        steady = (f"foresight_prefetch_at(&{site}, (const void *)__fs_b, "
+                  f"{span(f'__fs_now + {ahead} * {s}')});")
         seq = self.name("seq", k)
         if rest is not None:
             # Rows reached through row pointers are separate objects: what follows a row's
@@ -274,7 +331,8 @@ class NestEmitter:
             # out one after another (this run began where the last one ended).
             beyond = seq if rows_tracked(h) else f"{a} < {g}"
             steady = f"if ({beyond} || (uintmax_t){ahead} <= __fs_rest) {steady}"
-            restart = self.short_runs(h, k, ahead, restart)
+            if not h.inner_at_lower:
+                restart = self.short_runs(h, k, ahead, restart)
         # A restart costs a window of calls: skipped while the site is quiet (its recent
         # hints all found their pages resident, e.g. a scratch buffer reused per row).
         if rows_tracked(h):
@@ -287,17 +345,24 @@ class NestEmitter:
         if h.release is not None:
             rel, lag = self.name("rel", k), self.name("lag", k)
             trail = address(h.release, self.subst(h))
+            if h.inner_at_lower:
+                trail = f"({trail} - {self.name('lo', k)})"
             # The frontier starts at the first block behind the lag, moves with it, and
-            # starts again there after a jump backwards or beyond the window.
+            # starts again there after a jump backwards or beyond the window.  A stride of
+            # a granule or more releases what the reference touched one iteration behind
+            # the frontier: a granule, or across an outer loop the region's pages.
             window = f"({ahead} * {a} + 2 * {g})"
             guard = (f"if ({self.name('relok', k)}) " if h.release_if_exceeds is not None
                      else "")
+            touched = (f"({g} - 1 + (__fs_q & ({g} - 1)) + {self.name('fp', k)}) & {mask}"
+                       if h.inner_at_lower else g)
             parts.append(
-                f"{guard}{{ const {U} __fs_r = ({trail} - {lag} * {s}) & {mask}; "
+                f"{guard}{{ const {U} __fs_ru = {trail} - {lag} * {s}, "
+                f"__fs_r = __fs_ru & {mask}; "
                 f"if ({rel} != 0 && ({up} ? __fs_r > {rel} && __fs_r - {rel} <= {window} "
                 f": __fs_r < {rel} && {rel} - __fs_r <= {window})) {{ "
-                f"if ({a} >= {g}) foresight_release_at(&{site}, (const void *)"
-                f"({up} ? __fs_r - {a} : __fs_r + {a}), {g}); "
+                f"if ({a} >= {g}) {{ const {U} __fs_q = {up} ? __fs_ru - {a} : __fs_ru + {a}; "
+                f"foresight_release_at(&{site}, (const void *)(__fs_q & {mask}), {touched}); }} "
                 f"else if ({up}) foresight_release_at(&{site}, (const void *){rel}, "
                 f"__fs_r - {rel}); else foresight_release_at(&{site}, "
                 f"(const void *)(__fs_r + {g}), {rel} - __fs_r); {rel} = __fs_r; }} "
@@ -451,6 +516,35 @@ class NestEmitter:
                 f"const uintmax_t {x} = {load}; {fetch} }} " + "}")
 
 
+def iterations_c(v: Loop) -> str:
+    """C for the iterations of `v` after its first (0 when it runs none), from bounds on
+    invariant variables evaluated as signed values at nest entry."""
+    lo, hi = f"(intmax_t)({sym_c(v.lower_sym)})", f"(intmax_t)({sym_c(v.upper_sym)})"
+    if v.step > 0:
+        first, last = lo, hi if v.cond_op == "<=" else f"({hi} - 1)"
+    else:
+        first, last = lo, hi if v.cond_op == ">=" else f"({hi} + 1)"
+        first, last = last, first
+    return f"({last} >= {first} ? ({U})(({last} - {first}) / {abs(v.step)}) : ({U})0)"
+
+
+def move_c(move: Move, block: int) -> str:
+    """C for whether all iterations of the move's loop step the address by less than a
+    block in total, |coeff · step| · trip < block, written so that nothing overflows."""
+    v = move.loop
+    a = _abs(f"{sym_c(move.coeff)} * ({U})({v.step}LL)")
+    return (f"({a} == 0 || {iterations_c(v)} < (({U}){block} - 1) / {a})")
+
+
+def version_c(moves: tuple[Move, ...], block: int) -> str:
+    """C for how many of `moves` hold in a row, innermost first: the candidate pipelining
+    loop the nest takes (plan.Version)."""
+    out = str(len(moves))
+    for taken in reversed(range(len(moves))):
+        out = f"({move_c(moves[taken], block)} ? {out} : {taken})"
+    return out
+
+
 def volume_c(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int,
              var: str) -> list[str]:
     """C statements that set `var` to the bytes one iteration of a loop touches
@@ -465,14 +559,7 @@ def volume_c(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int
     for elem, moves in volume:
         steps = [f"{U} __fs_f = ({U}){elem};"]
         for coeff, v in reversed(moves):
-            lo, hi = f"(intmax_t)({sym_c(v.lower_sym)})", f"(intmax_t)({sym_c(v.upper_sym)})"
-            if v.step > 0:
-                first, last = lo, hi if v.cond_op == "<=" else f"({hi} - 1)"
-            else:
-                first, last = lo, hi if v.cond_op == ">=" else f"({hi} + 1)"
-                first, last = last, first
-            n1 = (f"({last} >= {first} ? ({U})(({last} - {first}) / {abs(v.step)}) "
-                  f": ({U})0)")
+            n1 = iterations_c(v)
             stride = "UINTPTR_MAX" if coeff is None else _abs(sym_c(coeff))
             steps.append(f"{{ const {U} __fs_st = {stride}, __fs_pg = "
                          f"(__fs_f + ({U}){page} - 1) & ~(({U}){page} - 1); "

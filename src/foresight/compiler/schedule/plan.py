@@ -12,8 +12,28 @@ import math
 from dataclasses import dataclass, field
 
 from foresight.compiler.analysis.locality import NestFacts, RefFacts
-from foresight.compiler.ir import Affine, ArrayRef, Loop, sym_str, sym_value
+from foresight.compiler.ir import Affine, ArrayRef, Loop, Sym, sym_str, sym_value
 from foresight.compiler.options import CompileOptions
+
+
+@dataclass
+class Move:
+    """An outward move of the pipelining loop decided at nest entry (Section 3.2.2.2 with
+    a trip count or stride known only at run time): taken when all iterations of `loop`
+    move the address by less than a block, |coeff · step| · trip < block."""
+
+    coeff: Sym
+    loop: Loop
+
+
+@dataclass
+class Version:
+    """Which of a reference's candidate pipelining loops a hint belongs to: the moves are
+    evaluated at nest entry, innermost first, and the hint runs when exactly `taken` of
+    them hold in a row (0: the innermost candidate)."""
+
+    moves: tuple[Move, ...]
+    taken: int
 
 
 @dataclass
@@ -42,6 +62,8 @@ class Hint:
     # look-ahead instead of the row's own end, as (R, the upper index, the row loop, C text
     # of the last i); see _csr_end.
     csr_end: tuple[str, Affine, Loop, str] | None = None
+    # Set when the pipelining loop is chosen at nest entry: one hint per candidate loop.
+    version: Version | None = None
 
 
 @dataclass
@@ -109,41 +131,68 @@ def _span(f: RefFacts, varying: list[Loop]) -> int | None:
     return span
 
 
-def _pipe_loop(f: RefFacts, opts: CompileOptions) -> tuple[Loop | None, list[Loop], str]:
+def _pipe_loop(f: RefFacts, opts: CompileOptions
+               ) -> tuple[list[tuple[Loop, list[Loop], str]], tuple[Move, ...], str]:
     """Section 3.2.2.2: the innermost loop changing the address, moved outward while the
-    candidate touches less than a block over all its iterations."""
+    candidate touches less than a block over all its iterations.
+
+    Returns the candidate pipelining loops, each with the loops moved inside it (their
+    variables at their lower bounds) and why, and the moves between consecutive ones
+    that only the nest's entry can decide (a trip count or stride known at run time);
+    no candidate, and why, when the reference is not pipelined."""
     off = f.ref.byte_offset()
     rows = f.ref.base_loops
     varying = [lp for lp in f.loops if off.coeff(lp.var) or lp.var in rows]
     if not varying:
-        return None, [], "address is loop-invariant: one page, not pipelined"
+        return [], (), "address is loop-invariant: one page, not pipelined"
     if varying[-1].var in rows:
-        return None, [], (f"its base {f.ref.base} is read anew every iteration of "
-                          f"{varying[-1].var}: not pipelined (left to demand paging)")
+        return [], (), (f"its base {f.ref.base} is read anew every iteration of "
+                        f"{varying[-1].var}: not pipelined (left to demand paging)")
     if f.ref.object_bytes is not None and f.ref.object_bytes < opts.block_size:
-        return None, [], (f"its object is {f.ref.object_bytes} bytes, less than a "
-                          f"{opts.block_size}-byte block: not pipelined (left to demand paging)")
+        return [], (), (f"its object is {f.ref.object_bytes} bytes, less than a "
+                        f"{opts.block_size}-byte block: not pipelined (left to demand paging)")
     span = _span(f, varying)
     if span is not None and span < opts.block_size:
-        return None, [], (f"the whole nest touches {span} bytes of it, less than a "
-                          f"{opts.block_size}-byte block: not pipelined (left to demand paging)")
+        return [], (), (f"the whole nest touches {span} bytes of it, less than a "
+                        f"{opts.block_size}-byte block: not pipelined (left to demand paging)")
     pipe = varying[-1]
     moved: list[Loop] = []
     why = f"pipelining loop {pipe.var} (the innermost loop changing the address)"
+    found: list[tuple[Loop, list[Loop], str]] = []
+    moves: list[Move] = []
     while True:
         c = sym_value(off.coeff(pipe.var))
         idx = varying.index(pipe)
-        if (c is None or pipe.trip is None or idx == 0 or abs(c) * pipe.trip >= opts.block_size
-                or pipe.lower_sym is None or sym_value(pipe.lower_sym) is None
-                or varying[idx - 1].var in rows):
+        if idx == 0 or varying[idx - 1].var in rows:
+            break
+        if c is not None and pipe.trip is not None:   # constant bounds and stride
+            if abs(c) * pipe.trip >= opts.block_size:
+                break
+            how = f": {pipe.var} touches {abs(c) * pipe.trip} bytes in all, less than"
+        elif _evaluable(pipe) and not f.ref.base_loaded:
+            # The trip count or the stride is known only at run time: both candidates
+            # get hints, and the nest's entry takes one (run-time versioning).
+            found.append((pipe, moved, why))
+            moves.append(Move(off.coeff(pipe.var), pipe))
+            how = (f" when {pipe.var} touches less in all ({sym_str(off.coeff(pipe.var))} "
+                   "bytes times its trip count, tested at nest entry) than")
+        else:
             break
         # Loops between the candidate and the next varying one leave the address alone.
         between = f.loops[f.loops.index(varying[idx - 1]) + 1:f.loops.index(pipe) + 1]
         moved = [lp for lp in between if off.coeff(lp.var)] + moved
         pipe = varying[idx - 1]
-        why = (f"pipelining loop {pipe.var}: {moved[0].var} touches {abs(c) * moved[0].trip} "
-               f"bytes in all, less than a {opts.block_size}-byte block (Section 3.2.2.2)")
-    return pipe, moved, why
+        why = f"pipelining loop {pipe.var}{how} a {opts.block_size}-byte block (Section 3.2.2.2)"
+    found.append((pipe, moved, why))
+    return found, tuple(moves), ""
+
+
+def _evaluable(lp: Loop) -> bool:
+    """Whether the nest's entry can count the loop's iterations: bounds on invariant
+    variables only, and a constant step towards the bound."""
+    return (lp.lower_sym is not None and lp.upper_sym is not None and bool(lp.step)
+            and lp.cond_op in ("<", "<=", ">", ">=")
+            and (lp.step > 0) == (lp.cond_op in ("<", "<=")))
 
 
 def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
@@ -200,38 +249,43 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             plan.decisions.append(f"{r.text}: group reuse with {f.leader.text} (leading): "
                                   "not prefetched")
             continue
-        pipe, moved, why = _pipe_loop(f, opts)
-        if pipe is None:
+        found, moves, why = _pipe_loop(f, opts)
+        if not found:
             plan.decisions.append(f"{r.text}: {why}")
             continue
-        unsafe = _loaded_base_unsafe(f, pipe, facts.refs) if r.base_loaded else None
+        # A base read from memory has one candidate (_pipe_loop versions no move for it).
+        unsafe = _loaded_base_unsafe(f, found[0][0], facts.refs) if r.base_loaded else None
         if unsafe:
             plan.decisions.append(f"{r.text}: not prefetched: {unsafe}")
             continue
-        if not _temporal_outside_only(f, pipe):
+        if not _temporal_outside_only(f, found[0][0]):
             plan.decisions.append(f"{r.text}: reused within the localized space across "
                                   "enclosing loops: prefetched on first touch only "
                                   "(the run-time filter drops repeats)")
         trailing = _trailing(f, facts.refs)
-        keep, across = _kept(f, pipe, facts.volume)
-        volume = runtime_volume(facts, across) if across is not None else None
-        release = trailing if keep is None or volume is not None else None
-        plan.hints.append(Hint(r, pipe, moved, release,
-                               release_if_exceeds=across if volume is not None else None,
-                               volume=volume))
-        rel = f"released behind {trailing.text}" if keep is None else (
-            f"released behind {trailing.text} when one iteration of {across.var} touches "
-            "more than memory (its volume evaluated at nest entry)" if volume is not None
-            else f"not released ({keep})")
-        if r.base_loops:
-            row_loop, no_rows = _rows_ahead(f, pipe)
-            if row_loop is not None:
-                plan.hints.append(Hint(r, row_loop, [], None, rows_for=pipe))
-                rel += (f"; the rows ahead across {row_loop.var} prefetched from their row "
-                        "pointers (read no further than the loop's last iteration)")
-            else:
-                rel += f"; no look-ahead across rows ({no_rows})"
-        plan.decisions.append(f"{r.text}: predicate {f.predicate}; {why}; {rel}")
+        chosen = []
+        for taken, (pipe, moved, why) in enumerate(found):
+            keep, across = _kept(f, pipe, facts.volume)
+            volume = runtime_volume(facts, across) if across is not None else None
+            release = trailing if keep is None or volume is not None else None
+            plan.hints.append(Hint(r, pipe, moved, release,
+                                   release_if_exceeds=across if volume is not None else None,
+                                   volume=volume,
+                                   version=Version(moves, taken) if moves else None))
+            rel = f"released behind {trailing.text}" if keep is None else (
+                f"released behind {trailing.text} when one iteration of {across.var} "
+                "touches more than memory (its volume evaluated at nest entry)"
+                if volume is not None else f"not released ({keep})")
+            if r.base_loops:
+                row_loop, no_rows = _rows_ahead(f, pipe)
+                if row_loop is not None:
+                    plan.hints.append(Hint(r, row_loop, [], None, rows_for=pipe))
+                    rel += (f"; the rows ahead across {row_loop.var} prefetched from their "
+                            "row pointers (read no further than the loop's last iteration)")
+                else:
+                    rel += f"; no look-ahead across rows ({no_rows})"
+            chosen.append(f"{why}; {rel}")
+        plan.decisions.append(f"{r.text}: predicate {f.predicate}; " + "; or ".join(chosen))
     # The index stream of a prefetched a[b[i]] runs ahead of the look-ahead loads of b
     # (twice as far ahead in the paper, Section 3.2.2.3); an index whose indirect
     # reference is not prefetched is an ordinary stream.  When b[i] is read twice, the
