@@ -460,6 +460,60 @@ void f(long rows, long cols, double (*M)[cols], double *s, double *a)
     assert hint["release"] == "M[i][j]" and hint["release_if_volume_exceeds_memory"] is None
 
 
+REUSED_FIXED = """
+#include <stdio.h>
+#include <stdlib.h>
+#define M (1L << 20)
+static double w[M];
+int main(int argc, char **argv)
+{
+    (void)argc;
+    long n = atol(argv[1]);
+    double *a = calloc((size_t)n * M, sizeof *a);
+    for (long k = 0; k < M; k++)
+        w[k] = (double)k;
+    for (long i = 0; i < n; i++)
+        for (long k = 0; k < M; k++)
+            a[i * M + k] += w[k];
+    double s = 0;
+    for (long j = 0; j < n * M; j++)
+        s += a[j];
+    printf("%.0f\\n", s);
+    free(a);
+    return 0;
+}
+"""
+
+
+def test_memory_that_decides_a_release_is_the_one_at_run_time(tmp_path):
+    # One iteration of i touches 16 MiB (a row of a and all of w), known at compile time
+    # and under the 64 MiB assumed: the paper keeps w.  Whether it fits is up to the
+    # memory at run time, so the release of w is decided at nest entry.
+    line = REUSED_FIXED.splitlines().index("    for (long i = 0; i < n; i++)") + 1
+    nest = next(n for n in report(tmp_path, REUSED_FIXED) if n["line"] == line)
+    decided = {h["ref"]: h for h in nest["hints"]}
+    assert decided["w[k]"]["release_if_volume_exceeds_memory"] == "i"
+    exe = build(tmp_path, REUSED_FIXED)
+
+
+    def w_site(stats: dict) -> dict:
+        (s,) = [s for s in stats["sites"] if s["ref"] == "w[k]" and s["line"] == line + 2]
+        return s
+
+    out, stats = run_stats(exe, "3", FORESIGHT_MEM="64M")
+    assert w_site(stats)["releases"] == 0
+    small, stats = run_stats(exe, "3", FORESIGHT_MEM="8M")
+    assert w_site(stats)["releases"] > 0
+    plain, _ = run_stats(exe, "3", FORESIGHT_DISABLE="1")
+    assert out == small == plain
+    # The paper preset decides with the memory assumed at compile time: kept.
+    src = tmp_path / "r.c"
+    paper = transform(src, [], CompileOptions(preset="paper")).report
+    hint = next(h for n in paper if n["line"] == line for h in n["hints"]
+                if h["ref"] == "w[k]")
+    assert hint["release"] is None
+
+
 PLANE_LINES = """
 #include <stdio.h>
 #include <stdlib.h>

@@ -265,17 +265,18 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
         trailing = _trailing(f, facts.refs)
         chosen = []
         for taken, (pipe, moved, why) in enumerate(found):
-            keep, across = _kept(f, pipe, facts.volume)
+            keep, across = _kept(f, pipe, facts.volume, opts.memory_bytes or 64 << 20,
+                                 opts.preset == "paper")
             volume = runtime_volume(facts, across) if across is not None else None
             release = trailing if keep is None or volume is not None else None
             plan.hints.append(Hint(r, pipe, moved, release,
                                    release_if_exceeds=across if volume is not None else None,
                                    volume=volume,
                                    version=Version(moves, taken) if moves else None))
-            rel = f"released behind {trailing.text}" if keep is None else (
-                f"released behind {trailing.text} when one iteration of {across.var} "
-                "touches more than memory (its volume evaluated at nest entry)"
-                if volume is not None else f"not released ({keep})")
+            rel = (f"released behind {trailing.text} when one iteration of {across.var} "
+                   "touches more than memory (both evaluated at nest entry)"
+                   if volume is not None else f"released behind {trailing.text}"
+                   if keep is None else f"not released ({keep})")
             if r.base_loops:
                 row_loop, no_rows = _rows_ahead(f, pipe)
                 if row_loop is not None:
@@ -442,28 +443,40 @@ def _temporal_outside_only(f: RefFacts, pipe: Loop) -> bool:
     return all(f.locality[lp.var] not in ("temporal", "spatial") for lp in f.loops[:idx])
 
 
-def _kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None]
-          ) -> tuple[str | None, Loop | None]:
+def _kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None], memory: int,
+          paper: bool) -> tuple[str | None, Loop | None]:
     """Why the reference's data is not released (None: release it), and the loop whose
-    per-iteration volume decides it at run time, if any: release only data the nest will
-    not touch again while it could still be in memory.
+    per-iteration volume decides it at nest entry, if any: release only data the nest
+    will not touch again while it could still be in memory.
 
-    Data reused across an outer loop whose per-iteration volume is unknown at compile
-    time (symbolic trip counts) is released only when that volume, evaluated at nest
-    entry, exceeds memory: if it is small, releasing would page the data out and back
-    in on every iteration, while data that does not fit is better released than left
-    to push out what does.  The innermost such loop decides (outer ones touch more)."""
+    Data reused across an outer loop (temporal or spatial reuse) is released only when
+    one iteration of that loop touches more than the memory the runtime manages,
+    evaluated at nest entry (the paper's localized space, with the memory actually
+    available instead of the one assumed at compile time): if it fits, releasing would
+    page it out and back in on every iteration, while data that does not fit is better
+    released than left to push out what does.  The innermost such loop decides (outer
+    ones touch more).  `volume` and `memory` (compile time) decide where the volume
+    cannot be evaluated at entry, or is known to be less than an eighth of memory, and
+    always under the paper preset."""
     idx = f.loops.index(pipe)
     across = None
     for lp in f.loops[:idx]:
-        if f.locality[lp.var] not in ("none", "?"):
-            return "reused while in memory", None
-        if f.reuse[lp.var] in ("temporal", "spatial") and volume.get(lp.var) is None:
+        if f.reuse[lp.var] in ("temporal", "spatial"):
             across = lp
-    if across is not None:
-        return (f"reused across {across.var}, whose iterations' data volume is known only "
-                "at run time", across)
-    return None, None
+    if across is None:
+        return None, None
+    known = volume.get(across.var)
+    if paper and known is not None:
+        # The paper's localized space: the memory assumed at compile time decides.
+        return (None, None) if known >= memory else (
+            f"reused across {across.var} within the localized space", None)
+    if known is not None and known * 8 <= memory:
+        # As for small indirect targets: an eighth of the memory assumed (itself an
+        # underestimate) stays in memory; no test at entry (the paper's Figure 4).
+        return f"reused across {across.var}, {known} bytes per iteration", None
+    if known is not None and known >= memory:
+        return None, across       # released even where the entry cannot evaluate it
+    return f"reused across {across.var} while in memory", across
 
 
 def runtime_volume(facts: NestFacts, lp: Loop
