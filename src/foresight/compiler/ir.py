@@ -186,6 +186,9 @@ class Loop:
     # The loop runs one row of a compressed sparse row matrix, k from R[i + c] to
     # R[i + c + 1] (parse.row_range): (R, the row loop's variable i, the upper index).
     csr: tuple[str, str, Affine] | None = None
+    # A pointer walk, `for (p = a; p < e; p++)`: the variable stands for (uintptr_t)p, an
+    # address, and the step is in bytes.  Each run may start anywhere (`p = *rp`).
+    walk: bool = False
     ops: int = 0              # operators in the body outside inner loops (Eq. (1)'s s)
     children: list[Loop] = field(default_factory=list)
     refs: list[ArrayRef] = field(default_factory=list)   # directly in this loop's body

@@ -99,10 +99,15 @@ def analyse(nest: LoopNest, opts: CompileOptions) -> NestFacts:
             if lp.var in f.ref.base_loops:
                 # The row pointer A[i] read anew: no relation between the rows is known.
                 f.reuse[lp.var] = "none"
-        for lp in f.loops:
+        for at, lp in enumerate(f.loops):
             if lp.csr is not None and off.coeff(lp.var) and lp.csr[1] in f.reuse:
                 # k from R[i] to R[i + 1]: each row its own stretch, nothing reused across i.
                 f.reuse[lp.csr[1]] = "none"
+            if lp.walk and off.coeff(lp.var):
+                # A pointer walk may start anywhere on each run (p = *rp): no reuse known
+                # across the loops around it.
+                for outer in f.loops[:at]:
+                    f.reuse[outer.var] = "none"
     for r, loops in enclosing(nest):
         if r.indirect is not None:
             rf = RefFacts(r, loops)

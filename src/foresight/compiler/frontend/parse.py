@@ -1,8 +1,9 @@
 """Parse a C file with libclang and build the loop-nest IR.
 
-What the front end cannot model (pointer-walk loops, while loops, bases needing
-more than one load, non-affine indices, loops produced by macros, OpenMP pragmas) is
-recorded as a problem on the loop or nest, and the rewrite leaves it untouched.
+What the front end cannot model (while loops, pointer walks over objects of unknown
+size, bases needing more than one load, non-affine indices, loops produced by macros,
+OpenMP pragmas) is recorded as a problem on the loop or nest, and the rewrite leaves it
+untouched.
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ class _Function:
         self.calls: list[int] = []              # offsets of calls (a call may write a global)
         self.nest_end: dict[int, int] = {}      # nest start offset -> end offset
         self.expanding: set[tuple] = set()      # locals being replaced by their initializer
+        # Pointer-walk loop variables (`for (p = a; p < e; p++)`): their value, taken as
+        # (uintptr_t)p, is the address itself, so they step by the object's size in bytes.
+        self.walks: set[tuple] = set()
         # Offsets of writes of a pointer through memory (A[i] = ..., p->q = ...): any of them
         # might change a base read from memory.
         self.pointer_stores: list[int] = []
@@ -301,12 +305,16 @@ class _Function:
                                 f"{step_var.spelling}")
         var_decl = step_var
         kind = var_decl.type.get_canonical().kind
-        if kind == ci.TypeKind.POINTER:
-            return self._refuse(f"the index {var_decl.spelling} is a pointer (pointer walks "
-                                "are not analysed)")
-        if kind not in _INT_KINDS:
-            return self._refuse(f"the index {var_decl.spelling} is not an integer")
         key = _decl_key(var_decl)
+        if kind == ci.TypeKind.POINTER:
+            size = var_decl.type.get_canonical().get_pointee().get_size()
+            if size <= 0 or var_decl.type.is_volatile_qualified():
+                return self._refuse(f"the index {var_decl.spelling} is a pointer to objects "
+                                    "of unknown or variable size")
+            step *= size    # bytes: the variable stands for (uintptr_t)p
+            self.walks.add(key)
+        elif kind not in _INT_KINDS:
+            return self._refuse(f"the index {var_decl.spelling} is not an integer")
         name = var_decl.spelling
         if name in outer.values():
             return self._refuse(f"the index {name} is also an enclosing loop's index")
@@ -329,7 +337,7 @@ class _Function:
         loop = Loop(var=name, lower=None, upper=None, cond_op=None, step=step,
                     line=c.location.line, depth=depth, start=start, end=body_end,
                     body_start=body.extent.start.offset, body_end=body_end,
-                    body_compound=body.kind == K.COMPOUND_STMT)
+                    body_compound=body.kind == K.COMPOUND_STMT, walk=key in self.walks)
         inner_outer = {**outer, key: name}
         if lower is not None:
             aff = self.affine(lower, outer, nest_start)
@@ -339,6 +347,9 @@ class _Function:
             loop.lower = self.text(lower)
         self._bound = None
         self.loop_cond(loop, cond, key, outer, nest_start)
+        if loop.walk and loop.cond_op == "!=" and loop.step:
+            # A pointer walk to `p != e` stops at e exactly (stepping past it is undefined).
+            loop.cond_op = "<" if loop.step > 0 else ">"
         loop.csr = self.row_range(lower, loop, outer, nest_start)
         loop.trip = _trip(loop)
         if self._bound is not None and loop.cond_op in ("<", "<=", ">", ">="):
@@ -529,6 +540,17 @@ class _Function:
                                  "not analysed")
             self.scan(c)
             return
+        if c.kind == K.UNARY_OPERATOR and unary_operator(c) == "*":
+            ref = self.dereference(c, loops, nest_start, conditional)
+            if ref is not None:
+                loop.ops += sum(1 for d in c.walk_preorder() if d.kind in _OPS)
+                loop.refs.append(ref)
+                return
+        if c.kind == K.MEMBER_REF_EXPR:
+            ref = self.walk_member(c, loops, conditional)
+            if ref is not None:
+                loop.refs.append(ref)
+                return
         if c.kind == K.ARRAY_SUBSCRIPT_EXPR:
             ref = self.reference(c, loops, nest_start, conditional)
             if isinstance(ref, ArrayRef):
@@ -584,6 +606,9 @@ class _Function:
             cur = inner
             break
         levels.reverse()
+        walk = self.walk_var(cur, loops)
+        if walk is not None:
+            return self.walk_ref(c, walk, levels, loops, nest_start, conditional)
         base_text, base_loops = self.base(cur, nest_start), ()
         loaded = base_text is None
         if loaded:
@@ -639,6 +664,84 @@ class _Function:
             ref.base_chain = base_loads > 1
             ref.base_writes = tuple(w for w in self.pointer_stores if nest_start <= w < end)
         return ref
+
+    def walk_var(self, c: ci.Cursor, loops: dict[tuple, str]) -> str | None:
+        """The name of the pointer-walk loop variable `c` refers to, if it is one."""
+        c = _strip(c)
+        if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
+            key = _decl_key(c.referenced)
+            if key in self.walks and key in loops:
+                return loops[key]
+        return None
+
+    def walk_ref(self, c: ci.Cursor, walk: str, levels: list, loops: dict[tuple, str],
+                 nest_start: int, conditional: bool) -> ArrayRef | str:
+        """`p[k]...` of a pointer-walk variable p: its address is (uintptr_t)p plus the
+        subscripts, so the base is 0 and p a first subscript of one byte per unit."""
+        subs, strides = [Affine({walk: sym_const(1)}, {})], [sym_const(1)]
+        for idx, t in levels:
+            aff = self.affine(idx, loops, nest_start)
+            if aff is None:
+                return "index is not affine in the loop variables"
+            if t.get_size() <= 0:
+                return "a pointer walk over rows of variable size"
+            subs.append(aff)
+            strides.append(sym_const(t.get_size()))
+        if c.type.get_size() <= 0:
+            return "element size unknown"
+        return ArrayRef(text=self.text(c), line=c.location.line, base="0", subscripts=subs,
+                        strides=strides, elem_size=c.type.get_size(), is_write=False,
+                        conditional=conditional)
+
+    def dereference(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int,
+                    conditional: bool) -> ArrayRef | None:
+        """`*p` or `*(p ± k)` of a pointer-walk variable p (k affine), as p[±k]; None for
+        any other dereference (left to the body walk)."""
+        kids = list(c.get_children())
+        if len(kids) != 1:
+            return None
+        inner = _strip(kids[0])
+        walk, offset = self.walk_var(inner, loops), Affine()
+        if walk is None and inner.kind == K.BINARY_OPERATOR and binary_operator(inner) in (
+                "+", "-"):
+            a, b = list(inner.get_children())
+            walk = self.walk_var(a, loops)
+            if walk is None and binary_operator(inner) == "+":
+                a, b = b, a
+                walk = self.walk_var(a, loops)
+            aff = self.affine(b, loops, nest_start) if walk is not None else None
+            if aff is None:
+                return None
+            offset = aff if binary_operator(inner) == "+" else aff.scaled(sym_const(-1))
+        if walk is None:
+            return None
+        ref = self.walk_ref(c, walk, [], loops, nest_start, conditional)
+        if isinstance(ref, str):
+            return None
+        ref.subscripts.append(offset)
+        ref.strides.append(sym_const(ref.elem_size))
+        return ref
+
+    def walk_member(self, c: ci.Cursor, loops: dict[tuple, str],
+                    conditional: bool) -> ArrayRef | None:
+        """`s->x` of a pointer-walk variable s over structs, as the bytes of x at its
+        offset; None for any other member access (left to the body walk)."""
+        kids = list(c.get_children())
+        if len(kids) != 1 or c.referenced is None or c.referenced.kind != K.FIELD_DECL:
+            return None
+        walk = self.walk_var(kids[0], loops)
+        if walk is None or c.referenced.is_bitfield() or c.type.get_size() <= 0:
+            return None
+        owner = _strip(kids[0]).referenced
+        if owner is None or self.member_op(_strip(kids[0]), c) != "->":
+            return None
+        bits = c.referenced.get_field_offsetof()
+        if bits < 0 or bits % 8:
+            return None
+        return ArrayRef(text=self.text(c), line=c.location.line, base="0",
+                        subscripts=[Affine({walk: sym_const(1)}, {}), Affine({}, sym_const(
+                            bits // 8))], strides=[sym_const(1), sym_const(1)],
+                        elem_size=c.type.get_size(), is_write=False, conditional=conditional)
 
     def loaded_base(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int
                     ) -> tuple[str, tuple[str, ...], tuple[str, Affine, int] | None, int] | str:
