@@ -215,7 +215,7 @@ def test_stencil_over_malloced_arrays(size, out_of_core, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["gather", "colsum", "matvec_t", "bucket_sort", "stencil",
-                                  "stencil_rows", "rowptr", "tensor3"])
+                                  "stencil_rows", "rowptr", "tensor3", "walk"])
 def test_bench_kernels_out_of_core(name, doubles, tmp_path):
     k = bench.KERNELS[name]
     if k.data == "anon" and not _swap_ok(DATA):

@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("suite", choices=["micro", "overhead", "compiler", "nas"])
     b.add_argument("--kernels", default=None,
                    help="comma-separated kernels (compiler: stencil,stencil_rows,gather,"
-                   "matvec_t,colsum,bucket_sort,rowptr; nas: is,cg,ep,ft,mg,lu,sp,bt)")
+                   "matvec_t,colsum,bucket_sort,rowptr,walk; nas: is,cg,ep,ft,mg,lu,sp,bt)")
     b.add_argument("--mem", default=None,
                    help="memory cap (micro, compiler: default 256M; nas: per --size)")
     b.add_argument("--size", default="default",

@@ -56,6 +56,8 @@ KERNELS = {
     "bucket_sort": Kernel("keys1024", "bucket sort of Figure 17: key density, ranking, copy"),
     "rowptr": Kernel("doubles", "matrix-vector through row pointers (double **), rows "
                      "shuffled, 64 KiB rows"),
+    "walk": Kernel("doubles", "pointer walks over a mapped file: backward sum, then one "
+                   "double per page"),
 }
 COLSUM_PASSES = 8192 // 1024   # colsum.c: 8192 columns, every 1024th summed
 
