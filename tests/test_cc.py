@@ -156,3 +156,15 @@ def test_hints_never_change_results(tmp_path, name, sanitize):
     assert o.stdout == p.stdout and p.stderr == ""
     r = cc("--report", f"{name}.c", "-o", "R", cwd=tmp_path)
     assert "loop nest" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["struct_walks", "versioned_loops"])
+def test_transformed_code_compiles_under_strict_warnings(tmp_path, name):
+    # The hints and foresight.h must not turn a clean build red: the transformed text is
+    # the one compiled (no fallback warning) and it holds hints.
+    src = Path(__file__).parent / "corpus" / f"{name}.c"
+    strict = ["-std=c11", "-pedantic", "-Wall", "-Wextra", "-Werror", "-Wcast-qual",
+              "-Wshadow", "-Wmissing-prototypes", "-Wstrict-prototypes"]
+    p = cc("-O2", *strict, "--emit-c", "out", "-c", str(src), "-o", "x.o", cwd=tmp_path)
+    assert p.stderr == "", p.stderr
+    assert "foresight_prefetch_at" in (tmp_path / "out" / f"{name}.c").read_text()

@@ -221,7 +221,7 @@ static inline int foresight__marked(uint64_t *const *dir, const void *addr, size
     if (bytes == 0 || last < a || (p0 >> 6) != (p1 >> 6))
         return 0;
     uint64_t *leaf = __atomic_load_n(
-        (uint64_t **)&dir[(p0 >> FORESIGHT_LEAF_SHIFT) & (FORESIGHT_DIR_ENTRIES - 1)],
+        &dir[(p0 >> FORESIGHT_LEAF_SHIFT) & (FORESIGHT_DIR_ENTRIES - 1)],
         __ATOMIC_ACQUIRE); /* pairs with the leaf's publication; a plain load on x86-64 */
     if (leaf == NULL)
         return 0;
