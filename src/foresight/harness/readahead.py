@@ -137,16 +137,18 @@ class Setting:
     def __enter__(self) -> Setting:
         recover()
         me = os.getpid()
+        # The guardian first: a harness killed between changing a device and starting
+        # it would leave the device changed (releasing what was never acquired is a
+        # no-op).
+        self.guardian = subprocess.Popen(
+            [sys.executable, "-m", "foresight.harness.readahead", str(me), *self.devices],
+            stdin=subprocess.PIPE, start_new_session=True)
         try:
             for dev in self.devices:
                 self.original[dev] = acquire(dev, self.kb, me)
         except BaseException:
-            for dev in self.original:
-                release(dev, me)
+            self.__exit__()
             raise
-        self.guardian = subprocess.Popen(
-            [sys.executable, "-m", "foresight.harness.readahead", str(me), *self.devices],
-            stdin=subprocess.PIPE, start_new_session=True)
         return self
 
     def __exit__(self, *exc) -> None:
