@@ -107,11 +107,10 @@ class NestEmitter:
                 decls.append(f"const int {pv} = {on} ? "
                              f"{version_c(h.version.moves, opts.block_size)} : 0;")
 
-        def only(h: Hint, code: str) -> str:
-            """`code`, run only in the version of the nest that chose h's pipelining loop."""
-            if h.version is None:
-                return code
-            return f"if ({chains[id(h.version.moves)]} == {h.version.taken}) {{ {code} }}"
+        def chosen(h: Hint) -> str:
+            """C: whether the nest's entry chose h's pipelining loop (h has a version)."""
+            assert h.version is not None
+            return f"{chains[id(h.version.moves)]} == {h.version.taken}"
 
         # Two distances per pipelining loop, computed at nest entry: `ds` iterations for
         # the streams, from their bytes per iteration, and `di` for indirect references,
@@ -168,7 +167,7 @@ class NestEmitter:
                 term = (f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
                         f"{pages} : {self.name('a', hk)})")
                 if h.version is not None:   # counted only in the version that runs it
-                    term = f"({chains[id(h.version.moves)]} == {h.version.taken} ? {term} : 0)"
+                    term = f"({chosen(h)} ? {term} : 0)"
                 vol_s.append(term)
             need_ds = len(vol_i) < len(hints)     # streams or rows ahead
             share = self.name("ahead")
@@ -194,7 +193,9 @@ class NestEmitter:
                     lead = (ds if not h.feeds_indirect else f"({ds} + {di})" if vol_i
                             else f"(2 * {ds})")
                     code = self.stream_code(h, hk, lead)
-                body.setdefault(pid, []).append(only(h, code))
+                if h.version is not None:   # run only in the version that chose its loop
+                    code = f"if ({chosen(h)}) {{ {code} }}"
+                body.setdefault(pid, []).append(code)
         out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(decls) + " "),
                Insertion(root.end, 0, -3 * root.depth, " }")]
         for lid, lp in reset_at.items():
