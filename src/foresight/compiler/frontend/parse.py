@@ -738,10 +738,12 @@ class _Function:
         bits = c.referenced.get_field_offsetof()
         if bits < 0 or bits % 8:
             return None
-        return ArrayRef(text=self.text(c), line=c.location.line, base="0",
-                        subscripts=[Affine({walk: sym_const(1)}, {}), Affine({}, sym_const(
-                            bits // 8))], strides=[sym_const(1), sym_const(1)],
-                        elem_size=c.type.get_size(), is_write=False, conditional=conditional)
+        ref = self.walk_ref(c, walk, [], loops, 0, conditional)
+        if isinstance(ref, str):
+            return None
+        ref.subscripts.append(Affine({}, sym_const(bits // 8)))
+        ref.strides.append(sym_const(1))
+        return ref
 
     def loaded_base(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int
                     ) -> tuple[str, tuple[str, ...], tuple[str, Affine, int] | None, int] | str:
