@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 from pathlib import Path
 
 SYS_BLOCK = Path("/sys/block")
@@ -49,6 +50,11 @@ def disks() -> dict[str, int]:
     return out
 
 
+def _unescape(field: str) -> str:
+    """A path from /proc/swaps, whose spaces, tabs, newlines and backslashes are octal."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
 def swap_summary() -> dict:
     """Active swap areas and their total size in bytes, from /proc/swaps."""
     lines = (_read("/proc/swaps") or "").splitlines()[1:]
@@ -56,7 +62,7 @@ def swap_summary() -> dict:
     for line in lines:
         f = line.split()
         if len(f) >= 3:
-            areas.append({"path": f[0], "bytes": int(f[2]) * 1024})
+            areas.append({"path": _unescape(f[0]), "bytes": int(f[2]) * 1024})
     return {"total_bytes": sum(a["bytes"] for a in areas), "areas": areas}
 
 
