@@ -67,17 +67,25 @@ def assert_no_sanitizer_report(name: str, p: subprocess.CompletedProcess) -> Non
     assert not hits, f"{name}: sanitizer report (exit {p.returncode}):\n{err}"
 
 
+def corpus_cflags(src: Path) -> list[str]:
+    """Extra flags a trap program names on its second line: `/* cflags: ... */`."""
+    lines = src.read_text(encoding="utf-8").splitlines()
+    if len(lines) > 1 and lines[1].startswith("/* cflags:"):
+        return lines[1].removeprefix("/* cflags:").removesuffix("*/").split()
+    return []
+
+
 def test_corpus_is_present_and_labelled():
     assert len(CORPUS) >= 20, f"expected ~20 trap programs in {CORPUS_DIR}"
     for src in CORPUS:
-        first = src.read_text().splitlines()[0]
+        first = src.read_text(encoding="utf-8").splitlines()[0]
         assert first.startswith("/* trap:"), f"{src.name}: first line must name its trap"
 
 
 @pytest.mark.parametrize("sanitize", [False, True], ids=["plain", "asan-ubsan"])
 @pytest.mark.parametrize("src", CORPUS, ids=[p.stem for p in CORPUS])
 def test_corpus_hints_do_not_change_behaviour(tmp_path, src, sanitize):
-    flags = ["-O1", *(SANITIZE if sanitize else [])]
+    flags = ["-O1", *corpus_cflags(src), *(SANITIZE if sanitize else [])]
     foresight_cc(*flags, "--no-prefetch", str(src), "-o", "O", cwd=tmp_path)
     foresight_cc(*flags, str(src), "-o", "P", cwd=tmp_path)
     o = run(tmp_path / "O")

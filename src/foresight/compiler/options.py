@@ -28,6 +28,16 @@ class CompileOptions:
             object.__setattr__(self, "latency_cycles", 100_000)
 
 
+def decode_source(data: bytes) -> str:
+    """C source bytes as text: UTF-8, with any other byte kept (surrogateescape), so that
+    encode_source gives back exactly the bytes read and identifiers such as `δ` survive."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def encode_source(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
 @dataclass
 class Transformed:
     text: str                  # the whole translation unit to compile (with #line directives)

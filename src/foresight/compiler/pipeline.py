@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foresight.compiler.options import CompileOptions, Transformed
+from foresight.compiler.options import CompileOptions, Transformed, decode_source
 from foresight.errors import CompilerError
 
 
-def transform(source: Path, clang_args: list[str], opts: CompileOptions) -> Transformed:
+def transform(source: Path | str, clang_args: list[str], opts: CompileOptions) -> Transformed:
     """Return the transformed text of `source` (clang_args: its -I/-D/-U/-std flags).
 
-    Never raises for code the analysis cannot handle: such code is left unchanged and
-    described in the report.  Raises CompilerError only when the file cannot be read.
+    `source` is the path as the user wrote it (`./x.c`, not `x.c`): it is what cc puts in
+    __FILE__, and the `#line` of the transformed text repeats it byte for byte.  Never
+    raises for code the analysis cannot handle: such code is left unchanged and described
+    in the report.  Raises CompilerError only when the file cannot be read.
     """
     from foresight.compiler.analysis.locality import analyse
     from foresight.compiler.frontend.parse import ParseFailure, parse
@@ -20,12 +22,13 @@ def transform(source: Path, clang_args: list[str], opts: CompileOptions) -> Tran
     from foresight.compiler.rewrite.emit import NestEmitter, splice
     from foresight.compiler.schedule.plan import schedule
 
+    name = str(source)
     source = Path(source)
     try:
         original = source.read_bytes()
     except OSError as e:
         raise CompilerError(f"{source}: cannot read: {e.strerror}") from e
-    unchanged = original.decode("latin-1")
+    unchanged = decode_source(original)
     try:
         nests, data = parse(source, clang_args)
     except ParseFailure as e:
@@ -50,7 +53,12 @@ def transform(source: Path, clang_args: list[str], opts: CompileOptions) -> Tran
             insertions += nest_insertions
     if not insertions:
         return Transformed(unchanged, False, report, warnings)
-    body = splice(data, insertions).decode("latin-1")
-    name = str(source).replace("\\", "\\\\").replace('"', '\\"')
-    text = f'#include <foresight.h>\n#line 1 "{name}"\n{body}'
+    body = decode_source(splice(data, insertions))
+    text = f'#include <foresight.h>\n#line 1 {line_name(name)}\n{body}'
     return Transformed(text, True, report, warnings)
+
+
+def line_name(name: str) -> str:
+    """The string literal of a `#line` directive naming `name`, as cc spells __FILE__: `\\`
+    and `"` escaped, other bytes (UTF-8 or not) as they are in the file system."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'

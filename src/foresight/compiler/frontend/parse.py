@@ -9,12 +9,14 @@ untouched.
 from __future__ import annotations
 
 import subprocess
+from bisect import bisect_left
 from functools import cache
 from pathlib import Path
 
 import clang.cindex as ci
 
 from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
+from foresight.compiler.frontend.sync import SyncPoints
 from foresight.compiler.ir import (
     Affine,
     ArrayRef,
@@ -27,6 +29,7 @@ from foresight.compiler.ir import (
     sym_mul,
     sym_value,
 )
+from foresight.compiler.options import decode_source
 
 K = ci.CursorKind
 _FLOAT_KINDS = {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE}
@@ -50,8 +53,21 @@ class ParseFailure(Exception):
 
 
 @cache
-def _gcc_include() -> list[str]:
-    """The C compiler's own headers (stddef.h, stdarg.h) that libclang's wheel lacks."""
+def _builtin_headers() -> list[str]:
+    """Where libclang finds the compiler's own headers (stddef.h, stdatomic.h, ...), which
+    the libclang wheel lacks: clang's, from Debian's libclang-common-N-dev (installed by
+    `make setup`; a version no newer than the wheel's, whose builtins it knows), else
+    gcc's (whose <stdatomic.h> clang cannot parse)."""
+    found = []
+    for inc in Path("/usr/lib").glob("llvm-*/lib/clang/*/include/stdatomic.h"):
+        try:
+            found.append((int(inc.parent.parent.name.split(".")[0]), inc.parent.parent))
+        except ValueError:
+            continue
+    if found:
+        mine = _libclang_major()
+        older = [f for f in found if f[0] <= mine]
+        return ["-resource-dir", str(max(older)[1] if older else min(found)[1])]
     try:
         out = subprocess.run(["cc", "-print-file-name=include"], capture_output=True,
                              text=True, check=True, timeout=10).stdout.strip()
@@ -60,10 +76,19 @@ def _gcc_include() -> list[str]:
     return ["-isystem", out] if out and Path(out).is_dir() else []
 
 
+def _libclang_major() -> int:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return int(version("libclang").split(".")[0])
+    except (PackageNotFoundError, ValueError):
+        return 1 << 30
+
+
 def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes]:
     """All loop nests of `source`, and its bytes (offsets in the IR index into them)."""
     data = Path(source).read_bytes()
-    args = ["-x", "c", *clang_args, *_gcc_include(), "-Wno-everything"]
+    args = ["-x", "c", *clang_args, *_builtin_headers(), "-Wno-everything"]
     try:
         tu = ci.Index.create().parse(str(source), args=args,
                                      options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
@@ -76,10 +101,17 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes]:
         raise ParseFailure(f"{loc}: libclang cannot parse this file ({d.spelling})")
     main = str(tu.spelling)
     nests: list[LoopNest] = []
-    for fn in tu.cursor.get_children():
+    top = list(tu.cursor.get_children())
+    # Byte ranges of the macro expansions in this file: the text there is not the code.
+    macros = sorted((c.extent.start.offset, c.extent.end.offset) for c in top
+                    if c.kind == K.MACRO_INSTANTIATION and c.location.file
+                    and str(c.location.file) == main)
+    sync = SyncPoints({fn.get_usr(): fn for fn in top
+                       if fn.kind == K.FUNCTION_DECL and fn.is_definition()})
+    for fn in top:
         if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file
                 and str(fn.location.file) == main):
-            _Function(fn, data, main, nests).scan(fn)
+            _Function(fn, data, main, nests, macros, sync).scan(fn)
     return nests, data
 
 
@@ -100,8 +132,14 @@ def _decl_key(decl: ci.Cursor) -> tuple:
 class _Function:
     """Facts about one function that decide what is loop-invariant, and the nest builder."""
 
-    def __init__(self, fn: ci.Cursor, data: bytes, main: str, nests: list[LoopNest]):
+    def __init__(self, fn: ci.Cursor, data: bytes, main: str, nests: list[LoopNest],
+                 macros: list[tuple[int, int]], sync: SyncPoints):
         self.fn, self.data, self.main, self.nests = fn, data, main, nests
+        self.macros = macros
+        self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
+        # Offsets and descriptions of the points where the function may synchronise with
+        # other threads (frontend/sync.py): no hint load is moved across them.
+        self.syncs: list[tuple[int, str]] = []
         # Where each variable is written (offsets of the writing expressions): a variable
         # is invariant in a nest that contains none of its writes.
         self.writes: dict[tuple, list[int]] = {}
@@ -133,6 +171,11 @@ class _Function:
                 elif op == "&" and kids:
                     self._mark(kids[0], self.address_taken)
             elif c.kind == K.CALL_EXPR:
+                self.calls.append(c.extent.start.offset)
+            why = sync.point(c)
+            if why is not None:
+                # Another thread may change a global here, as a call may.
+                self.syncs.append((c.extent.start.offset, f"line {c.location.line}: {why}"))
                 self.calls.append(c.extent.start.offset)
             if target is not None:
                 self._mark(target, written)
@@ -221,9 +264,11 @@ class _Function:
 
     def check_nest(self, nest: LoopNest, cursor: ci.Cursor) -> None:
         start, end = nest.root.start, nest.root.end
-        if any(d.kind == K.LABEL_STMT for d in cursor.walk_preorder()):
-            # A goto from outside would enter the nest without the values taken at entry.
-            nest.skipped = "a label inside the nest (a jump into it would skip nest entry)"
+        jump = _jump_target(cursor, in_switch=False)
+        if jump is not None:
+            # A jump from outside would enter the nest without the values taken at entry
+            # (uninitialised hint variables; -Wjump-misses-init).
+            nest.skipped = jump
             return
         text = self.data[start:end]
         if (b"#" in text and b"pragma" in text) or b"_Pragma" in text:
@@ -334,6 +379,9 @@ class _Function:
         body_end = self.stmt_end(body)
         if body_end is None:
             return self._refuse("the end of the body could not be found in the source text")
+        clash = self.macro_clash(c, start, body, body_end)
+        if clash is not None:
+            return self._refuse(clash)
         loop = Loop(var=name, lower=None, upper=None, cond_op=None, step=step,
                     line=c.location.line, depth=depth, start=start, end=body_end,
                     body_start=body.extent.start.offset, body_end=body_end,
@@ -371,6 +419,62 @@ class _Function:
     def _refuse(self, why: str) -> None:
         self.refusal = why
         return None
+
+    def macro_clash(self, c: ci.Cursor, start: int, body: ci.Cursor,
+                    body_end: int) -> str | None:
+        """Why the loop's text cannot be edited as the compiler sees it, or None.
+
+        Hints are spliced into the text before the loop, at the top of its body and after
+        it (wrapping an unbraced body in braces).  That keeps the meaning only if those
+        places are in the file's own text, not inside a macro expansion, and if the text
+        from `for` to the end of the body holds this loop and nothing else: with
+        `#define BUMP(i) A[i] += 1; C[i] += 2`, `for (...) BUMP(k);` loops over the first
+        statement only, while the text `BUMP(k);` holds both."""
+        lo = bisect_left(self.macros, (start, -1))
+        while lo > 0 and self.macros[lo - 1][1] > start:
+            lo -= 1
+        hi = bisect_left(self.macros, (body_end, -1))
+        near = [m for m in self.macros[lo:hi] if m[1] > start]
+        if not near:
+            return None
+        body_start = body.extent.start.offset
+        edges = (start, body_start, body_start + 1, body_end) if body.kind == K.COMPOUND_STMT \
+            else (start, body_start, body_end)
+        if body.kind == K.COMPOUND_STMT and (self.data[body_start:body_start + 1] != b"{"
+                                             or self.data[body_end - 1:body_end] != b"}"):
+            return "the braces of the loop body come from a macro expansion"
+        for s, e in near:
+            if any(s < o < e for o in edges) or (body.kind == K.COMPOUND_STMT and any(
+                    s <= o < e for o in (body_start, body_end - 1))):
+                return (f"the loop is written across a macro expansion (line "
+                        f"{c.location.line}): its text is not the code the compiler sees")
+        if body.kind == K.COMPOUND_STMT:
+            return None
+        # An unbraced body touching a macro: every statement the text holds must be the
+        # loop's own.
+        mine = {d.hash for d in c.walk_preorder()}
+        cursors = self.cursors()
+        i = bisect_left(cursors, (start, -1))
+        while i < len(cursors) and cursors[i][0] < body_end:
+            if cursors[i][1] not in mine:
+                return ("the loop body comes from a macro that expands to more than the "
+                        f"loop's statement (line {c.location.line}): wrapping its text "
+                        "would change what the loop runs")
+            i += 1
+        return None
+
+    def cursors(self) -> list[tuple[int, int]]:
+        """(start offset, hash) of every cursor of the function in this file, by offset."""
+        if self._cursors is None:
+            self._cursors = sorted(
+                (d.extent.start.offset, d.hash) for d in self.fn.walk_preorder()
+                if d.location.file is not None and str(d.location.file) == self.main)
+        return self._cursors
+
+    def sync_in(self, nest_start: int) -> str | None:
+        """The first point in the nest where it may synchronise with other threads."""
+        end = self.nest_end.get(nest_start, len(self.data))
+        return next((why for o, why in self.syncs if nest_start <= o < end), None)
 
     def loop_init(self, init: ci.Cursor | None) -> tuple[ci.Cursor | None, ci.Cursor | None]:
         if init is None:
@@ -448,7 +552,7 @@ class _Function:
         the iterations of i the rows' ranges chain (plan._csr_end); whether the row loop
         can change R's elements is its int_stores and body_calls."""
         if (lower is None or self._bound is None or loop.step != 1
-                or loop.cond_op != "<"):
+                or loop.cond_op != "<" or self.sync_in(nest_start) is not None):
             return None
         lo, hi = _strip(lower), _strip(self._bound)
         if lo.kind != K.ARRAY_SUBSCRIPT_EXPR or hi.kind != K.ARRAY_SUBSCRIPT_EXPR:
@@ -518,7 +622,23 @@ class _Function:
         return True
 
     def text(self, c: ci.Cursor) -> str:
-        return self.data[c.extent.start.offset:c.extent.end.offset].decode("latin-1")
+        """`c` as C to repeat in a one-line insertion (and to show in the report): its
+        tokens as written, one space wherever the source has white space, a comment or a
+        line break between two, so a `//` comment or a newline inside never reaches the
+        inserted line."""
+        end = c.extent.end.offset
+        out, last = [], None
+        for t in c.get_tokens():
+            o = t.extent.start.offset
+            if o >= end or t.kind == ci.TokenKind.COMMENT:
+                continue
+            if last is not None and o > last:
+                out.append(" ")
+            out.append(t.spelling.replace("\\\n", "").replace("\\\r\n", ""))
+            last = t.extent.end.offset
+        if not out:
+            return decode_source(self.data[c.extent.start.offset:end])
+        return "".join(out)
 
     # ---- bodies and references -----------------------------------------------------
 
@@ -612,6 +732,10 @@ class _Function:
         base_text, base_loops = self.base(cur, nest_start), ()
         loaded = base_text is None
         if loaded:
+            sync = self.sync_in(nest_start)
+            if sync is not None:
+                return (f"the base is read from memory and the nest may synchronise with "
+                        f"other threads ({sync}): no load is moved ahead of it")
             found = self.loaded_base(cur, loops, nest_start)
             if isinstance(found, str):
                 return found
@@ -649,6 +773,10 @@ class _Function:
                             return "indirect reference through a base read from memory"
                         if inner.type.is_volatile_qualified():
                             return "indirect through a volatile index array"
+                        sync = self.sync_in(nest_start)
+                        if sync is not None:
+                            return ("indirect, and the nest may synchronise with other "
+                                    f"threads ({sync}): the index is not loaded ahead")
                         indirect = ix
                         continue
                 return "index is not affine in the loop variables"
@@ -971,6 +1099,22 @@ class _Function:
             if op == "+":
                 return a
         return None
+
+
+def _jump_target(c: ci.Cursor, in_switch: bool) -> str | None:
+    """A label below `c` that a jump from outside `c` could reach: any `goto` label, and a
+    `case`/`default` not enclosed by a switch below `c` (Duff's device)."""
+    for k in c.get_children():
+        if k.kind == K.LABEL_STMT:
+            return (f"a label inside the nest ({k.spelling}, line {k.location.line}): a "
+                    "goto into it would skip nest entry")
+        if k.kind in (K.CASE_STMT, K.DEFAULT_STMT) and not in_switch:
+            return (f"a case label inside the nest (line {k.location.line}) of a switch "
+                    "outside it: the switch would jump past nest entry")
+        found = _jump_target(k, in_switch or k.kind == K.SWITCH_STMT)
+        if found is not None:
+            return found
+    return None
 
 
 def cond_type(c: ci.Cursor) -> ci.Type:

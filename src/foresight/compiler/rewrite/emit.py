@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from foresight.compiler.ir import ArrayRef, Loop, sym_c
-from foresight.compiler.options import CompileOptions
+from foresight.compiler.options import CompileOptions, encode_source
 from foresight.compiler.schedule.plan import Hint, Move, NestPlan
 
 U = "uintptr_t"
@@ -605,7 +605,7 @@ def splice(data: bytes, insertions: list[Insertion]) -> bytes:
     out, pos = [], 0
     for ins in sorted(insertions):
         out.append(data[pos:ins.offset])
-        out.append(ins.text.encode("latin-1"))
+        out.append(encode_source(ins.text))
         pos = ins.offset
     out.append(data[pos:])
     return b"".join(out)
