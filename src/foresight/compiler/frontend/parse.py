@@ -626,9 +626,15 @@ class _Function:
         tokens as written, one space wherever the source has white space, a comment or a
         line break between two, so a `//` comment or a newline inside never reaches the
         inserted line."""
-        end = c.extent.end.offset
+        start, end = c.extent.start.offset, c.extent.end.offset
+        # The file's own tokens between the offsets (a cursor's get_tokens would start at
+        # a macro's definition when the expression begins with a macro).
+        tu = c.translation_unit
+        here = tu.get_file(self.main)
+        span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, start),
+                                             ci.SourceLocation.from_offset(tu, here, end))
         out, last = [], None
-        for t in c.get_tokens():
+        for t in tu.get_tokens(extent=span):
             o = t.extent.start.offset
             if o >= end or t.kind == ci.TokenKind.COMMENT:
                 continue
@@ -637,7 +643,7 @@ class _Function:
             out.append(t.spelling.replace("\\\n", "").replace("\\\r\n", ""))
             last = t.extent.end.offset
         if not out:
-            return decode_source(self.data[c.extent.start.offset:end])
+            return decode_source(self.data[start:end])
         return "".join(out)
 
     # ---- bodies and references -----------------------------------------------------

@@ -1,0 +1,69 @@
+"""The transformed text is the user's text: __FILE__, __LINE__, assert messages and
+identifiers come out as plain cc makes them, whatever the file is called and however the
+source spells things (UTF-8 names, paths given as ./x.c, quotes in file names)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
+
+PROGRAM = """\
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  long ñ = 200000 + argc;
+  double *données = malloc((size_t)ñ * sizeof *données);
+  for (long δ = 0; δ < ñ; δ++) données[δ] = (double)(δ % 7);
+  double π = 0;
+  for (long δ = ñ - 1; δ >= 0; δ--)
+    π += données[δ];
+  printf("%s:%d %.1f\\n", __FILE__, __LINE__, π);
+  assert(argc > 1 && "needs an argument");
+  (void)argv;
+  return 0;
+}
+"""
+
+
+def build_and_run(cwd: Path, name: str, *pre: str) -> tuple[subprocess.CompletedProcess, list]:
+    out = []
+    for tag, cmd in (("O", ["cc"]), ("P", [FORESIGHT, "cc", "--report-json", "r.json"])):
+        b = subprocess.run([*cmd, *pre, "-O1", name, "-o", tag], cwd=cwd,
+                           capture_output=True)
+        assert b.returncode == 0, b.stderr.decode(errors="replace")
+        assert b"did not compile" not in b.stderr, b.stderr.decode(errors="replace")
+        # the same argv[0] for both: assert messages name the program
+        out.append(subprocess.run(["./prog"], executable=cwd / tag, cwd=cwd,
+                                  capture_output=True))
+    report = json.loads((cwd / "r.json").read_text())
+    return out, report
+
+
+@pytest.mark.parametrize("name", ["./x.c", "données δ.c", 'q"uote.c', "./sub/../b\\s.c"])
+def test_file_line_and_assert_are_the_originals(tmp_path, name):
+    (tmp_path / "sub").mkdir()
+    src = tmp_path / name
+    src.write_bytes(PROGRAM.encode())
+    (o, p), report = build_and_run(tmp_path, name)
+    assert [e for e in report if e.get("hints")], "nothing was hinted: the test proves nothing"
+    assert p.returncode == o.returncode != 0       # the assert fires in both
+    assert p.stdout == o.stdout and p.stderr == o.stderr
+    assert name.encode() in o.stdout and b":12 " in o.stdout
+
+
+def test_non_utf8_bytes_pass_through(tmp_path):
+    # A Latin-1 comment and string: not UTF-8, kept byte for byte.
+    src = PROGRAM.replace("int main", 'static const char *w = "na@ve"; /* caf@ */\nint main')
+    src = src.replace("  (void)argv;", "  (void)argv; puts(w);")
+    (tmp_path / "l1.c").write_bytes(src.encode().replace(b"@", b"\xef"))
+    (o, p), report = build_and_run(tmp_path, "l1.c")
+    assert [e for e in report if e.get("hints")]
+    assert p.stdout == o.stdout and p.stderr == o.stderr
