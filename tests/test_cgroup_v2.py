@@ -1,5 +1,7 @@
 """The cgroup v2 path, exercised against a fake cgroup tree (this machine has v1 only)."""
 
+import subprocess
+import time
 from pathlib import Path
 
 from foresight.harness import cgroup
@@ -52,3 +54,23 @@ def test_systemd_scope_prefix_caps_memory():
     prefix = cgroup.systemd_scope_prefix(1 << 30)
     assert prefix[:3] == ["systemd-run", "--user", "--scope"]
     assert f"MemoryMax={1 << 30}" in prefix
+
+
+def test_leftover_processes_are_killed_and_named(tmp_path):
+    root, own, mountinfo, proc_cgroup = fake_tree(tmp_path, "memory")
+    cg = cgroup.Cgroup(cgroup.find_memory_hierarchy(mountinfo, proc_cgroup), 64 << 20)
+    left = subprocess.Popen(["sleep", "30"])
+    comm = Path(f"/proc/{left.pid}/comm")
+    while comm.read_text().strip() != "sleep":   # exec may still be under way
+        time.sleep(0.01)
+    try:
+        # What the kernel lists once the measured program exited and its child stayed.
+        (cg.path / "cgroup.procs").write_text(f"{left.pid}\n")
+        found = cg.kill_leftovers(grace=0.3)
+        assert found == [{"pid": left.pid, "command": "sleep"}]
+        assert left.wait(timeout=5) == -9
+    finally:
+        left.kill()
+    for f in cg.path.iterdir():
+        f.unlink()
+    assert cg.close() == ([], None) and not cg.path.exists()

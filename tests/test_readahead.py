@@ -1,6 +1,7 @@
 """--readahead-kb sets the disk's knob for the run and always restores it, also when
 the harness is killed with SIGKILL (a guardian process restores it)."""
 
+import json
 import os
 import signal
 import subprocess
@@ -66,3 +67,56 @@ def test_conflicting_concurrent_values_are_refused(fake_sys):
     finally:
         p.kill()
         p.wait()
+
+
+def stale_journal(fake_sys, tmp_path, value: int = 64) -> None:
+    """The state a harness and guardian killed together leave: the knob changed, the
+    journal naming a holder that is gone."""
+    dev = fake_sys.parent.parent.name
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    state = tmp_path / "state" / "readahead"
+    state.mkdir(parents=True)
+    (state / f"{dev}.json").write_text(json.dumps(
+        {"device": dev, "original": 4096, "value": value, "holders": [gone.pid]}))
+    fake_sys.write_text(f"{value}\n")
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "--", "true"],                                 # no --readahead-kb
+    ["bench", "micro", "--patterns", "nonsense"],          # stops at its argument check
+])
+def test_a_stale_setting_is_restored_by_any_run_or_bench(fake_sys, tmp_path, command):
+    stale_journal(fake_sys, tmp_path)
+    r = subprocess.run([sys.executable, "-m", "foresight.cli", *command],
+                       capture_output=True, text=True)
+    assert "Traceback" not in r.stderr
+    assert fake_sys.read_text().strip() == "4096"
+    assert "restored to 4096" in r.stderr
+    assert list((tmp_path / "state" / "readahead").glob("*.json")) == []
+
+
+def test_a_journal_whose_device_could_not_be_restored_is_kept(fake_sys, tmp_path):
+    stale_journal(fake_sys, tmp_path)
+    fake_sys.unlink()
+    fake_sys.mkdir()   # writing the knob now fails, and the device still exists
+    r = subprocess.run([sys.executable, "-m", "foresight.cli", "run", "--", "true"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert len(list((tmp_path / "state" / "readahead").glob("*.json"))) == 1
+    r = subprocess.run([sys.executable, "-m", "foresight.cli", "run", "--readahead-kb", "128",
+                        "--", "true"], capture_output=True, text=True)
+    assert r.returncode == 2 and "journal" in r.stderr and "is kept" in r.stderr, r.stderr
+    assert len(list((tmp_path / "state" / "readahead").glob("*.json"))) == 1
+
+
+@pytest.mark.parametrize("text", ["{}", "[]", '{"device": "x", "original": 1, "value": 2, '
+                                  '"holders": ["a"]}'])
+def test_a_journal_that_is_not_ours_is_dropped_without_a_traceback(fake_sys, tmp_path, text):
+    state = tmp_path / "state" / "readahead"
+    state.mkdir(parents=True)
+    (state / f"{fake_sys.parent.parent.name}.json").write_text(text)
+    r = subprocess.run([sys.executable, "-m", "foresight.cli", "run", "--readahead-kb", "128",
+                        "--", "true"], capture_output=True, text=True)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert fake_sys.read_text().strip() == "4096"

@@ -172,3 +172,131 @@ def test_runtime_statistics_are_included(micro_bin, disk_tmp):
     assert rt["config"]["mem_limit_bytes"] == 64 << 20
     assert "cgroup" in rt["config"]["mem_limit_source"]
     assert rt["config"]["budget_pages"] == (48 << 20) // 4096
+
+
+def test_background_children_are_reported_killed_and_the_result_kept(tmp_path):
+    capped()
+    out = tmp_path / "r.json"
+    t0 = time.monotonic()
+    p = subprocess.Popen([*FORESIGHT, "run", "--mem", "64M", "--json", str(out), "--", "sh",
+                          "-c", f"sleep 30 & echo $! > {tmp_path / 'pid'}; exit 4"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _, stderr = p.communicate(timeout=60)
+    r = subprocess.CompletedProcess(p.args, p.returncode, "", stderr)
+    assert time.monotonic() - t0 < 20
+    assert r.returncode == 4, r.stderr   # the program's status, not a harness error
+    report = json.loads(out.read_text())
+    pid = int((tmp_path / "pid").read_text())
+    assert report["exit_code"] == 4
+    # The child may not have exec'd sleep yet when the harness looks: then it is sh.
+    [left] = report["leftover_processes"]
+    assert left["pid"] == pid and left["command"] in ("sleep", "sh")
+    assert report["cgroup_not_removed"] is None
+    # Reported after the table, and the leftover is gone (or a zombie awaiting its reaper).
+    assert r.stderr.index("peak memory") < r.stderr.index(f"{pid} ({left['command']})")
+    assert "killed" in r.stderr and "Traceback" not in r.stderr
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    assert state in ("Z", "X", "gone")
+    mount = cgroup.find_memory_hierarchy()
+    parent = mount.root / mount.own.lstrip("/")
+    assert not [c for c in parent.iterdir() if c.name.startswith(f"foresight-{p.pid}-")]
+
+
+def test_a_cgroup_that_cannot_be_removed_is_a_warning_not_a_lost_result(monkeypatch,
+                                                                        tmp_path, capsys):
+    capped()
+    from foresight.cli import main
+    from foresight.errors import HarnessError
+
+    made = []
+    real_remove = cgroup.Cgroup.remove
+
+    def refuse(self):
+        made.append(self)
+        raise HarnessError(f"cannot remove cgroup {self.path}; remove it by hand with rmdir")
+
+    monkeypatch.setattr(cgroup.Cgroup, "remove", refuse)
+    out = tmp_path / "r.json"
+    try:
+        assert main(["run", "--mem", "64M", "--json", str(out), "--", "sh", "-c",
+                     "exit 5"]) == 5
+    finally:
+        for c in made:
+            real_remove(c)
+    err = capsys.readouterr().err
+    assert "warning: cannot remove cgroup" in err
+    assert json.loads(out.read_text())["cgroup_not_removed"].startswith("cannot remove")
+
+
+def test_an_unwritable_json_destination_fails_before_the_run(tmp_path):
+    ran = tmp_path / "ran"
+    for dest, message in [(tmp_path / "no" / "r.json", "no such directory"),
+                          (tmp_path, "is a directory"),
+                          (tmp_path / "file" / "r.json", "not a directory")]:
+        (tmp_path / "file").write_text("")
+        r = foresight("run", "--json", str(dest), "--", "touch", str(ran))
+        assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+        assert not ran.exists()   # the program never started
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]   # no probe left
+
+
+def test_bench_refuses_unwritable_outputs_before_it_starts(tmp_path):
+    r = foresight("bench", "nas", "--json", str(tmp_path / "no" / "n.json"), timeout=30)
+    assert r.returncode == 2 and "no such directory" in r.stderr, r.stderr
+    (tmp_path / "f").write_text("")
+    r = foresight("bench", "micro", "--plots", str(tmp_path / "f" / "p"), timeout=30)
+    assert r.returncode == 2 and "not a directory" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("mem", ["1", "64K", "3M"])
+def test_a_cap_too_small_to_load_a_program_is_refused(mem, tmp_path):
+    ran = tmp_path / "ran"
+    r = foresight("run", "--mem", mem, "--", "touch", str(ran))
+    assert r.returncode == 2 and "at least 4.0 MiB" in r.stderr, r.stderr
+    assert not ran.exists()
+
+
+def test_the_smallest_cap_runs_a_program_with_the_runtime(micro_bin, disk_tmp):
+    capped()
+    data = disk_tmp / "d"
+    subprocess.run([str(micro_bin / "micro-orig"), "create", str(data), "1M"], check=True)
+    r = run_once([str(micro_bin / "micro-hints"), "backward", "file", str(data)],
+                 mem=4 << 20, capture=True)
+    assert r["exit_code"] == 0 and not r["oom_killed"], r["stderr"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--mem", "inf", "--", "true"], "not a size"),
+    (["--mem", "1e400", "--", "true"], "not a size"),
+    (["--mem", "", "--", "true"], "not a size"),
+])
+def test_sizes_that_are_not_numbers_are_clear_errors(args, message):
+    r = foresight("run", *args)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_program_in_no_executable_format_is_a_clear_error(tmp_path):
+    prog = tmp_path / "prog"
+    prog.write_bytes(b"\x7fELF not really")
+    prog.chmod(0o755)
+    r = foresight("run", "--", str(prog))
+    assert r.returncode == 2 and "Exec format error" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_a_realtime_signal_is_named():
+    r = foresight("run", "--", "sh", "-c", f"kill -{signal.SIGRTMIN + 2} $$")
+    assert r.returncode == 128 + signal.SIGRTMIN + 2, r.stderr
+    assert "killed by SIGRTMIN+2" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_file_that_cannot_be_evicted_is_a_clear_error(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    ran = tmp_path / "ran"
+    r = foresight("run", "--cold", "--file", str(fifo), "--", "touch", str(ran), timeout=30)
+    assert r.returncode == 2 and f"cannot evict {fifo}" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not ran.exists()

@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run PROG under a memory cap (cgroup v2, v1, or systemd-run) and report "
         "time, faults, I/O and stall; with --json write the measurements as JSON.",
     )
-    r.add_argument("--mem", metavar="SIZE", help="memory cap, e.g. 256M (default: no cap)")
+    r.add_argument("--mem", metavar="SIZE",
+                   help="memory cap, at least 4M, e.g. 256M (default: no cap)")
     r.add_argument("--cold", action="store_true", help="start with a cold page cache")
     r.add_argument("--file", dest="files", metavar="PATH", action="append", default=[],
                    help="data file the program reads (for --cold without root, and readahead)")

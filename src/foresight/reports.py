@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 
 from foresight.errors import UsageError
 
@@ -20,6 +21,34 @@ def write_json(path: str, data: dict) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise UsageError(f"cannot write {path}: {e.strerror}") from None
+
+
+def check_writable(path: str | None, directory: bool = False) -> None:
+    """Refuse, before a long run rather than after it, an output PATH that cannot be
+    written: a file (written into its directory), or with DIRECTORY a directory for
+    plots (written into it, or into the nearest existing parent it will be made in)."""
+    if not path:
+        return
+    full = os.path.abspath(path)
+    if directory:
+        if os.path.exists(full) and not os.path.isdir(full):
+            raise UsageError(f"cannot write into {path}: not a directory")
+        target = full
+        while not os.path.lexists(target):
+            target = os.path.dirname(target)
+    else:
+        if os.path.isdir(full):
+            raise UsageError(f"cannot write {path}: it is a directory")
+        target = os.path.dirname(full)
+    if not os.path.isdir(target):
+        reason = "not a directory" if os.path.exists(target) else "no such directory"
+        raise UsageError(f"cannot write {path}: {target}: {reason}")
+    try:  # a real file, not access(): root passes access() on read-only filesystems
+        fd, probe = tempfile.mkstemp(prefix=".foresight-probe-", dir=target)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {target}: {e.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def console(stderr: bool = False):

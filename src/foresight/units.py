@@ -1,5 +1,7 @@
 """Byte sizes as users write them: 256M, 1.5G, 4096, 128K."""
 
+import math
+
 from foresight.errors import UsageError
 
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -13,8 +15,10 @@ def parse_size(text: str) -> int:
     try:
         value = float(number)
     except ValueError:
-        raise UsageError(f"not a size: {text!r} (expected e.g. 256M, 1G, 4096)") from None
-    if value <= 0 or value != value:
+        value = float("nan")
+    if not math.isfinite(value):  # "inf", "1e400" and "nan" parse as floats
+        raise UsageError(f"not a size: {text!r} (expected e.g. 256M, 1G, 4096)")
+    if value <= 0:
         raise UsageError(f"size must be positive: {text!r}")
     return int(value * _SUFFIX[unit])
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from foresight import paths
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment, readahead
-from foresight.harness.run import devices_for, run_once
+from foresight.harness.run import devices_for, prepare, run_once
 from foresight.reports import console, write_json
 from foresight.units import format_size, parse_size
 
@@ -203,6 +203,7 @@ def _plot_micro(res: dict, directory: str) -> str:
 def main(ns) -> int:
     if ns.repeat < 1:
         raise UsageError(f"--repeat must be at least 1, not {ns.repeat}")
+    prepare(ns.json, ns.plots)
     if ns.suite == "nas":
         from foresight.bench import nas
 

@@ -12,6 +12,7 @@ Concurrent runs may share a device only when they want the same value.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -38,17 +39,33 @@ def _knob(device: str) -> Path:
 @contextlib.contextmanager
 def _locked():
     d = state_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    with open(d / ".lock", "w") as lock:
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        lock = open(d / ".lock", "w")
+    except OSError as e:
+        raise HarnessError(f"cannot keep the readahead journal in {d}: {e.strerror} "
+                           "(setting readahead needs root)") from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        yield d
+        try:
+            yield d
+        except OSError as e:  # the journal itself: a full or read-only /run
+            raise HarnessError(f"cannot update the readahead journal in {d}: "
+                               f"{e.strerror}") from None
 
 
 def _load(path: Path) -> dict | None:
+    """The journal at PATH, or None when there is none or it is not one of ours."""
     try:
-        return json.loads(path.read_text())
+        journal = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+    shape = {"device": str, "original": int, "value": int, "holders": list}
+    if not isinstance(journal, dict) or not all(
+            isinstance(journal.get(k), t) for k, t in shape.items()) or not all(
+            isinstance(h, int) for h in journal["holders"]):
+        return None
+    return journal
 
 
 def _store(path: Path, journal: dict) -> None:
@@ -61,32 +78,50 @@ def _write_knob(device: str, kb: int) -> None:
     try:
         _knob(device).write_text(str(kb))
     except OSError as e:
-        raise HarnessError(f"cannot set {_knob(device)} to {kb}: {e.strerror} "
-                           "(setting readahead needs root)") from None
+        hint = " (setting readahead needs root)" if e.errno in (errno.EACCES, errno.EPERM) \
+            else ""
+        raise HarnessError(f"cannot set {_knob(device)} to {kb}: {e.strerror}{hint}") from None
 
 
-def _settle(d: Path, journal_path: Path, journal: dict) -> None:
-    """Drop dead holders; restore the original and delete the journal when none is left."""
+def _settle(d: Path, journal_path: Path, journal: dict) -> bool:
+    """Drop dead holders; restore the original and delete the journal when none is left.
+    True when this restored the device.  A journal whose device could not be restored is
+    kept for the next run, unless the device is gone."""
     journal["holders"] = [p for p in journal["holders"] if alive(p)]
     if journal["holders"]:
         _store(journal_path, journal)
-        return
-    with contextlib.suppress(HarnessError):
+        return False
+    try:
         _write_knob(journal["device"], journal["original"])
+    except HarnessError:
+        if _knob(journal["device"]).exists():
+            _store(journal_path, journal)  # no holders: only the restoring is left to do
+            return False
     journal_path.unlink(missing_ok=True)
+    return True
 
 
-def recover() -> None:
-    """Restore devices whose holders all died without restoring them."""
+def recover() -> list[str]:
+    """Restore devices whose holders all died without restoring them; returns one line per
+    device restored.  Done at the start of every `foresight run` and `foresight bench`, so a
+    killed run's setting does not outlive it, whatever the next run asks for.  Without the
+    rights to (not root), nothing is done."""
     if not state_dir().exists():
-        return
-    with _locked() as d:
-        for path in d.glob("*.json"):
-            journal = _load(path)
-            if journal is None:
-                path.unlink(missing_ok=True)
-            else:
-                _settle(d, path, journal)
+        return []
+    restored = []
+    try:
+        with _locked() as d:
+            for path in d.glob("*.json"):
+                journal = _load(path)
+                if journal is None:
+                    path.unlink(missing_ok=True)
+                elif _settle(d, path, journal):
+                    restored.append(f"read_ahead_kb of {journal['device']} restored to "
+                                    f"{journal['original']} (left at {journal['value']} by a "
+                                    f"run that was killed)")
+    except HarnessError:
+        return []
+    return restored
 
 
 def acquire(device: str, kb: int, holder: int) -> int:
@@ -97,6 +132,9 @@ def acquire(device: str, kb: int, holder: int) -> int:
         if journal is not None:
             _settle(d, path, journal)
             journal = _load(path)
+            if journal is not None and not journal["holders"]:
+                raise HarnessError(f"cannot restore {_knob(device)} to {journal['original']} "
+                                   f"after a killed run; its journal {path} is kept")
         if journal is None:
             try:
                 original = int(_knob(device).read_text())

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -34,7 +35,7 @@ from pathlib import Path
 from foresight.errors import HarnessError, UsageError
 from foresight.harness import cgroup as cg
 from foresight.harness import environment, readahead
-from foresight.reports import console, write_json
+from foresight.reports import check_writable, console, write_json
 from foresight.units import format_size, parse_size
 
 # The measurements of one run, in report order: key, label, unit kind.
@@ -49,6 +50,11 @@ FIELDS = [
     ("peak_memory_bytes", "peak memory (cgroup)", "b"),
     ("exit_code", "exit code", "n"),
 ]
+# The smallest --mem accepted.  Measured under cgroup v1 here: `true` and `sh -c true` run
+# in 256 KiB, a hinted program with libforesight (its binary and library not cached) in
+# 768 KiB; libc and the loader, if not cached either, add at most their 2.1 MiB of file.
+# Below 4 MiB a cap kills programs for loading, not for their data.
+MIN_MEM = 4 << 20
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
              signal.SIGUSR2)
 
@@ -56,14 +62,21 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signa
 def drop_caches(files: list[str]) -> str:
     """Start cold: drop the whole page cache as root, else evict FILES. Returns how."""
     for f in files:
-        fd = os.open(f, os.O_RDONLY)
         try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+            fd = os.open(f, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block us
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise HarnessError(f"--cold: cannot evict {f} from the page cache: "
+                               f"{e.strerror}") from None
     if os.geteuid() == 0:
         os.sync()
-        Path("/proc/sys/vm/drop_caches").write_text("1")
+        try:
+            Path("/proc/sys/vm/drop_caches").write_text("1")
+        except OSError as e:
+            raise HarnessError(f"--cold: cannot drop the page cache: {e.strerror}") from None
         return "drop_caches"
     if not files:
         raise HarnessError("--cold needs root (to drop the page cache) or the program's "
@@ -88,6 +101,13 @@ def _io_read_bytes(pid: int) -> int | None:
     except OSError:
         pass
     return None
+
+
+def check_mem(mem: int) -> None:
+    if mem < MIN_MEM:
+        raise UsageError(f"--mem {format_size(mem)} is too small: the cap must be at least "
+                         f"{format_size(MIN_MEM)} (the loader, libc and the runtime alone "
+                         "need about 1 MiB before the program touches its data)")
 
 
 class Cap:
@@ -120,6 +140,11 @@ class Cap:
             return self.cgroup.describe()
         return "systemd-run --user --scope" if self.prefix else None
 
+    def close(self) -> tuple[list[dict], str | None]:
+        """After the program: kill what it left in our cgroup and remove the cgroup;
+        (leftover processes, why the cgroup could not be removed)."""
+        return self.cgroup.close() if self.cgroup else ([], None)
+
 
 def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
              files: list[str] | None = None, env: dict | None = None,
@@ -129,32 +154,40 @@ def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
     With CAPTURE the program's stdout and stderr are returned in the result
     (through files, so a chatty program cannot block on a full pipe)."""
     files = files or []
+    if mem is not None:
+        check_mem(mem)
     cold_how = drop_caches(files) if cold else None
-    cap = Cap(mem)
-    stats_dir = tempfile.mkdtemp(prefix="foresight-run-")
+    try:
+        stats_dir = tempfile.mkdtemp(prefix="foresight-run-")
+    except OSError as e:
+        raise HarnessError(f"cannot create a temporary directory: {e.strerror}") from None
     stats_path = os.path.join(stats_dir, "runtime.json")
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("FORESIGHT_STATS", stats_path)
     try:
-        if not capture:
-            return _spawn_and_measure(cmd, cap, child_env, stats_path, timeout, cold_how, mem)
-        with open(os.path.join(stats_dir, "out"), "w+", errors="replace") as out, \
-                open(os.path.join(stats_dir, "err"), "w+", errors="replace") as err:
-            result = _spawn_and_measure(cmd, cap, child_env, stats_path, timeout, cold_how,
-                                        mem, stdout=out, stderr=err)
-            out.seek(0)
-            err.seek(0)
-            result["stdout"], result["stderr"] = out.read(), err.read()
-        os.unlink(out.name)
-        os.unlink(err.name)
+        cap = Cap(mem)
+        try:
+            if not capture:
+                result = _spawn_and_measure(cmd, cap, child_env, stats_path, timeout,
+                                            cold_how, mem)
+            else:
+                with open(os.path.join(stats_dir, "out"), "w+", errors="replace") as out, \
+                        open(os.path.join(stats_dir, "err"), "w+", errors="replace") as err:
+                    result = _spawn_and_measure(cmd, cap, child_env, stats_path, timeout,
+                                                cold_how, mem, stdout=out, stderr=err)
+                    out.seek(0)
+                    err.seek(0)
+                    result["stdout"], result["stderr"] = out.read(), err.read()
+        except BaseException:
+            _, problem = cap.close()
+            if problem:
+                print(f"foresight: warning: {problem}", file=sys.stderr)
+            raise
+        # The measurement is complete; what the program left behind is reported with it.
+        result["leftover_processes"], result["cgroup_not_removed"] = cap.close()
         return result
     finally:
-        if cap.cgroup:
-            cap.cgroup.remove()
-        with contextlib.suppress(OSError):
-            os.unlink(stats_path)
-        with contextlib.suppress(OSError):
-            os.rmdir(stats_dir)
+        shutil.rmtree(stats_dir, ignore_errors=True)
 
 
 def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout=None,
@@ -167,6 +200,8 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
         raise HarnessError(f"cannot run {cmd[0]!r}: no such program") from None
     except PermissionError:
         raise HarnessError(f"cannot run {cmd[0]!r}: permission denied") from None
+    except OSError as e:  # not an executable format, too many arguments, no memory...
+        raise HarnessError(f"cannot run {cmd[0]!r}: {e.strerror}") from None
     except subprocess.SubprocessError as e:
         raise HarnessError(f"cannot start {cmd[0]!r} in {cap.describe()}: {e}") from None
     previous = {s: signal.signal(s, lambda sig, _f: proc.send_signal(sig)) for s in FORWARDED}
@@ -198,7 +233,7 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
         "read_bytes": read_bytes,
         "peak_memory_bytes": cap.cgroup.peak() if cap.cgroup else None,
         "exit_code": code if code >= 0 else 128 - code,
-        "signal": signal.Signals(-code).name if code < 0 else None,
+        "signal": signal_name(-code) if code < 0 else None,
         "oom_killed": False,
         "timed_out": expired.is_set(),
         "mem_limit_bytes": mem,
@@ -213,6 +248,16 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
     except (OSError, ValueError):
         result["runtime"] = None
     return result
+
+
+def signal_name(number: int) -> str:
+    """SIGTERM, SIGRTMIN+3, ... (Python names only SIGRTMIN and SIGRTMAX)."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        if signal.SIGRTMIN < number < signal.SIGRTMAX:
+            return f"SIGRTMIN+{number - signal.SIGRTMIN}"
+        return f"signal {number}"
 
 
 def summarize(runs: list[dict]) -> dict:
@@ -232,7 +277,11 @@ def summarize(runs: list[dict]) -> dict:
 
 def devices_for(files: list[str]) -> list[str]:
     """Disks whose readahead matters: those holding the data files and the working dir."""
-    devs = {environment.block_device_of(p) for p in [*files, os.getcwd()]}
+    try:
+        devs = {environment.block_device_of(p) for p in [*files, os.getcwd()]}
+    except OSError as e:
+        raise HarnessError(f"cannot find the disk of {e.filename or 'the working directory'}: "
+                           f"{e.strerror}") from None
     return sorted(d for d in devs if d and (readahead.sys_block() / d).exists())
 
 
@@ -320,6 +369,33 @@ def print_report(report: dict) -> None:
     why = explain_failure(report)
     if why:
         out.print(f"[bold red]foresight run:[/] {why}")
+    for line in leftover_lines(report):
+        print(f"foresight run: {line}", file=sys.stderr)
+
+
+def leftover_lines(report: dict) -> list[str]:
+    """One line per run that left processes in its cgroup, and per cgroup left behind."""
+    lines = []
+    for r in report["runs"]:
+        procs = r.get("leftover_processes") or []
+        if procs:
+            named = ", ".join(f"{p['pid']} ({p['command']})" for p in procs)
+            what = "1 process" if len(procs) == 1 else f"{len(procs)} processes"
+            lines.append(f"the program left {what} running after it exited: {named}; "
+                         "killed, as a measurement ends with its program")
+        if r.get("cgroup_not_removed"):
+            lines.append(f"warning: {r['cgroup_not_removed']}")
+    return lines
+
+
+def prepare(json_path: str | None = None, plots_dir: str | None = None) -> None:
+    """What `foresight run` and `foresight bench` do first: put back a readahead setting
+    a killed run left behind, and refuse output destinations that cannot be written
+    (before a long run rather than after it)."""
+    check_writable(json_path)
+    check_writable(plots_dir, directory=True)
+    for line in readahead.recover():
+        print(f"foresight: {line}", file=sys.stderr)
 
 
 def main(ns) -> int:
@@ -333,7 +409,10 @@ def main(ns) -> int:
     for f in ns.files:
         if not os.path.exists(f):
             raise UsageError(f"--file {f}: no such file")
-    mem = parse_size(ns.mem) if ns.mem else None
+    mem = parse_size(ns.mem) if ns.mem is not None else None
+    if mem is not None:
+        check_mem(mem)
+    prepare(ns.json)
     report = measure(cmd, mem=mem, cold=ns.cold, files=ns.files,
                      readahead_kb=ns.readahead_kb, repeat=ns.repeat)
     print_report(report)
