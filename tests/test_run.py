@@ -300,3 +300,8 @@ def test_a_file_that_cannot_be_evicted_is_a_clear_error(tmp_path):
     r = foresight("run", "--cold", "--file", str(fifo), "--", "touch", str(ran), timeout=30)
     assert r.returncode == 2 and f"cannot evict {fifo}" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and not ran.exists()
+
+
+def test_an_empty_json_path_is_refused():
+    r = foresight("run", "--json", "", "--", "true")
+    assert r.returncode == 2 and "the path is empty" in r.stderr, r.stderr

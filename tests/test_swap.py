@@ -144,3 +144,15 @@ def test_a_failed_swapon_removes_only_what_it_created(root):
         assert base.is_dir() and list(base.iterdir()) == []
     finally:
         subprocess.run(["rm", "-rf", "--one-file-system", str(base)], check=False)
+
+
+def test_a_relative_path_from_a_removed_directory_is_a_clear_error(root, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    for action in ("enable", "disable"):
+        r = subprocess.run(f"cd {gone} && rmdir {gone} && {sys.executable} -m foresight.cli "
+                           f"swap {action} --size 1M --path rel", shell=True,
+                           capture_output=True, text=True, env={**os.environ,
+                                                                "PYTHONSAFEPATH": "1"})
+        one_line_error(r, "cannot resolve rel")
+        gone.mkdir()

@@ -27,9 +27,14 @@ def check_writable(path: str | None, directory: bool = False) -> None:
     """Refuse, before a long run rather than after it, an output PATH that cannot be
     written: a file (written into its directory), or with DIRECTORY a directory for
     plots (written into it, or into the nearest existing parent it will be made in)."""
-    if not path:
+    if path is None:
         return
-    full = os.path.abspath(path)
+    if not path:
+        raise UsageError("cannot write '': the path is empty")
+    try:
+        full = os.path.abspath(path)
+    except OSError as e:  # a relative path from a working directory that was removed
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
     if directory:
         if os.path.exists(full) and not os.path.isdir(full):
             raise UsageError(f"cannot write into {path}: not a directory")

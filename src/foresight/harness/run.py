@@ -416,7 +416,7 @@ def main(ns) -> int:
     report = measure(cmd, mem=mem, cold=ns.cold, files=ns.files,
                      readahead_kb=ns.readahead_kb, repeat=ns.repeat)
     print_report(report)
-    if ns.json:
+    if ns.json is not None:
         write_json(ns.json, report)
     sys.stdout.flush()
     return report["exit_code"]

@@ -77,6 +77,13 @@ def read_label(path: Path) -> str | None:
         errors="replace")
 
 
+def _absolute(path: Path) -> Path:
+    try:
+        return Path(os.path.abspath(path))
+    except OSError as e:  # a relative path from a working directory that was removed
+        raise HarnessError(f"cannot resolve {path}: {e.strerror}") from None
+
+
 def _what_is(path: Path) -> str | None:
     """None when nothing is at PATH, "ours" for a swap file foresight made, else what it is."""
     try:
@@ -222,7 +229,7 @@ def enable(path: Path, size: int) -> str:
                          f"least {format_size(min_size())} ({MIN_PAGES} pages)")
     size = pages * _page()
     _root("enable")
-    path = Path(os.path.abspath(path))
+    path = _absolute(path)
     what = _what_is(path)
     if what is None:
         with _terminations_interrupt():
@@ -245,7 +252,7 @@ def enable(path: Path, size: int) -> str:
 def disable(path: Path) -> str:
     """Turn off and remove the foresight swap file at PATH; nothing else is touched."""
     _root("disable")
-    path = Path(os.path.abspath(path))
+    path = _absolute(path)
     what = _what_is(path)
     if what is None:
         return f"no swap file at {path}; nothing done"
