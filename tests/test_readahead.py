@@ -112,11 +112,13 @@ def test_a_journal_whose_device_could_not_be_restored_is_kept(fake_sys, tmp_path
 
 @pytest.mark.parametrize("text", ["{}", "[]", '{"device": "x", "original": 1, "value": 2, '
                                   '"holders": ["a"]}'])
-def test_a_journal_that_is_not_ours_is_dropped_without_a_traceback(fake_sys, tmp_path, text):
+def test_a_file_that_is_not_a_journal_is_left_alone(fake_sys, tmp_path, text):
     state = tmp_path / "state" / "readahead"
     state.mkdir(parents=True)
-    (state / f"{fake_sys.parent.parent.name}.json").write_text(text)
+    other = state / f"{fake_sys.parent.parent.name}.json"
+    other.write_text(text)
     r = subprocess.run([sys.executable, "-m", "foresight.cli", "run", "--readahead-kb", "128",
                         "--", "true"], capture_output=True, text=True)
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
-    assert fake_sys.read_text().strip() == "4096"
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "is not a readahead journal; left alone" in r.stderr
+    assert other.read_text() == text and fake_sys.read_text().strip() == "4096"

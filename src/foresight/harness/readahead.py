@@ -112,10 +112,8 @@ def recover() -> list[str]:
     try:
         with _locked() as d:
             for path in d.glob("*.json"):
-                journal = _load(path)
-                if journal is None:
-                    path.unlink(missing_ok=True)
-                elif _settle(d, path, journal):
+                journal = _load(path)  # None: not a journal (ours are replaced whole)
+                if journal is not None and _settle(d, path, journal):
                     restored.append(f"read_ahead_kb of {journal['device']} restored to "
                                     f"{journal['original']} (left at {journal['value']} by a "
                                     f"run that was killed)")
@@ -129,6 +127,9 @@ def acquire(device: str, kb: int, holder: int) -> int:
     with _locked() as d:
         path = d / f"{device}.json"
         journal = _load(path)
+        if journal is None and path.exists():
+            raise HarnessError(f"{path} is not a readahead journal; left alone (remove it to "
+                               f"set readahead on {device})")
         if journal is not None:
             _settle(d, path, journal)
             journal = _load(path)
