@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -313,3 +315,199 @@ def test_libraries_stay_after_the_objects_that_need_them(tmp_path, cc):
     out = subprocess.run(["./m", "100"], cwd=tmp_path, capture_output=True, text=True,
                          check=True).stdout
     assert out == f"{sum(i ** 0.5 for i in range(100)):.3f}\n"
+
+
+def _listing(d: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(d)): p.read_bytes() if p.is_file() else b"<dir>"
+            for p in sorted(d.rglob("*"))}
+
+
+@pytest.mark.parametrize("args", [
+    ["-c", "kernel.c", "-o", "kernel.c"],
+    ["-S", "kernel.c", "-o", "kernel.c"],
+    ["kernel.c", "main.c", "-o", "kernel.c"],
+    ["--no-prefetch", "-c", "kernel.c", "-o", "kernel.c"],
+    ["-E", "kernel.c", "-o", "kernel.c"],
+    ["-c", "kernel.c", "-o", "sym.c"],            # a symbolic link to kernel.c
+    ["-c", "kernel.c", "-o", "hard.c"],           # a hard link to kernel.c
+    ["-c", "kernel.c", "-MD", "-MF", "kernel.c"],
+    ["-c", "kernel.c", "-MD", "-MF", "./main.c", "main.c"],
+    ["-c", "kernel.c", "--emit-c", "."],          # the source's own directory
+    ["-c", "kernel.c", "--emit-c", "{dir}"],
+    ["-c", "kernel.c", "--report-json", "kernel.c"],
+    ["-c", "kernel.c", "kernel.o"],               # cc's default output is an input
+    ["@args.rsp", "-o", "args.rsp"],
+])
+def test_never_writes_over_an_input(project, args):
+    (project / "sym.c").symlink_to("kernel.c")
+    os.link(project / "kernel.c", project / "hard.c")
+    (project / "kernel.o").write_bytes(b"an object the user keeps")
+    (project / "args.rsp").write_text("-c kernel.c\n")
+    before = _listing(project)
+    p = fcc(*[a.format(dir=project) for a in args], cwd=project, check=False)
+    assert p.returncode == 1, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and "refusing to write over it" in lines[0], p.stderr
+    assert "Traceback" not in p.stderr
+    assert _listing(project) == before  # nothing written, nothing removed
+
+
+def test_outputs_that_are_not_inputs_are_still_written(project):
+    # /dev/null as input and output (configure scripts), an existing object replaced.
+    fcc("-E", "-x", "c", "/dev/null", "-o", "/dev/null", cwd=project)
+    (project / "kernel.o").write_bytes(b"stale")
+    fcc("-c", "kernel.c", cwd=project)
+    assert (project / "kernel.o").read_bytes() != b"stale"
+
+
+def test_report_json_is_checked_before_compiling(project):
+    (project / "D").mkdir()
+    before = _listing(project)
+    for dest, word in (("D", "is a directory"), ("no/such/dir/r.json", "cannot write")):
+        p = fcc("-c", "kernel.c", "--report-json", dest, cwd=project, check=False)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+        assert f"--report-json {dest}: {word}" in p.stderr
+        assert _listing(project) == before  # no kernel.o, no D.tmp
+    # A file that cannot take the report once the object is written: one line, exit 2.
+    p = fcc("-c", "kernel.c", "--report-json", "/dev/full", cwd=project, check=False)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "--report-json /dev/full: cannot write" in p.stderr
+
+
+def test_report_json_is_written_whole_through_links_and_to_devices(project):
+    (project / "link.json").symlink_to("r.json")
+    fcc("-c", "kernel.c", "--report-json", "link.json", cwd=project)
+    assert (project / "link.json").is_symlink()  # the file it names was replaced
+    assert json.loads((project / "r.json").read_text())[0]["source"] == "kernel.c"
+    assert not [p.name for p in project.iterdir() if p.name.endswith(".tmp")]
+    p = fcc("-c", "kernel.c", "--report-json", "/dev/stdout", cwd=project)
+    assert json.loads(p.stdout)[0]["source"] == "kernel.c"
+
+
+SLOW_CC = """\
+#!{python}
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_DFL)  # die as cc does, without a traceback
+args = sys.argv[1:]
+out = args[args.index("-o") + 1] if "-o" in args else "a.out"
+with open(os.environ["PIDS"], "a") as f:
+    f.write(f"{{os.getpid()}}\\n")
+if os.environ.get("PARTIAL"):
+    with open(out, "w") as f:
+        f.write("half an object")
+time.sleep(2)
+with open(out, "w") as f:
+    f.write("written after the driver was told to stop")
+"""
+
+
+def _interrupt(project: Path, sig: int, args: list[str], partial: bool) -> str:
+    """Run foresight cc with a compiler that takes 2 s, signal it once the compiler runs,
+    check that it stopped with nothing left running or left behind; its stderr."""
+    slow = project / "slow-cc"
+    slow.write_text(SLOW_CC.format(python=sys.executable))
+    slow.chmod(0o755)
+    tmp, pids = project / "tmp", project / "pids"
+    tmp.mkdir()
+    env = {**os.environ, "FORESIGHT_CC": str(slow), "TMPDIR": str(tmp), "PIDS": str(pids),
+           "PARTIAL": "1" if partial else ""}
+    p = subprocess.Popen([FORESIGHT, "cc", *args], cwd=project, env=env, text=True,
+                         stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 30
+    while not (pids.exists() and pids.read_text().endswith("\n")):
+        assert p.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    p.send_signal(sig)
+    err = p.communicate(timeout=30)[1]
+    assert p.returncode == 128 + sig, err
+    assert err == f"foresight cc: interrupted by {signal.Signals(sig).name}\n"
+    for pid in map(int, pids.read_text().split()):  # reaped: no compiler left running
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    time.sleep(2.5)  # past the moment the compiler would have written its output
+    assert list(tmp.iterdir()) == []
+    return err
+
+
+@pytest.mark.parametrize("sig, args, partial", [
+    (signal.SIGTERM, ["-c", "kernel.c", "-o", "k.o"], False),       # transformed
+    (signal.SIGTERM, ["-c", "kernel.c", "-o", "k.o"], True),        # half written
+    (signal.SIGINT, ["--no-prefetch", "kernel.c", "main.c", "-o", "k.o"], False),
+    (signal.SIGHUP, ["-MD", "kernel.c", "main.c", "-o", "k.o"], True),  # link
+])
+def test_a_signal_stops_the_underlying_compiler_and_cleans_up(project, sig, args, partial):
+    _interrupt(project, sig, args, partial)
+    assert not (project / "k.o").exists() and not (project / "k.d").exists()
+
+
+def test_an_output_the_interrupted_compiler_did_not_touch_is_kept(project):
+    # As make: a target the interrupted command did not write stays as it was.
+    (project / "k.o").write_bytes(b"from the last build")
+    _interrupt(project, signal.SIGTERM, ["-c", "kernel.c", "-o", "k.o"], False)
+    assert (project / "k.o").read_bytes() == b"from the last build"
+
+
+C89_KERNEL = """\
+double A[4096][512];
+double colsum(void) {
+  double s = 0;
+  int i, j;
+  for (j = 0; j < 512; j++)
+    for (i = 0; i < 4096; i++)
+      s += A[i][j];
+  return s;
+}
+"""
+
+
+@pytest.mark.parametrize("std", [["-std=c89"], ["-ansi"], ["--std=gnu90"],
+                                 ["-std=c99", "-ansi"], ["-std=iso9899:199409"]])
+def test_c90_is_compiled_unchanged_with_one_note_under_report(tmp_path, cc, std):
+    # foresight.h needs C99 (inline): a known limit, not a bug to report.
+    (tmp_path / "k.c").write_text(C89_KERNEL)
+    strict = [*std, "-pedantic", "-Wall", "-Wextra", "-Werror"]
+    p = fcc(*strict, "--emit-c", "em", "-c", "k.c", cwd=tmp_path)
+    assert p.stderr == "" and (tmp_path / "k.o").is_file()
+    assert (tmp_path / "em" / "k.c").read_text() == C89_KERNEL  # what was compiled
+    p = fcc(*strict, "--report", "-c", "k.c", cwd=tmp_path)
+    assert p.stderr.count("\n") == 1 and "need C99 or later" in p.stderr, p.stderr
+    assert std[-1] in p.stderr and "please report" not in p.stderr
+
+
+def test_a_later_std_than_c90_still_gets_hints(tmp_path, cc):
+    (tmp_path / "k.c").write_text(C89_KERNEL)
+    p = fcc("-ansi", "-std=c99", "--emit-c", "em", "-c", "k.c", cwd=tmp_path)
+    assert p.stderr == "" and "foresight_prefetch" in (tmp_path / "em" / "k.c").read_text()
+
+
+def test_the_fallback_warning_is_one_readable_line(project, monkeypatch, capfd):
+    from foresight.compiler import pipeline
+    from foresight.compiler.options import Transformed
+    from foresight.driver.main import main
+
+    name = "not_declared_" + "x" * 400
+
+    def broken(source, clang_args, opts):
+        return Transformed(f"int broken = {name};\n", True, [], [])
+
+    monkeypatch.setattr(pipeline, "transform", broken)
+    monkeypatch.chdir(project)
+    assert main(["-fdiagnostics-color=always", "-c", "kernel.c"]) == 0
+    lines = capfd.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kernel.c: warning: foresight cc:")
+    assert name in lines[0] and "\x1b" not in lines[0]  # whole, without colour codes
+
+
+def test_help_lists_own_options_and_leaves_cc_help_forms_to_cc(project, cc):
+    own = ["--no-prefetch", "--no-indirect", "--report", "--report-json", "--emit-c",
+           "--fs-mem", "--fs-page", "--fs-block", "--fs-preset", "--fs-latency",
+           "--fs-no-sparse-rows"]
+    for exe in ([FORESIGHT, "cc"], [str(BIN / "foresight-cc")]):
+        p = fcc("--help", exe=exe, cwd=project, env={"FORESIGHT_CC": "false"})
+        for name in own:  # one line each
+            assert any(line.split()[:1] == [name] for line in p.stdout.splitlines()), name
+        assert "$FORESIGHT_CC (now: false)" in p.stdout and p.stderr == ""
+    theirs = subprocess.run([cc, "--help=warnings"], capture_output=True, text=True)
+    if theirs.returncode == 0:  # gcc's --help=CLASS
+        assert fcc("--help=warnings", cwd=project).stdout == theirs.stdout

@@ -29,12 +29,52 @@ PREPROCESSOR_FLAGS = frozenset({"-ansi", "-nostdinc", "-undef", "-m32", "-m64", 
 DEPENDENCY_VALUE = frozenset({"-MF", "-MT", "-MQ"})
 DEPENDENCY_FLAGS = frozenset({"-MD", "-MMD", "-MP", "-MG"})
 
+# foresight's own options: (name, value name or None for a flag, one line of --help).
+OWN_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
+    ("--no-prefetch", None, "no hints: the same pipeline, the baseline build"),
+    ("--no-indirect", None, "hints for direct references only (no a[b[i]] look-ahead)"),
+    ("--report", None, "per loop nest, what was found and decided (on stderr)"),
+    ("--report-json", "FILE", "the report as JSON, one entry per loop nest"),
+    ("--emit-c", "DIR", "write the compiled text of each C input to DIR, under its name"),
+    ("--fs-mem", "SIZE", "memory the analysis assumes (default 64M), e.g. 256M"),
+    ("--fs-page", "SIZE", "page size, a power of two (default 4K)"),
+    ("--fs-block", "SIZE", "bytes per block prefetch, a power of two (default 64K)"),
+    ("--fs-preset", "NAME", "adaptive (default) or paper (Eq. 1 distance, 4-page blocks)"),
+    ("--fs-latency", "CYCLES", "paper preset: I/O latency in cycles (default 100000)"),
+    ("--fs-no-sparse-rows", None, "no indirect look-ahead across the rows of a CSR matrix"),
+)
 # --fs-sparse-rows is the default since the look-ahead got its own distance; still accepted.
-OWN_FLAGS = frozenset({"--no-prefetch", "--no-indirect", "--fs-sparse-rows",
-                       "--fs-no-sparse-rows", "--report"})
-OWN_VALUE = frozenset({"--emit-c", "--report-json", "--fs-mem", "--fs-page", "--fs-block",
-                       "--fs-preset", "--fs-latency"})
+OWN_FLAGS = frozenset({name for name, value, _ in OWN_OPTIONS if value is None}
+                      | {"--fs-sparse-rows"})
+OWN_VALUE = frozenset({name for name, value, _ in OWN_OPTIONS if value is not None})
 PRESETS = ("adaptive", "paper")
+# -std= values (and -ansi) of C90: foresight.h needs C99 (`inline`), so no hints.
+C90_STANDARDS = frozenset({"c89", "c90", "gnu89", "gnu90", "iso9899:1990",
+                           "iso9899:199409"})
+
+
+def help_text(compiler: str) -> str:
+    """`foresight cc --help`: foresight's own options; cc's are cc's."""
+    lines = ["usage: foresight cc [FORESIGHT OPTIONS] [CC OPTIONS] FILES...",
+             "", "cc with I/O prefetch and release hints.  Foresight's options:"]
+    for name, value, text in OWN_OPTIONS:
+        left = f"{name} {value}" if value else name
+        lines.append(f"  {left:<22} {text}")
+    lines += ["", f"Every other option is the C compiler's: $FORESIGHT_CC (now: {compiler}); "
+              f"see `{compiler} --help`."]
+    return "\n".join(lines)
+
+
+def c90_standard(args: list[str]) -> str | None:
+    """The option that selects C90 (`-std=c89`, `-ansi`), if the last one in effect does."""
+    chosen: str | None = None
+    for a in args:
+        if a in ("-ansi", "--ansi") or a.startswith(("-std=", "--std=")):
+            chosen = a  # gcc: the last one wins
+    if chosen is None:
+        return None
+    return chosen if chosen.endswith("-ansi") or \
+        chosen.split("=", 1)[1] in C90_STANDARDS else None
 
 
 @dataclass
@@ -48,6 +88,12 @@ class Input:
         if self.lang not in (None, "none"):
             return self.lang == "c"
         return self.path.endswith(".c")
+
+    @property
+    def is_object(self) -> bool:
+        """Linker input: an object or a library (cc does not compile it)."""
+        return self.lang in (None, "none") and (
+            self.path.endswith((".o", ".a", ".so", ".lo", ".obj")) or ".so." in self.path)
 
     @property
     def stem(self) -> str:
@@ -67,14 +113,17 @@ class CommandLine:
     dep_targets: bool = False            # -MT/-MQ given
     dep_gen: bool = False                # -MD/-MMD given
     wp_dep_file: str | None = None       # -Wp,-MD,FILE (Linux kernel style)
+    response_files: list[str] = field(default_factory=list)  # @file, read as arguments
 
     @property
     def c_inputs(self) -> list[Input]:
         return [i for i in self.inputs if i.is_c]
 
 
-def expand_response_files(argv: list[str], depth: int = 0) -> list[str]:
-    """@file arguments, as gcc reads them (a missing file is left as a plain argument)."""
+def expand_response_files(argv: list[str], depth: int = 0,
+                          read: list[str] | None = None) -> list[str]:
+    """@file arguments, as gcc reads them (a missing file is left as a plain argument);
+    the files read are appended to `read`."""
     out: list[str] = []
     for a in argv:
         if a.startswith("@") and len(a) > 1 and Path(a[1:]).is_file():
@@ -84,7 +133,11 @@ def expand_response_files(argv: list[str], depth: int = 0) -> list[str]:
                 words = shlex.split(Path(a[1:]).read_text(errors="surrogateescape"))
             except ValueError as e:
                 raise CompilerError(f"{a}: {e}") from e
-            out += expand_response_files(words, depth + 1)
+            except OSError as e:
+                raise CompilerError(f"{a}: cannot read: {e.strerror}") from e
+            if read is not None:
+                read.append(a[1:])
+            out += expand_response_files(words, depth + 1, read)
         else:
             out.append(a)
     return out
@@ -114,8 +167,9 @@ def _split_own(argv: list[str]) -> tuple[dict[str, str | bool], list[str]]:
 
 
 def parse(argv: list[str]) -> CommandLine:
-    own, args = _split_own(expand_response_files(argv))
-    cl = CommandLine(args=args, own=own)
+    response_files: list[str] = []
+    own, args = _split_own(expand_response_files(argv, read=response_files))
+    cl = CommandLine(args=args, own=own, response_files=response_files)
     modes: set[str] = set()
     lang: str | None = None
     i = 0

@@ -15,40 +15,69 @@ import subprocess
 import sys
 from pathlib import Path
 
+from foresight.driver import outputs, signals
 from foresight.driver.args import DEPENDENCY_FLAGS, DEPENDENCY_VALUE, CommandLine, Input
 from foresight.errors import CompilerError
 
 _ACTIVE = "FORESIGHT_CC_ACTIVE"
 
 
+def underlying_words() -> list[str]:
+    """$FORESIGHT_CC as words (default `cc`)."""
+    try:
+        return shlex.split(os.environ.get("FORESIGHT_CC", "") or "cc")
+    except ValueError as e:
+        raise CompilerError(f"FORESIGHT_CC: {e}") from e
+
+
 def underlying() -> list[str]:
-    words = shlex.split(os.environ.get("FORESIGHT_CC", "") or "cc")
+    """The compiler to run; refused when it would be foresight cc itself again."""
+    words = underlying_words()
     if os.environ.get(_ACTIVE):
         raise CompilerError("FORESIGHT_CC runs foresight cc again; point it at "
                             "the real compiler (e.g. FORESIGHT_CC=gcc)")
     return words
 
 
-def run(cmd: list[str]) -> int:
-    env = {**os.environ, _ACTIVE: "1"}
-    try:
-        rc = subprocess.call(cmd, env=env)
-    except FileNotFoundError as e:
-        raise CompilerError(f"cannot run the underlying compiler {cmd[0]!r} "
-                            "(set FORESIGHT_CC)") from e
-    return rc if rc >= 0 else 128 - rc
+def run(cmd: list[str], writes: list[str | None]) -> int:
+    """Run cmd; `writes`: the files it writes, removed if a signal interrupts it."""
+    return _spawn(cmd, writes, capture=False)[0]
 
 
-def run_captured(cmd: list[str]) -> tuple[int, str]:
+def run_captured(cmd: list[str], writes: list[str | None]) -> tuple[int, str]:
     """Run with stderr held back (stdout passes through); returns (status, stderr)."""
+    return _spawn(cmd, writes, capture=True)
+
+
+def _spawn(cmd: list[str], writes: list[str | None], capture: bool) -> tuple[int, str]:
+    """The child gets the signals the driver gets (signals.child); after a signal, what
+    it wrote is removed (a file that existed before and was not touched is kept)."""
     env = {**os.environ, _ACTIVE: "1"}
+    before = {w: _identity(w) for w in writes if w is not None and w != "-"}
+    with signals.deferred():
+        try:
+            p = subprocess.Popen(cmd, env=env, text=True, errors="surrogateescape",
+                                 stderr=subprocess.PIPE if capture else None)
+        except FileNotFoundError as e:
+            raise CompilerError(f"cannot run the underlying compiler {cmd[0]!r} "
+                                "(set FORESIGHT_CC)") from e
+        with signals.child(p):
+            _, err = p.communicate()
+        if signals.pending():
+            for path, was in before.items():
+                if _identity(path) != was:
+                    remove(path)
+    rc = p.returncode
+    return (rc if rc >= 0 else 128 - rc), err or ""
+
+
+def _identity(path: str) -> tuple[int, int, int, int] | None:
+    """Enough of a regular file's stat to tell whether a command wrote it."""
     try:
-        p = subprocess.run(cmd, env=env, stderr=subprocess.PIPE, text=True,
-                           errors="surrogateescape")
-    except FileNotFoundError as e:
-        raise CompilerError(f"cannot run the underlying compiler {cmd[0]!r} "
-                            "(set FORESIGHT_CC)") from e
-    return (p.returncode if p.returncode >= 0 else 128 - p.returncode), p.stderr
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def diagnostics_color(args: list[str]) -> list[str]:
@@ -119,32 +148,13 @@ def common_flags(cl: CommandLine, keep_deps: bool,
     return out
 
 
-def default_output(cl: CommandLine, inp: Input) -> str:
-    """Where cc puts the output of one translation unit in -c / -S mode."""
-    if cl.output is not None:
-        return cl.output
-    return inp.stem + (".s" if cl.mode == "-S" else ".o")
-
-
 def dependency_args(cl: CommandLine, inp: Input, output: str) -> tuple[list[str], str | None]:
     """-MF/-MT naming the .d file and target as cc would have (for a linked program, the
     object is a temporary file whose name must not appear).  Returns (args, .d path)."""
-    if not cl.dep_gen:
+    named = outputs.dependency_file(cl, inp, output)
+    if named is None:
         return [], None
-    if cl.mode == "link":
-        # gcc: `cc -MD x.c -o prog` writes prog.d with target prog; without -o, a-x.d, x.o.
-        if cl.output is not None:
-            base = cl.output.rsplit(".", 1)[0] if "." in Path(cl.output).name[1:] \
-                else cl.output
-            dep, target = base + ".d", cl.output
-        else:
-            dep, target = f"a-{inp.stem}.d", inp.stem + ".o"
-    else:
-        out = Path(output)
-        dep = str(out.with_suffix(".d")) if out.suffix else output + ".d"
-        target = output
-    if cl.dep_file is not None:
-        dep = cl.dep_file
+    dep, target = named
     extra = [] if cl.dep_file is not None else ["-MF", dep]
     if not cl.dep_targets:
         extra += ["-MT", target.replace("$", "$$")]
@@ -156,14 +166,17 @@ def fix_dependency_file(dep: str | None, tmp_src: Path, original: str) -> None:
     if dep is None:
         return
     p = Path(dep)
+    if not p.is_file():
+        return  # -MF /dev/stdout: already written, nothing to read back
     try:
-        text = p.read_text(errors="surrogateescape")
+        text = p.read_bytes().decode(errors="surrogateescape")
     except OSError:
         return
     escaped = str(tmp_src).replace(" ", "\\ ")
     fixed = text.replace(escaped, original.replace(" ", "\\ ")).replace(str(tmp_src), original)
     if fixed != text:
-        p.write_text(fixed, errors="surrogateescape")
+        outputs.write_atomically(p, fixed.encode(errors="surrogateescape"),
+                                 "the dependency file")
 
 
 def remove(path: str | None) -> None:

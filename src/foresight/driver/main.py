@@ -5,42 +5,94 @@ input is transformed (foresight.compiler.pipeline.transform, imported only when 
 one), compiled from a private temporary directory under its own base name, and the
 result goes where cc would have put it; linking adds the runtime.  -E, -M/-MM and
 non-C inputs go to the underlying compiler unchanged.  Nothing here may cost the user's
-build: a transformation that fails compiles the original, with a warning.
+build: a transformation that fails compiles the original, with a warning.  Nothing here
+may cost the user's files either: a command that would write over one of its inputs is
+refused before anything runs (outputs.py), and a signal stops the underlying compiler
+and leaves no temporary or half-written file (signals.py).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
 
+from foresight.compiler.options import decode_source, encode_source
 from foresight.driver import compile as cc
-from foresight.driver.args import CommandLine, Input, compile_options, parse, preprocessor_args
+from foresight.driver import outputs, signals
+from foresight.driver.args import (
+    CommandLine,
+    Input,
+    c90_standard,
+    compile_options,
+    help_text,
+    parse,
+    preprocessor_args,
+)
 from foresight.errors import ForesightError
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def run(argv: list[str], prog: str) -> int:
+    """main() as a command: an error is one line and a status, a signal is passed on to
+    the underlying compiler and ends the command with 128 + its number."""
+    status = 1
+    try:
+        with signals.forwarding() as state:
+            try:
+                status = main(argv)
+            except signals.Interrupted:
+                pass
+            except ForesightError as e:
+                print(f"{prog}: error: {e}", file=sys.stderr)
+                status = getattr(e, "status", 2)
+    except (signals.Interrupted, KeyboardInterrupt):
+        pass  # a signal between the last check and the handlers' removal
+    if state.received is not None:
+        name = signal.Signals(state.received).name
+        print(f"{prog}: interrupted by {name}", file=sys.stderr)
+        return 128 + state.received
+    return status
 
 
 def main(argv: list[str]) -> int:
+    if "--help" in argv:  # --help=warnings and friends are cc's
+        print(help_text(" ".join(cc.underlying_words())))
+        return 0
     cl = parse(argv)
     opts = compile_options(cl.own)
     compiler = cc.underlying()
-    if cl.mode == "-E" or not cl.c_inputs:
-        return _passthrough(compiler, cl)
-    if cl.mode in ("-c", "-S") and cl.output is not None and len(cl.inputs) > 1:
-        return _passthrough(compiler, cl)  # cc's own error: -o with several inputs
-    with tempfile.TemporaryDirectory(prefix="foresight-cc-") as tmp:
-        sources, report, warnings = _transform_all(cl, opts, Path(tmp))
-        if not any(changed for _, changed in sources.values()):
-            rc = _passthrough(compiler, cl)
-        elif cl.mode == "link":
-            rc = _compile_and_link(compiler, cl, sources, Path(tmp))
-        else:
-            rc = _compile_only(compiler, cl, sources)
-    for w in warnings:
-        # After a rejected build, "libclang cannot parse" only repeats cc's diagnostics.
-        if rc == 0 or "cannot parse" not in w:
-            _warn(w)
-    _emit_report(cl, report)
+    outputs.refuse_writes_over_inputs(cl)
+    report_json = cl.own.get("--report-json")
+    with outputs.pending(None if report_json is None else str(report_json),
+                         "--report-json") as report_file:
+        if cl.mode == "-E" or not cl.c_inputs:
+            return _passthrough(compiler, cl)
+        if cl.mode in ("-c", "-S") and cl.output is not None and len(cl.inputs) > 1:
+            return _passthrough(compiler, cl)  # cc's own error: -o with several inputs
+        with signals.deferred():
+            tmp = Path(tempfile.mkdtemp(prefix="foresight-cc-"))
+        try:
+            sources, report, warnings, notes = _transform_all(cl, opts, tmp)
+            if not any(changed for _, changed in sources.values()):
+                rc = _passthrough(compiler, cl)
+            elif cl.mode == "link":
+                rc = _compile_and_link(compiler, cl, sources, tmp)
+            else:
+                rc = _compile_only(compiler, cl, sources)
+        finally:
+            with signals.deferred():
+                shutil.rmtree(tmp, ignore_errors=True)
+        for w in warnings:
+            # After a rejected build, "libclang cannot parse" only repeats cc's diagnostics.
+            if rc == 0 or "cannot parse" not in w:
+                _warn(w)
+        _emit_report(cl, report, notes, report_file)
     return rc
 
 
@@ -51,25 +103,34 @@ def _passthrough(compiler: list[str], cl: CommandLine) -> int:
         cmd += cc.runtime_cflags()
     if cl.mode == "link" and cl.inputs:
         cmd += cc.runtime_libs(cl.args)
-    rc = cc.run(cmd)
+    rc = cc.run(cmd, outputs.cc_outputs(cl))
     if rc != 0 and cl.mode == "link" and cl.inputs:
         cc.remove(cl.output or "a.out")
     return rc
 
 
 def _transform_all(cl: CommandLine, opts, tmp: Path):
-    """{input index: (path to compile, changed)}, the report entries of every nest, and
-    the warnings (printed once the underlying compiler has run)."""
+    """{input index: (path to compile, changed)}, the report entries of every nest, the
+    warnings (printed once the underlying compiler has run) and notes for --report."""
     pp = preprocessor_args(cl.args)
     sources: dict[int, tuple[Path, bool]] = {}
     report: list[dict] = []
     warnings: list[str] = []
+    notes: list[str] = []
+    c90 = c90_standard(cl.args)
+    if c90 is not None:
+        notes.append(f"foresight cc: no hints: {c90} selects C90, and the hints need C99 "
+                     "or later (foresight.h uses inline); compiled unchanged")
     for n, inp in enumerate(cl.c_inputs):
         src = Path(inp.path)
         sources[inp.index] = (src, False)
         if not src.is_file():
             continue  # cc reports the missing file
-        result = _transform(src, [*pp, "-iquote", str(src.parent)], opts, report, warnings)
+        if c90 is not None:
+            result = _original(src)
+        else:
+            result = _transform(inp.path, [*pp, "-iquote", str(src.parent)], opts, report,
+                                warnings)
         if result is None:
             continue
         text, changed = result
@@ -79,12 +140,20 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
             d = tmp / str(n)
             d.mkdir()
             tmp_src = d / src.name
-            tmp_src.write_text(text, encoding="latin-1")
+            tmp_src.write_bytes(encode_source(text))
             sources[inp.index] = (tmp_src, True)
-    return sources, report, warnings
+    return sources, report, warnings, notes
 
 
-def _transform(src: Path, clang_args: list[str], opts, report: list[dict],
+def _original(src: Path) -> tuple[str, bool] | None:
+    """The source as written (for --emit-c when nothing is transformed)."""
+    try:
+        return decode_source(src.read_bytes()), False
+    except OSError:
+        return None  # cc reports it
+
+
+def _transform(src: str, clang_args: list[str], opts, report: list[dict],
                warnings: list[str]):
     """(text, changed), or None when the transformation failed (compile the original)."""
     try:
@@ -112,9 +181,11 @@ def _warn(message: str) -> None:
 def _emit_c(out_dir: Path, src: Path, text: str) -> None:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / src.name).write_text(text, encoding="latin-1")
+        outputs.write_atomically(out_dir / src.name, encode_source(text), "--emit-c")
     except OSError as e:
         _warn(f"--emit-c {out_dir}: cannot write {src.name}: {e.strerror}")
+    except ForesightError as e:
+        _warn(str(e))
 
 
 def _tu_command(compiler: list[str], cl: CommandLine, inp: Input, path: Path, changed: bool,
@@ -145,23 +216,36 @@ def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
     dep_args, dep = cc.dependency_args(cl, inp, output)
     if cl.dep_gen:
         dep_args = [*_dep_flags_of(cl), *_user_dep_values(cl), *dep_args]
+    writes = [output, dep, cl.wp_dep_file]
     if changed:
         cmd = _tu_command(compiler, cl, inp, path, True, mode, output, dep_args)
-        rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args))
-        if rc == 0:
-            sys.stderr.write(err)
-            cc.fix_dependency_file(dep, path, inp.path)
-            cc.fix_dependency_file(cl.wp_dep_file, path, inp.path)
-            return 0
+        with signals.deferred():  # a signal now: after the .d names the user's source
+            rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), writes)
+            if rc == 0:
+                sys.stderr.write(err)
+                cc.fix_dependency_file(dep, path, inp.path)
+                cc.fix_dependency_file(cl.wp_dep_file, path, inp.path)
+                return 0
+            if signals.pending():
+                return rc  # interrupted: no second compile
         path = Path(inp.path)
-    rc = cc.run(_tu_command(compiler, cl, inp, path, False, mode, output, dep_args))
+    rc = cc.run(_tu_command(compiler, cl, inp, path, False, mode, output, dep_args), writes)
     if rc != 0:
         cc.remove(output)
     elif changed:
-        first = "; ".join(line.strip() for line in err.splitlines() if "error" in line)
-        _warn(f"{inp.path}: warning: foresight cc: the transformed code did not compile "
-              f"({first[:300] or 'no message'}); compiled unchanged (please report this)")
+        _warn(f"{inp.path}: warning: foresight cc: the transformed code did not compile, "
+              f"so it was compiled unchanged (please report this); {_first_error(err)}")
     return rc
+
+
+def _first_error(stderr: str) -> str:
+    """cc's first error line, without colours, and how many more there were."""
+    errors = [line.strip() for line in _ANSI.sub("", stderr).splitlines()
+              if "error:" in line]
+    if not errors:
+        return "cc gave no error message"
+    more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
+    return f"cc said: {errors[0]}{more}"
 
 
 def _user_dep_values(cl: CommandLine) -> list[str]:
@@ -184,13 +268,14 @@ def _compile_only(compiler: list[str], cl: CommandLine, sources) -> int:
     rc = 0
     for inp in cl.c_inputs:
         rc = max(rc, _compile_tu(compiler, cl, inp, sources, cl.mode,
-                                 cc.default_output(cl, inp)))
+                                 outputs.default_output(cl, inp)))
     others = [inp for inp in cl.inputs if not inp.is_c]
     if others:
         cmd = [*compiler, *cc.common_flags(cl, keep_deps=True), cl.mode]
         if cl.output is not None:
             cmd += ["-o", cl.output]
-        rc = max(rc, cc.run(cmd + _with_lang(others)))
+        writes = [outputs.default_output(cl, inp) for inp in others if not inp.is_object]
+        rc = max(rc, cc.run(cmd + _with_lang(others), writes))
     return rc
 
 
@@ -206,21 +291,16 @@ def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path) 
         cc.remove(cl.output or "a.out")  # cc leaves no program behind a failed compile
         return rc
     others = [inp for inp in cl.inputs if not inp.is_c]
-    compiles_more = any(not _is_object(inp) for inp in others)
+    compiles_more = any(not inp.is_object for inp in others)
     placed = {inp.index: [objects[inp.index]] if inp.index in objects else _with_lang([inp])
               for inp in cl.inputs}
     cmd = [*compiler, *cc.common_flags(cl, keep_deps=compiles_more, inputs=placed)]
     if cl.output is not None:
         cmd += ["-o", cl.output]
-    rc = cc.run(cmd + cc.runtime_libs(cl.args))
+    rc = cc.run(cmd + cc.runtime_libs(cl.args), outputs.cc_outputs(cl))
     if rc != 0:
         cc.remove(cl.output or "a.out")
     return rc
-
-
-def _is_object(inp: Input) -> bool:
-    return inp.lang in (None, "none") and (
-        inp.path.endswith((".o", ".a", ".so", ".lo", ".obj")) or ".so." in inp.path)
 
 
 def _with_lang(inputs: list[Input]) -> list[str]:
@@ -231,27 +311,21 @@ def _with_lang(inputs: list[Input]) -> list[str]:
     return out
 
 
-def _emit_report(cl: CommandLine, report: list[dict]) -> None:
+def _emit_report(cl: CommandLine, report: list[dict], notes: list[str],
+                 report_file: outputs.PendingFile | None) -> None:
     if "--report" in cl.own:
         from foresight.compiler.report import format_report
 
+        for note in notes:
+            print(note, file=sys.stderr)
         if report:
             print(format_report(report), file=sys.stderr)
-        else:
+        elif not notes:
             print("foresight cc: no loop nests found", file=sys.stderr)
-    if "--report-json" in cl.own:
-        path = Path(str(cl.own["--report-json"]))
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(report, indent=2, default=str) + "\n")
-        tmp.replace(path)
+    if report_file is not None:
+        report_file.write((json.dumps(report, indent=2, default=str) + "\n").encode())
 
 
 def entry() -> None:
     """Console script `foresight-cc`."""
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except ForesightError as e:
-        print(f"foresight-cc: error: {e}", file=sys.stderr)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    sys.exit(run(sys.argv[1:], "foresight-cc"))
