@@ -3,8 +3,10 @@ files foresight made (swap signature and label `foresight`) are ever reused or r
 every failure is one line and leaves nothing it created behind."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -156,3 +158,24 @@ def test_a_relative_path_from_a_removed_directory_is_a_clear_error(root, tmp_pat
                                                                 "PYTHONSAFEPATH": "1"})
         one_line_error(r, "cannot resolve rel")
         gone.mkdir()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_enable_removes_what_it_created(swap_dir, tmp_path, sig):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "mkswap").write_text("#!/bin/sh\nexec sleep 30\n")   # holds enable mid-way
+    (fake / "mkswap").chmod(0o755)
+    path = swap_dir / "new" / "swapfile"
+    p = subprocess.Popen([sys.executable, "-m", "foresight.cli", "swap", "enable", "--size",
+                          "16M", "--path", str(path)], stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"})
+    for _ in range(400):
+        if path.exists():
+            break
+        time.sleep(0.05)
+    assert path.exists()
+    p.send_signal(sig)
+    assert p.wait(timeout=20) == 130
+    assert "Traceback" not in p.stderr.read()
+    assert not (swap_dir / "new").exists()
