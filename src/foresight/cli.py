@@ -104,14 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["cc"]:
-        # cc's flags are not argparse's: the driver reads the raw arguments.
-        from foresight.driver.main import main as cc_main
+        # cc's flags are not argparse's: the driver reads the raw arguments (and --help).
+        from foresight.driver.main import run as cc_run
 
-        try:
-            return cc_main(argv[1:])
-        except ForesightError as e:
-            print(f"foresight: error: {e}", file=sys.stderr)
-            return 2
+        return cc_run(argv[1:], "foresight cc")
     ns = build_parser().parse_args(argv)
     try:
         return ns.func(ns)
