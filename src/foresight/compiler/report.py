@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from foresight.compiler.analysis.locality import NestFacts
 from foresight.compiler.ir import LoopNest, sym_str
 from foresight.compiler.options import CompileOptions
@@ -75,7 +77,55 @@ def format_report(entries: list[dict]) -> str:
             lines.append(f"  decision: {d}")
         if e.get("hints") == [] and not e.get("skipped"):
             lines.append("  no hints inserted")
+    lines.extend(file_summaries(entries))
     return "\n".join(lines)
+
+
+def file_summaries(entries: list[dict]) -> list[str]:
+    """One line per source file: its loop nests, how many got hints, and how many were
+    left alone, counted by reason, so a large project's coverage reads at a glance."""
+    files: dict[str, list[dict]] = {}
+    for e in entries:
+        files.setdefault(e.get("source") or e["file"], []).append(e)
+    out = []
+    for name, nests in files.items():
+        hinted = sum(1 for e in nests if e.get("hints"))
+        reasons: dict[str, int] = {}
+        for e in nests:
+            if not e.get("hints"):
+                why = left_alone_reason(e)
+                reasons[why] = reasons.get(why, 0) + 1
+        alone = sum(reasons.values())
+        what = "hinted" if all(e.get("prefetch", True) for e in nests) else \
+            "would be hinted (--no-prefetch: none inserted)"
+        line = (f"{name}: summary: {len(nests)} loop nest{'s' if len(nests) != 1 else ''}, "
+                f"{hinted} {what}, {alone} left alone")
+        if reasons:
+            line += " (" + ", ".join(f"{n} {why}" for why, n in
+                                     sorted(reasons.items(), key=lambda r: (-r[1], r[0]))) + ")"
+        out.append(line)
+    return out
+
+
+_SMALL = ("left to demand paging", "loop-invariant", "stays in memory", "group reuse with")
+
+
+def left_alone_reason(e: dict) -> str:
+    """Why a nest got no hints, in a few words shared by all nests left alone alike."""
+    if e.get("skipped"):
+        # The reason's first clause, without the names, lines and asides that differ
+        # from loop to loop (`the index i is changed in the body (line 12)`).
+        why = re.sub(r" ?\([^()]*\)", "", e["skipped"])
+        why = re.sub(r"\b(the index|initialises|steps) \w+", r"\1", why)
+        return "not analysed: " + re.split(r": |; ", why, maxsplit=1)[0]
+    if not e.get("references"):
+        return "no array references"
+    decisions = [d.split(": ", 1)[-1] for d in e.get("decisions", [])]
+    if decisions and all(any(s in d for s in _SMALL) for d in decisions):
+        return "data too small to need hints"
+    if decisions and all(any(s in d for s in (*_SMALL, "--no-indirect")) for d in decisions):
+        return "indirect only, and --no-indirect"
+    return "no hint could be proved safe"
 
 
 def _distance(plan: NestPlan, h, opts: CompileOptions) -> int | str:
