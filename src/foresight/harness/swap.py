@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import stat
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 from foresight.errors import HarnessError, UsageError
 from foresight.harness.environment import swap_summary
+from foresight.harness.process import terminations_interrupt
 from foresight.units import format_size, parse_size
 
 LABEL = "foresight"
@@ -147,20 +146,6 @@ def _check_space(directory: Path, size: int) -> None:
                            f"{directory}: {format_size(free)} free")
 
 
-@contextlib.contextmanager
-def _terminations_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt, so a half-made file is removed."""
-    def interrupt(_sig, _frame):
-        raise KeyboardInterrupt
-
-    previous = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-
 def _zero_fill(path: Path, ino: int, size: int) -> None:
     """Write zeros over our own file (never truncated, checked to be the inode we made)."""
     fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -232,7 +217,7 @@ def enable(path: Path, size: int) -> str:
     path = _absolute(path)
     what = _what_is(path)
     if what is None:
-        with _terminations_interrupt():
+        with terminations_interrupt():
             _create(path, size)
         return f"swap enabled: created {path} ({format_size(size)})"
     if _active(path):
