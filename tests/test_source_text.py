@@ -67,3 +67,19 @@ def test_non_utf8_bytes_pass_through(tmp_path):
     (o, p), report = build_and_run(tmp_path, "l1.c")
     assert [e for e in report if e.get("hints")]
     assert p.stdout == o.stdout and p.stderr == o.stderr
+
+
+def test_diagnostics_are_the_originals(tmp_path):
+    """Warnings name the user's lines and columns as cc does, and none is about the
+    hints (-Wdeclaration-after-statement, -Wshadow, -Wconversion on inserted code)."""
+    src = PROGRAM.replace("  double π = 0;", "  double π = 0; int unused = 3;")
+    (tmp_path / "w.c").write_bytes(src.encode())
+    flags = ["-std=gnu11", "-Wall", "-Wextra", "-Wshadow", "-Wconversion",
+             "-Wdeclaration-after-statement", "-Wcast-qual", "-O2", "-c", "w.c"]
+    o = subprocess.run(["cc", *flags, "-o", "o.o"], cwd=tmp_path, capture_output=True)
+    p = subprocess.run([FORESIGHT, "cc", "--report-json", "r.json", *flags, "-o", "p.o"],
+                       cwd=tmp_path, capture_output=True)
+    assert o.returncode == p.returncode == 0
+    assert b"unused" in o.stderr
+    assert p.stderr == o.stderr
+    assert [e for e in json.loads((tmp_path / "r.json").read_text()) if e.get("hints")]

@@ -14,6 +14,7 @@ and leaves no temporary or half-written file (signals.py).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import signal
@@ -193,7 +194,9 @@ def _tu_command(compiler: list[str], cl: CommandLine, inp: Input, path: Path, ch
     """One translation unit: the user's flags, the runtime's include dir, -iquote its dir."""
     cmd = [*compiler, *cc.common_flags(cl, keep_deps=False), *dep_args]
     if changed:
-        cmd += ["-iquote", str(Path(inp.path).parent), *cc.runtime_cflags()]
+        # The runtime's header as a system header: its code is not the user's to warn on.
+        cmd += ["-iquote", str(Path(inp.path).parent),
+                *(f"-isystem{f[2:]}" if f.startswith("-I") else f for f in cc.runtime_cflags())]
         if any(a.startswith("-g") for a in cl.args):
             cmd.append(f"-fdebug-prefix-map={path.parent}={Path(inp.path).parent}")
     return [*cmd, mode, "-x", "c", str(path), "-o", output]
@@ -222,7 +225,8 @@ def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
         with signals.deferred():  # a signal now: after the .d names the user's source
             rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), writes)
             if rc == 0:
-                sys.stderr.write(err)
+                if err:
+                    sys.stderr.write(_original_diagnostics(compiler, cl, inp, mode) or "")
                 cc.fix_dependency_file(dep, path, inp.path)
                 cc.fix_dependency_file(cl.wp_dep_file, path, inp.path)
                 return 0
@@ -236,6 +240,15 @@ def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
         _warn(f"{inp.path}: warning: foresight cc: the transformed code did not compile, "
               f"so it was compiled unchanged (please report this); {_first_error(err)}")
     return rc
+
+
+def _original_diagnostics(compiler, cl, inp, mode) -> str | None:
+    """What cc says about the user's file as written (its object discarded): the
+    diagnostics the user sees, never ones about the inserted hints or at their columns.
+    Run only when the transformed text drew any; None when interrupted."""
+    cmd = _tu_command(compiler, cl, inp, Path(inp.path), False, mode, os.devnull, [])
+    _, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), [])
+    return None if signals.pending() else err
 
 
 def _first_error(stderr: str) -> str:
