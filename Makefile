@@ -26,9 +26,9 @@ runtime: venv
 	@cmake --build $(BUILD) -j2
 	@cmake --install $(BUILD) >/dev/null
 
+# Unmodified programs (benchmarks/demo) through foresight cc, out of core and in core.
 demo: setup
-	$(VENV)/bin/foresight bench micro --patterns backward,indirect,forward --backings file \
-	  --mem 128M --ratio 4 --readahead-kb 128
+	$(VENV)/bin/foresight bench demo --mem 128M --ratio 3 --readahead-kb 128 --repeat 2
 
 # C unit tests under ASan+UBSan and TSan, then the Python suite against the installed runtime.
 test: setup test-c test-py

@@ -73,12 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_swap)
 
     b = sub.add_parser("bench", help="run a benchmark suite (O vs P, tables, JSON, plots)")
-    b.add_argument("suite", choices=["micro", "overhead", "compiler", "nas"])
+    b.add_argument("suite", choices=["demo", "micro", "overhead", "compiler", "nas"])
     b.add_argument("--kernels", default=None,
                    help="comma-separated kernels (compiler: stencil,stencil_rows,gather,"
-                   "matvec_t,colsum,bucket_sort,rowptr,walk; nas: is,cg,ep,ft,mg,lu,sp,bt)")
+                   "matvec_t,colsum,bucket_sort,rowptr,walk; nas: is,cg,ep,ft,mg,lu,sp,bt; "
+                   "demo: heat,spmv,scan)")
     b.add_argument("--mem", default=None,
-                   help="memory cap (micro, compiler: default 256M; nas: per --size)")
+                   help="memory cap (micro, compiler: default 256M; demo: 128M; nas: per "
+                   "--size)")
     b.add_argument("--size", default="default",
                    help="nas: test, default (64M cap, 3x data) or paper (Table V ratios)")
     b.add_argument("--sweep", metavar="IS", help="nas: also the IS size sweep (Figure 19) and "
@@ -86,10 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--backing", default="anon", help="nas: anon (swap) or file")
     b.add_argument("--timeout", type=float, default=900,
                    help="nas: time limit per run in seconds (default 900)")
-    b.add_argument("--ratio", type=float, default=4.0,
-                   help="data/memory ratio (micro, compiler; default 4)")
+    b.add_argument("--ratio", type=float, default=None,
+                   help="data/memory ratio (micro, compiler: default 4; demo: 3)")
     b.add_argument("--readahead-kb", type=int, default=128,
-                   help="read_ahead_kb for the run (micro, compiler; default 128, Linux's "
+                   help="read_ahead_kb for the run (micro, compiler, demo; default 128, Linux's "
                    "common default)")
     b.add_argument("--patterns", default="backward,strided,indirect,forward",
                    help="comma-separated access patterns (micro)")

@@ -75,15 +75,17 @@ def foresight_exe() -> str:
     return str(Path(sys.prefix) / "bin" / "foresight")
 
 
-def build(name: str, out_dir: Path) -> tuple[dict[str, str], object]:
-    """Compile kernel NAME as O (--no-prefetch) and P (hints); returns the executables
-    and the compiler's JSON report for P (None if it wrote none)."""
-    src = kernels_dir() / f"{name}.c"
+def build(name: str, out_dir: Path, src: Path | None = None,
+          flags: tuple[str, ...] = ()) -> tuple[dict[str, str], object]:
+    """Compile kernel NAME (or the program SRC, linked with FLAGS such as -lm) as O
+    (--no-prefetch) and P (hints); returns the executables and the compiler's JSON
+    report for P (None if it wrote none)."""
+    src = src or kernels_dir() / f"{name}.c"
     report = out_dir / f"{name}.report.json"
     exes = {}
     for variant, extra in (("O", ["--no-prefetch"]), ("P", ["--report-json", str(report)])):
         exe = out_dir / f"{name}-{variant}"
-        cmd = [foresight_exe(), "cc", "-O2", *extra, str(src), "-o", str(exe)]
+        cmd = [foresight_exe(), "cc", "-O2", *extra, str(src), "-o", str(exe), *flags]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0 or not exe.exists():
             raise BenchError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n"

@@ -208,7 +208,12 @@ def main(ns) -> int:
         from foresight.bench import nas
 
         return nas.main(ns)
+    if ns.suite == "demo":
+        from foresight.bench import demo
+
+        return demo.main(ns)
     ns.mem = ns.mem or "256M"
+    ns.ratio = 4.0 if ns.ratio is None else ns.ratio
     if ns.suite == "micro":
         patterns = [p for p in ns.patterns.split(",") if p]
         backings = [b for b in ns.backings.split(",") if b]

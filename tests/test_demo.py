@@ -1,0 +1,183 @@
+"""`make demo` (`foresight bench demo`): the demo's unmodified programs print the same
+output built with and without hints, in core and under a memory cap; a difference is
+caught; `--report` ends with one summary line per file; README describes the table the
+demo prints."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from foresight.bench import demo
+from foresight.cli import main
+from foresight.compiler.report import file_summaries, format_report
+from foresight.errors import BenchError
+from foresight.harness.environment import swap_summary
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = 6 << 20
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[dict, str]:
+    """Every demo program as O and P (with P's JSON report), and mkdata."""
+    tmp = tmp_path_factory.mktemp("demo")
+    progs = {n: demo.build(n, tmp, demo.programs_dir() / f"{n}.c", p.flags)
+             for n, p in demo.PROGRAMS.items()}
+    return progs, demo.build_mkdata(tmp)
+
+
+def test_programs_are_plain_c_without_foresight(cc, tmp_path):
+    # "Unmodified": no runtime calls, no pragmas, and clean under -Wall -Wextra -Werror.
+    for name, prog in demo.PROGRAMS.items():
+        src = demo.programs_dir() / f"{name}.c"
+        text = src.read_text()
+        assert not re.search(r"foresight[_.]|#\s*pragma|_Pragma", text), name
+        r = subprocess.run([cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", str(src),
+                            "-o", str(tmp_path / name), *prog.flags], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+
+
+def test_same_output_with_and_without_hints(built, disk_tmp):
+    progs, mkdata = built
+    for name, (exes, report) in progs.items():
+        assert any(e.get("hints") for e in report), f"{name}: foresight cc placed no hints"
+        args, _ = demo.arguments(name, SMALL, mkdata, disk_tmp)
+        out = {v: subprocess.run([exes[v], *args], capture_output=True, text=True)
+               for v in ("O", "P")}
+        assert out["O"].returncode == 0, out["O"].stderr
+        assert out["O"].stdout.count("\n") == 2
+        assert out["P"].stdout == out["O"].stdout, name
+        assert out["P"].returncode == 0
+
+
+def test_inputs_are_made_once_and_whole(built, disk_tmp):
+    _, mkdata = built
+    args, files = demo.arguments("spmv", SMALL, mkdata, disk_tmp)
+    assert [Path(f).exists() for f in files] == [True, True]
+    assert sum(Path(f).stat().st_size for f in files) == SMALL
+    assert not list(disk_tmp.glob("*.tmp"))
+    before = [Path(f).stat().st_mtime_ns for f in files]
+    assert demo.arguments("spmv", SMALL, mkdata, disk_tmp) == (args, files)
+    assert [Path(f).stat().st_mtime_ns for f in files] == before
+    # A failed write leaves neither the file nor its temporary behind.
+    with pytest.raises(BenchError, match="cannot create"):
+        demo.arguments("scan", 0, mkdata, disk_tmp / "missing")
+    assert not (disk_tmp / "missing").exists()
+
+
+def test_a_difference_in_output_fails_the_demo():
+    same = {"stdout": "sum 1.0\n"}
+    assert demo.compare("x", [("O", same), ("P", dict(same))]) == "sum 1.0\n"
+    with pytest.raises(BenchError, match="outputs differ"):
+        demo.compare("x", [("O", same), ("P (in core)", {"stdout": "sum 1.5\n"})])
+
+
+def test_demo_end_to_end_on_mapped_files(root, disk_tmp, monkeypatch, capsys):
+    # The file-mapped programs out of core (3x an 8 MiB cap) and in core, as `make demo`
+    # runs them, with the table and the two closing lines.
+    monkeypatch.setenv("FORESIGHT_BENCH_DIR", str(disk_tmp))
+    out_json = disk_tmp / "demo.json"
+    assert main(["bench", "demo", "--kernels", "spmv,scan", "--mem", "8M",
+                 "--json", str(out_json)]) == 0
+    text = capsys.readouterr().out
+    res = json.loads(out_json.read_text())
+    assert res["data_bytes"] == 24 << 20 and res["ratio"] == 3
+    assert [r["program"] for r in res["rows"]] == ["spmv", "scan"]
+    for row in res["rows"]:
+        assert row["outputs_identical"] and row["O"]["checksum"] == row["P"]["checksum"]
+        assert row["O"]["wall_seconds"] > 0 and row["P_in_core"]["wall_seconds"] > 0
+        assert row["O"]["read_bytes"] > 0
+    assert "identical" in text and "in core O → P" in text
+    assert 'make CC="' in text and "foresight run --mem" in text
+
+
+def test_temporary_swap_is_removed_even_on_error(root, disk_tmp, monkeypatch):
+    # heat's malloc'd rows need swap beyond the cap: as root the demo makes a swap file
+    # for its runs and turns it off and removes it afterwards, also when a run fails.
+    if swap_summary()["areas"]:
+        pytest.skip("swap is already active")
+    monkeypatch.setenv("FORESIGHT_BENCH_DIR", str(disk_tmp))
+    path = demo.demo_swap()
+    with pytest.raises(BenchError, match="a run failed"), \
+            demo.enough_swap(64 << 20) as note:
+        assert str(path) in note and "256.0 MiB" in note
+        assert [a["path"] for a in swap_summary()["areas"]] == [str(path)]
+        raise BenchError("a run failed")
+    assert not swap_summary()["areas"] and not path.exists()
+    with demo.enough_swap(0) as note:   # nothing malloc'd beyond the cap: nothing made
+        assert note == "swap 0 B active"
+    assert not path.exists()
+
+
+def test_without_root_and_swap_heat_is_skipped(monkeypatch):
+    monkeypatch.setattr(demo.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(demo.environment, "swap_free_bytes", lambda: 0)
+    with demo.enough_swap(384 << 20) as note:
+        assert note is None
+
+
+def test_unknown_program_is_a_clear_error(capsys):
+    assert main(["bench", "demo", "--kernels", "heat,nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "foresight: error: unknown demo program 'nope' (choose from heat, spmv, scan)"
+
+
+def test_report_ends_with_a_summary_per_file(built):
+    progs, _ = built
+    heat = progs["heat"][1]
+    text = format_report(heat).splitlines()
+    assert re.fullmatch(r".*heat\.c: summary: 6 loop nests, 5 hinted, 1 left alone "
+                        r"\(1 not analysed: a while or do loop\)", text[-1])
+    both = format_report(heat + progs["spmv"][1]).splitlines()
+    assert [ln.split(": summary: ")[1] for ln in both[-2:]] == [
+        "6 loop nests, 5 hinted, 1 left alone (1 not analysed: a while or do loop)",
+        "2 loop nests, 2 hinted, 0 left alone"]
+    excerpt = demo.report_excerpt(heat)
+    assert any("loop nest in step()" in ln for ln in excerpt)
+    assert any("left unchanged: a while or do loop" in ln for ln in excerpt)
+    assert "... and 4 more nests with hints" in "\n".join(excerpt)
+
+
+def test_summary_counts_reasons_without_names_or_lines():
+    def nest(**kw) -> dict:
+        return {"source": "big.c", "file": "big.c", "line": 1, "function": "f",
+                "loops": [], "skipped": None, **kw}
+
+    entries = [
+        nest(hints=[{"ref": "a[i]"}], references=[{}], prefetch=True),
+        nest(skipped="the index i is changed in the body (line 12)"),
+        nest(skipped="the index k is changed in the body (line 40)"),
+        nest(skipped="a while or do loop: only counted for-loops are analysed; the loops "
+             "inside it are looked at on their own"),
+        nest(hints=[], references=[], decisions=[]),
+        nest(hints=[], references=[{}], decisions=[
+            "x[i]: the whole nest touches 800 bytes of it, less than a 65536-byte block: "
+            "not pipelined (left to demand paging)"]),
+        nest(hints=[], references=[{}], decisions=[
+            "p->q[i]: not prefetched: its base p->q is read from memory and the "
+            "reference is conditional"]),
+    ]
+    assert file_summaries(entries) == [
+        "big.c: summary: 7 loop nests, 1 hinted, 6 left alone (2 not analysed: the index "
+        "is changed in the body, 1 data too small to need hints, 1 no array references, "
+        "1 no hint could be proved safe, 1 not analysed: a while or do loop)"]
+    off = [dict(e, prefetch=False) for e in entries[:1]]
+    assert file_summaries(off) == ["big.c: summary: 1 loop nest, 1 would be hinted "
+                                   "(--no-prefetch: none inserted), 0 left alone"]
+
+
+def test_readme_describes_what_the_demo_prints():
+    readme = (ROOT / "README.md").read_text()
+    for col in ("O time", "P time", "speedup O/P", "I/O stall O → P", "read O → P",
+                "outputs", "in core O → P"):
+        assert col in readme, col
+    for name in demo.PROGRAMS:
+        assert f"`{name}`" in readme, name
+    assert "foresight bench micro" in readme
+    assert 'make CC="$PWD/.venv/bin/foresight cc"' in readme
