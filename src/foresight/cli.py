@@ -73,11 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_swap)
 
     b = sub.add_parser("bench", help="run a benchmark suite (O vs P, tables, JSON, plots)")
-    b.add_argument("suite", choices=["demo", "micro", "overhead", "compiler", "nas"])
+    b.add_argument("suite", choices=["demo", "micro", "overhead", "compiler", "nas", "compile"])
     b.add_argument("--kernels", default=None,
                    help="comma-separated kernels (compiler: stencil,stencil_rows,gather,"
                    "matvec_t,colsum,bucket_sort,rowptr,walk; nas: is,cg,ep,ft,mg,lu,sp,bt; "
-                   "demo: heat,spmv,scan)")
+                   "demo: heat,spmv,scan; compile: any of nas' and compiler's, or none)")
     b.add_argument("--mem", default=None,
                    help="memory cap (micro, compiler: default 256M; demo: 128M; nas: per "
                    "--size)")
@@ -87,7 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "in-core cold/warm runs (Figure 15)")
     b.add_argument("--backing", default="anon", help="nas: anon (swap) or file")
     b.add_argument("--timeout", type=float, default=900,
-                   help="nas: time limit per run in seconds (default 900)")
+                   help="nas, compile: time limit per run in seconds (default 900)")
+    b.add_argument("--lines", default=None,
+                   help="compile: line counts of the generated many-nest files, "
+                   "comma-separated, or none (default 250,1000,2000)")
     b.add_argument("--ratio", type=float, default=None,
                    help="data/memory ratio (micro, compiler: default 4; demo: 3)")
     b.add_argument("--readahead-kb", type=int, default=128,

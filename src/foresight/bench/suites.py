@@ -212,6 +212,10 @@ def main(ns) -> int:
         from foresight.bench import demo
 
         return demo.main(ns)
+    if ns.suite == "compile":
+        from foresight.bench import compile as compile_suite
+
+        return compile_suite.main(ns)
     ns.mem = ns.mem or "256M"
     ns.ratio = 4.0 if ns.ratio is None else ns.ratio
     if ns.suite == "micro":
