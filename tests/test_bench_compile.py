@@ -17,6 +17,7 @@ import pytest
 from foresight.bench import compile as suite
 from foresight.bench import gen_nests
 from foresight.bench.compiler import kernels_dir
+from foresight.errors import UsageError
 
 FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
 LINES = 40
@@ -171,6 +172,16 @@ def test_a_failing_compile_is_reported_per_input(tmp_path):
     assert "nests-20: exit 1: false -O2 -c" in r.stdout
     row = json.loads(out.read_text())["rows"][0]
     assert row["problem"].startswith("exit 1: false -O2 -c") and "O" not in row
+
+
+def test_inputs_by_name_each_once():
+    assert suite.parse_lines("250, 1_000,250,") == [250, 1000]
+    assert suite.parse_lines("none") == []
+    assert suite.parse_programs("cg,nas/cg,kernels/gather") == ["cg", "gather"]
+    assert suite.parse_programs("none") == []
+    assert len(suite.parse_programs(None)) == 17
+    with pytest.raises(UsageError, match="unknown program 'kernels/cg'"):
+        suite.parse_programs("kernels/cg")
 
 
 @pytest.mark.parametrize("args, message", [

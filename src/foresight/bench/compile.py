@@ -96,7 +96,7 @@ def parse_lines(text: str) -> list[int]:
             raise UsageError(f"--lines {text!r}: a generated file has at least "
                              f"{gen_nests.MIN_LINES} lines, not {n}")
         sizes.append(n)
-    return sizes
+    return list(dict.fromkeys(sizes))   # each size once
 
 
 def parse_programs(text: str | None) -> list[str]:
@@ -106,12 +106,16 @@ def parse_programs(text: str | None) -> list[str]:
         return list(known)
     if text.strip().lower() == "none":
         return []
-    names = [w.strip().split("/")[-1] for w in text.split(",") if w.strip()]
-    for n in names:
-        if n not in known:
-            raise UsageError(f"unknown program {n!r} (choose from {', '.join(known)}, "
+    names = []
+    for word in (w.strip() for w in text.split(",")):
+        if not word:
+            continue
+        kind, _, name = word.rpartition("/")   # cg or nas/cg, as the table names it
+        if name not in known or kind not in ("", known[name][0]):
+            raise UsageError(f"unknown program {word!r} (choose from {', '.join(known)}, "
                              "or none)")
-    return names
+        names.append(name)
+    return list(dict.fromkeys(names))
 
 
 def size_text(obj: Path) -> int:
