@@ -137,6 +137,7 @@ class _Function:
         self.fn, self.data, self.main, self.nests = fn, data, main, nests
         self.macros = macros
         self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
+        self._parents: dict[int, tuple[int, int]] | None = None
         # Offsets and descriptions of the points where the function may synchronise with
         # other threads (frontend/sync.py): no hint load is moved across them.
         self.syncs: list[tuple[int, str]] = []
@@ -463,6 +464,38 @@ class _Function:
             i += 1
         return None
 
+    def spelled(self, c: ci.Cursor) -> bool:
+        """Whether the file's text at `c`'s extent spells `c`, so hints may repeat it.
+
+        Code a macro's body produces is located at the whole call (`BODY(k)`): the call's
+        text spells only the outermost expression the call makes (`u(i,j)` for
+        `#define u(i,j) u_[(i)*n+(j)]`), not the parts of it (`A[r][k]` of `#define
+        BODY(k) { s += A[r][k]; }`, whose hints would run the body again).  Text inside
+        a call's arguments, and text containing whole calls, spell themselves."""
+        cs, ce = c.extent.start.offset, c.extent.end.offset
+        lo = bisect_left(self.macros, (cs, -1))
+        while lo > 0 and self.macros[lo - 1][1] > cs:
+            lo -= 1
+        for s, e in self.macros[lo:bisect_left(self.macros, (ce, -1))]:
+            if e <= cs or (cs <= s and e <= ce and (cs, ce) != (s, e)) or (s < cs and ce < e):
+                continue
+            if (cs, ce) != (s, e) or self.parents().get(c.hash) == (s, e):
+                return False
+        return True
+
+    def parents(self) -> dict[int, tuple[int, int]]:
+        """Cursor hash -> its parent's extent, for the cursors of this function."""
+        if self._parents is None:
+            self._parents = {}
+            stack = [self.fn]
+            while stack:
+                p = stack.pop()
+                ext = (p.extent.start.offset, p.extent.end.offset)
+                for k in p.get_children():
+                    self._parents[k.hash] = ext
+                    stack.append(k)
+        return self._parents
+
     def cursors(self) -> list[tuple[int, int]]:
         """(start offset, hash) of every cursor of the function in this file, by offset."""
         if self._cursors is None:
@@ -718,6 +751,9 @@ class _Function:
     def reference(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int,
                   conditional: bool) -> ArrayRef | str:
         """An ArrayRef for subscript expression `c`, or why it cannot be analysed."""
+        if not self.spelled(c):
+            return ("written inside a macro's expansion: the text there is the macro's "
+                    "call, not this reference")
         levels = []  # (index cursor, element type) from the innermost subscript outwards
         cur = c
         while cur.kind == K.ARRAY_SUBSCRIPT_EXPR:
@@ -831,6 +867,8 @@ class _Function:
                     conditional: bool) -> ArrayRef | None:
         """`*p` or `*(p ± k)` of a pointer-walk variable p (k affine), as p[±k]; None for
         any other dereference (left to the body walk)."""
+        if not self.spelled(c):
+            return None
         kids = list(c.get_children())
         if len(kids) != 1:
             return None
@@ -860,6 +898,8 @@ class _Function:
                     conditional: bool) -> ArrayRef | None:
         """`s->x` of a pointer-walk variable s over structs, as the bytes of x at its
         offset; None for any other member access (left to the body walk)."""
+        if not self.spelled(c):
+            return None
         kids = list(c.get_children())
         if len(kids) != 1 or c.referenced is None or c.referenced.kind != K.FIELD_DECL:
             return None
