@@ -137,15 +137,22 @@ void fs_config_load(void)
         if (strcmp(d, "0") != 0)
             complain("FORESIGHT_DISABLE", d, "0 or 1");
     }
+    /* A file only when the value looks like one: FORESIGHT_STATS=2 meaning "more" must
+     * not leave a file named 2 in the working directory. */
     const char *st = getenv("FORESIGHT_STATS");
     if (st != NULL && *st != 0 && strcmp(st, "0") != 0) {
-        if (strcmp(st, "1") == 0) {
+        size_t len = strlen(st);
+        if (strcmp(st, "1") == 0 || strcmp(st, "stderr") == 0) {
             fs_cfg.stats = 1;
-        } else if (strlen(st) < sizeof fs_cfg.stats_path) {
+        } else if (strchr(st, '/') == NULL &&
+                   (len <= 5 || strcmp(st + len - 5, ".json") != 0)) {
+            complain("FORESIGHT_STATS", st,
+                     "0, 1, stderr, or a file path (containing '/' or ending in .json)");
+        } else if (len < sizeof fs_cfg.stats_path) {
             fs_cfg.stats = 2;
             strcpy(fs_cfg.stats_path, st);
         } else {
-            complain("FORESIGHT_STATS", "(too long)", "1 or a file path");
+            complain("FORESIGHT_STATS", "(too long)", "a path shorter than 4096 bytes");
         }
     }
     const char *mem = getenv("FORESIGHT_MEM");
