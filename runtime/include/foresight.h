@@ -17,11 +17,37 @@
  * Thread-safe; one runtime per process however many shared objects use it;
  * safe across fork (the child starts with an empty residency table).
  *
+ * What every call guarantees, whatever its arguments:
+ *   - It returns in bounded time and memory.  A range of more than 512 pages (2 MiB) is
+ *     cut to the mapped memory in it (from its first mapped page to the first hole after
+ *     that); a prefetch then to three quarters of the smaller of the memory limit and
+ *     physical memory, a release to its first 256 GiB.  Loops over a
+ *     range take whole table words, skip whole unallocated GiB, and work on at most
+ *     512 pages per system call.  The residency table grows only for memory that was
+ *     mapped when hinted (about 32 KiB per GiB of it), never for address space merely
+ *     named.
+ *   - It keeps errno, is not a cancellation point, and never stops or kills the program.
+ *   - It may be made in a signal handler.  A hint that arrives while its own thread is
+ *     inside the library (a handler interrupted it there) is dropped at once and
+ *     counted (`reentrant` in the statistics) before it touches any lock.  Any other
+ *     hint from a handler runs the usual path, which uses only system calls, atomics
+ *     and the library's own locks (which no code of the interrupted thread can hold
+ *     then, so at worst it waits for another thread's short critical section): no
+ *     malloc, no stdio, no thread creation.  The worker threads start with the runtime
+ *     (before main) for that reason.  One exception: in a process made by fork(), the
+ *     first request that is queued for the workers starts them (pthread_create); a
+ *     forked child that hints only from a handler should make one hint from ordinary
+ *     code first.  The inline fast path is relaxed atomic loads and stores on the site and
+ *     the table, safe anywhere.  A hint needs under 3 KiB of stack (built -O2; measured with
+ *     -fstack-usage), so an alternate signal stack of SIGSTKSZ is enough.
+ *
  * Environment (validated once at start-up; a bad value prints one message on
  * stderr and the default is used):
  *   FORESIGHT_DISABLE=1          all hints become no-ops
- *   FORESIGHT_STATS=1            statistics table on stderr at exit
- *   FORESIGHT_STATS=path.json    the same statistics as JSON (written atomically)
+ *   FORESIGHT_STATS=1|stderr     statistics table on stderr at exit (0 or unset: none)
+ *   FORESIGHT_STATS=PATH         the same statistics as JSON, written to PATH.tmp.PID and
+ *                                renamed to PATH; PATH must contain '/' or end in .json
+ *                                (any other value, e.g. 2, is rejected: statistics off)
  *   FORESIGHT_MEM=SIZE           memory budget (default: the cgroup's limit, else RAM)
  *   FORESIGHT_WORKERS=N          worker threads issuing requests (1..64; default 2, at most
  *                                the usable CPUs minus one, at least 1)
@@ -276,8 +302,10 @@ static inline int foresight_site_quiet(struct foresight_site *site)
 /*
  * Prefetch [addr, addr+bytes) into memory, rounded outward to pages.  Returns
  * at once; the read happens in the background.  Pages already known resident
- * cost a bit test.  Ignored (and counted) for NULL, zero length, wrapping or
- * unmapped ranges, and dropped when it would overcommit the memory budget.
+ * cost a bit test.  Ignored (and counted as bad input) for NULL, zero length,
+ * wrapping, beyond 2^47 or wholly unmapped ranges; a large range is cut to its
+ * mapped part and to what memory can hold (above); dropped when it would
+ * overcommit the memory budget.
  */
 static inline void foresight_prefetch_at(struct foresight_site *site, const void *addr,
                                          size_t bytes)
@@ -293,7 +321,9 @@ static inline void foresight_prefetch_at(struct foresight_site *site, const void
 
 /*
  * Release [addr, addr+bytes), rounded inward: a page not wholly inside the
- * range is never touched.  Data are never lost: pages are deactivated
+ * range is never touched.  Bad input is ignored and counted as for a prefetch; a
+ * large range is cut to its mapped part, then to its first 256 GiB.  Data are never
+ * lost: pages are deactivated
  * (MADV_COLD) so they are reclaimed first yet can still be rescued, and paged
  * out (MADV_PAGEOUT, after writing back dirty shared file pages) only when the
  * process is over its memory budget.

@@ -5,8 +5,22 @@
  *
  * Every entry point accepts any input: NULL, zero length, wrapping lengths,
  * addresses outside user space or no longer mapped are counted as bad input
- * and ignored.  Nothing here can fail visibly to the program.
+ * and ignored, and what a call may touch is bounded whatever it names (a large
+ * range is cut to the mapped memory in it, then to at most what memory can
+ * hold).  Nothing here can fail visibly to the program: errno is kept, and a
+ * hint is never a cancellation point.
+ *
+ * Signal handlers.  A handler may interrupt its thread anywhere, including
+ * inside this library holding one of its locks.  So each thread carries an
+ * "inside" flag: a call that finds it set (a handler's hint, made while its
+ * thread was in the library) is dropped and counted as `reentrant` before it
+ * touches any lock or shared state beyond atomic counters.  Any other call
+ * reaches only system calls, atomics and the library's own locks, which no
+ * code of its thread can be holding then: no malloc, no stdio (the workers are
+ * started with the runtime, not by the first hint, for that reason).
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -15,6 +29,35 @@
 struct foresight_site foresight__anon_site = {.file = "(untagged)", .line = 0,
                                               .ref = "foresight_prefetch()"};
 static pid_t owner_pid;
+
+/* Set while this thread runs library code.  initial-exec: a global-dynamic TLS access
+ * from a shared library may allocate on a thread's first use, which a signal handler
+ * must not. */
+static __thread volatile sig_atomic_t inside __attribute__((tls_model("initial-exec")));
+
+bool fs_enter(struct foresight_site *site, struct fs_entry *e)
+{
+    fs_site_register(site); /* lock-free */
+    if (inside) {
+        fs_count(site, FS_REENTRANT, 1);
+        return false;
+    }
+    inside = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    e->saved_errno = errno;
+    /* The system calls below (open, read, msync) are cancellation points; a thread
+     * cancelled in one while holding a lock would leave it held for good. */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &e->cancel_state);
+    return true;
+}
+
+void fs_leave(const struct fs_entry *e)
+{
+    pthread_setcancelstate(e->cancel_state, NULL);
+    errno = e->saved_errno;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    inside = 0;
+}
 
 static void after_fork_child(void)
 {
@@ -27,7 +70,7 @@ static void after_fork_child(void)
     fs_workers_after_fork_child();
 }
 
-__attribute__((constructor)) static void fs_init(void)
+static void start(void)
 {
     fs_config_load();
     /* Before anything else, so faults are counted from program start. */
@@ -47,16 +90,33 @@ __attribute__((constructor)) static void fs_init(void)
     }
     owner_pid = getpid();
     pthread_atfork(NULL, NULL, after_fork_child);
-    if (fs_residency_init() != 0)
+    if (fs_residency_init() != 0) {
         fprintf(stderr, "foresight: cannot map the residency table; hints disabled\n");
+        return;
+    }
+    /* Now rather than at the first queued request: pthread_create allocates, and the
+     * first request may come from a signal handler that interrupted malloc. */
+    if (fs_cfg.issue_inline != FS_INLINE_ALL)
+        fs_workers_ensure_started();
+}
+
+/* Start-up and exit run library code on the program's thread: a handler's hint that
+ * interrupts them is dropped like any other reentrant one. */
+__attribute__((constructor)) static void fs_init(void)
+{
+    inside = 1;
+    start();
+    inside = 0;
 }
 
 __attribute__((destructor)) static void fs_fini(void)
 {
+    inside = 1;
     /* Statistics belong to the process that started the runtime, not to forked children. */
     if (fs_cfg.stats && !fs_cfg.disabled && getpid() == owner_pid)
         fs_stats_report();
     fs_trace_finish();
+    inside = 0;
 }
 
 /* [addr, addr+bytes) as whole pages: outward for prefetch, inward for release.
@@ -78,11 +138,31 @@ static bool page_range(const void *addr, size_t bytes, bool outward, uintptr_t *
     return true;
 }
 
+/* The most pages one release may name (256 GiB; a larger one releases its first 256
+ * GiB): its work is a mincore per 2 MiB of the mapped memory it names, about 0.1 s for
+ * 256 GiB of address space with nothing resident (a MAP_NORESERVE mapping). */
+#define RELEASE_MAX_PAGES ((size_t)1 << 26)
+
+/* Bounds what a call may touch, whatever its arguments: a range of more than a chunk
+ * is cut to the mapped memory in it (one msync when it is all mapped), then to at most
+ * MAX pages (a prefetch's cap is plan_prefetch's, which counts it).  False when nothing
+ * of it is mapped.  A smaller range is left whole: a look-ahead window reaching past
+ * the end of an object keeps its marks (issue.c), and the table grows for none of it
+ * unless it is mapped (residency.c). */
+static bool bound_range(uintptr_t *first, size_t *n, size_t max)
+{
+    if (*n > FS_CHUNK_PAGES && !fs_mapping_clamp(first, n))
+        return false;
+    if (*n > max)
+        *n = max;
+    return true;
+}
+
 /* Prefetch requests to queue (0 or 1) for [first, first+n): marks the pages. */
 static unsigned plan_prefetch(struct foresight_site *site, uintptr_t first, size_t n,
                               struct fs_request *out)
 {
-    size_t cap = fs_budget_pages();
+    size_t cap = fs_budget_call_pages();
     if (n > cap) { /* more than memory can hold: the tail could only evict the head */
         n = cap;
         fs_count(site, FS_DROPPED_BUDGET, 1);
@@ -91,9 +171,10 @@ static unsigned plan_prefetch(struct foresight_site *site, uintptr_t first, size
     /* Section 2.4.1: skip pages known resident; request the first missing page and
      * everything after it in the block, so a block costs at most one request.
      * FORESIGHT_FILTER=0 skips nothing (Figure 12(c), without run-time filtering). */
-    while (fs_cfg.filter && n > 0 && fs_residency_test(first)) {
-        first++;
-        n--;
+    if (fs_cfg.filter) {
+        size_t known = fs_residency_marked_prefix(first, n);
+        first += known;
+        n -= known;
     }
     if (n == 0) {
         fs_count(site, FS_FILTERED, 1);
@@ -126,6 +207,10 @@ static unsigned plan_release(struct foresight_site *site, const void *addr, size
     }
     if (n == 0 || fs_cfg.release == FS_REL_OFF)
         return 0;
+    if (!bound_range(&first, &n, RELEASE_MAX_PAGES)) {
+        fs_count(site, FS_BAD_INPUT, 1);
+        return 0;
+    }
     fs_count(site, FS_PAGES_RELEASE_REQ, n);
     if (fs_cfg.release == FS_REL_AUTO || fs_cfg.release == FS_REL_ADAPTIVE) {
         if (!fs_budget_pressure()) {
@@ -189,7 +274,7 @@ static unsigned plan_prefetch_range(struct foresight_site *site, const void *add
     uintptr_t first;
     size_t n;
     fs_count(site, FS_CONSIDERED, 1);
-    if (!page_range(addr, bytes, true, &first, &n)) {
+    if (!page_range(addr, bytes, true, &first, &n) || !bound_range(&first, &n, SIZE_MAX)) {
         fs_count(site, FS_BAD_INPUT, 1);
         return 0;
     }
@@ -220,28 +305,44 @@ static unsigned plan_prefetch_range(struct foresight_site *site, const void *add
 
 void foresight__prefetch_slow(struct foresight_site *site, const void *addr, size_t bytes)
 {
+    struct fs_entry e;
+    if (!fs_enter(site, &e)) {
+        fs_count(site, FS_CONSIDERED, 1);
+        return;
+    }
     struct fs_request r;
-    fs_site_register(site);
     __atomic_store_n(&site->fs_slow, 1, __ATOMIC_RELAXED);
     fs_random_note(site, (uintptr_t)addr >> FORESIGHT_PAGE_SHIFT);
     submit(site, &r, plan_prefetch_range(site, addr, bytes, &r));
+    fs_leave(&e);
 }
 
 void foresight__release_slow(struct foresight_site *site, const void *addr, size_t bytes)
 {
+    struct fs_entry e;
+    if (!fs_enter(site, &e)) {
+        fs_count(site, FS_RELEASES, 1);
+        return;
+    }
     struct fs_request r;
-    fs_site_register(site);
     submit(site, &r, plan_release(site, addr, bytes, &r));
+    fs_leave(&e);
 }
 
 void foresight__prefetch_release_slow(struct foresight_site *site, const void *paddr,
                                       size_t pbytes, const void *raddr, size_t rbytes)
 {
+    struct fs_entry e;
+    if (!fs_enter(site, &e)) {
+        fs_count(site, FS_CONSIDERED, 1);
+        fs_count(site, FS_RELEASES, 1);
+        return;
+    }
     struct fs_request r[2];
-    fs_site_register(site);
     unsigned n = plan_prefetch_range(site, paddr, pbytes, &r[0]);
     n += plan_release(site, raddr, rbytes, &r[n]);
     submit(site, r, n);
+    fs_leave(&e);
 }
 
 /* Calls skipped in the last quiet stretch, into the site's counters. */
@@ -273,21 +374,11 @@ static void quiet_after_batch(struct foresight_site *site, bool all_resident)
     __atomic_store_n(&site->fs_quiet, stretch, __ATOMIC_RELAXED);
 }
 
-/*
- * Reached every verify_period-th filtered call of a site: account the batch of
- * filtered calls and check with mincore that the pages really are resident.
- * A stale bit (the kernel evicted the page) is counted, the chunk is
- * revalidated, and the prefetch the filter swallowed is issued after all.
- */
-void foresight__filtered_check(struct foresight_site *site, const void *addr, size_t bytes)
+/* Check with mincore that the pages of a filtered call really are resident.  A stale
+ * bit (the kernel evicted the page) is counted, the chunk is revalidated, and the
+ * prefetch the filter swallowed is issued after all. */
+static void verify(struct foresight_site *site, const void *addr, size_t bytes)
 {
-    fs_site_register(site);
-    unsigned long batch = __atomic_exchange_n(&site->fs_armed, fs_cfg.verify_period - 1,
-                                              __ATOMIC_RELAXED) + 1;
-    __atomic_store_n(&site->fs_countdown, fs_cfg.verify_period - 1, __ATOMIC_RELAXED);
-    fs_count(site, FS_CONSIDERED, batch);
-    fs_count(site, FS_FILTERED, batch);
-    fs_count(site, FS_VERIFIED, 1);
     uintptr_t first;
     size_t n;
     unsigned char vec[64];
@@ -307,4 +398,24 @@ void foresight__filtered_check(struct foresight_site *site, const void *addr, si
         fs_residency_revalidate_chunk(c);
     struct fs_request r;
     submit(site, &r, plan_prefetch(site, first, n, &r));
+}
+
+/* Reached every verify_period-th filtered call of a site: account the batch of
+ * filtered calls and verify the call. */
+void foresight__filtered_check(struct foresight_site *site, const void *addr, size_t bytes)
+{
+    struct fs_entry e;
+    bool entered = fs_enter(site, &e);
+    /* The batch is accounted and the countdown re-armed either way (atomics only), so a
+     * handler's filtered calls keep costing a decrement, not a call each. */
+    unsigned long batch = __atomic_exchange_n(&site->fs_armed, fs_cfg.verify_period - 1,
+                                              __ATOMIC_RELAXED) + 1;
+    __atomic_store_n(&site->fs_countdown, fs_cfg.verify_period - 1, __ATOMIC_RELAXED);
+    fs_count(site, FS_CONSIDERED, batch);
+    fs_count(site, FS_FILTERED, batch);
+    if (!entered)
+        return;
+    fs_count(site, FS_VERIFIED, 1);
+    verify(site, addr, bytes);
+    fs_leave(&e);
 }

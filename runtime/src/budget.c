@@ -28,6 +28,7 @@
 #include "internal.h"
 
 static uint64_t limit_bytes;
+static uint64_t ram_bytes;
 static char source[64] = "physical memory";
 static char usage_path[4200]; /* the cgroup's usage file, when the limit is the cgroup's */
 
@@ -43,16 +44,27 @@ static bool read_small(const char *path, char *buf, size_t len)
     return n > 0;
 }
 
+/* The decimal number at S after any blanks; *digits says whether there was one.  By
+ * hand, not strtoull: usage is read in hints, which may come from a signal handler. */
+static uint64_t decimal(const char *s, bool *digits)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    uint64_t v = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    *digits = p != s;
+    return v;
+}
+
 static uint64_t read_u64_file(const char *path, bool *ok)
 {
     char buf[64];
     *ok = false;
     if (!read_small(path, buf, sizeof buf) || strncmp(buf, "max", 3) == 0)
         return 0;
-    char *end;
-    unsigned long long v = strtoull(buf, &end, 10);
-    *ok = end != buf;
-    return v;
+    return decimal(buf, ok);
 }
 
 /* Find the mount point of the hierarchy (v2: fstype cgroup2; v1: cgroup with option memory)
@@ -182,6 +194,7 @@ void fs_budget_init(void)
 {
     struct sysinfo si;
     uint64_t ram = sysinfo(&si) == 0 ? (uint64_t)si.totalram * si.mem_unit : 0;
+    ram_bytes = ram;
     char dir[4096];
     bool v2 = false;
     uint64_t cg = cgroup_limit(dir, sizeof dir, &v2);
@@ -203,7 +216,8 @@ void fs_budget_init(void)
 static uint64_t meminfo_kb(const char *text, const char *key)
 {
     const char *p = strstr(text, key);
-    return p ? strtoull(p + strlen(key), NULL, 10) << 10 : 0;
+    bool ok;
+    return p ? decimal(p + strlen(key), &ok) << 10 : 0;
 }
 
 /* Memory in use against the limit, by the measure that matches its source; 0 unknown. */
@@ -213,12 +227,11 @@ static uint64_t usage_bytes(void)
     if (usage_path[0])
         return read_u64_file(usage_path, &ok);
     char buf[512];
-    if (fs_cfg.mem_override) {
-        unsigned long long size, resident;
-        if (!read_small("/proc/self/statm", buf, sizeof buf) ||
-            sscanf(buf, "%llu %llu", &size, &resident) != 2)
+    if (fs_cfg.mem_override) { /* statm: "size resident ...", in pages */
+        if (!read_small("/proc/self/statm", buf, sizeof buf))
             return 0;
-        return (uint64_t)resident << FORESIGHT_PAGE_SHIFT;
+        const char *resident = strchr(buf, ' ');
+        return resident ? decimal(resident, &ok) << FORESIGHT_PAGE_SHIFT : 0;
     }
     if (!read_small("/proc/meminfo", buf, sizeof buf))
         return 0;
@@ -259,6 +272,14 @@ const char *fs_budget_source(void)
 size_t fs_budget_pages(void)
 {
     return (size_t)(limit_bytes / 4 * 3) >> FORESIGHT_PAGE_SHIFT;
+}
+
+/* A prefetch of more than the budget could only evict its own head with its tail; nor,
+ * whatever FORESIGHT_MEM says, of more than physical memory can hold. */
+size_t fs_budget_call_pages(void)
+{
+    uint64_t mem = ram_bytes != 0 && ram_bytes < limit_bytes ? ram_bytes : limit_bytes;
+    return (size_t)(mem / 4 * 3) >> FORESIGHT_PAGE_SHIFT;
 }
 
 /* The prefetch footprint is over its budget: prefetches are being dropped, so a release

@@ -41,6 +41,7 @@ enum fs_stat {
     FS_QUIETED,           /* calls skipped while the site was quiet (also filtered) */
     FS_PAGES_PAGED_OUT,   /* pages a release took out of the page table (MADV_PAGEOUT) */
     FS_PAGES_BACK,        /* of those, pages mapped again soon after (reuse.c) */
+    FS_REENTRANT,         /* calls dropped: their thread was already inside the library */
     FS_NSTAT
 };
 _Static_assert(FS_NSTAT <= 20, "foresight_site.fs_stat has 20 slots");
@@ -80,6 +81,17 @@ void fs_distance_record(size_t npages, uint64_t t_enqueued, uint64_t t_start, ui
 void fs_distance_report(double *lat_us, double *mb_per_s, unsigned long *samples, size_t *bytes);
 void fs_distance_reset(void);                  /* after fork */
 
+/* api.c: entering the library from the program.  fs_enter is false when this thread is
+ * already inside it (a signal handler interrupted it there): the caller drops the call,
+ * which fs_enter has counted as reentrant.  Otherwise the caller must fs_leave, which
+ * restores errno and the thread's cancellation state. */
+struct fs_entry {
+    int saved_errno;
+    int cancel_state;
+};
+bool fs_enter(struct foresight_site *site, struct fs_entry *e);
+void fs_leave(const struct fs_entry *e);
+
 /* config.c */
 void fs_config_load(void);
 const char *fs_method_name(enum fs_method m);
@@ -92,9 +104,11 @@ void fs_residency_reset(void);                 /* after fork: forget everything 
 size_t fs_residency_mark(uintptr_t page, size_t npages);  /* returns pages newly marked */
 size_t fs_residency_clear(uintptr_t page, size_t npages); /* returns pages unmarked */
 bool fs_residency_test(uintptr_t page);
+size_t fs_residency_marked_prefix(uintptr_t page, size_t npages); /* leading marked pages */
 size_t fs_residency_footprint(void);           /* pages currently marked */
 size_t fs_residency_queued_chunks(void);       /* chunks waiting in the reconciliation ring */
 size_t fs_residency_peak(void);
+size_t fs_residency_leaves(void);              /* leaves allocated (1 GiB of address space each) */
 /* Clear marks of pages mincore finds absent in the chunk holding PAGE. */
 size_t fs_residency_revalidate_chunk(uintptr_t chunk);
 /* Revalidate the oldest marked chunks until at most TARGET pages stay marked. */
@@ -130,12 +144,14 @@ void fs_queue_shutdown(struct fs_queue *q);
  * lock, so a caller can drop a hint without marking pages or waiting for the lock). */
 bool fs_queue_full(const struct fs_queue *q, enum fs_kind kind);
 size_t fs_queue_coalesced(const struct fs_queue *q);
+size_t fs_queue_pushed(const struct fs_queue *q); /* requests accepted so far */
 
 /* budget.c: the memory budget prefetches must stay within. */
 void fs_budget_init(void);
 uint64_t fs_budget_limit_bytes(void);          /* the cap: FORESIGHT_MEM, cgroup, or RAM */
 const char *fs_budget_source(void);            /* where the cap came from */
 size_t fs_budget_pages(void);                  /* prefetch footprint allowed, in pages */
+size_t fs_budget_call_pages(void);             /* the most pages one prefetch may name */
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
 bool fs_budget_pressure(void);                 /* memory in use >= 3/4 of the limit */
 
@@ -163,6 +179,9 @@ void fs_reuse_reset(void);                                /* after fork */
 enum fs_mem_kind fs_mapping_of(uintptr_t page, uintptr_t *lo, uintptr_t *hi);
 enum fs_mem_kind fs_mapping_kind(uintptr_t page);
 void fs_mapping_forget(void); /* a hint found memory unmapped: the cache may be stale */
+/* Cut [*page, *page + *npages) to the mapped memory in it: from its first mapped page to
+ * the first hole after that.  False when none of it is mapped (or /proc is unreadable). */
+bool fs_mapping_clamp(uintptr_t *page, size_t *npages);
 void fs_mapping_reset(void);  /* after fork */
 
 /* issue.c: carry out one prefetch or release request (a worker, or the calling thread). */

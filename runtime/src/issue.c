@@ -255,11 +255,14 @@ static void fs_issue_release(const struct fs_request *r)
     for (size_t done = 0; done < r->npages; done += PIECE_PAGES) {
         uintptr_t p = r->page + done;
         size_t n = r->npages - done < PIECE_PAGES ? r->npages - done : PIECE_PAGES;
-        if (fs_resident_vector(p, n, vec) < 0)
+        long res = fs_resident_vector(p, n, vec);
+        if (res < 0)
             continue;
         any_mapped = true;
         if (fs_tracing())
             fs_trace_release(p, n);
+        if (res == 0)
+            continue; /* nothing resident: nothing to release (a huge sparse range is quick) */
         uint16_t mapped[FS_REUSE_BLOCKS];
         bool known = fs_cfg.release == FS_REL_ADAPTIVE && fs_reuse_check(p, n, mapped);
         /* A page prefetched again since the release was asked for is wanted: skip it

@@ -1,15 +1,24 @@
 /*
  * mapping.c — which kind of memory holds a page: a file mapping, or anonymous memory
- * (the heap, malloc'd arrays, the stack: pages that live in swap when memory is short).
+ * (the heap, malloc'd arrays, the stack: pages that live in swap when memory is short),
+ * and which part of a range is mapped at all.
  *
- * The answer comes from /proc/self/maps and is cached: each thread remembers the last
- * mapping (or gap between mappings) it asked about, and a shared table the last
- * MAPPING_SLOTS found.  A cached answer goes stale when the program unmaps memory or
- * maps something new; the callers only choose how to issue a hint by it (never whether
- * data is kept), so a stale answer costs speed, never data, and a prefetch that finds
- * mapped what was cached as a gap, or the reverse, drops the cache (issue.c).
+ * The answers come from /proc/self/maps, read with open(2) and read(2) into a small
+ * buffer on the stack and parsed by hand: no stdio and no malloc, so a hint made in a
+ * signal handler that interrupted malloc cannot deadlock here.
+ *
+ * Kinds are cached: each thread remembers the last mapping (or gap between mappings) it
+ * asked about, and a shared table the last MAPPING_SLOTS found.  A cached answer goes
+ * stale when the program unmaps memory or maps something new; the callers only choose
+ * how to issue a hint by it (never whether data is kept), so a stale answer costs speed,
+ * never data, and a prefetch that finds mapped what was cached as a gap, or the reverse,
+ * drops the cache (issue.c).  fs_mapping_clamp is not cached: it bounds what a large
+ * request may touch, and reads the maps afresh the rare time a range is not wholly mapped.
  */
-#include <stdio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -25,24 +34,99 @@ static unsigned next_slot;
 static unsigned long generation = 1; /* bumped by fs_mapping_forget */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static __thread struct mapping last;
-static __thread unsigned long last_generation;
+/* initial-exec: the first access in a thread never allocates (see api.c). */
+static __thread struct mapping last __attribute__((tls_model("initial-exec")));
+static __thread unsigned long last_generation __attribute__((tls_model("initial-exec")));
+
+/* /proc/self/maps as a stream of bytes, read 512 at a time (a hint's stack stays small:
+ * it may be a signal handler's alternate stack). */
+struct maps_reader {
+    int fd;
+    size_t len, pos;
+    char buf[512];
+};
+
+static bool maps_open(struct maps_reader *r)
+{
+    r->fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    r->len = r->pos = 0;
+    return r->fd >= 0;
+}
+
+static int maps_byte(struct maps_reader *r)
+{
+    if (r->pos == r->len) {
+        ssize_t n;
+        do
+            n = read(r->fd, r->buf, sizeof r->buf);
+        while (n < 0 && errno == EINTR);
+        if (n <= 0)
+            return -1;
+        r->len = (size_t)n;
+        r->pos = 0;
+    }
+    return (unsigned char)r->buf[r->pos++];
+}
+
+/* A number in BASE (16 or 10) ending at a byte that is not a digit; returns that byte. */
+static int maps_number(struct maps_reader *r, unsigned base, unsigned long *out)
+{
+    unsigned long v = 0;
+    for (;;) {
+        int c = maps_byte(r), d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (base == 16 && c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else {
+            *out = v;
+            return c;
+        }
+        v = v * base + (unsigned long)d;
+    }
+}
+
+/* Skip to the byte after the next occurrence of STOP; -1 at the end of the file. */
+static int maps_skip_past(struct maps_reader *r, int stop)
+{
+    int c;
+    do
+        c = maps_byte(r);
+    while (c != stop && c != -1);
+    return c;
+}
+
+/* The next line: "start-end perms offset dev inode path".  False at the end. */
+static bool maps_next(struct maps_reader *r, uintptr_t *start, uintptr_t *end,
+                      unsigned long *inode)
+{
+    unsigned long s, e, skip;
+    int c;
+    if (maps_number(r, 16, &s) != '-' || maps_number(r, 16, &e) != ' ' ||
+        maps_skip_past(r, ' ') != ' ' ||    /* perms */
+        maps_number(r, 16, &skip) != ' ' || /* offset */
+        maps_skip_past(r, ' ') != ' ' ||    /* device */
+        (c = maps_number(r, 10, inode)) == -1)
+        return false;
+    *start = s;
+    *end = e;
+    if (c != '\n')
+        maps_skip_past(r, '\n'); /* the path (the kernel escapes newlines in it) */
+    return true;
+}
 
 /* The mapping holding PAGE, read from /proc/self/maps, or the gap between mappings
  * that holds it (kind FS_MEM_NONE); false when the file cannot be read. */
 static bool read_maps(uintptr_t page, struct mapping *out)
 {
-    FILE *f = fopen("/proc/self/maps", "re");
-    if (f == NULL)
+    struct maps_reader r;
+    if (!maps_open(&r))
         return false;
-    char line[512];
-    uintptr_t a = page << FORESIGHT_PAGE_SHIFT, gap_lo = 0;
+    uintptr_t a = page << FORESIGHT_PAGE_SHIFT, gap_lo = 0, start, end;
+    unsigned long inode;
     *out = (struct mapping){.lo = 0, .hi = FS_VA_LIMIT >> FORESIGHT_PAGE_SHIFT,
                             .kind = FS_MEM_NONE};
-    while (fgets(line, sizeof line, f) != NULL) {
-        unsigned long start, end, inode;
-        if (sscanf(line, "%lx-%lx %*s %*x %*s %lu", &start, &end, &inode) != 3)
-            continue;
+    while (maps_next(&r, &start, &end, &inode)) {
         if (a < start) { /* in the gap before this mapping */
             *out = (struct mapping){.lo = gap_lo >> FORESIGHT_PAGE_SHIFT,
                                     .hi = start >> FORESIGHT_PAGE_SHIFT, .kind = FS_MEM_NONE};
@@ -57,7 +141,7 @@ static bool read_maps(uintptr_t page, struct mapping *out)
         gap_lo = end;
         out->lo = end >> FORESIGHT_PAGE_SHIFT;
     }
-    fclose(f);
+    close(r.fd);
     return true;
 }
 
@@ -95,6 +179,39 @@ enum fs_mem_kind fs_mapping_kind(uintptr_t page)
 {
     uintptr_t lo, hi;
     return fs_mapping_of(page, &lo, &hi);
+}
+
+bool fs_mapping_clamp(uintptr_t *page, size_t *npages)
+{
+    /* msync(MS_ASYNC) does nothing on Linux but walk the range's mappings, and fails
+     * with ENOMEM at the first hole: a wholly mapped range costs one system call. */
+    if (msync((void *)(*page << FORESIGHT_PAGE_SHIFT), *npages << FORESIGHT_PAGE_SHIFT,
+              MS_ASYNC) == 0)
+        return true;
+    struct maps_reader r;
+    if (!maps_open(&r))
+        return false;
+    uintptr_t first = *page, stop = *page + *npages, lo = 0, hi = 0, start, end;
+    unsigned long inode;
+    bool found = false;
+    while (maps_next(&r, &start, &end, &inode)) {
+        start >>= FORESIGHT_PAGE_SHIFT;
+        end >>= FORESIGHT_PAGE_SHIFT;
+        if (end <= first)
+            continue;
+        if (start >= stop || (found && start != hi))
+            break; /* past the range, or a hole after the run */
+        if (!found)
+            lo = start > first ? start : first;
+        hi = end;
+        found = true;
+    }
+    close(r.fd);
+    if (!found)
+        return false;
+    *page = lo;
+    *npages = (hi < stop ? hi : stop) - lo;
+    return true;
 }
 
 void fs_mapping_forget(void)

@@ -25,6 +25,7 @@ struct fs_queue {
     struct fs_ring rings[2]; /* [0] prefetches, [1] releases */
     size_t cap;
     size_t coalesced;
+    size_t pushed; /* requests accepted, coalesced ones included */
     bool shutdown;
 };
 
@@ -99,12 +100,15 @@ unsigned fs_queue_push(struct fs_queue *q, const struct fs_request *reqs, unsign
     pthread_mutex_lock(&q->mu);
     for (unsigned i = 0; i < n; i++) {
         struct fs_ring *g = ring_of(q, &reqs[i]);
-        if (coalesce_locked(q, g, &reqs[i]))
+        if (coalesce_locked(q, g, &reqs[i])) {
+            __atomic_store_n(&q->pushed, q->pushed + 1, __ATOMIC_RELAXED);
             continue;
+        }
         if (g->count == q->cap || q->shutdown) {
             dropped |= 1u << i;
             continue;
         }
+        __atomic_store_n(&q->pushed, q->pushed + 1, __ATOMIC_RELAXED);
         g->slots[(g->head + g->count) % q->cap] = reqs[i];
         __atomic_store_n(&g->count, g->count + 1, __ATOMIC_RELAXED);
         added = true;
@@ -149,4 +153,9 @@ void fs_queue_shutdown(struct fs_queue *q)
 size_t fs_queue_coalesced(const struct fs_queue *q)
 {
     return __atomic_load_n(&q->coalesced, __ATOMIC_RELAXED);
+}
+
+size_t fs_queue_pushed(const struct fs_queue *q)
+{
+    return __atomic_load_n(&q->pushed, __ATOMIC_RELAXED);
 }

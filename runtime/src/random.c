@@ -40,7 +40,8 @@ static struct random_slot *find(struct foresight_site *site)
 
 void foresight__random_begin(struct foresight_site *site)
 {
-    if (fs_cfg.random_advice == 0)
+    struct fs_entry e;
+    if (fs_cfg.random_advice == 0 || !fs_enter(site, &e))
         return;
     pthread_mutex_lock(&lock);
     if (find(site) == NULL) {
@@ -51,10 +52,16 @@ void foresight__random_begin(struct foresight_site *site)
         }
     }
     pthread_mutex_unlock(&lock);
+    fs_leave(&e);
 }
 
+/* Dropped when reentrant: then its begin was too, as the thread it interrupted stays
+ * inside the library until the handler returns. */
 void foresight__random_end(struct foresight_site *site)
 {
+    struct fs_entry e;
+    if (!fs_enter(site, &e))
+        return;
     pthread_mutex_lock(&lock);
     struct random_slot *s = find(site);
     if (s != NULL) {
@@ -65,6 +72,7 @@ void foresight__random_end(struct foresight_site *site)
         __atomic_sub_fetch(&active, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&lock);
+    fs_leave(&e);
 }
 
 static void advise(uintptr_t lo, uintptr_t hi)

@@ -3,8 +3,10 @@
  * multilevel bit vector Section 4.2 proposes for 64-bit address spaces).
  *
  * A directory of 2^17 pointers covers the 47-bit user address space; each leaf
- * holds one bit per 4 KiB page of 1 GiB.  Leaves are allocated on first mark,
- * so unused address space costs nothing.  A set bit means "believed resident".
+ * holds one bit per 4 KiB page of 1 GiB.  Leaves are allocated on the first mark
+ * of mapped memory in their GiB, so unused address space costs nothing, and nor
+ * does a hint naming address space that is not mapped.  A set bit means "believed
+ * resident".
  *
  * Linux does not tell user space when it evicts, so bits can go stale.  The
  * table is kept honest by revalidating chunks (512 pages) with mincore():
@@ -24,6 +26,7 @@ uint64_t *const *foresight__dir = NULL;
 static uint64_t **dir;
 static size_t footprint;  /* pages marked; atomic */
 static size_t peak;
+static size_t leaves;     /* leaves allocated; atomic */
 
 /* Chunks in the order they were first marked, for oldest-first reconciliation.  A
  * chunk is in the ring at most once: each leaf carries one "queued" bit per chunk
@@ -70,19 +73,37 @@ void fs_residency_reset(void)
     ring_head = ring_count = 0;
 }
 
+/* ThreadSanitizer's annotation, present only in a TSan-instrumented process. */
+extern void __tsan_release(void *addr) __attribute__((weak));
+
 static uint64_t *leaf_for(uintptr_t page, bool create)
 {
     uint64_t **slot = &dir[(page >> FORESIGHT_LEAF_SHIFT) & (FORESIGHT_DIR_ENTRIES - 1)];
     uint64_t *leaf = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (leaf != NULL || !create)
         return leaf;
+    /* The table grows only for memory that is mapped: a hint naming unmapped address
+     * space (a look-ahead past an object, or absurd arguments) marks nothing in a GiB
+     * that has no leaf yet, instead of costing a leaf per GiB it names. */
+    unsigned char v;
+    if (mincore((void *)(page << FORESIGHT_PAGE_SHIFT), FS_PAGE, &v) != 0 && errno == ENOMEM)
+        return NULL;
     uint64_t *fresh = mmap(NULL, LEAF_ALLOC_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (fresh == MAP_FAILED)
         return NULL;
     if (__atomic_compare_exchange_n(slot, &leaf, fresh, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE))
+                                    __ATOMIC_ACQUIRE)) {
+        /* The inline fast path reads the leaf after an acquire load of its slot, which
+         * pairs with this compare-and-swap.  A TSan-instrumented program that uses the
+         * installed (uninstrumented) library cannot see the swap, and would take the
+         * kernel's zero-filling of the leaf (TSan's mmap interceptor records it as a
+         * write by this thread) as racing with its reads: tell it about the release. */
+        if (__tsan_release != NULL)
+            __tsan_release(slot);
+        __atomic_add_fetch(&leaves, 1, __ATOMIC_RELAXED);
         return fresh;
+    }
     munmap(fresh, LEAF_ALLOC_WORDS * sizeof(uint64_t));
     return leaf;
 }
@@ -107,6 +128,8 @@ static size_t for_each_word(uintptr_t page, size_t npages, bool create, word_fn 
         if (leaf != NULL)
             total += fn(&leaf[(page >> 6) & (FS_LEAF_WORDS - 1)],
                         word_mask(page & 63, (stop - 1) & 63));
+        else if (!create) /* nothing marked up to the next leaf: a GiB in one step */
+            stop = ((page >> FORESIGHT_LEAF_SHIFT) + 1) << FORESIGHT_LEAF_SHIFT;
         page = stop;
     }
     return total;
@@ -159,8 +182,9 @@ static void set_queued(uintptr_t chunk, bool on)
 
 static void ring_push_locked(uintptr_t chunk)
 {
-    if (queued(chunk))
-        return;
+    uint64_t mask;
+    if (queued_word(chunk, &mask) == NULL || queued(chunk))
+        return; /* no leaf: nothing of the chunk is marked */
     if (ring_count == RING_SLOTS) { /* forget the oldest; a verification still catches it */
         set_queued(ring[ring_head], false);
         ring_head = (ring_head + 1) % RING_SLOTS;
@@ -202,6 +226,25 @@ size_t fs_residency_clear(uintptr_t page, size_t npages)
     return gone;
 }
 
+size_t fs_residency_marked_prefix(uintptr_t page, size_t npages)
+{
+    size_t done = 0;
+    while (done < npages) {
+        uintptr_t p = page + done;
+        uint64_t *leaf = leaf_for(p, false);
+        if (leaf == NULL)
+            return done;
+        unsigned shift = (unsigned)(p & 63);
+        uint64_t word = __atomic_load_n(&leaf[(p >> 6) & (FS_LEAF_WORDS - 1)], __ATOMIC_RELAXED);
+        uint64_t rest = ~(word >> shift); /* zero bits: marked pages from p on */
+        size_t run = rest == 0 ? 64 : (size_t)__builtin_ctzll(rest);
+        if (run < 64 - shift)
+            return done + run < npages ? done + run : npages;
+        done += 64 - shift;
+    }
+    return npages;
+}
+
 bool fs_residency_test(uintptr_t page)
 {
     uint64_t *leaf = leaf_for(page, false);
@@ -225,6 +268,11 @@ size_t fs_residency_footprint(void)
 size_t fs_residency_peak(void)
 {
     return __atomic_load_n(&peak, __ATOMIC_RELAXED);
+}
+
+size_t fs_residency_leaves(void)
+{
+    return __atomic_load_n(&leaves, __ATOMIC_RELAXED);
 }
 
 static bool mapped1(uintptr_t page, unsigned char *v)

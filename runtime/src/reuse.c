@@ -76,16 +76,22 @@ static bool mapped_masks(uintptr_t block, size_t nblocks, uint16_t *masks)
         int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
         __atomic_store_n(&pagemap_fd, fd < 0 ? -2 : fd, __ATOMIC_RELAXED);
     }
-    uint64_t e[FS_REUSE_BLOCKS * BLOCK_PAGES];
-    size_t bytes = nblocks * BLOCK_PAGES * sizeof e[0];
-    off_t at = (off_t)(block << BLOCK_SHIFT) * (off_t)sizeof e[0];
-    if (pagemap_fd < 0 || pread(pagemap_fd, e, bytes, at) != (ssize_t)bytes)
+    if (pagemap_fd < 0)
         return false;
-    for (size_t b = 0; b < nblocks; b++) {
-        masks[b] = 0;
-        for (unsigned i = 0; i < BLOCK_PAGES; i++)
-            if (e[b * BLOCK_PAGES + i] & PM_PRESENT)
-                masks[b] |= (uint16_t)(1u << i);
+    /* Four blocks per read: a hint's stack stays small (it may be a signal handler's). */
+    uint64_t e[4 * BLOCK_PAGES];
+    for (size_t done = 0; done < nblocks; done += 4) {
+        size_t n = nblocks - done < 4 ? nblocks - done : 4;
+        size_t bytes = n * BLOCK_PAGES * sizeof e[0];
+        off_t at = (off_t)((block + done) << BLOCK_SHIFT) * (off_t)sizeof e[0];
+        if (pread(pagemap_fd, e, bytes, at) != (ssize_t)bytes)
+            return false;
+        for (size_t b = 0; b < n; b++) {
+            masks[done + b] = 0;
+            for (unsigned i = 0; i < BLOCK_PAGES; i++)
+                if (e[b * BLOCK_PAGES + i] & PM_PRESENT)
+                    masks[done + b] |= (uint16_t)(1u << i);
+        }
     }
     return true;
 }

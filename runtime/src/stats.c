@@ -50,6 +50,7 @@ static const char *const stat_names[FS_NSTAT] = {
     [FS_VERIFIED] = "verified",             [FS_STALE] = "stale_pages",
     [FS_BAD_INPUT] = "bad_input",           [FS_QUIETED] = "quieted",
     [FS_PAGES_PAGED_OUT] = "pages_paged_out", [FS_PAGES_BACK] = "pages_back",
+    [FS_REENTRANT] = "reentrant",
 };
 
 void fs_site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT])
@@ -207,6 +208,9 @@ static void write_table(FILE *f)
     unsigned long idle = __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED);
     if (idle)
         fprintf(f, "%lu releases skipped: memory in use below 3/4 of the limit\n", idle);
+    if (total[FS_REENTRANT])
+        fprintf(f, "%lu hints dropped: made by a signal handler that interrupted its thread "
+                   "inside the runtime\n", total[FS_REENTRANT]);
     unsigned long rnd = __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED);
     if (rnd)
         fprintf(f, "%lu pages of indirect targets advised MADV_RANDOM\n", rnd);

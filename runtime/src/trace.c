@@ -188,19 +188,45 @@ static void emit(const char *line, int n)
     pthread_mutex_unlock(&out_mu);
 }
 
+/* " <number>" in BASE (16 with 0x) at P; returns the end.  By hand, not snprintf: P and
+ * R lines are written by hints, which may come from a signal handler. */
+static char *put_number(char *p, unsigned long long v, unsigned base)
+{
+    char digits[24];
+    int n = 0;
+    do {
+        digits[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v != 0);
+    *p++ = ' ';
+    if (base == 16) {
+        *p++ = '0';
+        *p++ = 'x';
+    }
+    while (n > 0)
+        *p++ = digits[--n];
+    return p;
+}
+
 void fs_trace_prefetch(uintptr_t page, size_t npages, size_t resident_before)
 {
-    char line[96];
-    emit(line, snprintf(line, sizeof line, "P 0x%lx %zu %zu %llu\n",
-                        (unsigned long)(page << FORESIGHT_PAGE_SHIFT), npages, resident_before,
-                        now_ns()));
+    char line[96] = "P", *p = line + 1;
+    p = put_number(p, (unsigned long long)(page << FORESIGHT_PAGE_SHIFT), 16);
+    p = put_number(p, npages, 10);
+    p = put_number(p, resident_before, 10);
+    p = put_number(p, now_ns(), 10);
+    *p++ = '\n';
+    emit(line, (int)(p - line));
 }
 
 void fs_trace_release(uintptr_t page, size_t npages)
 {
-    char line[80];
-    emit(line, snprintf(line, sizeof line, "R 0x%lx %zu %llu\n",
-                        (unsigned long)(page << FORESIGHT_PAGE_SHIFT), npages, now_ns()));
+    char line[80] = "R", *p = line + 1;
+    p = put_number(p, (unsigned long long)(page << FORESIGHT_PAGE_SHIFT), 16);
+    p = put_number(p, npages, 10);
+    p = put_number(p, now_ns(), 10);
+    *p++ = '\n';
+    emit(line, (int)(p - line));
 }
 
 void fs_trace_exclude_self(void)

@@ -1,8 +1,10 @@
 /*
  * workers.c — the threads that issue requests so the program never blocks on
  * a hint (paper Section 4.2: "a number of Pthreads that make the actual calls").
- * Started on the first request; all signals blocked so the program's handlers
- * run on its own threads; after fork the child starts fresh ones on demand.
+ * Started with the runtime (api.c: pthread_create allocates, so no hint, which may
+ * come from a signal handler, should have to); all signals blocked so the program's
+ * handlers run on its own threads; after fork the child starts fresh ones with its
+ * first queued request.
  */
 #include <signal.h>
 
