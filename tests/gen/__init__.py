@@ -1,0 +1,1 @@
+"""Generators of C test programs for the differential tests of `foresight cc`."""
