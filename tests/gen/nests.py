@@ -382,6 +382,17 @@ class Kernel:
                               f"{self.next_seed()}u);")
         self.hash.append(f"hmix({name}, (size_t)({count}) * sizeof({elem}));")
 
+    def row_arrays(self, rows: str, d0: int, length: str, e: str,
+                   init: str | None = None) -> None:
+        """rows[r] for r < d0: a fresh guarded array of `length` (C, may use r) elements of
+        type e, filled (or set by init, C using r), hashed, and freed before rows is."""
+        ln = f"(size_t)({length})"
+        init = init or f"{self.u.fill(e)}({rows}[r], {ln}, {self.next_seed()}u + (unsigned)r);"
+        loop = f"for (long r = 0; r < {d0}; r++)"
+        self.setup.append(f"{loop} {{ {rows}[r] = galloc({ln} * sizeof({e})); {init} }}")
+        self.hash.append(f"{loop} hmix({rows}[r], {ln} * sizeof({e}));")
+        self.free.insert(0, f"{loop} gfree({rows}[r], {ln} * sizeof({e}));")
+
     def array(self, a: Arr) -> None:
         """Declare, allocate, fill, hash and free an affine kernel's array."""
         u, e, n = self.u, a.elem, a.name
@@ -405,26 +416,11 @@ class Kernel:
             self.stack.append((n, f"{e} *{n}"))
             self.setup.append(f"{u.fill(e)}({n}, {a.count}u, {self.next_seed()}u);")
             self.hash.append(f"hmix({n}, sizeof {n});")
-        elif a.layout == "jagged":
-            d0, x = a.dims[0], a.row_extra
-            ln = f"(r + {x} > 0 ? r + {x} : 0)"
-            self.alloc(n, f"{e} **{n}", f"(size_t){d0} * sizeof({e} *)")
-            self.setup.append(f"for (long r = 0; r < {d0}; r++) {{ {n}[r] = galloc({ln} * "
-                              f"sizeof({e})); {u.fill(e)}({n}[r], {ln}, {self.next_seed()}u"
-                              " + (unsigned)r); }")
-            self.hash.append(f"for (long r = 0; r < {d0}; r++) hmix({n}[r], {ln} * sizeof({e}));")
-            self.free.insert(0, f"for (long r = 0; r < {d0}; r++) gfree({n}[r], {ln} * "
-                                f"sizeof({e}));")
-        elif a.layout == "rows":
-            d0, d1 = a.dims
-            self.alloc(n, f"{e} **{n}", f"(size_t){d0} * sizeof({e} *)")
-            self.setup.append(f"for (long r = 0; r < {d0}; r++) {{ {n}[r] = galloc({d1} * "
-                              f"sizeof({e})); {u.fill(e)}({n}[r], {d1}u, {self.next_seed()}u"
-                              " + (unsigned)r); }")
-            self.hash.append(f"for (long r = 0; r < {d0}; r++) hmix({n}[r], {d1} * "
-                             f"sizeof({e}));")
-            self.free.insert(0, f"for (long r = 0; r < {d0}; r++) gfree({n}[r], {d1} * "
-                                f"sizeof({e}));")
+        elif a.layout in ("rows", "jagged"):
+            x = a.row_extra
+            self.alloc(n, f"{e} **{n}", f"(size_t){a.dims[0]} * sizeof({e} *)")
+            self.row_arrays(n, a.dims[0], f"r + {x} > 0 ? r + {x} : 0" if a.layout == "jagged"
+                            else str(a.dims[1]), e)
         elif a.layout == "aos":
             st = f"{n}_s"
             u.globals.append(f"struct {st} {{ {e} x; double y; int tag; }};")
@@ -460,13 +456,8 @@ class Kernel:
             u.globals.append(f"struct {st} {{ long rows; {e} **r; }};")
             self.alloc(n, f"struct {st} *{n}", f"sizeof(struct {st})")
             self.setup.append(f"{n}->rows = {d0}; {n}->r = galloc({d0} * sizeof({e} *));")
-            self.setup.append(f"for (long r = 0; r < {d0}; r++) {{ {n}->r[r] = galloc({d1} * "
-                              f"sizeof({e})); {u.fill(e)}({n}->r[r], {d1}u, "
-                              f"{self.next_seed()}u + (unsigned)r); }}")
-            self.hash.append(f"for (long r = 0; r < {d0}; r++) hmix({n}->r[r], {d1} * "
-                             f"sizeof({e}));")
-            self.free[:0] = [f"for (long r = 0; r < {d0}; r++) gfree({n}->r[r], {d1} * "
-                             f"sizeof({e}));", f"gfree({n}->r, {d0} * sizeof({e} *));"]
+            self.free.insert(0, f"gfree({n}->r, {d0} * sizeof({e} *));")
+            self.row_arrays(f"{n}->r", d0, str(d1), e)
         else:
             raise AssertionError(a.layout)
 
@@ -750,6 +741,13 @@ def affine_kernel(u: Unit, rng: random.Random, kid: int, threaded: bool) -> None
             pre.append(f"{lim} = {inner.ext};")
             stmts.append(f"if ({inner.var} == {x}) {f}();")
         inner.cond = f"{inner.var} < {lim}"
+    elif (not threaded and inner.form != "countdown" and inner.up
+          and inner.cond == f"{inner.var} < {inner.ext}" and rng.random() < 0.1):
+        # a bound evaluated once more (by a hint) would show in the count
+        u.globals.append(f"static unsigned long {p}calls;")
+        f = u.helper(f"{p}bound", f"static long {p}bound(long n) {{ {p}calls++; return n; }}\n")
+        inner.cond = f"{inner.var} < {f}({inner.ext})"
+        kn.hash.append(f"hmix(&{p}calls, sizeof {p}calls);")
 
     # Early exits from the innermost loop.
     goto = False
@@ -901,6 +899,12 @@ def indirect(u: Unit, rng: random.Random, kid: int) -> None:
         cinit = (f"for (int q = 0; q < {nc}; q++) {c}[q] = (q * {rng.randrange(1, 9999)} + 1) "
                  f"% {nt};")
         tgt = f"{x}[{c}[{b}[i]]]"
+    elif rng.random() < 0.15:   # the index read by a call: never to be made ahead
+        u.globals.append(f"static unsigned long {p}calls;")
+        f = u.helper(f"{p}at", f"static long {p}at(const {it} *q, long i) {{ {p}calls++; "
+                               "return (long)q[i]; }\n")
+        tgt = f"{x}[{f}({b}, (long)i)]"
+        kn.hash.append(f"hmix(&{p}calls, sizeof {p}calls);")
     else:
         tgt = f"{x}[{b}[i]]"
     fp = is_fp(xe)
@@ -982,7 +986,7 @@ def bucket(kn: Kernel) -> None:
 
 def gather_rows(kn: Kernel) -> None:
     """Rows picked through an index: A[b[i]][j], b[i*m + j] and rows of indices."""
-    rng, p, u = kn.rng, kn.p, kn.u
+    rng, p = kn.rng, kn.p
     E0 = rng.choice([50, 300, 1000])
     E1 = rng.choice([7, 64, 500])
     n = kn.scalar(f"{p}n", E0)
@@ -1003,12 +1007,7 @@ def gather_rows(kn: Kernel) -> None:
             ref = f"{A}[(long){b}[i] * {m} + j]"
         else:
             kn.alloc(A, f"{e} **{A}", f"{rows} * sizeof({e} *)")
-            kn.setup.append(f"for (long r = 0; r < {rows}; r++) {{ {A}[r] = galloc({E1} * "
-                            f"sizeof({e})); {u.fill(e)}({A}[r], {E1}u, {kn.next_seed()}u); }}")
-            kn.hash.append(f"for (long r = 0; r < {rows}; r++) hmix({A}[r], {E1} * "
-                           f"sizeof({e}));")
-            kn.free.insert(0, f"for (long r = 0; r < {rows}; r++) gfree({A}[r], {E1} * "
-                              f"sizeof({e}));")
+            kn.row_arrays(A, rows, str(E1), e)
             ref = f"{A}[{b}[i]][j]"
     else:
         nx = rng.choice([1000, 50000])
@@ -1020,11 +1019,8 @@ def gather_rows(kn: Kernel) -> None:
             ref = f"{x}[{b}[i * {m} + j]]"
         else:
             kn.alloc(b, f"int **{b}", f"{E0} * sizeof(int *)")
-            kn.setup.append(f"for (long r = 0; r < {E0}; r++) {{ {b}[r] = galloc({E1} * "
-                            f"sizeof(int)); for (long q = 0; q < {E1}; q++) {b}[r][q] = "
-                            f"(int)(((r * {E1} + q) * {P} + {Q}) % {nx}); }}")
-            kn.free.insert(0, f"for (long r = 0; r < {E0}; r++) gfree({b}[r], {E1} * "
-                              "sizeof(int));")
+            kn.row_arrays(b, E0, str(E1), "int", init=f"for (long q = 0; q < {E1}; q++) "
+                          f"{b}[r][q] = (int)(((r * {E1} + q) * {P} + {Q}) % {nx});")
             ref = f"{x}[{b}[i][j]]"
     inner = lj.wrap([rng.choice([f"accd += {ref};", f"accd = accd * 0.5 + {ref};"])], True,
                     rng)
@@ -1187,7 +1183,8 @@ def walks(u: Unit, rng: random.Random, kid: int) -> None:
 def members(u: Unit, rng: random.Random, kid: int) -> None:
     kn = Kernel(u, rng, kid, rng.choice(["param", "global", "inline"]))
     p = kn.p
-    chosen = rng.sample(["vec", "chain", "grid", "repoint", "flex", "bag"], rng.randint(1, 3))
+    chosen = rng.sample(["vec", "chain", "grid", "repoint", "flex", "bag", "null"],
+                        rng.randint(1, 3))
     u.kinds.append("member-" + "+".join(chosen))
     lines: list[str] = []
     for wi, w in enumerate(chosen):
@@ -1234,17 +1231,19 @@ def members(u: Unit, rng: random.Random, kid: int) -> None:
             nr, nc = rng.choice([(40, 3000), (300, 200), (2000, 20)])
             u.globals.append(f"struct {st} {{ long n, m; {e} **rows; }};")
             kn.alloc(s, f"struct {st} *{s}", f"sizeof(struct {st})")
-            kn.setup += [f"{s}->n = {nr}; {s}->m = {nc}; {s}->rows = galloc({nr} * "
-                         f"sizeof({e} *));",
-                         f"for (long r = 0; r < {nr}; r++) {{ {s}->rows[r] = galloc({nc} * "
-                         f"sizeof({e})); {u.fill(e)}({s}->rows[r], {nc}u, {kn.next_seed()}u +"
-                         " (unsigned)r); }"]
-            kn.hash.append(f"for (long r = 0; r < {nr}; r++) hmix({s}->rows[r], {nc} * "
-                           f"sizeof({e}));")
-            kn.free[:0] = [f"for (long r = 0; r < {nr}; r++) gfree({s}->rows[r], {nc} * "
-                           f"sizeof({e}));", f"gfree({s}->rows, {nr} * sizeof({e} *));"]
+            kn.setup.append(f"{s}->n = {nr}; {s}->m = {nc}; {s}->rows = galloc({nr} * "
+                            f"sizeof({e} *));")
+            kn.free.insert(0, f"gfree({s}->rows, {nr} * sizeof({e} *));")
+            kn.row_arrays(f"{s}->rows", nr, str(nc), e)
             inc = "j++" if step == 1 else f"j += {step}"
-            if rng.random() < 0.7:
+            if rng.random() < 0.3:
+                # the column bound, a member, changed by the nest within the rows' length
+                m0, m1 = rng.randint(1, nc), rng.randint(1, nc)
+                kn.setup.append(f"{s}->m = {m0};")
+                lines += [f"for (long i = 0; i < {s}->n; i++) {{",
+                          f"  for (long j = 0; j < {s}->m; {inc}) {acc(f'{s}->rows[i][j]')}",
+                          f"  if (i == {rng.randrange(nr)}) {s}->m = {m1};", "}"]
+            elif rng.random() < 0.7:
                 lines += [f"for (long i = 0; i < {s}->n; i++)",
                           f"  for (long j = 0; j < {s}->m; {inc}) {acc(f'{s}->rows[i][j]')}"]
             else:   # down a column
@@ -1259,6 +1258,25 @@ def members(u: Unit, rng: random.Random, kid: int) -> None:
             kn.hash.append(f"hmix({s}->d, {E} * sizeof({e}));")
             inc = "i++" if step == 1 else f"i += {step}"
             lines.append(f"for (size_t i = 0; i < {s}->n; {inc}) {acc(f'{s}->d[i]')}")
+        elif w == "null":
+            # Bases that are NULL where their loops never run: nothing may load them,
+            # not at the nest's entry either.
+            st = f"{s}_n"
+            u.globals.append(f"struct {st} {{ long n; {e} *v; {e} **rows; }};")
+            u.globals.append(f"struct {st}_c {{ struct {st} *g; }};")
+            z, ok, m = (kn.scalar(f"{p}z{wi}", 0), kn.scalar(f"{p}ok{wi}", 0),
+                        kn.scalar(f"{p}m{wi}", E))
+            kn.alloc(s, f"struct {st}_c *{s}", f"sizeof(struct {st}_c)")   # s->g stays NULL
+            null = "(uintptr_t)fs_zero"
+            lines += ["{", f"  struct {st} *np = (struct {st} *){null};",
+                      f"  {e} **nr = ({e} **){null};",
+                      f"  for (long i = 0; i < {z}; i++) {acc('np->v[i]')}",
+                      f"  for (long i = 0; i < {z}; i++) {acc(f'{s}->g->v[i]')}",
+                      f"  for (long i = 0; i < {m}; i += {step}) {{",
+                      f"    if ({ok}) for (long j = 0; j < {m}; j++) {acc('np->rows[i][j]')}",
+                      "    acci += (unsigned long)i;", "  }",
+                      f"  for (long i = 0; i < {z}; i++)",
+                      f"    for (long j = 0; j < {m}; j++) {acc('nr[i][j]')}", "}"]
         else:   # bag: an array inside a struct, used up to a member bound
             st = f"{s}_b"
             u.globals.append(f"struct {st} {{ long n; {e} a[{E}]; }};")
