@@ -4,27 +4,30 @@
 nest over its own arrays, of one of the shapes `foresight cc` transforms (docs/compiler.md):
 
 - affine: 1-4 deep, for/while/do loops counting up or down, steps, triangular bounds,
-  bounds in locals, parameters or globals (some shrunk by the body or by a call), arrays
-  of several element types and layouts (flat, linearized `A[i*m + j]`, pointers to
-  variably modified arrays, row pointers, static arrays, stack VLAs, arrays of structs,
-  pointer members), group references, reads, writes and reductions, early `break`,
-  `continue` and `goto`, calls, bodies from macros (braced or a single statement); in a
-  threaded program some run in two pthreads, each over its own part of the outer loop;
+  bounds in locals, parameters or globals (some shrunk by the body or by a call, some a
+  call that counts its calls), arrays of several element types and layouts (flat,
+  linearized `A[i*m + j]`, pointers to variably modified arrays, row pointers with rows
+  of one length or triangular and rows swapped by the nest, static arrays, stack VLAs,
+  arrays of structs, pointer members), group references, reads, writes and reductions,
+  early `break`, `continue` and `goto`, calls, bodies from macros (braced or a single
+  statement); in a threaded program some run in two pthreads, each over its own part of
+  the outer loop;
 - indirect: gathers and scatters `x[b[i]]`, two levels through a small table
-  `t[c[b[i]]]`, bucket fills `out[pos[key[i]]++]`, an index rewritten ahead of the loop,
-  rows gathered `A[b[i]][j]`;
+  `t[c[b[i]]]`, bucket fills `out[pos[key[i]]++]`, an index rewritten ahead of the loop
+  or read by a call, rows gathered `A[b[i]][j]`;
 - csr: rows of compressed sparse row matrices, `for (k = rp[i]; k < rp[i + 1]; k++)`,
   including empty rows, row offsets, sub-ranges and row pointers that are not monotone;
 - walk: pointer walks forwards, backwards, with strides, over rows and structs;
 - member: struct members `h->v[i]`, chains `S->g->v[i]`, rows in a struct with member
-  bounds, repointed members, arrays of structs, flexible array members.
+  bounds (some changed by the nest), repointed members, flexible array members, and
+  NULL bases of loops that never run.
 
 Every program is valid C without undefined behaviour by construction: subscripts are
 generated with their value ranges and every array is sized to exactly the largest
 element the program touches.  Arrays from `galloc()` end flush against a PROT_NONE page
 (and start after one), so a look-ahead load one element past the end faults even where
 AddressSanitizer does not instrument the memory (mmap); index arrays hold values far out
-of range wherever the program itself does not read them.  Integer values stay within
+of range wherever the program itself does not read them.  Integer data stays within
 [0, 1024), so no arithmetic overflows; floating-point values never become integers.
 After each kernel the program prints a hash of every array, scalar result and counter.
 
