@@ -183,7 +183,8 @@ class Loop:
         if self.form == "countdown":
             head = f"for ({self.ctype} {self.var} = ({self.ctype}){self.ext}; {self.cond};)"
         elif self.form == "for":
-            head = f"for ({self.ctype} {self.var} = {self.init}; {self.cond}; {self.step})"
+            cond = self.cond if rng.random() < 0.9 else f"/* bound */ {self.cond}"
+            head = f"for ({self.ctype} {self.var} = {self.init}; {cond}; {self.step})"
         elif self.form == "while":
             return ["{", f"  {self.ctype} {self.var} = {self.init};",
                     f"  while ({self.cond}) {{", *["  " + b for b in ind],
@@ -553,6 +554,26 @@ def jagged_rows(a: Arr, loops: list[Loop]) -> int | None:
     return extra
 
 
+def decorate(rng: random.Random, stmt: str) -> str:
+    """The statement with comments or conditional compilation inside, as people write
+    them: the hints repeat subscripts and bounds on a single line."""
+    r = rng.random()
+    lb = stmt.find("[")
+    rb = stmt.find("]", lb)
+    plus = stmt.find(" + ", lb, rb)
+    if r < 0.06 and lb >= 0:
+        return stmt[:lb + 1] + "/* at */ " + stmt[lb + 1:]
+    if r < 0.1 and plus >= 0:   # a subscript over two lines, a line comment between
+        return stmt[:plus] + " + // next\n        " + stmt[plus + 3:]
+    if r < 0.14 and not stmt.startswith("if"):
+        for op in (" += ", " = "):
+            if op in stmt:
+                return stmt.replace(op, f"{op}// the value\n      ", 1)
+    if r < 0.18:
+        return f"#if 1\n{stmt}\n#endif"
+    return stmt
+
+
 def affine_kernel(u: Unit, rng: random.Random, kid: int, threaded: bool) -> None:
     mode = "global" if threaded else rng.choice(["param", "param", "global", "inline"])
     kn = Kernel(u, rng, kid, mode)
@@ -769,7 +790,7 @@ def affine_kernel(u: Unit, rng: random.Random, kid: int, threaded: bool) -> None
         goto = True
 
     # The innermost body, perhaps from a macro.
-    body = stmts
+    body = [decorate(rng, st) for st in stmts]
     single = len(stmts) == 1
     if rng.random() < 0.12:
         args = ", ".join(lp.var for lp in loops)
