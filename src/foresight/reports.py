@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import tempfile
+from pathlib import Path
 
 from foresight.errors import UsageError
 
@@ -64,3 +65,15 @@ def console(stderr: bool = False):
 
     stream = sys.stderr if stderr else sys.stdout
     return Console(stderr=stderr, width=None if stream.isatty() else 200)
+
+
+def save_figure(fig, directory: str | Path, name: str) -> str:
+    """Lay out a matplotlib figure, write it as DIRECTORY/NAME (a PNG) and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    out = str(Path(directory) / name)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out

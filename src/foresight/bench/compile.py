@@ -43,7 +43,7 @@ from foresight.bench.nas import KERNELS as NAS_PROGRAMS
 from foresight.bench.nas import nas_dir
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment
-from foresight.reports import console, write_json
+from foresight.reports import console, save_figure, write_json
 from foresight.units import format_size
 
 DEFAULT_LINES = (250, 1000, 2000)
@@ -397,12 +397,7 @@ def plot(res: dict, directory: str) -> str:
     ax.legend(fontsize=7)
     ax.set_title(f"foresight cc -O2 -c against cc -O2 -c, median of {res['repeat']}",
                  fontsize=9)
-    fig.tight_layout()
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    out = str(Path(directory) / "compile-ratios.png")
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, directory, "compile-ratios.png")
 
 
 def main(ns) -> int:

@@ -32,7 +32,7 @@ from foresight.bench.suites import bench_dir, binary, median_summary, micro_acce
 from foresight.errors import BenchError
 from foresight.harness import environment, readahead
 from foresight.harness.run import devices_for, run_once
-from foresight.reports import console
+from foresight.reports import console, save_figure
 from foresight.units import format_size
 
 
@@ -270,9 +270,4 @@ def plot(res: dict, directory: str) -> str:
     ax.legend(fontsize=8)
     ax.set_title(f"foresight cc kernels, {format_size(res['mem_limit_bytes'])} cap, ratio "
                  f"{res['ratio']:g}, read_ahead_kb {res['readahead_kb']}", fontsize=9)
-    fig.tight_layout()
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    out = str(Path(directory) / "compiler-speedup.png")
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, directory, "compiler-speedup.png")

@@ -27,7 +27,7 @@ from foresight.bench import coverage as cov
 from foresight.errors import BenchError
 from foresight.harness import environment, readahead
 from foresight.harness.run import devices_for, run_once
-from foresight.reports import console
+from foresight.reports import console, save_figure
 from foresight.units import format_size
 
 KERNELS = ("is", "cg", "ep", "ft", "mg", "lu", "sp", "bt")
@@ -327,10 +327,7 @@ def plot(res: dict, directory: str) -> list[str]:
     ax.legend(fontsize=7)
     ax.set_title(f"O vs P, {format_size(res['mem_limit_bytes'])} cap, read_ahead_kb "
                  f"{res['readahead_kb']}", fontsize=9)
-    fig.tight_layout()
-    written.append(str(out_dir / "nas-time.png"))
-    fig.savefig(written[-1], dpi=120)
-    plt.close(fig)
+    written.append(save_figure(fig, out_dir, "nas-time.png"))
     # Figure 12(a) style: coverage of the original run's faulting pages.
     cov_rows = [r for r in rows if r.get("coverage")]
     if cov_rows:
@@ -345,10 +342,7 @@ def plot(res: dict, directory: str) -> list[str]:
         ax.set_xticks(range(len(cov_rows)), [r["name"].upper() for r in cov_rows])
         ax.set_ylabel("share of the original's faulting pages")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        written.append(str(out_dir / "nas-coverage.png"))
-        fig.savefig(written[-1], dpi=120)
-        plt.close(fig)
+        written.append(save_figure(fig, out_dir, "nas-coverage.png"))
     sweep = [s for s in res["sweep"] if "fraction_of_memory" in s]
     if sweep:
         fig, ax = plt.subplots(figsize=(5, 3.4))
@@ -359,10 +353,7 @@ def plot(res: dict, directory: str) -> list[str]:
         ax.set_xlabel("IS data / memory")
         ax.set_ylabel("wall time (s)")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        written.append(str(out_dir / "nas-is-sweep.png"))
-        fig.savefig(written[-1], dpi=120)
-        plt.close(fig)
+        written.append(save_figure(fig, out_dir, "nas-is-sweep.png"))
     return written
 
 

@@ -22,7 +22,7 @@ from foresight import paths
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment, readahead
 from foresight.harness.run import devices_for, prepare, run_once
-from foresight.reports import console, write_json
+from foresight.reports import console, save_figure, write_json
 from foresight.units import format_size, parse_size
 
 PATTERNS = ("backward", "strided", "indirect", "forward")
@@ -192,12 +192,7 @@ def _plot_micro(res: dict, directory: str) -> str:
     ax.set_ylabel("speedup O/P (access phase)")
     ax.set_title(f"micro, {format_size(res['mem_limit_bytes'])} cap, ratio {res['ratio']:g}, "
                  f"read_ahead_kb {res['readahead_kb']}", fontsize=9)
-    fig.tight_layout()
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    out = str(Path(directory) / "micro-speedup.png")
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, directory, "micro-speedup.png")
 
 
 def main(ns) -> int:
