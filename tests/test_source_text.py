@@ -47,7 +47,8 @@ def build_and_run(cwd: Path, name: str, *pre: str) -> tuple[subprocess.Completed
     return out, report
 
 
-@pytest.mark.parametrize("name", ["./x.c", "données δ.c", 'q"uote.c', "./sub/../b\\s.c"])
+@pytest.mark.parametrize("name", ["./x.c", "données δ.c", 'q"uote.c', "./sub/../b\\s.c",
+                                  "./-dash.c"])
 def test_file_line_and_assert_are_the_originals(tmp_path, name):
     (tmp_path / "sub").mkdir()
     src = tmp_path / name
@@ -67,6 +68,26 @@ def test_non_utf8_bytes_pass_through(tmp_path):
     (o, p), report = build_and_run(tmp_path, "l1.c")
     assert [e for e in report if e.get("hints")]
     assert p.stdout == o.stdout and p.stderr == o.stderr
+
+
+def test_byte_order_mark_and_crlf(tmp_path):
+    # cc skips a UTF-8 byte order mark only as a file's first bytes: it stays first.
+    src = "\ufeff" + PROGRAM.replace("\n", "\r\n")
+    (tmp_path / "bom.c").write_bytes(src.encode())
+    (o, p), report = build_and_run(tmp_path, "bom.c")
+    assert [e for e in report if e.get("hints")], "nothing was hinted: the test proves nothing"
+    assert p.returncode == o.returncode != 0
+    assert p.stdout == o.stdout and p.stderr == o.stderr
+
+
+def test_standard_input_is_compiled_unchanged_and_says_so(tmp_path):
+    p = subprocess.run([FORESIGHT, "cc", "--report", "-O1", "-x", "c", "-", "-o", "S"],
+                       cwd=tmp_path, input=PROGRAM.encode(), capture_output=True)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert b"no hints for standard input" in p.stderr
+    assert b"no loop nests found" not in p.stderr
+    r = subprocess.run(["./S", "x"], cwd=tmp_path, capture_output=True)
+    assert r.returncode == 0 and r.stdout.startswith(b"<stdin>:12 ")
 
 
 def test_diagnostics_are_the_originals(tmp_path):

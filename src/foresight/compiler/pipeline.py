@@ -54,7 +54,9 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions) -
     if not insertions:
         return Transformed(unchanged, False, report, warnings)
     body = decode_source(splice(data, insertions))
-    text = f'#include <foresight.h>\n#line 1 {line_name(name)}\n{body}'
+    # A UTF-8 byte order mark is white space to cc only as a file's first bytes.
+    bom = "\ufeff" if body.startswith("\ufeff") else ""
+    text = f'{bom}#include <foresight.h>\n#line 1 {line_name(name)}\n{body[len(bom):]}'
     return Transformed(text, True, report, warnings)
 
 

@@ -65,8 +65,10 @@ def format_report(entries: list[dict]) -> str:
         for lp in e["loops"]:
             trip = lp["trip"] if lp["trip"] is not None else "symbolic"
             loc = "localized" if lp["localized"] else "not localized"
-            lines.append(f"  loop {lp['var']} (line {lp['line']}): {lp['lower']} .. "
-                         f"{lp['bound']} step {lp['step']}, trip {trip}, {loc}")
+            lower = "?" if lp["lower"] is None else lp["lower"]
+            bound = lp["bound"] or "? (condition not analysed)"
+            lines.append(f"  loop {lp['var']} (line {lp['line']}): {lower} .. "
+                         f"{bound} step {lp['step']}, trip {trip}, {loc}")
             lines.extend(f"    {p}" for p in lp["problems"])
         for r in e.get("references", []):
             reuse = ", ".join(f"{v}:{k}" for v, k in r["reuse"].items())

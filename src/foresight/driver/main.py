@@ -125,6 +125,9 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
     for n, inp in enumerate(cl.c_inputs):
         src = Path(inp.path)
         sources[inp.index] = (src, False)
+        if inp.path == "-":
+            notes.append("foresight cc: -: no hints for standard input; compiled unchanged")
+            continue
         if not src.is_file():
             continue  # cc reports the missing file
         if c90 is not None:

@@ -90,7 +90,9 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes]:
     data = Path(source).read_bytes()
     args = ["-x", "c", *clang_args, *_builtin_headers(), "-Wno-everything"]
     try:
-        tu = ci.Index.create().parse(str(source), args=args,
+        # `./-x.c` is `-x.c` as a Path, which libclang would take for an option.
+        name = str(source) if not str(source).startswith("-") else f"./{source}"
+        tu = ci.Index.create().parse(name, args=args,
                                      options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
     except ci.TranslationUnitLoadError as e:
         raise ParseFailure(f"{source}: libclang could not load the file: {e}") from e
@@ -106,13 +108,43 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes]:
     macros = sorted((c.extent.start.offset, c.extent.end.offset) for c in top
                     if c.kind == K.MACRO_INSTANTIATION and c.location.file
                     and str(c.location.file) == main)
+    counting = _counting_macros(tu, top, data)
     sync = SyncPoints({fn.get_usr(): fn for fn in top
                        if fn.kind == K.FUNCTION_DECL and fn.is_definition()})
     for fn in top:
         if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file
                 and str(fn.location.file) == main):
-            _Function(fn, data, main, nests, macros, sync).scan(fn)
+            _Function(fn, data, main, nests, macros, sync, counting).scan(fn)
     return nests, data
+
+
+def _counting_macros(tu: ci.TranslationUnit, top: list[ci.Cursor], data: bytes) -> set[str]:
+    """`__COUNTER__` and the names of the macros whose expansion reads it: text holding
+    one of them gives another value each time it is repeated, and repeating it in a hint
+    would change the values the program's own later uses get."""
+    seen = b"__COUNTER__" in data
+    for inc in tu.get_includes():
+        if seen:
+            break
+        try:
+            seen = b"__COUNTER__" in Path(str(inc.include)).read_bytes()
+        except OSError:
+            seen = True
+    if not seen:
+        return set()
+    bodies: dict[str, set[str]] = {}
+    for c in top:
+        if c.kind == K.MACRO_DEFINITION:
+            words = {t.spelling for t in c.get_tokens()
+                     if t.kind == ci.TokenKind.IDENTIFIER} - {c.spelling}
+            bodies.setdefault(c.spelling, set()).update(words)
+    counting = {"__COUNTER__"}
+    grew = True
+    while grew:
+        more = {name for name, words in bodies.items() if words & counting} - counting
+        counting |= more
+        grew = bool(more)
+    return counting
 
 
 def _strip(c: ci.Cursor) -> ci.Cursor:
@@ -133,9 +165,11 @@ class _Function:
     """Facts about one function that decide what is loop-invariant, and the nest builder."""
 
     def __init__(self, fn: ci.Cursor, data: bytes, main: str, nests: list[LoopNest],
-                 macros: list[tuple[int, int]], sync: SyncPoints):
+                 macros: list[tuple[int, int]], sync: SyncPoints,
+                 counting: set[str] | frozenset[str] = frozenset()):
         self.fn, self.data, self.main, self.nests = fn, data, main, nests
         self.macros = macros
+        self.counting = counting    # _counting_macros: text holding them is never repeated
         self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
         self._parents: dict[int, tuple[int, int]] | None = None
         # Offsets and descriptions of the points where the function may synchronise with
@@ -388,7 +422,7 @@ class _Function:
                     body_start=body.extent.start.offset, body_end=body_end,
                     body_compound=body.kind == K.COMPOUND_STMT, walk=key in self.walks)
         inner_outer = {**outer, key: name}
-        if lower is not None:
+        if lower is not None and self.spelled(lower):
             aff = self.affine(lower, outer, nest_start)
             loop.lower_aff = aff
             if aff is not None and not aff.coeffs:
@@ -470,8 +504,11 @@ class _Function:
         Code a macro's body produces is located at the whole call (`BODY(k)`): the call's
         text spells only the outermost expression the call makes (`u(i,j)` for
         `#define u(i,j) u_[(i)*n+(j)]`), not the parts of it (`A[r][k]` of `#define
-        BODY(k) { s += A[r][k]; }`, whose hints would run the body again).  Text inside
-        a call's arguments, and text containing whole calls, spell themselves."""
+        BODY(k) { s += A[r][k]; }`, whose hints would run the body again).  Text
+        containing whole calls spells itself, unless it reads __COUNTER__ (repeating it
+        would change the values of later uses)."""
+        if not self.in_file(c) or self.reads_counter(c):
+            return False
         cs, ce = c.extent.start.offset, c.extent.end.offset
         lo = bisect_left(self.macros, (cs, -1))
         while lo > 0 and self.macros[lo - 1][1] > cs:
@@ -482,6 +519,20 @@ class _Function:
             if (cs, ce) != (s, e) or self.parents().get(c.hash) == (s, e):
                 return False
         return True
+
+    def in_file(self, c: ci.Cursor) -> bool:
+        """Whether `c`'s extent is a non-empty range of this file: code from a macro
+        call's arguments has an empty extent at the call (`N` of `COND(i, N)`), code from
+        an #include'd file offsets into that file."""
+        return c.extent.end.offset > c.extent.start.offset and all(
+            x.file is not None and str(x.file) == self.main
+            for x in (c.extent.start, c.extent.end))
+
+    def reads_counter(self, c: ci.Cursor) -> bool:
+        """Whether the text at `c` (in_file) reads __COUNTER__, itself or through a
+        macro."""
+        return bool(self.counting) and any(t.spelling in self.counting
+                                           for t in self.tokens(c))
 
     def parents(self) -> dict[int, tuple[int, int]]:
         """Cursor hash -> its parent's extent, for the cursors of this function."""
@@ -564,8 +615,10 @@ class _Function:
             bound, op = lhs, flip[op]
         else:
             return
-        # The comparison must not mix signedness in a way that changes its meaning.
-        if _is_unsigned(cond_type(ls)) != _is_unsigned(cond_type(rs)):
+        # The comparison must not mix signedness in a way that changes its meaning; the
+        # bound is repeated in hints, so the file's text must spell it.
+        if _is_unsigned(cond_type(ls)) != _is_unsigned(cond_type(rs)) or \
+                not self.spelled(bound):
             return
         loop.cond_op = op
         loop.upper = self.text(bound)
@@ -660,17 +713,9 @@ class _Function:
         line break between two, so a `//` comment or a newline inside never reaches the
         inserted line."""
         start, end = c.extent.start.offset, c.extent.end.offset
-        # The file's own tokens between the offsets (a cursor's get_tokens would start at
-        # a macro's definition when the expression begins with a macro).
-        tu = c.translation_unit
-        here = tu.get_file(self.main)
-        span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, start),
-                                             ci.SourceLocation.from_offset(tu, here, end))
         out, last = [], None
-        for t in tu.get_tokens(extent=span):
+        for t in self.tokens(c):
             o = t.extent.start.offset
-            if o >= end or t.kind == ci.TokenKind.COMMENT:
-                continue
             if last is not None and o > last:
                 out.append(" ")
             out.append(t.spelling.replace("\\\n", "").replace("\\\r\n", ""))
@@ -678,6 +723,18 @@ class _Function:
         if not out:
             return decode_source(self.data[start:end])
         return "".join(out)
+
+    def tokens(self, c: ci.Cursor) -> list[ci.Token]:
+        """The file's own tokens in `c`'s extent, comments left out (a cursor's
+        get_tokens would start at a macro's definition when the expression begins with a
+        macro)."""
+        start, end = c.extent.start.offset, c.extent.end.offset
+        tu = c.translation_unit
+        here = tu.get_file(self.main)
+        span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, start),
+                                             ci.SourceLocation.from_offset(tu, here, end))
+        return [t for t in tu.get_tokens(extent=span)
+                if t.extent.start.offset < end and t.kind != ci.TokenKind.COMMENT]
 
     # ---- bodies and references -----------------------------------------------------
 
@@ -720,7 +777,8 @@ class _Function:
                     loop.refs.append(ix)
                     ix = ix.indirect
                 return
-            loop.problems.append(f"line {c.location.line}: {self.text(c)}: {ref}")
+            what = self.text(c) if self.in_file(c) else "a reference"
+            loop.problems.append(f"line {c.location.line}: {what}: {ref}")
             # look for references inside the indices only
             sub = c
             while sub.kind == K.ARRAY_SUBSCRIPT_EXPR:
@@ -752,6 +810,12 @@ class _Function:
                   conditional: bool) -> ArrayRef | str:
         """An ArrayRef for subscript expression `c`, or why it cannot be analysed."""
         if not self.spelled(c):
+            if not self.in_file(c):
+                return ("written in a macro's argument or in an #include'd file: this "
+                        "file's text there is not the reference")
+            if self.reads_counter(c):
+                return ("its text reads __COUNTER__, which repeating it in a hint would "
+                        "advance")
             return ("written inside a macro's expansion: the text there is the macro's "
                     "call, not this reference")
         levels = []  # (index cursor, element type) from the innermost subscript outwards
