@@ -66,15 +66,6 @@ class SyncPoints:
         self.definitions = definitions            # USR -> function definition
         self._function: dict[str, str | None] = {}
 
-    def points(self, fn: ci.Cursor) -> list[tuple[int, str]]:
-        """(offset, what) of each point in `fn`'s body, in source order."""
-        out = []
-        for c in fn.walk_preorder():
-            why = self.point(c)
-            if why is not None:
-                out.append((c.extent.start.offset, f"line {c.location.line}: {why}"))
-        return out
-
     def point(self, c: ci.Cursor) -> str | None:
         """Why `c` synchronises, or None."""
         if c.kind in (K.ASM_STMT, K.MS_ASM_STMT):
