@@ -80,6 +80,16 @@ def test_byte_order_mark_and_crlf(tmp_path):
     assert p.stdout == o.stdout and p.stderr == o.stderr
 
 
+def test_hints_draw_no_long_long_warning(tmp_path):
+    # -Wlong-long under -pedantic: the hints' constants carry no LL suffix.
+    (tmp_path / "ll.c").write_bytes(PROGRAM.encode())
+    flags = ["-std=c99", "-pedantic", "-Wlong-long", "-Werror", "-O1", "-c", "ll.c"]
+    p = subprocess.run([FORESIGHT, "cc", "--report-json", "r.json", *flags, "-o", "p.o"],
+                       cwd=tmp_path, capture_output=True)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr.decode(errors="replace")
+    assert [e for e in json.loads((tmp_path / "r.json").read_text()) if e.get("hints")]
+
+
 def test_standard_input_is_compiled_unchanged_and_says_so(tmp_path):
     p = subprocess.run([FORESIGHT, "cc", "--report", "-O1", "-x", "c", "-", "-o", "S"],
                        cwd=tmp_path, input=PROGRAM.encode(), capture_output=True)

@@ -218,7 +218,7 @@ class NestEmitter:
         opts = self.opts
         step = h.pipe.step or 1
         coeff = h.ref.byte_offset().coeff(h.pipe.var)
-        delta = f"({sym_c(coeff)} * ({U})({step}LL))" if step >= 0 else (
+        delta = f"({sym_c(coeff)} * ({U})({step}))" if step >= 0 else (
             f"(({U})0 - {sym_c(coeff)} * ({U}){-step})")
         s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
         page, block = opts.page_size, opts.block_size
@@ -263,7 +263,7 @@ class NestEmitter:
         fp, lo = self.name("fp", k), self.name("lo", k)
         out = [f"{U} {fp} = ({U}){h.ref.elem_size}, {lo} = 0;"]
         for v in h.inner_at_lower:
-            st = f"({sym_c(h.ref.byte_offset().coeff(v.var))} * ({U})({v.step}LL))"
+            st = f"({sym_c(h.ref.byte_offset().coeff(v.var))} * ({U})({v.step}))"
             out.append(f"{{ const {U} __fs_e = {_abs(st)} * {iterations_c(v)}; "
                        f"{fp} += __fs_e; if ({st} > UINTPTR_MAX / 2) {lo} += __fs_e; }}")
         return out
@@ -533,7 +533,7 @@ def move_c(move: Move, block: int) -> str:
     """C for whether all iterations of the move's loop step the address by less than a
     block in total, |coeff · step| · trip < block, written so that nothing overflows."""
     v = move.loop
-    a = _abs(f"{sym_c(move.coeff)} * ({U})({v.step}LL)")
+    a = _abs(f"{sym_c(move.coeff)} * ({U})({v.step})")
     return (f"({a} == 0 || {iterations_c(v)} < (({U}){block} - 1) / {a})")
 
 
