@@ -19,7 +19,7 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions) -
     from foresight.compiler.analysis.locality import analyse
     from foresight.compiler.frontend.parse import ParseFailure, parse
     from foresight.compiler.report import nest_report
-    from foresight.compiler.rewrite.emit import NestEmitter, splice
+    from foresight.compiler.rewrite.emit import Insertion, NestEmitter, splice
     from foresight.compiler.schedule.plan import schedule
 
     name = str(source)
@@ -30,7 +30,7 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions) -
         raise CompilerError(f"{source}: cannot read: {e.strerror}") from e
     unchanged = decode_source(original)
     try:
-        nests, data = parse(source, clang_args)
+        nests, data, header_places = parse(source, clang_args)
     except ParseFailure as e:
         return Transformed(unchanged, False, [], [f"{e}; compiled unchanged"])
     report, insertions, warnings = [], [], []
@@ -53,10 +53,19 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions) -
             insertions += nest_insertions
     if not insertions:
         return Transformed(unchanged, False, report, warnings)
+    first = min(i.offset for i in insertions)
+    at = max((o for o in header_places if o < first), default=None)
+    header = "#include <foresight.h>\n"
+    if at is not None:
+        # After the file's own #includes (parse._header_places): cc reads the user's
+        # feature test macros before the C library's first header, as without hints.
+        line = data.count(b"\n", 0, at) + 1
+        insertions.append(Insertion(at, 0, -1, f"{header}#line {line} {line_name(name)}\n"))
+        header = ""
     body = decode_source(splice(data, insertions))
     # A UTF-8 byte order mark is white space to cc only as a file's first bytes.
     bom = "\ufeff" if body.startswith("\ufeff") else ""
-    text = f'{bom}#include <foresight.h>\n#line 1 {line_name(name)}\n{body[len(bom):]}'
+    text = f'{bom}{header}#line 1 {line_name(name)}\n{body[len(bom):]}'
     return Transformed(text, True, report, warnings)
 
 

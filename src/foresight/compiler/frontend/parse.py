@@ -85,8 +85,9 @@ def _libclang_major() -> int:
         return 1 << 30
 
 
-def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes]:
-    """All loop nests of `source`, and its bytes (offsets in the IR index into them)."""
+def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, list[int]]:
+    """All loop nests of `source`, its bytes (offsets in the IR index into them) and
+    where_header's places for the runtime's header."""
     data = Path(source).read_bytes()
     args = ["-x", "c", *clang_args, *_builtin_headers(), "-Wno-everything"]
     try:
@@ -115,7 +116,44 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes]:
         if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file
                 and str(fn.location.file) == main):
             _Function(fn, data, main, nests, macros, sync, counting).scan(fn)
-    return nests, data
+    return nests, data, _header_places(top, data, main)
+
+
+_FEATURE_MACROS = {"_FILE_OFFSET_BITS", "_TIME_BITS", "_FORTIFY_SOURCE", "_REENTRANT",
+                   "_THREAD_SAFE"}
+
+
+def _header_places(top: list[ci.Cursor], data: bytes, main: str) -> list[int]:
+    """Where the runtime's header may be included instead of the file's first line: the
+    starts of the lines after the #include directives at file scope, when the user's
+    files define a feature test macro (`#define _GNU_SOURCE`, `_FILE_OFFSET_BITS`): the
+    header includes <stdint.h>, and the C library reads those macros once, at its first
+    header (included first, it left memmem() undeclared and off_t 32 bits).  Empty:
+    the first line will do."""
+    if not any(c.kind == K.MACRO_DEFINITION and not c.location.is_in_system_header
+               and c.location.file is not None and (
+                   c.spelling in _FEATURE_MACROS or c.spelling.startswith("__STDC_WANT_")
+                   or (c.spelling.startswith("_") and c.spelling.endswith("_SOURCE")))
+               for c in top):
+        return []
+    mine = [c for c in top if c.location.file is not None and str(c.location.file) == main]
+    code = [(c.extent.start.offset, c.extent.end.offset) for c in mine
+            if c.kind not in (K.INCLUSION_DIRECTIVE, K.MACRO_DEFINITION,
+                              K.MACRO_INSTANTIATION)]
+    places = []
+    for c in mine:
+        if c.kind != K.INCLUSION_DIRECTIVE:
+            continue
+        end = c.extent.end.offset
+        if any(s <= end <= e for s, e in code):
+            continue   # an #include inside a declaration or a function (X-macros)
+        nl = data.find(b"\n", end)
+        rest = data[end:nl if nl >= 0 else len(data)]
+        if nl < 0 or b"/*" in rest or rest.rstrip().endswith(b"\\") or (
+                rest.strip() and not rest.strip().startswith(b"//")):
+            continue   # a comment or a continued line would take the next line in
+        places.append(nl + 1)
+    return places
 
 
 def _counting_macros(tu: ci.TranslationUnit, top: list[ci.Cursor], data: bytes) -> set[str]:
