@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,9 @@ def test_inputs_are_made_once_and_whole(built, disk_tmp):
     args, files = demo.arguments("spmv", SMALL, mkdata, disk_tmp)
     assert [Path(f).exists() for f in files] == [True, True]
     assert sum(Path(f).stat().st_size for f in files) == SMALL
+    assert [Path(f).stat().st_size for f in files] == demo.input_sizes("matrix", SMALL)
+    _, frames = demo.arguments("scan", SMALL, mkdata, disk_tmp)
+    assert [Path(f).stat().st_size for f in frames] == demo.input_sizes("frames", SMALL)
     assert not list(disk_tmp.glob("*.tmp"))
     before = [Path(f).stat().st_mtime_ns for f in files]
     assert demo.arguments("spmv", SMALL, mkdata, disk_tmp) == (args, files)
@@ -181,3 +185,110 @@ def test_readme_describes_what_the_demo_prints():
         assert f"`{name}`" in readme, name
     assert "foresight bench micro" in readme
     assert 'make CC="$PWD/.venv/bin/foresight cc"' in readme
+
+
+def _no_build(*_args, **_kw):
+    raise AssertionError("the demo went on to build its programs")
+
+
+@pytest.mark.parametrize("args", [
+    ["--ratio", "nan"], ["--ratio", "inf"], ["--kernels", ","], ["--readahead-kb", "-5"],
+    ["--mem", "1M"], ["--plots", "PLOTS"]])
+def test_bad_arguments_are_refused_before_anything_is_built(args, tmp_path, monkeypatch,
+                                                            capsys):
+    monkeypatch.setattr(demo, "build", _no_build)
+    args = [str(tmp_path / "plots") if a == "PLOTS" else a for a in args]
+    assert main(["bench", "demo", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("foresight: error: ") and err.count("\n") == 1, err
+    assert not (tmp_path / "plots").exists()
+
+
+def test_too_little_disk_is_refused_before_anything_is_written(disk_tmp, monkeypatch, capsys):
+    # 30 TiB of inputs (and a swap file for heat) do not fit: the demo says so up front
+    # instead of writing until the disk is full.
+    monkeypatch.setenv("FORESIGHT_BENCH_DIR", str(disk_tmp))
+    monkeypatch.setattr(demo, "build", _no_build)
+    assert main(["bench", "demo", "--mem", "10T"]) == 2
+    err = capsys.readouterr().err
+    assert "the demo needs" in err and "free" in err and "--mem or --ratio" in err, err
+    assert sorted(p.name for p in disk_tmp.iterdir()) == ["demo.lock"]
+
+
+def test_an_input_of_the_wrong_size_is_left_alone(built, disk_tmp):
+    # A file with the demo's input name but not the size mkdata writes is not the demo's:
+    # it is neither used (the program would fail or read garbage) nor overwritten.
+    _, mkdata = built
+    stale = disk_tmp / f"demo-frames-{SMALL}.dat"
+    stale.write_bytes(b"not frames" * 100)
+    with pytest.raises(BenchError, match=r"is 1,000 bytes, not the .* left alone"):
+        demo.arguments("scan", SMALL, mkdata, disk_tmp)
+    assert stale.read_bytes() == b"not frames" * 100
+    assert sorted(p.name for p in disk_tmp.iterdir()) == [stale.name]
+
+
+def test_a_file_at_a_temporary_name_is_left_alone(built, disk_tmp):
+    # Inputs are written under temporary names the demo creates itself, never over a file
+    # that happens to be there.
+    _, mkdata = built
+    mine = disk_tmp / f"demo-frames-{SMALL}.dat.tmp"
+    mine.write_text("my notes\n")
+    _, files = demo.arguments("scan", SMALL, mkdata, disk_tmp)
+    assert mine.read_text() == "my notes\n"
+    assert sorted(p.name for p in disk_tmp.iterdir()) == sorted([mine.name,
+                                                                 Path(files[0]).name])
+
+
+def test_a_file_at_the_swap_path_is_left_alone(root, disk_tmp, monkeypatch):
+    monkeypatch.setenv("FORESIGHT_BENCH_DIR", str(disk_tmp))
+    monkeypatch.setattr(demo.environment, "swap_free_bytes", lambda: 0)
+    path = demo.demo_swap()
+    path.write_text("my notes\n")
+    with pytest.raises(BenchError, match="never overwrites it: move it away or set "
+                       "FORESIGHT_BENCH_DIR"), demo.enough_swap(64 << 20):
+        pass
+    assert path.read_text() == "my notes\n"
+    assert str(path) not in [a["path"] for a in swap_summary()["areas"]]
+
+
+def test_one_demo_at_a_time(disk_tmp, monkeypatch, capsys):
+    # A second demo on the same data directory would share (and remove) the first's swap
+    # file and write the same inputs: it stops before doing anything.
+    monkeypatch.setenv("FORESIGHT_BENCH_DIR", str(disk_tmp))
+    monkeypatch.setattr(demo, "build", _no_build)
+    with demo.one_at_a_time(disk_tmp):
+        assert main(["bench", "demo", "--kernels", "scan", "--mem", "8M"]) == 2
+    err = capsys.readouterr().err
+    assert "another foresight bench demo is running" in err, err
+
+
+def test_a_program_killed_by_ctrl_c_interrupts_the_demo():
+    # Ctrl-C (or a SIGTERM the harness forwards) ends the program: that is the demo being
+    # interrupted, not the program failing.
+    kill = "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
+    with pytest.raises(KeyboardInterrupt):
+        demo.run(sys.executable, ["-c", kill], [], None, cold=False)
+    with pytest.raises(BenchError, match="exit 3"):
+        demo.run(sys.executable, ["-c", "raise SystemExit(3)"], [], None, cold=False)
+
+
+@pytest.mark.parametrize("args", [["3", str(1 << 61), "1"], ["10", "10", "1x"],
+                                  ["3", "3", "99999999999"], ["3", "abc", "1"]])
+def test_heat_refuses_sizes_it_cannot_hold(built, args):
+    # Sizes that overflow malloc's argument or are not numbers: a message, not a crash
+    # or a silently different run; the same with and without hints.
+    progs, _ = built
+    for v in ("O", "P"):
+        r = subprocess.run([progs["heat"][0][v], *args], capture_output=True, text=True)
+        assert r.returncode == 2, (v, r)
+        assert r.stderr.startswith("heat: ROWS and COLS must be whole numbers"), r.stderr
+
+
+def test_a_bench_dir_that_is_a_file_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FORESIGHT_BENCH_DIR", str(tmp_path / "file"))
+    (tmp_path / "file").write_text("mine\n")
+    assert main(["bench", "demo", "--kernels", "scan", "--mem", "8M"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"foresight: error: cannot use {tmp_path / 'file'} for the benchmark data "
+                   "(FORESIGHT_BENCH_DIR): File exists\n")
+    assert (tmp_path / "file").read_text() == "mine\n"

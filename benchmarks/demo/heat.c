@@ -6,7 +6,10 @@
  *
  * usage: heat ROWS COLS STEPS
  */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,6 +25,17 @@ static double step(long rows, long cols, double **dst, double **src)
             change = fmax(change, fabs(t - src[i][j]));
         }
     return change;
+}
+
+/* ARG as a whole number from MIN to MAX, or -1. */
+static long number(const char *arg, long min, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno != 0 || end == arg || *end != '\0' || v < min || v > max)
+        return -1;
+    return v;
 }
 
 static double **grid(long rows, long cols)
@@ -43,10 +57,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: heat ROWS COLS STEPS\n");
         return 2;
     }
-    long rows = atol(argv[1]), cols = atol(argv[2]);
-    int steps = atoi(argv[3]);
-    if (rows < 3 || cols < 3 || steps < 1) {
-        fprintf(stderr, "heat: ROWS and COLS must be at least 3, STEPS at least 1\n");
+    /* A row of COLS doubles and the ROWS row pointers must each be a size malloc can
+     * be asked for. */
+    long limit = (long)(PTRDIFF_MAX / (long)sizeof(double));
+    long rows = number(argv[1], 3, limit), cols = number(argv[2], 3, limit);
+    long steps = number(argv[3], 1, INT_MAX);
+    if (rows < 0 || cols < 0 || steps < 0) {
+        fprintf(stderr, "heat: ROWS and COLS must be whole numbers from 3 to %ld, STEPS "
+                "from 1 to %d\n", limit, INT_MAX);
         return 2;
     }
     double **u = grid(rows, cols), **v = grid(rows, cols);
@@ -62,7 +80,7 @@ int main(int argc, char **argv)
             v[i][j] = u[i][j];
         }
 
-    int done = 0;
+    long done = 0;
     double change;
     do {
         change = step(rows, cols, v, u);
@@ -78,7 +96,7 @@ int main(int argc, char **argv)
             sum += u[i][j];
             hottest = fmax(hottest, u[i][j]);
         }
-    printf("steps %d, last change %.6f\n", done, change);
+    printf("steps %ld, last change %.6f\n", done, change);
     printf("mean temperature %.9f, hottest %.6f\n", sum / ((double)rows * (double)cols),
            hottest);
     for (long i = 0; i < rows; i++) {

@@ -33,7 +33,7 @@ static void *map(const char *path, size_t *bytes)
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) {
-        perror("mmap");
+        perror(path);
         return NULL;
     }
     *bytes = (size_t)st.st_size;

@@ -21,7 +21,10 @@ once by `mkdata` (plain C, not a demo program) in FORESIGHT_BENCH_DIR.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import math
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -35,7 +38,7 @@ from foresight.bench.suites import bench_dir, median_summary
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment, readahead, swap
 from foresight.harness.process import terminations_interrupt
-from foresight.harness.run import devices_for, run_once
+from foresight.harness.run import check_mem, devices_for, run_once
 from foresight.reports import console, write_json
 from foresight.units import format_size, parse_size
 
@@ -57,6 +60,9 @@ REPORTED = "heat"         # the program whose --report the demo shows
 HEAT_COLS, HEAT_STEPS = 4096, 2
 IN_CORE_RUNS = 3
 TIMEOUT = 900
+FRAME_BYTES = 65568       # sizeof(struct frame) in scan.c and mkdata.c
+NNZ_PER_ROW = 6           # as in mkdata.c
+INTERRUPTS = ("SIGINT", "SIGTERM", "SIGHUP")   # the harness forwards these to the program
 
 
 def programs_dir() -> Path:
@@ -82,12 +88,54 @@ def build_mkdata(out_dir: Path) -> str:
     return str(exe)
 
 
+def input_sizes(kind: str, size: int) -> list[int]:
+    """The sizes of the files `mkdata KIND ... SIZE` writes, computed as mkdata.c does."""
+    if kind == "frames":
+        return [size // FRAME_BYTES * FRAME_BYTES]
+    rows = size // 8 // 512 // 4 // NNZ_PER_ROW   # one nonzero per 4 pages of the vector
+    per_row = 8 + NNZ_PER_ROW * 12                # a row pointer, then (double, int) pairs
+    return [32 + rows * per_row, (size - 32 - rows * per_row) // 8 * 8]
+
+
+def _present_size(path: Path) -> int | None:
+    """The size of the input file at PATH, None when there is none."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise BenchError(f"cannot examine {path}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise BenchError(f"{path} is not a regular file; the demo leaves it alone: move it "
+                         "away or set FORESIGHT_BENCH_DIR to another directory")
+    return st.st_size
+
+
 def _make(mkdata: str, kind: str, finals: list[Path], size: int) -> None:
-    """Write the files of KIND under temporary names, then rename them: an interrupted
-    demo leaves no half-written input behind to be reused."""
-    if all(f.exists() for f in finals):
+    """Write the files of KIND under temporary names of our own, then rename them: an
+    interrupted demo leaves no half-written input behind to be reused.  A file of the
+    final name with another size than mkdata writes is not the demo's: it is left alone,
+    and the demo stops."""
+    sizes = input_sizes(kind, size)
+    present = [_present_size(f) for f in finals]
+    if present == sizes:
         return
-    tmps = [f.with_name(f.name + ".tmp") for f in finals]
+    for f, have, want in zip(finals, present, sizes, strict=True):
+        if have is not None and have != want:
+            raise BenchError(f"{f} is {have:,} bytes, not the {want:,} the demo writes; it "
+                             "is left alone: remove it to have it written again, or set "
+                             "FORESIGHT_BENCH_DIR to another directory")
+    tmps: list[Path] = []
+    try:
+        for f in finals:
+            fd, tmp = tempfile.mkstemp(prefix=f".{f.name}.", suffix=".tmp", dir=f.parent)
+            os.close(fd)
+            tmps.append(Path(tmp))
+    except OSError as e:
+        for t in tmps:
+            t.unlink(missing_ok=True)
+        raise BenchError(f"cannot create {', '.join(map(str, finals))}: {e.strerror}") \
+            from None
     try:
         r = subprocess.run([mkdata, kind, *map(str, tmps), str(size)], capture_output=True,
                            text=True)
@@ -101,16 +149,24 @@ def _make(mkdata: str, kind: str, finals: list[Path], size: int) -> None:
             t.unlink(missing_ok=True)
 
 
+def input_files(name: str, size: int, data_dir: Path) -> tuple[str | None, list[Path]]:
+    """What mkdata writes for program NAME (its kind, or None: heat mallocs its data) and
+    the files' paths."""
+    if name == "spmv":
+        return "matrix", [data_dir / f"demo-matrix-{size}.csr",
+                          data_dir / f"demo-vector-{size}.vec"]
+    if name == "scan":
+        return "frames", [data_dir / f"demo-frames-{size}.dat"]
+    return None, []
+
+
 def arguments(name: str, size: int, mkdata: str, data_dir: Path) -> tuple[list[str], list[str]]:
     """The program's command-line arguments for SIZE bytes of data, and its data files."""
     if name == "heat":   # two grids of HEAT_COLS doubles a row
         return [str(max(3, size // (2 * HEAT_COLS * 8))), str(HEAT_COLS), str(HEAT_STEPS)], []
-    if name == "spmv":
-        files = [data_dir / f"demo-matrix-{size}.csr", data_dir / f"demo-vector-{size}.vec"]
-        _make(mkdata, "matrix", files, size)
-    else:
-        files = [data_dir / f"demo-frames-{size}.dat"]
-        _make(mkdata, "frames", files, size)
+    kind, files = input_files(name, size, data_dir)
+    assert kind is not None
+    _make(mkdata, kind, files, size)
     return [str(f) for f in files], [str(f) for f in files]
 
 
@@ -123,6 +179,10 @@ def run(exe: str, args: list[str], files: list[str], mem: int | None, cold: bool
         r["attempts"] = attempt
         if not r["oom_killed"]:
             break
+    if r["exit_code"] != 0 and r["signal"] in INTERRUPTS:
+        # Ctrl-C or a kill of the demo reached the program too: the demo is interrupted
+        # (and cleans up), the program did not fail.
+        raise KeyboardInterrupt
     if r["exit_code"] != 0:
         why = ("timed out" if r["timed_out"] else "killed by the OOM killer twice"
                if r["oom_killed"] else f"exit {r['exit_code']}")
@@ -141,19 +201,37 @@ def swap_needed(names: list[str], size: int, mem: int) -> int:
     return size if size > mem and any(PROGRAMS[n].backing == "swap" for n in names) else 0
 
 
+def swap_file_size(needed: int) -> int:
+    """The temporary swap file for NEEDED bytes: twice that, rounded up to 256 MiB."""
+    return -(-2 * needed // (256 << 20)) * (256 << 20)
+
+
+def _swap_plan(needed: int) -> tuple[bool, bool]:
+    """(whether the demo's swap file is active, whether the demo will make or turn on
+    its swap file)."""
+    path = demo_swap()
+    ours = any(a["path"] == str(path) for a in environment.swap_summary()["areas"])
+    enough = needed == 0 or environment.swap_free_bytes() >= needed
+    return ours, os.geteuid() == 0 and (ours or not enough)
+
+
 @contextlib.contextmanager
 def enough_swap(needed: int) -> Iterator[str | None]:
     """Yields where the swap comes from, or None when there is too little and no way to
     add it (not root).  As root, a temporary swap file is made when too little is
     active, and turned off and removed at the end."""
     path = demo_swap()
-    ours = any(a["path"] == str(path) for a in environment.swap_summary()["areas"])
-    enough = needed == 0 or environment.swap_free_bytes() >= needed
-    if os.geteuid() != 0 or (enough and not ours):
+    ours, make = _swap_plan(needed)
+    if not make:
         total = environment.swap_summary()["total_bytes"]
+        enough = needed == 0 or environment.swap_free_bytes() >= needed
         yield f"swap {format_size(total)} active" if enough else None
         return
-    size = -(-2 * needed // (256 << 20)) * (256 << 20)
+    what = swap.what_is(path)
+    if what not in (None, "ours"):
+        raise BenchError(f"{path} exists and is {what}; the demo never overwrites it: move "
+                         "it away or set FORESIGHT_BENCH_DIR to another directory")
+    size = swap_file_size(needed)
     swap.enable(path, size)   # a file left active by a killed demo is reused
     try:
         yield f"a temporary {format_size(size)} swap file ({path}, removed at the end)"
@@ -204,14 +282,66 @@ def measure(name: str, exes: dict[str, str], args: list[str], files: list[str], 
     return row
 
 
+@contextlib.contextmanager
+def one_at_a_time(data_dir: Path) -> Iterator[None]:
+    """Hold DATA_DIR's demo lock: two demos at once would share its swap file (the first
+    to end removes it under the other), write the same inputs and disturb each other's
+    times."""
+    path = data_dir / "demo.lock"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise BenchError(f"cannot open {path}: {e.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BenchError(f"another foresight bench demo is running with its data in "
+                             f"{data_dir} (it holds {path}); wait for it to end") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def space_needed(names: list[str], size: int, mem: int, data_dir: Path) -> int:
+    """Bytes the demo will write into DATA_DIR: the inputs not there yet and the temporary
+    swap file when it will make one."""
+    total = 0
+    for n in names:
+        kind, files = input_files(n, size, data_dir)
+        if kind is not None and [_present_size(f) for f in files] != input_sizes(kind, size):
+            total += sum(input_sizes(kind, size))
+    needed = swap_needed(names, size, mem)
+    ours, make = _swap_plan(needed)
+    if make and not ours and not os.path.lexists(demo_swap()):
+        total += swap_file_size(needed)
+    return total
+
+
+def check_space(names: list[str], size: int, mem: int, data_dir: Path) -> None:
+    """Refuse, before building anything, data that would not fit on the disk."""
+    needed = space_needed(names, size, mem, data_dir)
+    try:
+        st = os.statvfs(data_dir)
+    except OSError as e:
+        raise BenchError(f"cannot examine {data_dir}: {e.strerror}") from None
+    free = st.f_bavail * st.f_frsize
+    if needed > free:
+        raise BenchError(f"the demo needs {format_size(needed)} of disk in {data_dir} (its "
+                         f"inputs and swap file for {format_size(size)} of data a program), "
+                         f"{format_size(free)} is free: lower --mem or --ratio, or set "
+                         "FORESIGHT_BENCH_DIR to a larger disk")
+
+
 def demo(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat: int) -> dict:
     size = int(mem * ratio) // (1 << 20) * (1 << 20)
     if size < (1 << 20):
         raise BenchError(f"{ratio:g} × {format_size(mem)} is less than 1 MiB of data")
     rows: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="foresight-demo-") as tmp, \
-            terminations_interrupt():
-        data_dir = bench_dir()
+    data_dir = bench_dir()
+    with terminations_interrupt(), one_at_a_time(data_dir), \
+            tempfile.TemporaryDirectory(prefix="foresight-demo-") as tmp:
+        check_space(names, size, mem, data_dir)
         _progress(f"building {', '.join(names)} with foresight cc and foresight cc "
                   "--no-prefetch")
         built = {n: build(n, Path(tmp), programs_dir() / f"{n}.c", PROGRAMS[n].flags)
@@ -345,13 +475,23 @@ def _size(x: int | None) -> str:
 
 def main(ns) -> int:
     names = [n for n in (ns.kernels or ",".join(PROGRAMS)).split(",") if n]
+    if not names:
+        raise UsageError(f"--kernels {ns.kernels!r} names no demo program (choose from "
+                         f"{', '.join(PROGRAMS)})")
     for n in names:
         if n not in PROGRAMS:
             raise UsageError(f"unknown demo program {n!r} (choose from {', '.join(PROGRAMS)})")
+    if ns.plots:
+        raise UsageError("bench demo draws no plots (--plots is for micro, compiler, nas and "
+                         "compile); its table is the output, --json the data")
     ratio = 3.0 if ns.ratio is None else ns.ratio
-    if ratio <= 0:
-        raise UsageError(f"--ratio must be positive, not {ratio}")
-    res = demo(parse_size(ns.mem or "128M"), ratio, ns.readahead_kb, names, ns.repeat)
+    if not (math.isfinite(ratio) and ratio > 0):
+        raise UsageError(f"--ratio must be a positive number, not {ratio}")
+    if ns.readahead_kb < 0:
+        raise UsageError(f"--readahead-kb must be >= 0, not {ns.readahead_kb}")
+    mem = parse_size(ns.mem or "128M")
+    check_mem(mem)
+    res = demo(mem, ratio, ns.readahead_kb, names, ns.repeat)
     print_table(res)
     if ns.json:
         write_json(ns.json, res)

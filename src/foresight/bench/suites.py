@@ -34,7 +34,11 @@ FILTER_RATIO_TARGET = 0.01
 def bench_dir() -> Path:
     """Where data files live: on a real disk, not tmpfs (FORESIGHT_BENCH_DIR overrides)."""
     d = Path(os.environ.get("FORESIGHT_BENCH_DIR", "/var/tmp/foresight-bench"))
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BenchError(f"cannot use {d} for the benchmark data (FORESIGHT_BENCH_DIR): "
+                         f"{e.strerror}") from None
     return d
 
 

@@ -83,7 +83,7 @@ def _absolute(path: Path) -> Path:
         raise HarnessError(f"cannot resolve {path}: {e.strerror}") from None
 
 
-def _what_is(path: Path) -> str | None:
+def what_is(path: Path) -> str | None:
     """None when nothing is at PATH, "ours" for a swap file foresight made, else what it is."""
     try:
         st = os.lstat(path)
@@ -215,7 +215,7 @@ def enable(path: Path, size: int) -> str:
     size = pages * _page()
     _root("enable")
     path = _absolute(path)
-    what = _what_is(path)
+    what = what_is(path)
     if what is None:
         with terminations_interrupt():
             _create(path, size)
@@ -238,7 +238,7 @@ def disable(path: Path) -> str:
     """Turn off and remove the foresight swap file at PATH; nothing else is touched."""
     _root("disable")
     path = _absolute(path)
-    what = _what_is(path)
+    what = what_is(path)
     if what is None:
         return f"no swap file at {path}; nothing done"
     if what != "ours":
