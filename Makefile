@@ -1,5 +1,7 @@
 # Foresight: `make demo` and `make test` are the two commands; both run `make setup` first.
 SHELL := /bin/bash
+# Without it, cmake's own make prints every directory it enters and leaves.
+MAKEFLAGS += --no-print-directory
 VENV  := $(CURDIR)/.venv
 PY    := $(VENV)/bin/python
 BUILD := $(CURDIR)/build

@@ -292,3 +292,12 @@ def test_a_bench_dir_that_is_a_file_is_a_clear_error(tmp_path, monkeypatch, caps
     assert err == (f"foresight: error: cannot use {tmp_path / 'file'} for the benchmark data "
                    "(FORESIGHT_BENCH_DIR): File exists\n")
     assert (tmp_path / "file").read_text() == "mine\n"
+
+
+def test_make_demo_does_not_print_every_directory_make_enters():
+    # `make demo` runs `make setup` first: cmake's own make, run from make, printed
+    # "gmake[N]: Entering directory" / "Leaving directory" around every target, 50 lines
+    # before the demo's first.
+    r = subprocess.run(["make", "runtime"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "Entering directory" not in r.stdout + r.stderr
