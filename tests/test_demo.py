@@ -301,3 +301,28 @@ def test_make_demo_does_not_print_every_directory_make_enters():
     r = subprocess.run(["make", "runtime"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "Entering directory" not in r.stdout + r.stderr
+
+
+def test_a_swap_file_a_killed_demo_left_is_removed_or_made_large_enough(root, disk_tmp,
+                                                                        monkeypatch):
+    # A SIGKILLed demo leaves its swap file active.  The next demo removes it when it needs
+    # no swap (it said "--size 0 B is too small"), and makes it anew when it is smaller
+    # than the data need (it ran with too little swap, and said it had enough).
+    if swap_summary()["areas"]:
+        pytest.skip("swap is already active")
+    monkeypatch.setenv("FORESIGHT_BENCH_DIR", str(disk_tmp))
+    path = demo.demo_swap()
+    try:
+        demo.swap.enable(path, 256 << 20)
+        with demo.enough_swap(0) as note:
+            assert note == "swap 0 B active"
+            assert not swap_summary()["areas"] and not path.exists()
+        demo.swap.enable(path, 256 << 20)
+        with demo.enough_swap(200 << 20) as note:
+            assert "a temporary 512.0 MiB swap file" in note
+            assert [a["path"] for a in swap_summary()["areas"]] == [str(path)]
+            assert path.stat().st_size == 512 << 20
+        assert not swap_summary()["areas"] and not path.exists()
+    finally:
+        if path.exists():
+            demo.swap.disable(path)

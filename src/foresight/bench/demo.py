@@ -206,13 +206,14 @@ def swap_file_size(needed: int) -> int:
     return -(-2 * needed // (256 << 20)) * (256 << 20)
 
 
-def _swap_plan(needed: int) -> tuple[bool, bool]:
-    """(whether the demo's swap file is active, whether the demo will make or turn on
-    its swap file)."""
-    path = demo_swap()
-    ours = any(a["path"] == str(path) for a in environment.swap_summary()["areas"])
+def _swap_plan(needed: int) -> tuple[str | None, bool]:
+    """(what is at the demo's swap path, per `swap.what_is`; whether the demo will make,
+    or take over, its swap file).  Without root: (None, False)."""
+    if os.geteuid() != 0:
+        return None, False
+    what = swap.what_is(demo_swap())
     enough = needed == 0 or environment.swap_free_bytes() >= needed
-    return ours, os.geteuid() == 0 and (ours or not enough)
+    return what, what == "ours" or not enough
 
 
 @contextlib.contextmanager
@@ -221,20 +222,22 @@ def enough_swap(needed: int) -> Iterator[str | None]:
     add it (not root).  As root, a temporary swap file is made when too little is
     active, and turned off and removed at the end."""
     path = demo_swap()
-    ours, make = _swap_plan(needed)
+    what, make = _swap_plan(needed)
+    if what == "ours" and (needed == 0 or path.stat().st_size < swap_file_size(needed)):
+        swap.disable(path)   # a killed demo's, not needed now or too small: removed
+        what, make = _swap_plan(needed)
     if not make:
         total = environment.swap_summary()["total_bytes"]
         enough = needed == 0 or environment.swap_free_bytes() >= needed
         yield f"swap {format_size(total)} active" if enough else None
         return
-    what = swap.what_is(path)
     if what not in (None, "ours"):
         raise BenchError(f"{path} exists and is {what}; the demo never overwrites it: move "
                          "it away or set FORESIGHT_BENCH_DIR to another directory")
-    size = swap_file_size(needed)
-    swap.enable(path, size)   # a file left active by a killed demo is reused
+    swap.enable(path, swap_file_size(needed))   # a file a killed demo left is reused
     try:
-        yield f"a temporary {format_size(size)} swap file ({path}, removed at the end)"
+        yield (f"a temporary {format_size(path.stat().st_size)} swap file ({path}, removed "
+               "at the end)")
     finally:
         swap.disable(path)
 
@@ -312,8 +315,8 @@ def space_needed(names: list[str], size: int, mem: int, data_dir: Path) -> int:
         if kind is not None and [_present_size(f) for f in files] != input_sizes(kind, size):
             total += sum(input_sizes(kind, size))
     needed = swap_needed(names, size, mem)
-    ours, make = _swap_plan(needed)
-    if make and not ours and not os.path.lexists(demo_swap()):
+    what, make = _swap_plan(needed)
+    if make and (what != "ours" or demo_swap().stat().st_size < swap_file_size(needed)):
         total += swap_file_size(needed)
     return total
 
