@@ -326,3 +326,12 @@ def test_a_swap_file_a_killed_demo_left_is_removed_or_made_large_enough(root, di
     finally:
         if path.exists():
             demo.swap.disable(path)
+
+
+def test_without_root_the_demo_stops_before_building(monkeypatch, capsys):
+    # Setting read_ahead_kb needs root: without it the demo failed after building, with
+    # "cannot keep the readahead journal".
+    monkeypatch.setattr(demo.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(demo, "build", _no_build)
+    assert main(["bench", "demo", "--kernels", "scan", "--mem", "8M"]) == 2
+    assert "bench demo needs root" in capsys.readouterr().err

@@ -494,6 +494,9 @@ def main(ns) -> int:
         raise UsageError(f"--readahead-kb must be >= 0, not {ns.readahead_kb}")
     mem = parse_size(ns.mem or "128M")
     check_mem(mem)
+    if os.geteuid() != 0:   # read_ahead_kb and its journal in /run are root's alone
+        raise UsageError("bench demo needs root: it sets the disk's read_ahead_kb, drops the "
+                         "page cache and caps memory with a cgroup (run `sudo make demo`)")
     res = demo(mem, ratio, ns.readahead_kb, names, ns.repeat)
     print_table(res)
     if ns.json:
