@@ -6,7 +6,9 @@ demo prints."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -335,3 +337,32 @@ def test_without_root_the_demo_stops_before_building(monkeypatch, capsys):
     monkeypatch.setattr(demo, "build", _no_build)
     assert main(["bench", "demo", "--kernels", "scan", "--mem", "8M"]) == 2
     assert "bench demo needs root" in capsys.readouterr().err
+
+
+def test_an_interrupted_json_write_leaves_nothing(tmp_path, monkeypatch):
+    from foresight import reports
+
+    def interrupted(*_a, **_kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(reports.json, "dump", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        reports.write_json(str(tmp_path / "demo.json"), {"rows": []})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sigterm_while_writing_the_json_leaves_nothing(tmp_path, monkeypatch):
+    from foresight import reports
+
+    def terminated(*_a, **_kw):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(demo, "demo", lambda *_a: {"rows": []})
+    monkeypatch.setattr(demo, "print_table", lambda _res: None)
+    monkeypatch.setattr(reports.json, "dump", terminated)
+    previous = signal.signal(signal.SIGTERM, lambda *_a: None)   # not this test's end
+    try:
+        assert main(["bench", "demo", "--json", str(tmp_path / "demo.json")]) == 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert list(tmp_path.iterdir()) == []

@@ -18,10 +18,12 @@ def write_json(path: str, data: dict) -> None:
         with open(tmp, "w") as f:
             json.dump(data, f, indent=2)
         os.replace(tmp, path)
-    except OSError as e:
+    except BaseException as e:   # Ctrl-C too: no temporary file left behind
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+        if isinstance(e, OSError):
+            raise UsageError(f"cannot write {path}: {e.strerror}") from None
+        raise
 
 
 def check_writable(path: str | None, directory: bool = False) -> None:

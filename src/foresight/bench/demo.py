@@ -498,8 +498,9 @@ def main(ns) -> int:
         raise UsageError("bench demo needs root: it sets the disk's read_ahead_kb, drops the "
                          "page cache and caps memory with a cgroup (run `sudo make demo`)")
     res = demo(mem, ratio, ns.readahead_kb, names, ns.repeat)
-    print_table(res)
-    if ns.json:
-        write_json(ns.json, res)
+    with terminations_interrupt():   # a SIGTERM while writing leaves no temporary JSON
+        print_table(res)
+        if ns.json:
+            write_json(ns.json, res)
     return 0
 
