@@ -366,3 +366,12 @@ def test_a_sigterm_while_writing_the_json_leaves_nothing(tmp_path, monkeypatch):
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_program_named_twice_runs_once(monkeypatch):
+    seen = []
+    monkeypatch.setattr(demo, "demo", lambda mem, ratio, kb, names, repeat:
+                        seen.append(names) or {"rows": []})
+    monkeypatch.setattr(demo, "print_table", lambda _res: None)
+    assert main(["bench", "demo", "--kernels", "scan,heat,scan"]) == 0
+    assert seen == [["scan", "heat"]]

@@ -477,7 +477,8 @@ def _size(x: int | None) -> str:
 
 
 def main(ns) -> int:
-    names = [n for n in (ns.kernels or ",".join(PROGRAMS)).split(",") if n]
+    # Each program once, in the order given (heat,heat ran and printed heat twice).
+    names = list(dict.fromkeys(n for n in (ns.kernels or ",".join(PROGRAMS)).split(",") if n))
     if not names:
         raise UsageError(f"--kernels {ns.kernels!r} names no demo program (choose from "
                          f"{', '.join(PROGRAMS)})")
