@@ -153,20 +153,22 @@ extern "C" {
  * object built against another layout must never reach the library: every library
  * symbol carries the ABI number, and an object built for an older or newer ABI finds
  * none of them (they are weak references), so its hints become no-ops instead of
- * writing past its sites.  Bump FORESIGHT__ABI whenever struct foresight_site or an
+ * writing past its sites.  Bump FORESIGHT__ABI whenever struct foresight_site, struct
+ * foresight_stream or an
  * entry point below changes.
  */
-#define FORESIGHT__ABI 3
-#define foresight__dir foresight__dir_abi3
-#define foresight__anon_site foresight__anon_site_abi3
-#define foresight__prefetch_slow foresight__prefetch_slow_abi3
-#define foresight__filtered_check foresight__filtered_check_abi3
-#define foresight__release_slow foresight__release_slow_abi3
-#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi3
-#define foresight__lookahead foresight__lookahead_abi3
-#define foresight__random_begin foresight__random_begin_abi3
-#define foresight__random_end foresight__random_end_abi3
-#define foresight__memory foresight__memory_abi3
+#define FORESIGHT__ABI 4
+#define foresight__dir foresight__dir_abi4
+#define foresight__anon_site foresight__anon_site_abi4
+#define foresight__prefetch_slow foresight__prefetch_slow_abi4
+#define foresight__filtered_check foresight__filtered_check_abi4
+#define foresight__release_slow foresight__release_slow_abi4
+#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi4
+#define foresight__lookahead foresight__lookahead_abi4
+#define foresight__random_begin foresight__random_begin_abi4
+#define foresight__random_end foresight__random_end_abi4
+#define foresight__memory foresight__memory_abi4
+#define foresight__stream_step foresight__stream_step_abi4
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -439,6 +441,85 @@ static inline size_t foresight_memory_bytes(void)
         return 0;
 #endif
     return foresight__memory();
+}
+
+/*
+ * A stream of a compiled loop nest (code from `foresight cc`; usable by hand): one
+ * reference whose address moves by a constant step per iteration of its pipelining
+ * loop.  The loop keeps a countdown of iterations in a local and calls
+ * foresight_stream_step() only when the look-ahead address leaves its granule:
+ *
+ *     uintptr_t cnt = 0;                                  at each entry of the loop
+ *     if (cnt > 1) cnt--;                                 each iteration
+ *     else cnt = foresight_stream_step(&st, &site, cnt, (uintptr_t)&a[i], rest, trail);
+ *
+ * The step prefetches the granule `ahead` iterations ahead (a page for strides of a page
+ * or more, else a block), or on a restart (the first iteration, a jump) the whole window
+ * up to it; short runs of the loop (less than a block each) hint the run that many jumps
+ * ahead instead; and with FORESIGHT_STREAM_RELEASE it releases what the trailing
+ * reference `trail` left a few granules behind.  `cnt` 0 marks the first iteration of a
+ * run of the loop.  `rest` is the iterations the loop runs after this one
+ * (FORESIGHT_STREAM_RUNS; hints then stay within the run unless runs continue one
+ * another).  Addresses are plain integers: nothing is dereferenced.
+ */
+#define FORESIGHT_STREAM_RUNS 1u    /* `rest` is known: hints stay within the run */
+#define FORESIGHT_STREAM_REGION 2u  /* pipelined across an outer loop: `region` bytes per
+                                       iteration, starting `low` bytes below the address */
+#define FORESIGHT_STREAM_ROWS 4u    /* runs are rows reached through row pointers: a hint
+                                       passes a run's end only once runs are seen to abut */
+#define FORESIGHT_STREAM_RELEASE 8u /* release behind `trail` */
+
+struct foresight_stream {
+    uintptr_t ahead;    /* the distance in iterations: set by the caller after init */
+    uintptr_t volume;   /* bytes in flight per iteration, for choosing `ahead` */
+    /* The rest belongs to the runtime. */
+    uintptr_t fs_step, fs_abs, fs_granule, fs_page, fs_block, fs_region, fs_low, fs_lag;
+    uintptr_t fs_last, fs_released, fs_run_start, fs_jump, fs_short_last, fs_streak;
+    unsigned fs_flags;
+    int fs_abut;
+};
+
+uintptr_t foresight__stream_step(struct foresight_stream *st, struct foresight_site *site,
+                                 uintptr_t cnt, uintptr_t now, uintmax_t rest, uintptr_t trail)
+    FORESIGHT__WEAK;
+
+/*
+ * Set up ST for a stream stepping STEP bytes per iteration (two's complement for a step
+ * downwards); PAGE and BLOCK are the granules (powers of two); with
+ * FORESIGHT_STREAM_REGION, REGION and LOW describe the bytes one iteration touches.
+ * Sets ST->volume and ST->ahead = 1; the caller then sets ST->ahead.  Inline (a loop
+ * nest entered millions of times sets its streams up each time: constants fold).
+ */
+static inline void foresight_stream_init(struct foresight_stream *st, uintptr_t step,
+                                         size_t page, size_t block, uintptr_t region,
+                                         uintptr_t low, unsigned flags)
+{
+    const uintptr_t a = step > UINTPTR_MAX / 2 ? (uintptr_t)0 - step : step;
+    const int across = (flags & FORESIGHT_STREAM_REGION) != 0;
+    /* A stride of a page or more prefetches pages; across an outer loop only where the
+     * region leaves at least half of each stride untouched (dense rows go by blocks). */
+    const uintptr_t g = a >= page && (!across || 2 * region <= a) ? page : block;
+    *st = (struct foresight_stream){
+        .ahead = 1,
+        /* Bytes in flight per iteration: a page for strides of a page or more (across
+         * an outer loop the pages of its region), else the stride. */
+        .volume = g != page ? a : across ? (region + page - 1) & ~(uintptr_t)(page - 1) : page,
+        .fs_step = step, .fs_abs = a, .fs_granule = g, .fs_page = page, .fs_block = block,
+        .fs_region = across ? region : 0, .fs_low = across ? low : 0,
+        /* Releases trail the reference by two granules' worth of iterations. */
+        .fs_lag = (a == 0 || a >= g) ? 1 : (2 * g + a - 1) / a,
+        .fs_last = 1, .fs_short_last = 1, .fs_flags = flags,
+    };
+}
+
+/* One step of ST at address NOW (above); returns the iterations until the next step. */
+static inline uintptr_t foresight_stream_step(struct foresight_stream *st,
+                                              struct foresight_site *site, uintptr_t cnt,
+                                              uintptr_t now, uintmax_t rest, uintptr_t trail)
+{
+    if (foresight__directory() == NULL)
+        return UINTPTR_MAX;
+    return foresight__stream_step(st, site, cnt, now, rest, trail);
 }
 
 /* 1 when the runtime is linked and enabled, so hints take effect. */

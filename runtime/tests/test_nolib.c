@@ -22,6 +22,12 @@ int main(void)
     foresight_prefetch(a, n * sizeof *a);
     foresight_release(a, n * sizeof *a);
     foresight_prefetch_release(a, 4096, a + 4096, 4096);
+    struct foresight_stream st;
+    foresight_stream_init(&st, sizeof *a, 4096, 65536, 0, 0, FORESIGHT_STREAM_RELEASE);
+    if (foresight_stream_step(&st, &site, 0, (uintptr_t)a, 0, 0) != UINTPTR_MAX) {
+        fprintf(stderr, "nolib: a stream did something without the library\n");
+        return 1;
+    }
     for (size_t i = 0; i < n; i++)
         sum += a[i];
     free(a);

@@ -32,6 +32,11 @@ class Insertion:
     text: str
 
 
+def slot(i: int) -> str:
+    """A placeholder for a name in C text given to NestEmitter.shared (never in C)."""
+    return f"\0{i}\0"
+
+
 def _abs(x: str) -> str:
     return f"(({x}) > UINTPTR_MAX / 2 ? ({U})0 - ({x}) : ({x}))"
 
@@ -81,6 +86,8 @@ class Window:
 class NestEmitter:
     def __init__(self, plan: NestPlan, nest_id: int, opts: CompileOptions):
         self.plan, self.n, self.opts = plan, nest_id, opts
+        self.decls: list[str] = []                  # C run at nest entry, in order
+        self.known: dict[str, tuple[str, str]] = {}  # shared(): declaration -> name
 
     def name(self, what: str, k: int | str = "") -> str:
         return f"__fs_{what}_{self.n}_{k}" if k != "" else f"__fs_{what}_{self.n}"
@@ -99,13 +106,15 @@ class NestEmitter:
         body: dict[int, list[str]] = {}
         # The pipelining loop chosen at nest entry (plan.Version): per reference with a
         # move only the entry can decide, how many of its moves hold in a row.
+        # Values computed at nest entry are shared by the hints whose C text for them
+        # is the same (self.shared).
+        self.decls, self.known = decls, {}   # (insertions() runs once per emitter)
         chains: dict[int, str] = {}
         for h in plan.hints:
             if h.version is not None and id(h.version.moves) not in chains:
-                pv = self.name("pv", len(chains))
-                chains[id(h.version.moves)] = pv
-                decls.append(f"const int {pv} = {on} ? "
-                             f"{version_c(h.version.moves, opts.block_size)} : 0;")
+                chains[id(h.version.moves)] = self.shared(
+                    "pv", f"const int {slot(0)} = {on} ? "
+                    f"{version_c(h.version.moves, opts.block_size)} : 0;")
 
         def chosen(h: Hint) -> str:
             """C: whether the nest's entry chose h's pipelining loop (h has a version)."""
@@ -157,15 +166,8 @@ class NestEmitter:
                 if pipe is not root:
                     resets.setdefault(pid, []).append(f"{self.name('cnt', hk)} = 0;")
                     reset_at[pid] = pipe
-                    if rows_tracked(h):
-                        resets[pid].append(f"{self.name('fresh', hk)} = 1;")
-                # Bytes in flight per iteration: a page for strides of a page or more
-                # (the pages of its region across an outer loop), else the stride.
-                pages = (f"(({self.name('fp', hk)} + ({U}){opts.page_size - 1}) & "
-                         f"~({U}){opts.page_size - 1})" if h.inner_at_lower
-                         else f"({U}){opts.page_size}")
-                term = (f"({self.name('g', hk)} == ({U}){opts.page_size} ? "
-                        f"{pages} : {self.name('a', hk)})")
+                # Bytes in flight per iteration (foresight_stream_init).
+                term = f"{self.name('st', hk)}.volume"
                 if h.version is not None:   # counted only in the version that runs it
                     term = f"({chosen(h)} ? {term} : 0)"
                 vol_s.append(term)
@@ -183,6 +185,7 @@ class NestEmitter:
                 decls.append(f"{U} {name} = 0; if ({on}) {{ {U} __fs_v = {v}; "
                              f"if (__fs_v == 0) __fs_v = 1; {name} = ({share} + "
                              f"__fs_v - 1) / __fs_v; if ({name} == 0) {name} = 1; }}")
+            leads = []
             for h in hints:
                 hk = plan.hints.index(h)
                 if h.rows_for is not None:
@@ -190,12 +193,15 @@ class NestEmitter:
                 elif h.indirect_index is not None:
                     code = self.indirect_code(h, hk, di)
                 else:
-                    lead = (ds if not h.feeds_indirect else f"({ds} + {di})" if vol_i
-                            else f"(2 * {ds})")
-                    code = self.stream_code(h, hk, lead)
+                    lead = (ds if not h.feeds_indirect else f"{ds} + {di}" if vol_i
+                            else f"2 * {ds}")
+                    leads.append(f"{self.name('st', hk)}.ahead = {lead};")
+                    code = self.stream_code(h, hk)
                 if h.version is not None:   # run only in the version that chose its loop
                     code = f"if ({chosen(h)}) {{ {code} }}"
                 body.setdefault(pid, []).append(code)
+            if leads:
+                decls.append(f"if ({on}) {{ " + " ".join(leads) + " }")
         out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(decls) + " "),
                Insertion(root.end, 0, -3 * root.depth, " }")]
         for lid, lp in reset_at.items():
@@ -213,45 +219,52 @@ class NestEmitter:
                 out.append(Insertion(pipe.body_end, 0, -(3 * pipe.depth + 2), " }"))
         return out
 
+    def shared(self, what: str, decl: str, count: int = 1) -> str:
+        """Declare `decl` at nest entry with slot(0) (and slot(1)... up to count) standing
+        for fresh names, unless a declaration with the same text was made: then its
+        names.  Returns the first name; the others are it with a suffix _1, _2..."""
+        if decl not in self.known:
+            name = self.name(what, sum(w == what for w, _ in self.known.values()))
+            self.known[decl] = (what, name)
+            text = decl
+            for i in range(count):
+                text = text.replace(slot(i), name if i == 0 else f"{name}_{i}")
+            self.decls.append(text)
+        return self.known[decl][1]
+
     def stream_decls(self, h: Hint, k: int) -> list[str]:
-        """Per-stream state: address step per iteration, granule, last block, release lag."""
+        """Per-stream state (struct foresight_stream, set up by the runtime from the step
+        per iteration and, across an outer loop, the region) and the iteration countdown."""
         opts = self.opts
         step = h.pipe.step or 1
         coeff = h.ref.byte_offset().coeff(h.pipe.var)
-        delta = f"({sym_c(coeff)} * ({U})({step}))" if step >= 0 else (
-            f"(({U})0 - {sym_c(coeff)} * ({U}){-step})")
-        s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
-        page, block = opts.page_size, opts.block_size
-        out = [f"const {U} {s} = {delta};", f"const {U} {a} = {_abs(s)};"]
-        sparse = f"{a} >= ({U}){page}"
+        delta = f"{sym_c(coeff)} * ({U})({step})" if step >= 0 else (
+            f"({U})0 - {sym_c(coeff)} * ({U}){-step}")
+        st = self.name("st", k)
+        out = [f"struct foresight_stream {st}; {U} {self.name('cnt', k)} = 0;"]
+        flags = []
+        region = "0, 0"
         if h.inner_at_lower:
-            # Across an outer loop, pages only where the regions leave at least half of
-            # each stride untouched: dense rows are read a block at a time.
-            out += self.region_decls(h, k)
-            sparse += f" && 2 * {self.name('fp', k)} <= {a}"
-        out += [f"const {U} {g} = {sparse} ? ({U}){page} : ({U}){block};",
-                f"{U} {self.name('last', k)} = 1;", f"{U} {self.name('cnt', k)} = 0;"]
-        if rest_iterations(h.pipe) is not None and not h.inner_at_lower:
-            # Short runs of the pipelining loop: where the last one started, and the
-            # jump between the last two starts.
-            out.append(f"{U} {self.name('ps', k)} = 0, {self.name('jmp', k)} = 0, "
-                       f"{self.name('pt', k)} = 1;")
+            fp = self.shared("fp", " ".join(self.region_decls(h)), 2)
+            flags.append("FORESIGHT_STREAM_REGION")
+            region = f"{fp}, {fp}_1"
+        if rest_iterations(h.pipe) is not None:
+            flags.append("FORESIGHT_STREAM_RUNS")
         if rows_tracked(h):
-            # Whether this run of the loop (a row reached through its row pointer) began
-            # where the last one ended, decided on its first iteration.
-            out.append(f"int {self.name('seq', k)} = 0, {self.name('fresh', k)} = 1;")
-        if h.release is not None and h.release_if_exceeds is not None:
-            vol = self.name("vol", k)
-            out += volume_c(h.volume, opts.page_size, vol)
-            out.append(f"const int {self.name('relok', k)} = {vol} > "
-                       f"({U})foresight_memory_bytes();")
+            flags.append("FORESIGHT_STREAM_ROWS")
         if h.release is not None:
-            out.append(f"{U} {self.name('rel', k)} = 0;")
-            out.append(f"const {U} {self.name('lag', k)} = ({a} == 0 || {a} >= {g}) ? 1 : "
-                       f"(2 * {g} + {a} - 1) / {a};")
+            if h.release_if_exceeds is not None:
+                vol = self.shared("vol", " ".join(volume_c(h.volume, opts.page_size, slot(0))))
+                flags.append(f"({vol} > ({U})foresight_memory_bytes() ? "
+                             "FORESIGHT_STREAM_RELEASE : 0u)")
+            else:
+                flags.append("FORESIGHT_STREAM_RELEASE")
+        out.append(f"if ({self.name('on')}) foresight_stream_init(&{st}, {delta}, "
+                   f"{opts.page_size}, {opts.block_size}, {region}, "
+                   f"{' | '.join(flags) or '0u'});")
         return out
 
-    def region_decls(self, h: Hint, k: int) -> list[str]:
+    def region_decls(self, h: Hint) -> list[str]:
         """For a stream pipelined across an outer loop (Section 3.2.2.2), the region one
         iteration of it touches through the loops moved inside: `fp` bytes, starting `lo`
         bytes below the address at their lower bounds (loops moving it downwards).  A
@@ -260,158 +273,42 @@ class NestEmitter:
         each row (the first 4 doubles of 256 KiB rows, 768 MiB under a 64 MiB cap: 387 MiB
         read and 0.36-0.41 s with blocks, 12.4 MiB and 0.034-0.047 s with pages, O 0.72-
         0.84 s; `foresight run --mem 64M --cold --readahead-kb 128`)."""
-        fp, lo = self.name("fp", k), self.name("lo", k)
+        fp, lo = slot(0), slot(1)
         out = [f"{U} {fp} = ({U}){h.ref.elem_size}, {lo} = 0;"]
         for v in h.inner_at_lower:
-            st = f"({sym_c(h.ref.byte_offset().coeff(v.var))} * ({U})({v.step}))"
-            out.append(f"{{ const {U} __fs_e = {_abs(st)} * {iterations_c(v)}; "
+            coeff = h.ref.byte_offset().coeff(v.var)
+            c = const_of(coeff)
+            e = f"{abs_c(coeff, v.step)} * {iterations_c(v)}"
+            if c is not None:   # the direction is known
+                out.append(f"{fp} += {e};" + (f" {lo} += {e};" if c * v.step < 0 else ""))
+                continue
+            st = f"({sym_c(coeff)} * ({U})({v.step}))"
+            out.append(f"{{ const {U} __fs_e = {e}; "
                        f"{fp} += __fs_e; if ({st} > UINTPTR_MAX / 2) {lo} += __fs_e; }}")
         return out
 
     def subst(self, h: Hint) -> dict[str, str]:
         return {lp.var: sym_c(lp.lower_sym or {}) for lp in h.inner_at_lower}
 
-    def stream_code(self, h: Hint, k: int, d: str) -> str:
-        """Block prefetches `d` iterations ahead of the reference, releases behind it.
+    def stream_code(self, h: Hint, k: int) -> str:
+        """Per iteration: count down to the iteration whose look-ahead address enters a
+        new granule, and there let the runtime's stream step prefetch ahead of the
+        reference and release behind it (foresight_stream_step in foresight.h).
 
         The stream is the reference's address sequence, not one run of the pipelining
-        loop: when the loop is entered again (the next row) and the look-ahead block is
-        the one after the last (rows laid out one after another), the stream just goes
-        on; otherwise it restarts with a prolog (mostly filtered at run time when the
-        blocks were prefetched before).  Releases cover everything from the release
-        frontier up to the block `lag` iterations behind the trailing reference, as long
-        as the stream moves on within its look-ahead window; a stride of a block or more
-        releases only the blocks the reference touched, never the data in between.
-        """
-        site = self.name("site", k)
-        s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
-        last = self.name("last", k)
-        now = address(h.ref, self.subst(h))
-        mask = f"~({g} - 1)"
-
-        def span(at: str) -> str:
-            """Bytes to prefetch at granule `at & mask`: the granule, or across an outer
-            loop two of them (a block) or the pages of the region (region_decls)."""
-            if not h.inner_at_lower:
-                return g
-            return f"({a} >= {g} ? (({at}) & ({g} - 1)) + {self.name('fp', k)} : 2 * {g})"
-
-        if h.inner_at_lower:
-            now = f"({now} - {self.name('lo', k)})"
-        ahead = f"({d})"
-        up = f"({s} < UINTPTR_MAX / 2)"
-        step = f"({a} >= {g} ? {a} : {g})"      # how far the look-ahead block moves per step
+        loop: the countdown restarts at 0 where the loop starts (the runtime then decides
+        whether the run continues the last one).  Where the loop's bound can be evaluated
+        again, the step is told the iterations left in the run, so that hints stay within
+        it (past its end may be another object, or nothing)."""
+        cnt, site = self.name("cnt", k), self.name("site", k)
         # A hint of a version of the nest (plan.Version) names its pipelining loop.
         label = h.ref.text if h.version is None else f"{h.ref.text} (across {h.pipe.var})"
-        parts = [f"FORESIGHT_SITE({site}, {_c_string(label)});",
-                 f"const {U} __fs_now = {now};",
-                 f"const {U} __fs_b = (__fs_now + {ahead} * {s}) & {mask};",
-                 f"if (__fs_b != {last}) {{"]
-        # When the loop's bound can be evaluated again, a restart's prolog covers only this
-        # run's remaining iterations (past its end may be another object, or nothing); a
-        # run that continues contiguously into the next is then carried on by the steady
-        # state.  A stride of a page or more rarely continues (it walks planes): its
-        # steady-state hints also stay within the run.
-        reach = ahead
-        rest = rest_iterations(h.pipe)
-        if rest is not None:
-            parts.insert(1, f"const uintmax_t __fs_rest = {rest};")
-            reach = f"((uintmax_t){ahead} > __fs_rest ? ({U})__fs_rest : {ahead})"
-        cont = (f"{last} != 1 && ({up} ? __fs_b > {last} && __fs_b - {last} <= {step} "
-                f": __fs_b < {last} && {last} - __fs_b <= {step})")
-        restart = (f"{U} __fs_t; const {U} __fs_inc = {a} >= {g} || {a} == 0 ? 1 : {g} / {a};"
-                   f" for (__fs_t = 0; __fs_t <= {reach}; __fs_t += __fs_inc) "
-                   f"foresight_prefetch_at(&{site}, (const void *)((__fs_now + __fs_t * {s})"
-                   f" & {mask}), {span(f'__fs_now + __fs_t * {s}')});")
-        steady = (f"foresight_prefetch_at(&{site}, (const void *)__fs_b, "
-                  f"{span(f'__fs_now + {ahead} * {s}')});")
-        seq = self.name("seq", k)
-        if rest is not None:
-            # Rows reached through row pointers are separate objects: what follows a row's
-            # end is another row's data, or nothing, unless the rows have been found laid
-            # out one after another (this run began where the last one ended).
-            beyond = seq if rows_tracked(h) else f"{a} < {g}"
-            steady = f"if ({beyond} || (uintmax_t){ahead} <= __fs_rest) {steady}"
-            if not h.inner_at_lower:
-                restart = self.short_runs(h, k, ahead, restart)
-        # A restart costs a window of calls: skipped while the site is quiet (its recent
-        # hints all found their pages resident, e.g. a scratch buffer reused per row).
-        if rows_tracked(h):
-            fresh = self.name("fresh", k)
-            parts.insert(parts.index(f"if (__fs_b != {last}) {{"),
-                         f"if ({fresh}) {{ {seq} = {last} != 1 && (__fs_b == {last} || "
-                         f"({cont})); {fresh} = 0; }}")
-        parts.append(f"if ({cont}) {{ {steady} }} else if (!foresight_site_quiet(&{site})) "
-                     f"{{ {restart} }}")
-        if h.release is not None:
-            rel, lag = self.name("rel", k), self.name("lag", k)
-            trail = address(h.release, self.subst(h))
-            if h.inner_at_lower:
-                trail = f"({trail} - {self.name('lo', k)})"
-            # The frontier starts at the first block behind the lag, moves with it, and
-            # starts again there after a jump backwards or beyond the window.  A stride of
-            # a granule or more releases what the reference touched one iteration behind
-            # the frontier: a granule, or across an outer loop the region's pages.
-            window = f"({ahead} * {a} + 2 * {g})"
-            guard = (f"if ({self.name('relok', k)}) " if h.release_if_exceeds is not None
-                     else "")
-            touched = (f"({g} - 1 + (__fs_q & ({g} - 1)) + {self.name('fp', k)}) & {mask}"
-                       if h.inner_at_lower else g)
-            parts.append(
-                f"{guard}{{ const {U} __fs_ru = {trail} - {lag} * {s}, "
-                f"__fs_r = __fs_ru & {mask}; "
-                f"if ({rel} != 0 && ({up} ? __fs_r > {rel} && __fs_r - {rel} <= {window} "
-                f": __fs_r < {rel} && {rel} - __fs_r <= {window})) {{ "
-                f"if ({a} >= {g}) {{ const {U} __fs_q = {up} ? __fs_ru - {a} : __fs_ru + {a}; "
-                f"foresight_release_at(&{site}, (const void *)(__fs_q & {mask}), {touched}); }} "
-                f"else if ({up}) foresight_release_at(&{site}, (const void *){rel}, "
-                f"__fs_r - {rel}); else foresight_release_at(&{site}, "
-                f"(const void *)(__fs_r + {g}), {rel} - __fs_r); {rel} = __fs_r; }} "
-                f"else if (__fs_r != {rel}) {rel} = __fs_r; }}")
-        parts.append(f"{last} = __fs_b; }}")
-        # The hoisted next-boundary comparison: within a run of the pipelining loop the
-        # look-ahead address moves by s per iteration, so the iterations until it leaves
-        # its block are known; the checks above run only then (and on each run's first
-        # iteration: the counter is reset where the loop starts), one decrement otherwise.
-        # A stride of a block or more leaves the block every iteration: no division then.
-        cnt = self.name("cnt", k)
-        parts.append(f"{{ const {U} __fs_la = __fs_now + {ahead} * {s}; "
-                     f"{cnt} = {a} == 0 || {a} >= {g} ? 1 : {up} ? "
-                     f"(__fs_b + {g} - __fs_la + {a} - 1) / {a} : (__fs_la - __fs_b) / {a} + 1; }}")
-        return f"if ({cnt} > 1) {cnt}--; else {{ " + " ".join(parts) + " }"
-
-    def short_runs(self, h: Hint, k: int, ahead: str, restart: str) -> str:
-        """A restart whose run of the pipelining loop touches less than a block (FT's
-        16-line blocks, a few planes of a stencil) gains nothing from a window along it:
-        the runs that follow matter.  When the runs start a constant jump apart (a plane,
-        a row), hint the run `n` jumps ahead (n covers the look-ahead bytes); otherwise
-        just this run.  At most one call per run, none when its block was hinted last."""
-        s, a, g = self.name("s", k), self.name("a", k), self.name("g", k)
-        site, ps, jmp = self.name("site", k), self.name("ps", k), self.name("jmp", k)
-        pt = self.name("pt", k)
-        mask = f"~({g} - 1)"
-        page = self.opts.page_size
-        # Bytes the run spans, and the data it touches (a page per iteration for strides
-        # of a page or more: a few planes of a 5-point stencil are a short run too).
-        run = f"((({U})__fs_rest + 1) * {a})"
-        touched = f"((({U})__fs_rest + 1) * ({a} >= ({U}){page} ? ({U}){page} : {a}))"
-        span = f"({a} >= {g} ? {g} : {run} + {g})"
-        window = f"({ahead} * {a} + {g})"
-        fetch = f"foresight_prefetch_at(&{site}, (const void *)__fs_tb, {span});"
-        short = (
-            f"const {U} __fs_jj = __fs_now - {ps}; "
-            f"const {U} __fs_aj = {_abs('__fs_jj')}; "
-            f"{U} __fs_n = __fs_aj == 0 ? 0 : {window} / (__fs_aj > ({U}){page} ? __fs_aj "
-            f": ({U}){page}); if (__fs_n > 1024) __fs_n = 1024; "
-            # A stable jump: the run n jumps ahead; otherwise this run.  At most one call
-            # per run, none when it falls in the block hinted last.
-            f"{{ const {U} __fs_q = {ps} != 0 && __fs_jj == {jmp} ? __fs_n : 0; "
-            f"const {U} __fs_tb = (__fs_now + __fs_q * __fs_jj) & {mask}; "
-            f"if (__fs_tb != {pt}) {{ {fetch} {pt} = __fs_tb; }} }} "
-            f"{jmp} = __fs_jj; {ps} = __fs_now;")
-        del s
-        return (f"if ({touched} < ({U}){self.opts.block_size}) {{ {short} }} "
-                f"else {{ {restart} }}")
+        now = address(h.ref, self.subst(h))
+        rest = rest_iterations(h.pipe) or "0"
+        trail = address(h.release, self.subst(h)) if h.release is not None else "0"
+        return (f"if ({cnt} > 1) {cnt}--; else {{ FORESIGHT_SITE({site}, "
+                f"{_c_string(label)}); {cnt} = foresight_stream_step(&{self.name('st', k)}, "
+                f"&{site}, {cnt}, {now}, {rest}, {trail}); }}")
 
     def rows_code(self, h: Hint, k: int, d: str) -> str:
         """Rows ahead: at each row (iteration of the row loop), the row pointer of the row
@@ -517,23 +414,60 @@ class NestEmitter:
                 f"const uintmax_t {x} = {load}; {fetch} }} " + "}")
 
 
+def const_of(a: dict | None) -> int | None:
+    """The value of a symbolic expression that is a constant, else None."""
+    if not a:
+        return 0
+    return a[()] if list(a) == [()] else None
+
+
+def _abs_value(v: int) -> int:
+    """|v| as the generated code computes it: v wraps to 64 bits, and a value above
+    UINTPTR_MAX / 2 stands for a negative one."""
+    v %= 2**64
+    return v if v <= (2**64 - 1) // 2 else 2**64 - v
+
+
+def abs_c(a: dict, step: int = 1) -> str:
+    """C for |a · step| in uintptr_t; folded when `a` is a constant."""
+    c = const_of(a)
+    if c is None:
+        return _abs(f"{sym_c(a)} * ({U})({step})" if step != 1 else sym_c(a))
+    return f"({U}){_abs_value(c * step)}"
+
+
+def _signed_c(a: dict | None) -> str:
+    """C for `a` evaluated in uintptr_t and read as a signed value (intmax_t)."""
+    c = const_of(a)
+    if c is not None and -2**63 <= c < 2**63:
+        return f"(intmax_t){c}" if c >= 0 else f"((intmax_t){c + 1} - 1)"
+    return f"(intmax_t)({sym_c(a or {})})"
+
+
 def iterations_c(v: Loop) -> str:
     """C for the iterations of `v` after its first (0 when it runs none), from bounds on
     invariant variables evaluated as signed values at nest entry."""
-    lo, hi = f"(intmax_t)({sym_c(v.lower_sym)})", f"(intmax_t)({sym_c(v.upper_sym)})"
+    lo, hi = _signed_c(v.lower_sym), _signed_c(v.upper_sym)
     if v.step > 0:
         first, last = lo, hi if v.cond_op == "<=" else f"({hi} - 1)"
     else:
         first, last = lo, hi if v.cond_op == ">=" else f"({hi} + 1)"
         first, last = last, first
-    return f"({last} >= {first} ? ({U})(({last} - {first}) / {abs(v.step)}) : ({U})0)"
+    span = last if first == "(intmax_t)0" else f"({last} - {first})"
+    if abs(v.step) != 1:
+        span = f"{span} / {abs(v.step)}"
+    return f"({last} >= {first} ? ({U})({span}) : ({U})0)"
 
 
 def move_c(move: Move, block: int) -> str:
     """C for whether all iterations of the move's loop step the address by less than a
     block in total, |coeff · step| · trip < block, written so that nothing overflows."""
     v = move.loop
-    a = _abs(f"{sym_c(move.coeff)} * ({U})({v.step})")
+    c = const_of(move.coeff)
+    if c is not None:
+        a = _abs_value(c * v.step)
+        return "1" if a == 0 else f"{iterations_c(v)} < ({U}){(block - 1) // a}"
+    a = abs_c(move.coeff, v.step)
     return (f"({a} == 0 || {iterations_c(v)} < (({U}){block} - 1) / {a})")
 
 
@@ -561,7 +495,7 @@ def volume_c(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int
         steps = [f"{U} __fs_f = ({U}){elem};"]
         for coeff, v in reversed(moves):
             n1 = iterations_c(v)
-            stride = "UINTPTR_MAX" if coeff is None else _abs(sym_c(coeff))
+            stride = "UINTPTR_MAX" if coeff is None else abs_c(coeff)
             steps.append(f"{{ const {U} __fs_st = {stride}, __fs_pg = "
                          f"(__fs_f + ({U}){page} - 1) & ~(({U}){page} - 1); "
                          f"__fs_f += {n1} * (__fs_st < __fs_pg ? __fs_st : __fs_pg); }}")

@@ -1,0 +1,205 @@
+/*
+ * stream.c — the slow path of a compiled loop's stream (foresight_stream_step in
+ * foresight.h): which granules to prefetch ahead of a strided reference and which to
+ * release behind it.  The compiled loop counts iterations down in a local and calls
+ * here once per granule the look-ahead address enters, so the code `foresight cc` adds
+ * per reference is one comparison, one decrement and this call.
+ *
+ * Arithmetic is in uintptr_t and wraps, as addresses of a loop that walks off its
+ * object may; nothing is dereferenced.  A step downwards is a two's-complement step.
+ */
+#include "internal.h"
+
+static bool upward(const struct foresight_stream *st)
+{
+    return st->fs_step < UINTPTR_MAX / 2;
+}
+
+static uintptr_t magnitude(uintptr_t x)
+{
+    return x > UINTPTR_MAX / 2 ? (uintptr_t)0 - x : x;
+}
+
+/* Bytes to prefetch at granule `at & ~(g - 1)`: the granule, or across an outer loop two
+ * of them (a block) or the pages of the region. */
+static uintptr_t span(const struct foresight_stream *st, uintptr_t at)
+{
+    const uintptr_t g = st->fs_granule;
+    if (!(st->fs_flags & FORESIGHT_STREAM_REGION))
+        return g;
+    return st->fs_abs >= g ? (at & (g - 1)) + st->fs_region : 2 * g;
+}
+
+/* Whether granule b follows the last one hinted: the next step along the stream. */
+static bool continues(const struct foresight_stream *st, uintptr_t b)
+{
+    const uintptr_t last = st->fs_last;
+    const uintptr_t step = st->fs_abs >= st->fs_granule ? st->fs_abs : st->fs_granule;
+    if (last == 1)
+        return false;
+    return upward(st) ? b > last && b - last <= step : b < last && last - b <= step;
+}
+
+/* A restart: the window from the reference to the look-ahead granule, within the run. */
+static void window(struct foresight_stream *st, struct foresight_site *site, uintptr_t now,
+                   uintptr_t reach)
+{
+    const uintptr_t a = st->fs_abs, g = st->fs_granule, s = st->fs_step;
+    const uintptr_t inc = a >= g || a == 0 ? 1 : g / a;
+    for (uintptr_t t = 0; t <= reach; t += inc)
+        foresight_prefetch_at(site, (const void *)((now + t * s) & ~(g - 1)),
+                              span(st, now + t * s));
+}
+
+/*
+ * A restart whose run of the loop touches less than a block (a few rows of a
+ * column, a plane of a stencil) gains nothing from a window along it: the runs that
+ * follow matter.  When runs start a constant jump apart, hint the run `n` jumps ahead
+ * (n covers the look-ahead bytes, at most 1024); otherwise this run.  At most one call
+ * per run, none when its granule was hinted last.
+ */
+static void short_run(struct foresight_stream *st, struct foresight_site *site,
+                      uintptr_t now, uintmax_t rest)
+{
+    const uintptr_t a = st->fs_abs, g = st->fs_granule, page = st->fs_page;
+    const uintptr_t jj = now - st->fs_run_start, aj = magnitude(jj);
+    uintptr_t n = aj == 0 ? 0 : (st->ahead * a + g) / (aj > page ? aj : page);
+    if (n > 1024)
+        n = 1024;
+    const uintptr_t q = st->fs_run_start != 0 && jj == st->fs_jump ? n : 0;
+    const uintptr_t tb = (now + q * jj) & ~(g - 1);
+    if (tb != st->fs_short_last) {
+        const uintptr_t run = ((uintptr_t)rest + 1) * a;
+        foresight_prefetch_at(site, (const void *)tb, a >= g ? g : run + g);
+        st->fs_short_last = tb;
+    }
+    st->fs_jump = jj;
+    st->fs_run_start = now;
+}
+
+/* Release from the frontier up to the granule `lag` iterations behind `trail`, while the
+ * stream moves on within its window; a stride of a granule or more releases only what
+ * the reference touched one iteration behind. */
+static void release_behind(struct foresight_stream *st, struct foresight_site *site,
+                           uintptr_t trail)
+{
+    const uintptr_t a = st->fs_abs, g = st->fs_granule, s = st->fs_step, mask = ~(g - 1);
+    const uintptr_t ru = trail - st->fs_low - st->fs_lag * s, r = ru & mask;
+    const uintptr_t rel = st->fs_released, win = st->ahead * a + 2 * g;
+    const bool up = upward(st);
+    if (rel != 0 && (up ? r > rel && r - rel <= win : r < rel && rel - r <= win)) {
+        if (a >= g) {
+            const uintptr_t q = up ? ru - a : ru + a;
+            const uintptr_t bytes =
+                st->fs_flags & FORESIGHT_STREAM_REGION ? (g - 1 + (q & (g - 1)) + st->fs_region) & mask
+                                                       : g;
+            foresight_release_at(site, (const void *)(q & mask), bytes);
+        } else if (up) {
+            foresight_release_at(site, (const void *)rel, r - rel);
+        } else {
+            foresight_release_at(site, (const void *)(r + g), rel - r);
+        }
+    }
+    st->fs_released = r;
+}
+
+/* Granules skip_marked() passes over at most per step. */
+#define SKIP_MOST 256
+
+/*
+ * The iterations after this one the loop may skip before its next step, `cnt` being
+ * those until the look-ahead address leaves granule b: as long as the granules the
+ * look-ahead address enters next are already marked resident, their hints would all
+ * be filtered, so the loop counts down over them too and the stream carries on from
+ * the last (st->fs_last).  Each granule passed counts as a filtered call, and no more
+ * are passed than the site's filtered calls left before its next verification
+ * (foresight__filtered_check), so stale marks are found as often as without skipping.
+ * A run passes at most as many granules as it has seen so far (st->fs_streak, from 0
+ * where the loop starts), so a short run of a loop whose end is not known costs a few
+ * table lookups, not SKIP_MOST; none past a known end (`rest`).  Releases must see
+ * every granule a stride of a granule or more touches: no skipping there; with a
+ * smaller stride the release frontier may move by up to the window.
+ */
+static uintptr_t skip_marked(struct foresight_stream *st, struct foresight_site *site,
+                             uintptr_t cnt, uintptr_t la, uintmax_t rest)
+{
+    const uintptr_t a = st->fs_abs, g = st->fs_granule, s = st->fs_step;
+    const bool release = st->fs_flags & FORESIGHT_STREAM_RELEASE;
+    st->fs_streak++;
+    if (a == 0 || (release && a >= g))
+        return cnt;
+    uint64_t *const *dir = foresight__directory();
+    unsigned long left = __atomic_load_n(&site->fs_countdown, __ATOMIC_RELAXED);
+    unsigned long most = left < SKIP_MOST ? left : SKIP_MOST;
+    if (st->fs_streak - 1 < most)
+        most = st->fs_streak - 1;
+    if (release && st->ahead * a / g < most)
+        most = st->ahead * a / g;
+    const bool runs = st->fs_flags & FORESIGHT_STREAM_RUNS;
+    unsigned long passed = 0;
+    uintptr_t at = la + cnt * s; /* the look-ahead address on the iteration after cnt */
+    while (passed < most && (!runs || cnt <= rest)) {
+        const uintptr_t nb = at & ~(g - 1);
+        if (dir == NULL || !foresight__marked(dir, (const void *)nb, span(st, at)))
+            break;
+        /* The iterations the look-ahead address stays in granule nb. */
+        const uintptr_t stay = a >= g ? 1 : upward(st) ? (nb + g - at + a - 1) / a
+                                                        : (at - nb) / a + 1;
+        cnt += stay;
+        at += stay * s;
+        st->fs_last = nb;
+        passed++;
+    }
+    if (passed != 0)
+        __atomic_store_n(&site->fs_countdown, left - passed, __ATOMIC_RELAXED);
+    st->fs_streak += passed;
+    return cnt;
+}
+
+uintptr_t foresight__stream_step(struct foresight_stream *st, struct foresight_site *site,
+                                 uintptr_t cnt, uintptr_t now, uintmax_t rest, uintptr_t trail)
+{
+    const unsigned flags = st->fs_flags;
+    const uintptr_t a = st->fs_abs, g = st->fs_granule, s = st->fs_step, ahead = st->ahead;
+    now -= st->fs_low;
+    const uintptr_t la = now + ahead * s, b = la & ~(g - 1);
+    const bool runs = flags & FORESIGHT_STREAM_RUNS;
+    /* A run of rows through row pointers: on its first iteration, whether it began
+     * where the last one ended (only then do hints pass a run's end). */
+    if (cnt == 0)
+        st->fs_streak = 0; /* a run of the loop starts */
+    if ((flags & FORESIGHT_STREAM_ROWS) && cnt == 0)
+        st->fs_abut = st->fs_last != 1 && (b == st->fs_last || continues(st, b));
+    const bool beyond = flags & FORESIGHT_STREAM_ROWS ? st->fs_abut : a < g;
+    if (b != st->fs_last) {
+        if (continues(st, b)) {
+            if (!runs || beyond || (uintmax_t)ahead <= rest)
+                foresight_prefetch_at(site, (const void *)b, span(st, la));
+        } else if (!foresight_site_quiet(site)) {
+            /* A restart costs a window of calls: skipped while the site is quiet (its
+             * recent hints all found their pages resident). */
+            const uintptr_t page = st->fs_page;
+            const uintptr_t touched = ((uintptr_t)rest + 1) * (a >= page ? page : a);
+            if (runs && !(flags & FORESIGHT_STREAM_REGION) && touched < st->fs_block)
+                short_run(st, site, now, rest);
+            else
+                window(st, site, now, runs && (uintmax_t)ahead > rest ? (uintptr_t)rest : ahead);
+        }
+        if (flags & FORESIGHT_STREAM_RELEASE)
+            release_behind(st, site, trail);
+        st->fs_last = b;
+    }
+    /* Iterations until the look-ahead address leaves granule b (a stride of a granule
+     * or more leaves it every iteration). */
+    if (a == 0)
+        return 1;
+    if (runs && !beyond && (uintmax_t)ahead > rest && !(flags & FORESIGHT_STREAM_RELEASE)) {
+        /* No hint passes the run's end, and the look-ahead address is past it: the
+         * rest of the run would only move the stream on (a short run's stride of a
+         * page or more: NAS SP's `u[k+o]` made 88 million such calls at 128 MiB). */
+        st->fs_last = (la + (uintptr_t)rest * s) & ~(g - 1);
+        return (uintptr_t)rest + 1;
+    }
+    return skip_marked(st, site, a >= g ? 1 : upward(st) ? (b + g - la + a - 1) / a
+                                                         : (la - b) / a + 1, la, rest);
+}

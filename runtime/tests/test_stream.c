@@ -1,0 +1,135 @@
+/* test_stream.c — a compiled loop's stream (foresight_stream_step): what it prefetches
+ * ahead, how often the loop calls it, what it keeps within a run, short runs, releases. */
+#include "check.h"
+#include "internal.h"
+
+static const uintptr_t KiB = 1024, MiB = 1024 * 1024;
+
+static volatile unsigned char sink;
+
+/* The generated loop: a countdown in a local, a step when it runs out.  Returns the steps
+ * taken over N iterations from BASE by STEP bytes, each passed the iterations after it;
+ * with TOUCH it reads the byte at each address, as the loop would. */
+static unsigned long walk(struct foresight_stream *st, struct foresight_site *site,
+                          uintptr_t base, uintptr_t step, unsigned long n, uintptr_t *cnt,
+                          bool touch)
+{
+    unsigned long steps = 0;
+    for (unsigned long i = 0; i < n; i++) {
+        if (touch)
+            sink = *(const unsigned char *)(base + i * step);
+        if (*cnt > 1) {
+            (*cnt)--;
+        } else {
+            const uintptr_t now = base + i * step;
+            *cnt = foresight_stream_step(st, site, *cnt, now, n - 1 - i, now);
+            steps++;
+        }
+    }
+    return steps;
+}
+
+int main(void)
+{
+    const size_t len = 16 * MiB;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/stream.dat", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = make_cold_file(path, len);
+    CHECK(fd >= 0);
+    const char *file = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    CHECK(file != MAP_FAILED);
+    madvise((void *)file, len, MADV_RANDOM); /* residency comes from the hints alone */
+    const uintptr_t base = (uintptr_t)file;
+
+    /* A dense stream upwards (8-byte stride, 64 KiB blocks), 1 MiB ahead: one step per
+     * block, the window [0, 1 MiB] on the first and the block 1 MiB ahead after that. */
+    struct foresight_stream up;
+    foresight_stream_init(&up, 8, 4096, 64 * KiB, 0, 0, 0);
+    CHECK_EQ(up.volume, 8);
+    up.ahead = MiB / 8;
+    FORESIGHT_SITE(up_site, "up[i]");
+    uintptr_t cnt = 0;
+    unsigned long steps = walk(&up, &up_site, base, 8, 2 * MiB / 8, &cnt, false);
+    CHECK(steps >= 32 && steps <= 34);
+    CHECK(wait_fraction(file, 3 * MiB, 1.0, 0, 20));
+    CHECK(resident_fraction(file + 3 * MiB + 64 * KiB, 2 * MiB) == 0);
+
+    /* The same range again with a new stream: every granule ahead is marked resident,
+     * so the loop counts down over them without a call, passing as many as the run
+     * has seen so far at each step (1, 2, 4... of the 32), and the granules passed
+     * count as filtered calls. */
+    struct foresight_stream again;
+    foresight_stream_init(&again, 8, 4096, 64 * KiB, 0, 0, 0);
+    again.ahead = MiB / 8;
+    FORESIGHT_SITE(again_site, "again[i]");
+    cnt = 0;
+    steps = walk(&again, &again_site, base, 8, 2 * MiB / 8, &cnt, false);
+    CHECK(steps <= 7);
+    CHECK(fs_site_filtered_total(&again_site) >= 32);
+    CHECK_EQ(again_site.fs_stat[FS_PAGES_REQUESTED], 0);
+
+    /* Downwards from the end, the same window below the reference. */
+    struct foresight_stream down;
+    foresight_stream_init(&down, (uintptr_t)0 - 8, 4096, 64 * KiB, 0, 0, 0);
+    down.ahead = MiB / 8;
+    FORESIGHT_SITE(down_site, "down[i]");
+    cnt = 0;
+    walk(&down, &down_site, base + len - 8, (uintptr_t)0 - 8, MiB / 8, &cnt, false);
+    CHECK(wait_fraction(file + len - 2 * MiB, 2 * MiB, 1.0, 0, 20));
+    CHECK(resident_fraction(file + len - 4 * MiB, MiB) == 0);
+
+    /* A page stride within one run of 100 iterations, 256 ahead: the window is cut at
+     * the run's end, and as no steady-state hint may pass it, the loop runs the rest of
+     * the run without another step. */
+    const uintptr_t runs_at = base + 6 * MiB;
+    struct foresight_stream run;
+    foresight_stream_init(&run, 4096, 4096, 64 * KiB, 0, 0, FORESIGHT_STREAM_RUNS);
+    CHECK_EQ(run.volume, 4096);
+    run.ahead = 256;
+    FORESIGHT_SITE(run_site, "run[i][j]");
+    cnt = 0;
+    steps = walk(&run, &run_site, runs_at, 4096, 100, &cnt, false);
+    CHECK_EQ(steps, 1);
+    CHECK(wait_fraction((void *)runs_at, 100 * 4096, 1.0, 0, 20));
+    CHECK(resident_fraction((void *)(runs_at + 100 * 4096), 256 * 4096) == 0);
+
+    /* Short runs: 16 doubles at the start of rows 256 KiB apart.  The first run hints
+     * itself, the second too (the jump is new), the third the run two jumps ahead. */
+    const uintptr_t rows_at = base + 9 * MiB, row = 256 * KiB;
+    struct foresight_stream shorts;
+    foresight_stream_init(&shorts, 8, 4096, 64 * KiB, 0, 0, FORESIGHT_STREAM_RUNS);
+    shorts.ahead = 64 * KiB;  /* window 576 KiB: two jumps */
+    FORESIGHT_SITE(short_site, "a[r][c]");
+    for (int r = 0; r < 3; r++) {
+        cnt = 0; /* the loop starts again */
+        CHECK_EQ(walk(&shorts, &short_site, rows_at + r * row, 8, 16, &cnt, false), 1);
+    }
+    CHECK(wait_fraction((void *)(rows_at + 4 * row), 4096, 1.0, 0, 20));
+    CHECK(wait_fraction((void *)rows_at, 4096, 1.0, 0, 20));
+    CHECK(resident_fraction((void *)(rows_at + 3 * row), 64 * KiB) == 0);
+    CHECK(resident_fraction((void *)(rows_at + 2 * row), 64 * KiB) == 0);
+
+    /* Releases behind the reference (FORESIGHT_RELEASE=pageout: carried out at once):
+     * a loop reading 4 MiB of the file (MADV_PAGEOUT drops only pages it has mapped)
+     * leaves what lies more than the window behind it out of memory, and the data read
+     * back afterwards are intact. */
+    const uintptr_t rel_at = base + 12 * MiB;
+    struct foresight_stream rel;
+    foresight_stream_init(&rel, 8, 4096, 64 * KiB, 0, 0, FORESIGHT_STREAM_RELEASE);
+    rel.ahead = 256 * KiB / 8;
+    FORESIGHT_SITE(rel_site, "rel[i]");
+    cnt = 0;
+    walk(&rel, &rel_site, rel_at, 8, 4 * MiB / 8, &cnt, true);
+    CHECK(rel_site.fs_stat[FS_RELEASES] > 0);
+    CHECK(wait_fraction((void *)rel_at, 3 * MiB, 0.1, 1, 20));
+    for (uintptr_t off = 0; off < 4 * MiB; off += 4096) {
+        uint64_t v;
+        memcpy(&v, (const void *)(rel_at + off), 8);
+        CHECK_EQ(v, (12 * MiB + off) / 8);
+    }
+
+    munmap((void *)file, len);
+    close(fd);
+    unlink(path);
+    return check_done("stream");
+}
