@@ -158,6 +158,20 @@ def test_hints_never_change_results(tmp_path, name, sanitize):
     assert "loop nest" in r.stderr
 
 
+@pytest.mark.parametrize("name", ["column_traversal", "deep_nest", "row_pointers", "steps",
+                                  "struct_walks", "versioned_loops"])
+def test_equal_granules_draw_no_warnings(tmp_path, name):
+    # With a page as large as a block, choices between them have equal branches and some
+    # limits fold to 0: the generated text must not draw -Wduplicated-branches or
+    # -Wtype-limits (the hints' logic is in foresight.h and the library, not per hint).
+    src = Path(__file__).parent / "corpus" / f"{name}.c"
+    p = cc("-O2", "--fs-page", "64", "--fs-block", "64", "-Werror", "-Wduplicated-branches",
+           "-Wtype-limits", "-Wall", "-Wextra", "--emit-c", "out", "-c", str(src), "-o", "x.o",
+           cwd=tmp_path)
+    assert p.stderr == "", p.stderr
+    assert "FORESIGHT_SITE(" in (tmp_path / "out" / f"{name}.c").read_text()
+
+
 @pytest.mark.parametrize("name", ["struct_walks", "versioned_loops"])
 def test_transformed_code_compiles_under_strict_warnings(tmp_path, name):
     # The hints and foresight.h must not turn a clean build red: the transformed text is

@@ -466,7 +466,9 @@ def move_c(move: Move, block: int) -> str:
     c = const_of(move.coeff)
     if c is not None:
         a = _abs_value(c * v.step)
-        return "1" if a == 0 else f"{iterations_c(v)} < ({U}){(block - 1) // a}"
+        if a == 0 or (block - 1) // a == 0:   # never / always a block or more
+            return "1" if a == 0 else "0"
+        return f"{iterations_c(v)} < ({U}){(block - 1) // a}"
     a = abs_c(move.coeff, v.step)
     return (f"({a} == 0 || {iterations_c(v)} < (({U}){block} - 1) / {a})")
 
