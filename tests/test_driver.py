@@ -201,7 +201,7 @@ def test_no_prefetch_and_emit_c(project):
     fcc("--no-prefetch", "--emit-c", "O", "-c", "kernel.c", "-o", "o.o", cwd=project)
     p_text = (project / "P" / "kernel.c").read_text()
     o_text = (project / "O" / "kernel.c").read_text()
-    assert "foresight_prefetch" in p_text and '#line 1 "kernel.c"' in p_text
+    assert "FORESIGHT_SITE(" in p_text and '#line 1 "kernel.c"' in p_text
     assert o_text == KERNEL  # the baseline: no hints at all
     fcc("--no-prefetch", "-o", "base", "kernel.c", "main.c", cwd=project)
     assert run("./base", project) == EXPECTED
@@ -478,7 +478,7 @@ def test_c90_is_compiled_unchanged_with_one_note_under_report(tmp_path, cc, std)
 def test_a_later_std_than_c90_still_gets_hints(tmp_path, cc):
     (tmp_path / "k.c").write_text(C89_KERNEL)
     p = fcc("-ansi", "-std=c99", "--emit-c", "em", "-c", "k.c", cwd=tmp_path)
-    assert p.stderr == "" and "foresight_prefetch" in (tmp_path / "em" / "k.c").read_text()
+    assert p.stderr == "" and "FORESIGHT_SITE(" in (tmp_path / "em" / "k.c").read_text()
 
 
 def test_the_fallback_warning_is_one_readable_line(project, monkeypatch, capfd):
