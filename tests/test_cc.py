@@ -69,7 +69,7 @@ def test_report_and_emit_c(tmp_path):
            cwd=tmp_path)
     assert "A[i][j]" in p.stderr and "pipelining loop i" in p.stderr
     text = (tmp_path / "out" / "k.c").read_text()
-    assert "foresight_stream_step" in text and '#line 1 "k.c"' in text
+    assert "foresight_streams_step" in text and '#line 1 "k.c"' in text
     # No line of the user's code moved: every original line is still at its number.
     original = (tmp_path / "k.c").read_text().splitlines()
     emitted = text.splitlines()[2:]

@@ -169,6 +169,7 @@ extern "C" {
 #define foresight__random_end foresight__random_end_abi4
 #define foresight__memory foresight__memory_abi4
 #define foresight__stream_step foresight__stream_step_abi4
+#define foresight__streams_step foresight__streams_step_abi4
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -468,13 +469,16 @@ static inline size_t foresight_memory_bytes(void)
 #define FORESIGHT_STREAM_ROWS 4u    /* runs are rows reached through row pointers: a hint
                                        passes a run's end only once runs are seen to abut */
 #define FORESIGHT_STREAM_RELEASE 8u /* release behind `trail` */
+#define FORESIGHT_STREAM_IDLE 16u   /* skipped by foresight_streams_step (e.g. the loop nest
+                                       runs another version, pipelined across another loop) */
 
 struct foresight_stream {
     uintptr_t ahead;    /* the distance in iterations: set by the caller after init */
     uintptr_t volume;   /* bytes in flight per iteration, for choosing `ahead` */
     /* The rest belongs to the runtime. */
     uintptr_t fs_step, fs_abs, fs_granule, fs_page, fs_block, fs_region, fs_low, fs_lag;
-    uintptr_t fs_last, fs_released, fs_run_start, fs_jump, fs_short_last, fs_streak;
+    uintptr_t fs_last, fs_released, fs_run_start, fs_jump, fs_jump_runs, fs_short_last;
+    uintptr_t fs_streak, fs_due;
     unsigned fs_flags;
     int fs_abut;
 };
@@ -482,6 +486,9 @@ struct foresight_stream {
 uintptr_t foresight__stream_step(struct foresight_stream *st, struct foresight_site *site,
                                  uintptr_t cnt, uintptr_t now, uintmax_t rest, uintptr_t trail)
     FORESIGHT__WEAK;
+uintptr_t foresight__streams_step(struct foresight_stream *st, unsigned n,
+                                  struct foresight_site *const *sites, uintptr_t cnt,
+                                  const uintptr_t *at, uintmax_t rest) FORESIGHT__WEAK;
 
 /*
  * Set up ST for a stream stepping STEP bytes per iteration (two's complement for a step
@@ -499,17 +506,29 @@ static inline void foresight_stream_init(struct foresight_stream *st, uintptr_t 
     /* A stride of a page or more prefetches pages; across an outer loop only where the
      * region leaves at least half of each stride untouched (dense rows go by blocks). */
     const uintptr_t g = a >= page && (!across || 2 * region <= a) ? page : block;
-    *st = (struct foresight_stream){
-        .ahead = 1,
-        /* Bytes in flight per iteration: a page for strides of a page or more (across
-         * an outer loop the pages of its region), else the stride. */
-        .volume = g != page ? a : across ? (region + page - 1) & ~(uintptr_t)(page - 1) : page,
-        .fs_step = step, .fs_abs = a, .fs_granule = g, .fs_page = page, .fs_block = block,
-        .fs_region = across ? region : 0, .fs_low = across ? low : 0,
-        /* Releases trail the reference by two granules' worth of iterations. */
-        .fs_lag = (a == 0 || a >= g) ? 1 : (2 * g + a - 1) / a,
-        .fs_last = 1, .fs_short_last = 1, .fs_flags = flags,
-    };
+    /* Bytes in flight per iteration: a page for strides of a page or more (across an
+     * outer loop the pages of its region), else the stride. */
+    st->volume = g != page ? a : across ? (region + page - 1) & ~(uintptr_t)(page - 1) : page;
+    st->ahead = 1;
+    st->fs_step = step;
+    st->fs_abs = a;
+    st->fs_granule = g;
+    st->fs_page = page;
+    st->fs_block = block;
+    st->fs_region = across ? region : 0;
+    st->fs_low = across ? low : 0;
+    /* Releases trail the reference by two granules' worth of iterations. */
+    st->fs_lag = (a == 0 || a >= g) ? 1 : (2 * g + a - 1) / a;
+    st->fs_last = 1;
+    st->fs_released = 0;
+    st->fs_run_start = 0;
+    st->fs_jump = 0;
+    st->fs_jump_runs = 0;
+    st->fs_short_last = 1;
+    st->fs_streak = 0;
+    st->fs_due = 0;
+    st->fs_flags = flags;
+    st->fs_abut = 0;
 }
 
 /* One step of ST at address NOW (above); returns the iterations until the next step. */
@@ -520,6 +539,40 @@ static inline uintptr_t foresight_stream_step(struct foresight_stream *st,
     if (foresight__directory() == NULL)
         return UINTPTR_MAX;
     return foresight__stream_step(st, site, cnt, now, rest, trail);
+}
+
+/*
+ * The streams ST[0..N) of one loop under one countdown: the loop calls this when the
+ * countdown runs out (0 where the loop starts), with AT[2k] and AT[2k+1] the current
+ * and trailing addresses of stream k and SITES[k] its site; each stream due steps (as
+ * foresight_stream_step), streams with FORESIGHT_STREAM_IDLE are left alone.  Returns
+ * the iterations until the next stream is due (UINTPTR_MAX: none is active).
+ *
+ *     if (cnt > 1) cnt--;
+ *     else cnt = foresight_streams_step(st, 2, sites, cnt, (uintptr_t[]){...}, rest);
+ */
+static inline uintptr_t foresight_streams_step(struct foresight_stream *st, unsigned n,
+                                               struct foresight_site *const *sites,
+                                               uintptr_t cnt, const uintptr_t *at,
+                                               uintmax_t rest)
+{
+    if (foresight__directory() == NULL)
+        return UINTPTR_MAX;
+    /* The first step of a run of one stream whose site is quiet (its recent hints all
+     * found their pages resident), where the run touches less than a block or may not
+     * hint past its end (a stride of a granule or more, look-ahead past the end): the
+     * run's hints would be a restart, which a quiet site skips, and at most one more;
+     * the loop skips the run instead, as one quiet call (a short run per point of a
+     * stencil: NAS SP's `u[k+o]` and `u[k][j+o]`, 7 million runs each at 128 MiB). */
+    const uintptr_t a = st->fs_abs;
+    if (cnt == 0 && n == 1 && a != 0 &&
+        (st->fs_flags & (FORESIGHT_STREAM_RUNS | FORESIGHT_STREAM_ROWS | FORESIGHT_STREAM_RELEASE |
+                         FORESIGHT_STREAM_IDLE)) == FORESIGHT_STREAM_RUNS &&
+        (a >= st->fs_granule ? (uintmax_t)st->ahead > rest
+                             : rest < st->fs_block && (rest + 1) * a < st->fs_block) &&
+        foresight_site_quiet(sites[0]))
+        return (uintptr_t)rest + 1;
+    return foresight__streams_step(st, n, sites, cnt, at, rest);
 }
 
 /* 1 when the runtime is linked and enabled, so hints take effect. */

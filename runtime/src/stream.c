@@ -30,11 +30,12 @@ static uintptr_t span(const struct foresight_stream *st, uintptr_t at)
     return st->fs_abs >= g ? (at & (g - 1)) + st->fs_region : 2 * g;
 }
 
-/* Whether granule b follows the last one hinted: the next step along the stream. */
+/* Whether granule b follows the last one hinted: the next step along the stream (a
+ * stride of a granule or more moves the granule by the stride rounded up to granules). */
 static bool continues(const struct foresight_stream *st, uintptr_t b)
 {
-    const uintptr_t last = st->fs_last;
-    const uintptr_t step = st->fs_abs >= st->fs_granule ? st->fs_abs : st->fs_granule;
+    const uintptr_t last = st->fs_last, a = st->fs_abs, g = st->fs_granule;
+    const uintptr_t step = a >= g ? (a + g - 1) & ~(g - 1) : g;
     if (last == 1)
         return false;
     return upward(st) ? b > last && b - last <= step : b < last && last - b <= step;
@@ -62,11 +63,18 @@ static void short_run(struct foresight_stream *st, struct foresight_site *site,
                       uintptr_t now, uintmax_t rest)
 {
     const uintptr_t a = st->fs_abs, g = st->fs_granule, page = st->fs_page;
-    const uintptr_t jj = now - st->fs_run_start, aj = magnitude(jj);
-    uintptr_t n = aj == 0 ? 0 : (st->ahead * a + g) / (aj > page ? aj : page);
-    if (n > 1024)
-        n = 1024;
-    const uintptr_t q = st->fs_run_start != 0 && jj == st->fs_jump ? n : 0;
+    const uintptr_t jj = now - st->fs_run_start;
+    uintptr_t q = 0;
+    if (st->fs_run_start != 0 && jj == st->fs_jump) {
+        if (st->fs_jump_runs == 0) { /* n for this jump, once (it depends on nothing else) */
+            const uintptr_t aj = magnitude(jj);
+            uintptr_t n = aj == 0 ? 0 : (st->ahead * a + g) / (aj > page ? aj : page);
+            st->fs_jump_runs = (n > 1024 ? 1024 : n) + 1;
+        }
+        q = st->fs_jump_runs - 1;
+    } else {
+        st->fs_jump_runs = 0;
+    }
     const uintptr_t tb = (now + q * jj) & ~(g - 1);
     if (tb != st->fs_short_last) {
         const uintptr_t run = ((uintptr_t)rest + 1) * a;
@@ -118,7 +126,9 @@ static void release_behind(struct foresight_stream *st, struct foresight_site *s
  * where the loop starts), so a short run of a loop whose end is not known costs a few
  * table lookups, not SKIP_MOST; none past a known end (`rest`).  Releases must see
  * every granule a stride of a granule or more touches: no skipping there; with a
- * smaller stride the release frontier may move by up to the window.
+ * smaller stride the skipped granules are released by the next step, so a stream that
+ * releases skips only where that step falls within the run (its end known), and by no
+ * more than the release window.
  */
 static uintptr_t skip_marked(struct foresight_stream *st, struct foresight_site *site,
                              uintptr_t cnt, uintptr_t la, uintmax_t rest)
@@ -126,7 +136,8 @@ static uintptr_t skip_marked(struct foresight_stream *st, struct foresight_site 
     const uintptr_t a = st->fs_abs, g = st->fs_granule, s = st->fs_step;
     const bool release = st->fs_flags & FORESIGHT_STREAM_RELEASE;
     st->fs_streak++;
-    if (a == 0 || (release && a >= g))
+    const bool runs = st->fs_flags & FORESIGHT_STREAM_RUNS;
+    if (a == 0 || (release && (a >= g || !runs)))
         return cnt;
     uint64_t *const *dir = foresight__directory();
     unsigned long left = __atomic_load_n(&site->fs_countdown, __ATOMIC_RELAXED);
@@ -135,7 +146,6 @@ static uintptr_t skip_marked(struct foresight_stream *st, struct foresight_site 
         most = st->fs_streak - 1;
     if (release && st->ahead * a / g < most)
         most = st->ahead * a / g;
-    const bool runs = st->fs_flags & FORESIGHT_STREAM_RUNS;
     unsigned long passed = 0;
     uintptr_t at = la + cnt * s; /* the look-ahead address on the iteration after cnt */
     while (passed < most && (!runs || cnt <= rest)) {
@@ -145,6 +155,8 @@ static uintptr_t skip_marked(struct foresight_stream *st, struct foresight_site 
         /* The iterations the look-ahead address stays in granule nb. */
         const uintptr_t stay = a >= g ? 1 : upward(st) ? (nb + g - at + a - 1) / a
                                                         : (at - nb) / a + 1;
+        if (release && cnt + stay > rest)
+            break; /* the next step, which releases what was skipped, would not come */
         cnt += stay;
         at += stay * s;
         st->fs_last = nb;
@@ -156,8 +168,8 @@ static uintptr_t skip_marked(struct foresight_stream *st, struct foresight_site 
     return cnt;
 }
 
-uintptr_t foresight__stream_step(struct foresight_stream *st, struct foresight_site *site,
-                                 uintptr_t cnt, uintptr_t now, uintmax_t rest, uintptr_t trail)
+static uintptr_t step(struct foresight_stream *st, struct foresight_site *site, uintptr_t cnt,
+                      uintptr_t now, uintmax_t rest, uintptr_t trail)
 {
     const unsigned flags = st->fs_flags;
     const uintptr_t a = st->fs_abs, g = st->fs_granule, s = st->fs_step, ahead = st->ahead;
@@ -171,9 +183,13 @@ uintptr_t foresight__stream_step(struct foresight_stream *st, struct foresight_s
     if ((flags & FORESIGHT_STREAM_ROWS) && cnt == 0)
         st->fs_abut = st->fs_last != 1 && (b == st->fs_last || continues(st, b));
     const bool beyond = flags & FORESIGHT_STREAM_ROWS ? st->fs_abut : a < g;
+    /* No hint may pass the run's end, and the look-ahead address is past it. */
+    const bool held = runs && !beyond && (uintmax_t)ahead > rest;
     if (b != st->fs_last) {
-        if (continues(st, b)) {
-            if (!runs || beyond || (uintmax_t)ahead <= rest)
+        /* A run that continues the last one but whose hints were held at its end
+         * starts with a window over itself, as a run that does not. */
+        if (continues(st, b) && !(cnt == 0 && held)) {
+            if (!held)
                 foresight_prefetch_at(site, (const void *)b, span(st, la));
         } else if (!foresight_site_quiet(site)) {
             /* A restart costs a window of calls: skipped while the site is quiet (its
@@ -193,13 +209,41 @@ uintptr_t foresight__stream_step(struct foresight_stream *st, struct foresight_s
      * or more leaves it every iteration). */
     if (a == 0)
         return 1;
-    if (runs && !beyond && (uintmax_t)ahead > rest && !(flags & FORESIGHT_STREAM_RELEASE)) {
-        /* No hint passes the run's end, and the look-ahead address is past it: the
-         * rest of the run would only move the stream on (a short run's stride of a
-         * page or more: NAS SP's `u[k+o]` made 88 million such calls at 128 MiB). */
+    if (held && !(flags & FORESIGHT_STREAM_RELEASE)) {
+        /* The rest of the run would only move the stream on: its pages were hinted by
+         * the run's first step (a window up to its end) or by the steps before this
+         * one (the look-ahead reached its end).  A short run's stride of a page or
+         * more: NAS SP's `u[k+o]` made 88 million such calls at 128 MiB. */
         st->fs_last = (la + (uintptr_t)rest * s) & ~(g - 1);
         return (uintptr_t)rest + 1;
     }
     return skip_marked(st, site, a >= g ? 1 : upward(st) ? (b + g - la + a - 1) / a
                                                          : (la - b) / a + 1, la, rest);
+}
+
+uintptr_t foresight__stream_step(struct foresight_stream *st, struct foresight_site *site,
+                                 uintptr_t cnt, uintptr_t now, uintmax_t rest, uintptr_t trail)
+{
+    return step(st, site, cnt, now, rest, trail);
+}
+
+uintptr_t foresight__streams_step(struct foresight_stream *st, unsigned n,
+                                  struct foresight_site *const *sites, uintptr_t cnt,
+                                  const uintptr_t *at, uintmax_t rest)
+{
+    /* fs_due: iterations until stream k is due, counted from the last call. */
+    uintptr_t next = UINTPTR_MAX;
+    for (unsigned k = 0; k < n; k++) {
+        struct foresight_stream *s = &st[k];
+        if (s->fs_flags & FORESIGHT_STREAM_IDLE)
+            continue;
+        if (cnt == 0 || s->fs_due == 0)
+            s->fs_due = step(s, sites[k], cnt == 0 ? 0 : 1, at[2 * k], rest, at[2 * k + 1]);
+        if (s->fs_due < next)
+            next = s->fs_due;
+    }
+    for (unsigned k = 0; k < n; k++)
+        if (!(st[k].fs_flags & FORESIGHT_STREAM_IDLE))
+            st[k].fs_due -= next;
+    return next;
 }

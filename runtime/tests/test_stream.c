@@ -93,6 +93,20 @@ int main(void)
     CHECK(wait_fraction((void *)runs_at, 100 * 4096, 1.0, 0, 20));
     CHECK(resident_fraction((void *)(runs_at + 100 * 4096), 256 * 4096) == 0);
 
+    /* Runs of 20 pages one after another, 64 ahead: each run continues the last, but
+     * as its hints may not pass its end, each starts with a window over itself. */
+    const uintptr_t abut_at = base + 7 * MiB + 512 * KiB;
+    struct foresight_stream abut;
+    foresight_stream_init(&abut, 4096, 4096, 64 * KiB, 0, 0, FORESIGHT_STREAM_RUNS);
+    abut.ahead = 64;
+    FORESIGHT_SITE(abut_site, "abut[r][i]");
+    for (int r = 0; r < 3; r++) {
+        cnt = 0; /* the loop starts again */
+        CHECK_EQ(walk(&abut, &abut_site, abut_at + r * 20 * 4096, 4096, 20, &cnt, false), 1);
+    }
+    CHECK(wait_fraction((void *)abut_at, 60 * 4096, 1.0, 0, 20));
+    CHECK(resident_fraction((void *)(abut_at + 60 * 4096), 64 * 4096) == 0);
+
     /* Short runs: 16 doubles at the start of rows 256 KiB apart.  The first run hints
      * itself, the second too (the jump is new), the third the run two jumps ahead. */
     const uintptr_t rows_at = base + 9 * MiB, row = 256 * KiB;
@@ -127,6 +141,41 @@ int main(void)
         memcpy(&v, (const void *)(rel_at + off), 8);
         CHECK_EQ(v, (12 * MiB + off) / 8);
     }
+
+    /* Two streams under one countdown (a loop's streams, foresight_streams_step), one
+     * twice as fast as the other, and a third left idle (another version of the nest
+     * runs): the steps come when either is due, both windows arrive, the idle one's
+     * range is never hinted. */
+    const uintptr_t two_at = base + 3 * MiB + 512 * KiB;
+    struct foresight_stream two[3];
+    foresight_stream_init(&two[0], 8, 4096, 64 * KiB, 0, 0, 0);
+    foresight_stream_init(&two[1], 16, 4096, 64 * KiB, 0, 0, 0);
+    foresight_stream_init(&two[2], 8, 4096, 64 * KiB, 0, 0, FORESIGHT_STREAM_IDLE);
+    two[0].ahead = two[1].ahead = two[2].ahead = 32 * KiB / 8;
+    FORESIGHT_SITE(two_a, "a[i]");
+    FORESIGHT_SITE(two_b, "b[2*i]");
+    FORESIGHT_SITE(two_c, "c[i]");
+    static struct foresight_site *const two_sites[] = {&two_a, &two_b, &two_c};
+    const unsigned long iters = 64 * KiB / 8; /* a: 64 KiB, b: 128 KiB, at 2 MiB above a */
+    cnt = 0;
+    steps = 0;
+    for (unsigned long i = 0; i < iters; i++) {
+        if (cnt > 1) {
+            cnt--;
+            continue;
+        }
+        const uintptr_t at[6] = {two_at + 8 * i, 0, two_at + MiB + 16 * i, 0,
+                                 two_at + 2 * MiB + 8 * i, 0};
+        cnt = foresight_streams_step(two, 3, two_sites, cnt, at, 0);
+        steps++;
+    }
+    /* Both are due at 4096 (b's look-ahead enters its third block, a's its second),
+     * then nothing before the loop ends: two steps, not one per stream and block. */
+    CHECK_EQ(steps, 2);
+    CHECK(wait_fraction((void *)two_at, 128 * KiB, 1.0, 0, 20));
+    CHECK(wait_fraction((void *)(two_at + MiB), 192 * KiB, 1.0, 0, 20));
+    CHECK(resident_fraction((void *)(two_at + 2 * MiB), 256 * KiB) == 0);
+    CHECK_EQ(two_c.fs_stat[FS_CONSIDERED] + fs_site_filtered_total(&two_c), 0);
 
     munmap((void *)file, len);
     close(fd);

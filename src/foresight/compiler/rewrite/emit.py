@@ -137,6 +137,15 @@ class NestEmitter:
             ds, di = self.name("ds", tag), self.name("di", tag)
             vol_s: list[str] = []
             vol_i: list[str] = []
+            # The pipe's streams: one array, one countdown (foresight_streams_step).
+            streams = [h for h in hints if h.rows_for is None and h.indirect_index is None]
+            sp, pc = self.name("sp", tag), self.name("pc", tag)
+            if streams:
+                decls.append(f"struct foresight_stream {sp}[{len(streams)}]; "
+                             f"{U} {pc} = 0;")
+                if pipe is not root:
+                    resets.setdefault(pid, []).append(f"{pc} = 0;")
+                    reset_at[pid] = pipe
             for h in hints:
                 hk = plan.hints.index(h)
                 if h.rows_for is not None:
@@ -162,12 +171,12 @@ class NestEmitter:
                             f"{self.name('started', hk)} = 0;")
                         reset_at[id(where)] = where
                     continue
-                decls += self.stream_decls(h, hk)
-                if pipe is not root:
-                    resets.setdefault(pid, []).append(f"{self.name('cnt', hk)} = 0;")
-                    reset_at[pid] = pipe
+                st = f"{sp}[{streams.index(h)}]"
+                idle = (f"({chosen(h)} ? 0u : FORESIGHT_STREAM_IDLE)"
+                        if h.version is not None else None)
+                decls += self.stream_decls(h, st, idle)
                 # Bytes in flight per iteration (foresight_stream_init).
-                term = f"{self.name('st', hk)}.volume"
+                term = f"{st}.volume"
                 if h.version is not None:   # counted only in the version that runs it
                     term = f"({chosen(h)} ? {term} : 0)"
                 vol_s.append(term)
@@ -188,20 +197,27 @@ class NestEmitter:
             leads = []
             for h in hints:
                 hk = plan.hints.index(h)
-                if h.rows_for is not None:
-                    code = self.rows_code(h, hk, ds)
-                elif h.indirect_index is not None:
-                    code = self.indirect_code(h, hk, di)
-                else:
+                if h in streams:
                     lead = (ds if not h.feeds_indirect else f"{ds} + {di}" if vol_i
                             else f"2 * {ds}")
-                    leads.append(f"{self.name('st', hk)}.ahead = {lead};")
-                    code = self.stream_code(h, hk)
+                    leads.append(f"{sp}[{streams.index(h)}].ahead = {lead};")
+                    continue
+                if h.rows_for is not None:
+                    code = self.rows_code(h, hk, ds)
+                else:
+                    code = self.indirect_code(h, hk, di)
                 if h.version is not None:   # run only in the version that chose its loop
                     code = f"if ({chosen(h)}) {{ {code} }}"
                 body.setdefault(pid, []).append(code)
             if leads:
                 decls.append(f"if ({on}) {{ " + " ".join(leads) + " }")
+            if streams:
+                code = self.streams_code(streams, sp, pc)
+                # Only where the nest's entry chose a version that steps one of them.
+                if all(h.version is not None for h in streams):
+                    choices = dict.fromkeys(chosen(h) for h in streams)
+                    code = f"if ({' || '.join(choices)}) {{ {code} }}"
+                body.setdefault(pid, []).insert(0, code)
         out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(decls) + " "),
                Insertion(root.end, 0, -3 * root.depth, " }")]
         for lid, lp in reset_at.items():
@@ -232,17 +248,17 @@ class NestEmitter:
             self.decls.append(text)
         return self.known[decl][1]
 
-    def stream_decls(self, h: Hint, k: int) -> list[str]:
-        """Per-stream state (struct foresight_stream, set up by the runtime from the step
-        per iteration and, across an outer loop, the region) and the iteration countdown."""
+    def stream_decls(self, h: Hint, st: str, idle: str | None) -> list[str]:
+        """The set-up of stream `st` (a struct foresight_stream) from its step per
+        iteration and, across an outer loop, its region; `idle`: C for the flag that
+        leaves it alone (another version of the nest runs)."""
         opts = self.opts
         step = h.pipe.step or 1
         coeff = h.ref.byte_offset().coeff(h.pipe.var)
         delta = f"{sym_c(coeff)} * ({U})({step})" if step >= 0 else (
             f"({U})0 - {sym_c(coeff)} * ({U}){-step}")
-        st = self.name("st", k)
-        out = [f"struct foresight_stream {st}; {U} {self.name('cnt', k)} = 0;"]
-        flags = []
+        out: list[str] = []
+        flags = [] if idle is None else [idle]
         region = "0, 0"
         if h.inner_at_lower:
             fp = self.shared("fp", " ".join(self.region_decls(h)), 2)
@@ -279,8 +295,9 @@ class NestEmitter:
             coeff = h.ref.byte_offset().coeff(v.var)
             c = const_of(coeff)
             e = f"{abs_c(coeff, v.step)} * {iterations_c(v)}"
-            if c is not None:   # the direction is known
-                out.append(f"{fp} += {e};" + (f" {lo} += {e};" if c * v.step < 0 else ""))
+            if c is not None:   # the direction is known (downwards: wraps past the middle)
+                down = (c * v.step) % 2**64 > (2**64 - 1) // 2
+                out.append(f"{fp} += {e};" + (f" {lo} += {e};" if down else ""))
                 continue
             st = f"({sym_c(coeff)} * ({U})({v.step}))"
             out.append(f"{{ const {U} __fs_e = {e}; "
@@ -290,25 +307,33 @@ class NestEmitter:
     def subst(self, h: Hint) -> dict[str, str]:
         return {lp.var: sym_c(lp.lower_sym or {}) for lp in h.inner_at_lower}
 
-    def stream_code(self, h: Hint, k: int) -> str:
-        """Per iteration: count down to the iteration whose look-ahead address enters a
-        new granule, and there let the runtime's stream step prefetch ahead of the
-        reference and release behind it (foresight_stream_step in foresight.h).
+    def streams_code(self, streams: list[Hint], sp: str, pc: str) -> str:
+        """Per iteration of the pipelining loop: count down to the iteration where one of
+        its streams' look-ahead address enters a new granule, and there let the runtime
+        step the streams due: prefetch ahead of each reference and release behind it
+        (foresight_streams_step in foresight.h), given each one's current and trailing
+        address.
 
-        The stream is the reference's address sequence, not one run of the pipelining
+        A stream is the reference's address sequence, not one run of the pipelining
         loop: the countdown restarts at 0 where the loop starts (the runtime then decides
         whether the run continues the last one).  Where the loop's bound can be evaluated
         again, the step is told the iterations left in the run, so that hints stay within
         it (past its end may be another object, or nothing)."""
-        cnt, site = self.name("cnt", k), self.name("site", k)
-        # A hint of a version of the nest (plan.Version) names its pipelining loop.
-        label = h.ref.text if h.version is None else f"{h.ref.text} (across {h.pipe.var})"
-        now = address(h.ref, self.subst(h))
-        rest = rest_iterations(h.pipe) or "0"
-        trail = address(h.release, self.subst(h)) if h.release is not None else "0"
-        return (f"if ({cnt} > 1) {cnt}--; else {{ FORESIGHT_SITE({site}, "
-                f"{_c_string(label)}); {cnt} = foresight_stream_step(&{self.name('st', k)}, "
-                f"&{site}, {cnt}, {now}, {rest}, {trail}); }}")
+        sites, at = [], []
+        for h in streams:
+            site = self.name("site", self.plan.hints.index(h))
+            # A hint of a version of the nest (plan.Version) names its pipelining loop.
+            label = h.ref.text if h.version is None else f"{h.ref.text} (across {h.pipe.var})"
+            sites.append(f"FORESIGHT_SITE({site}, {_c_string(label)});")
+            now = address(h.ref, self.subst(h))
+            at += [now, address(h.release, self.subst(h)) if h.release is not None else "0"]
+        names = ", ".join("&" + self.name("site", self.plan.hints.index(h)) for h in streams)
+        rest = rest_iterations(streams[0].pipe) or "0"
+        return (f"if ({pc} > 1) {pc}--; else {{ " + " ".join(sites) +
+                f" static struct foresight_site *const __fs_ss[] = {{{names}}}; "
+                f"const {U} __fs_at[] = {{{', '.join(at)}}}; "
+                f"{pc} = foresight_streams_step({sp}, {len(streams)}, __fs_ss, {pc}, __fs_at, "
+                f"{rest}); }}")
 
     def rows_code(self, h: Hint, k: int, d: str) -> str:
         """Rows ahead: at each row (iteration of the row loop), the row pointer of the row
@@ -433,7 +458,8 @@ def abs_c(a: dict, step: int = 1) -> str:
     c = const_of(a)
     if c is None:
         return _abs(f"{sym_c(a)} * ({U})({step})" if step != 1 else sym_c(a))
-    return f"({U}){_abs_value(c * step)}"
+    v = _abs_value(c * step)
+    return f"({U}){v}" + ("u" if v > 2**63 - 1 else "")   # 2^63 needs an unsigned literal
 
 
 def _signed_c(a: dict | None) -> str:
