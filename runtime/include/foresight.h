@@ -572,6 +572,19 @@ static inline uintptr_t foresight_streams_step(struct foresight_stream *st, unsi
                              : rest < st->fs_block && (rest + 1) * a < st->fs_block) &&
         foresight_site_quiet(sites[0]))
         return (uintptr_t)rest + 1;
+    /* The first step of a run of one stream with a stride under a granule whose
+     * look-ahead address stays, to the run's end, in the granule hinted last: the step
+     * would do nothing (a stencil's short run per point moves the look-ahead a few
+     * bytes: NAS SP's `u[k][j][i+o]`). */
+    if (cnt == 0 && n == 1 && a != 0 && a < st->fs_granule && rest < st->fs_granule &&
+        (st->fs_flags & (FORESIGHT_STREAM_RUNS | FORESIGHT_STREAM_ROWS | FORESIGHT_STREAM_RELEASE |
+                         FORESIGHT_STREAM_IDLE)) == FORESIGHT_STREAM_RUNS) {
+        const uintptr_t g = st->fs_granule;
+        const uintptr_t la = at[0] - st->fs_low + st->ahead * st->fs_step, b = la & ~(g - 1);
+        const uintptr_t room = st->fs_step < UINTPTR_MAX / 2 ? b + g - la : la - b + 1;
+        if (b == st->fs_last && (uintptr_t)rest * a < room)
+            return (uintptr_t)rest + 1;
+    }
     return foresight__streams_step(st, n, sites, cnt, at, rest);
 }
 

@@ -177,6 +177,23 @@ int main(void)
     CHECK(resident_fraction((void *)(two_at + 2 * MiB), 256 * KiB) == 0);
     CHECK_EQ(two_c.fs_stat[FS_CONSIDERED] + fs_site_filtered_total(&two_c), 0);
 
+    /* Runs of 5 doubles, each 40 bytes on (a stencil's point by point): after the
+     * first, a run whose look-ahead stays in the granule hinted last is counted down
+     * without a step (the library's step would reset fs_streak). */
+    struct foresight_stream pts[1];
+    foresight_stream_init(&pts[0], 8, 4096, 64 * KiB, 0, 0, FORESIGHT_STREAM_RUNS);
+    pts[0].ahead = 1024;
+    FORESIGHT_SITE(pts_site, "u[i+o]");
+    static struct foresight_site *const pts_sites[] = {&pts_site};
+    for (int r = 0; r < 3; r++) {
+        const uintptr_t at[2] = {base + 40 * (uintptr_t)r, 0};
+        pts[0].fs_streak = 99;
+        pts_site.fs_quiet = 0; /* not the quiet site's shortcut */
+        const uintptr_t left = foresight_streams_step(pts, 1, pts_sites, 0, at, 4);
+        CHECK(r == 0 ? left >= 5 : left == 5);
+        CHECK_EQ(pts[0].fs_streak, r == 0 ? 1 : 99);
+    }
+
     munmap((void *)file, len);
     close(fd);
     unlink(path);
