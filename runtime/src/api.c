@@ -268,6 +268,10 @@ static void submit(struct foresight_site *site, struct fs_request *reqs, unsigne
     }
 }
 
+/* Prefetches into what the mapping cache calls a gap: one in GAP_SAMPLE is queued. */
+#define GAP_SAMPLE 64
+static __thread unsigned long gap_requests __attribute__((tls_model("initial-exec")));
+
 static unsigned plan_prefetch_range(struct foresight_site *site, const void *addr, size_t bytes,
                                     struct fs_request *out)
 {
@@ -281,6 +285,16 @@ static unsigned plan_prefetch_range(struct foresight_site *site, const void *add
     if (fs_deferred_pending() && fs_budget_pressure())
         fs_deferred_flush(); /* before the filter trusts marks pressure may have made stale */
     enum fs_mem_kind mem = request_mem(first);
+    if (mem == FS_MEM_NONE && (gap_requests++ & (GAP_SAMPLE - 1)) != 0) {
+        /* Where the mapping cache has a gap: dropped at once, but for one in GAP_SAMPLE
+         * per thread, queued so that a worker finds out whether memory was mapped there
+         * since (then the cache is dropped, issue.c).  A look-ahead reaching past the
+         * end of an object into unmapped space otherwise costs a queued request per
+         * call: NAS SP in core, 5.5 million of them, 9-16 s against 1.7 s, in the runs
+         * where its array ended next to a gap. */
+        fs_count(site, FS_BAD_INPUT, 1);
+        return 0;
+    }
     if (issued_inline(FS_REQ_PREFETCH, mem, n)) {
         /* Over budget: drop before the pages are marked, as a full queue drops a
          * queued one (a request marked and then dropped costs a mincore to unmark).

@@ -10,9 +10,9 @@
  * Kinds are cached: each thread remembers the last mapping (or gap between mappings) it
  * asked about, and a shared table the last MAPPING_SLOTS found.  A cached answer goes
  * stale when the program unmaps memory or maps something new; the callers only choose
- * how to issue a hint by it (never whether data is kept), so a stale answer costs speed,
- * never data, and a prefetch that finds mapped what was cached as a gap, or the reverse,
- * drops the cache (issue.c).  fs_mapping_clamp is not cached: it bounds what a large
+ * how to issue a hint by it, or drop most hints into a gap (api.c; never whether data
+ * is kept), so a stale answer costs speed, never data, and a prefetch that finds mapped
+ * what was cached as a gap, or the reverse, drops the cache (issue.c).  fs_mapping_clamp is not cached: it bounds what a large
  * request may touch, and reads the maps afresh the rare time a range is not wholly mapped.
  */
 #include <errno.h>

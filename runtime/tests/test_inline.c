@@ -119,6 +119,24 @@ int main(void)
     foresight_prefetch_at(&tsite, temp + mib / 2, 16 * 4096); /* anonymous: inline */
     CHECK_EQ(fs_mapping_kind(page_of(temp)), FS_MEM_NONE);
 
+    /* Hints into a gap the mapping cache knows, in a GiB where nothing is mapped (so the
+     * residency table cannot keep marks there): one in 64 is queued, the rest are
+     * dropped at once and counted as bad input. */
+    const size_t gib = (size_t)1 << 30;
+    char *reserve = mmap(NULL, 3 * gib, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                         -1, 0);
+    CHECK(reserve != MAP_FAILED);
+    munmap(reserve, 3 * gib);
+    char *hole = (char *)(((uintptr_t)reserve + gib) & ~(uintptr_t)(gib - 1));
+    fs_mapping_forget();
+    CHECK_EQ(fs_mapping_kind(page_of(hole)), FS_MEM_NONE);
+    size_t before = fs_queue_pushed(fs_queue_global);
+    FORESIGHT_SITE(hsite, "past[i]");
+    for (int i = 0; i < 640; i++)
+        foresight_prefetch_at(&hsite, hole + 4096 * (i % 16), 4096);
+    CHECK(fs_queue_pushed(fs_queue_global) - before <= 640 / 64 + 1);
+    CHECK(hsite.fs_stat[FS_BAD_INPUT] >= 640 - 640 / 64 - 1);
+
     /* Data intact throughout. */
     CHECK_EQ(*(const uint64_t *)(file + 5 * mib), 5 * mib / 8);
     CHECK_EQ(anon[3 * mib], 7);
