@@ -91,4 +91,20 @@ static inline int make_cold_file(const char *path, size_t len)
     return fd;
 }
 
+/* A cold file of LEN bytes (make_cold_file) at $TMPDIR/NAME, its path written to PATH,
+ * mapped shared and read-only with MADV_RANDOM, so that its residency comes from hints
+ * and touches alone (no fault-time readahead); NULL on failure. */
+static inline const char *map_cold_file(const char *name, size_t len, char path[4096], int *fd)
+{
+    snprintf(path, 4096, "%s/%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
+    *fd = make_cold_file(path, len);
+    if (*fd < 0)
+        return NULL;
+    const char *m = mmap(NULL, len, PROT_READ, MAP_SHARED, *fd, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    madvise((void *)m, len, MADV_RANDOM);
+    return m;
+}
+
 #endif

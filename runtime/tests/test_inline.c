@@ -38,12 +38,9 @@ int main(void)
 {
     const size_t mib = 1u << 20, len = 16 * mib;
     char path[4096];
-    snprintf(path, sizeof path, "%s/inline.dat", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    int fd = make_cold_file(path, len);
-    CHECK(fd >= 0);
-    const char *file = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-    CHECK(file != MAP_FAILED);
-    madvise((void *)file, len, MADV_RANDOM); /* residency comes from the prefetch alone */
+    int fd;
+    const char *file = map_cold_file("inline.dat", len, path, &fd);
+    CHECK(file != NULL);
     char *anon = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(anon != MAP_FAILED);
     memset(anon, 7, len);

@@ -33,12 +33,9 @@ int main(void)
 {
     const size_t len = 16 * MiB;
     char path[4096];
-    snprintf(path, sizeof path, "%s/stream.dat", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    int fd = make_cold_file(path, len);
-    CHECK(fd >= 0);
-    const char *file = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-    CHECK(file != MAP_FAILED);
-    madvise((void *)file, len, MADV_RANDOM); /* residency comes from the hints alone */
+    int fd;
+    const char *file = map_cold_file("stream.dat", len, path, &fd);
+    CHECK(file != NULL);
     const uintptr_t base = (uintptr_t)file;
 
     /* A dense stream upwards (8-byte stride, 64 KiB blocks), 1 MiB ahead: one step per
