@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -10,13 +10,11 @@ class CompileOptions:
     prefetch: bool = True            # False: --no-prefetch, the same pipeline with no hints
     indirect: bool = True            # False: --no-indirect, direct references only (Fig. 18)
     sparse_rows: bool = True         # False: --fs-no-sparse-rows, a[b[k]] not across CSR rows
-    memory_bytes: int | None = None  # memory assumed at compile time; None: read at run time
+    memory_bytes: int = 64 << 20     # memory the analysis assumes (--fs-mem)
     page_size: int = 4096
     block_size: int = 0              # bytes per block prefetch; 0: the preset's (64K / 16K)
     preset: str = "adaptive"         # "adaptive": distance from the runtime; "paper": Eq. (1)
     latency_cycles: int = 0          # paper preset: I/O latency in cycles; 0: 100,000
-    site_file: str | None = None     # file name for per-site statistics (default: the source)
-    extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The paper's machine (Section 3.2.2.1): 4-page blocks, 100,000-cycle I/O latency,

@@ -86,7 +86,7 @@ def _pages(ref: ArrayRef, inner: list[Loop], page: int) -> int | None:
 
 def analyse(nest: LoopNest, opts: CompileOptions) -> NestFacts:
     page = opts.page_size
-    memory = opts.memory_bytes or 64 << 20
+    memory = opts.memory_bytes
     pairs = [(r, loops) for r, loops in enclosing(nest) if r.indirect is None]
     facts = [RefFacts(r, loops) for r, loops in pairs]
     for f in facts:

@@ -665,7 +665,6 @@ class _Function:
         if aff is not None:
             loop.upper_sym = aff.const if not aff.coeffs else None
             loop.bounds_invariant = True
-            loop.extra_bound = aff  # type: ignore[attr-defined]
             loop.upper_aff = aff
 
     def row_range(self, lower: ci.Cursor | None, loop: Loop, outer: dict[tuple, str],

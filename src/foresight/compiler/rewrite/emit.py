@@ -559,8 +559,10 @@ def rest_iterations(lp: Loop) -> str | None:
 
 
 def sym_bound(lp: Loop) -> str:
-    """The loop's bound as C (uintptr_t arithmetic) from its affine form."""
-    return affine_c(lp.extra_bound, {})  # type: ignore[attr-defined]
+    """The loop's bound as C (uintptr_t arithmetic) from its affine form (a loop whose
+    bounds are invariant has one)."""
+    assert lp.upper_aff is not None
+    return affine_c(lp.upper_aff, {})
 
 
 def splice(data: bytes, insertions: list[Insertion]) -> bytes:

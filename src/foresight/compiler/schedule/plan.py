@@ -207,7 +207,7 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             if not opts.indirect:
                 plan.decisions.append(f"{r.text}: indirect not prefetched: --no-indirect")
                 continue
-            memory = opts.memory_bytes or 64 << 20
+            memory = opts.memory_bytes
             if (opts.preset != "paper" and r.object_bytes is not None
                     and r.object_bytes * 8 <= memory):
                 # The paper prefetches every indirect reference (Section 3.2.2.3) and pays
@@ -265,7 +265,7 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
         trailing = _trailing(f, facts.refs)
         chosen = []
         for taken, (pipe, moved, why) in enumerate(found):
-            keep, across = _kept(f, pipe, facts.volume, opts.memory_bytes or 64 << 20,
+            keep, across = _kept(f, pipe, facts.volume, opts.memory_bytes,
                                  opts.preset == "paper")
             volume = runtime_volume(facts, across) if across is not None else None
             release = trailing if keep is None or volume is not None else None
@@ -523,6 +523,10 @@ def iteration_cycles(lp: Loop) -> int:
                             for ch in lp.children)
 
 
+# The paper's prefetch overhead in cycles (Section 3.2.2.1), l_p of Eq. (1).
+PREFETCH_CYCLES = 10_000
+
+
 def paper_distance(pipe: Loop, hints: list[Hint], opts: CompileOptions) -> tuple[int, int]:
     """Eq. (1) per block: d = ceil(l_m / (n·s + l_p)) blocks of n iterations each, where n is
     the iterations one block prefetch covers.  Returns (blocks, iterations)."""
@@ -532,10 +536,7 @@ def paper_distance(pipe: Loop, hints: list[Hint], opts: CompileOptions) -> tuple
             c = sym_value(h.ref.byte_offset().coeff(pipe.var))
             if c:
                 n = max(n, opts.block_size // abs(c))
-    l_p = opts.extra.get("prefetch_cycles", 10_000)
+    l_p = PREFETCH_CYCLES
     blocks = max(1, math.ceil(opts.latency_cycles / (n * iteration_cycles(pipe) + l_p)))
     return blocks, blocks * n
 
-
-def describe_stride(h: Hint) -> str:
-    return sym_str(h.ref.byte_offset().coeff(h.pipe.var))
