@@ -145,4 +145,10 @@ def _distance(plan: NestPlan, h, opts: CompileOptions) -> int | str:
     if h.indirect_index is not None:
         return f"{share} / a page per indirect reference and iteration, at nest entry"
     out = f"{share} / the streams' bytes per iteration, at nest entry"
-    return out + ", plus the indirect distance" if h.feeds_indirect else out
+    if not h.feeds_indirect:
+        return out
+    # An index runs ahead of the look-ahead loads that read it: by the indirect distance
+    # of its own loop, or, when its indirect reference is pipelined across another
+    # loop, by its own distance again (emit.py: ds + di, else 2 ds).
+    indirect_mates = any(m.indirect_index is not None for m in mates)
+    return out + (", plus the indirect distance" if indirect_mates else ", twice that")
