@@ -182,3 +182,25 @@ def test_transformed_code_compiles_under_strict_warnings(tmp_path, name):
     p = cc("-O2", *strict, "--emit-c", "out", "-c", str(src), "-o", "x.o", cwd=tmp_path)
     assert p.stderr == "", p.stderr
     assert "FORESIGHT_SITE(" in (tmp_path / "out" / f"{name}.c").read_text()
+
+
+def test_one_nest_gets_at_most_64_hints(tmp_path):
+    # What one nest adds is bounded: 80 arrays written in one loop and read in another
+    # get 64 hints per loop, the other references are reported as left out, and the
+    # program prints what cc's build does.
+    n = 80
+    decls = "".join(f"static double a{k}[1 << 16];\n" for k in range(n))
+    body = " + ".join(f"a{k}[i]" for k in range(n))
+    init = "".join(f"    a{k}[i] = i % {k + 3};\n" for k in range(n))
+    (tmp_path / "many.c").write_text(
+        "#include <stdio.h>\n" + decls + "int main(void) {\n  double s = 0;\n"
+        "  for (int i = 0; i < (1 << 16); i++) {\n" + init + "  }\n"
+        "  for (int i = 0; i < (1 << 16); i++)\n    s += " + body + ";\n"
+        '  printf("%.1f\\n", s);\n  return 0;\n}\n')
+    p = cc("--report", "--emit-c", "out", "many.c", "-o", "P", cwd=tmp_path)
+    assert p.stderr.count("not hinted: the nest already has 64 hints") == 2 * (n - 64)
+    assert (tmp_path / "out" / "many.c").read_text().count("FORESIGHT_SITE(") <= 2 * 64
+    subprocess.run(["cc", "many.c", "-o", "O"], cwd=tmp_path, check=True)
+    o = subprocess.run(["./O"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    q = subprocess.run(["./P"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert q.stdout == o.stdout

@@ -195,6 +195,10 @@ def _evaluable(lp: Loop) -> bool:
             and (lp.step > 0) == (lp.cond_op in ("<", "<=")))
 
 
+# The most hints one loop nest gets (schedule).
+MAX_HINTS = 64
+
+
 def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
     plan = NestPlan(facts)
     seen_indirect: set[str] = set()
@@ -287,6 +291,13 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
                     rel += f"; no look-ahead across rows ({no_rows})"
             chosen.append(f"{why}; {rel}")
         plan.decisions.append(f"{r.text}: predicate {f.predicate}; " + "; or ".join(chosen))
+    # What one nest may add is bounded, so the generated code stays proportionate to the
+    # source: hints past MAX_HINTS, in source order, are left out and reported (the NAS
+    # kernels have at most 25 in a nest, counting both versions of a reference).
+    for h in plan.hints[MAX_HINTS:]:
+        plan.decisions.append(f"{h.ref.text}: not hinted: the nest already has {MAX_HINTS} "
+                              "hints, the most one nest gets")
+    del plan.hints[MAX_HINTS:]
     # The index stream of a prefetched a[b[i]] runs ahead of the look-ahead loads of b
     # (twice as far ahead in the paper, Section 3.2.2.3); an index whose indirect
     # reference is not prefetched is an ordinary stream.  When b[i] is read twice, the
