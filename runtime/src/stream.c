@@ -41,15 +41,23 @@ static bool continues(const struct foresight_stream *st, uintptr_t b)
     return upward(st) ? b > last && b - last <= step : b < last && last - b <= step;
 }
 
+/* Granules a restart's window hints at most: a step stays bounded in time whatever
+ * `ahead` is (the default look-ahead is 1,024 pages; a window of a stride under a
+ * granule takes one call per granule). */
+#define WINDOW_MOST 4096
+
 /* A restart: the window from the reference to the look-ahead granule, within the run. */
 static void window(struct foresight_stream *st, struct foresight_site *site, uintptr_t now,
                    uintptr_t reach)
 {
     const uintptr_t a = st->fs_abs, g = st->fs_granule, s = st->fs_step;
     const uintptr_t inc = a >= g || a == 0 ? 1 : g / a;
-    for (uintptr_t t = 0; t <= reach; t += inc)
+    for (uintptr_t t = 0, calls = 0; t <= reach && calls < WINDOW_MOST; t += inc, calls++) {
         foresight_prefetch_at(site, (const void *)((now + t * s) & ~(g - 1)),
                               span(st, now + t * s));
+        if (t > UINTPTR_MAX - inc)
+            break; /* the next t would wrap */
+    }
 }
 
 /*

@@ -191,6 +191,22 @@ int main(void)
         CHECK_EQ(pts[0].fs_streak, r == 0 ? 1 : 99);
     }
 
+    /* Absurd arguments return promptly: a look-ahead of UINTPTR_MAX iterations (the
+     * window is cut at WINDOW_MOST granules), a stride of half the address space. */
+    struct foresight_stream wild;
+    foresight_stream_init(&wild, 4096, 4096, 64 * KiB, 0, 0, 0);
+    wild.ahead = UINTPTR_MAX;
+    FORESIGHT_SITE(wild_site, "wild[i]");
+    CHECK(foresight_stream_step(&wild, &wild_site, 0, base, 0, 0) >= 1);
+    unsigned long counts[FS_NSTAT];
+    fs_site_counts(&wild_site, counts);
+    CHECK(counts[FS_CONSIDERED] >= 1 && counts[FS_CONSIDERED] <= 4096);
+    foresight_stream_init(&wild, UINTPTR_MAX / 2 + 1, 4096, 64 * KiB, 0, 0,
+                          FORESIGHT_STREAM_RELEASE | FORESIGHT_STREAM_RUNS);
+    wild.ahead = UINTPTR_MAX / 3;
+    CHECK(foresight_stream_step(&wild, &wild_site, 0, base, UINTMAX_MAX, base) >= 1);
+    CHECK(foresight_stream_step(&wild, &wild_site, 1, base + 8, 5, base) >= 1);
+
     munmap((void *)file, len);
     close(fd);
     unlink(path);
