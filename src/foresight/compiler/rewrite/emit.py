@@ -8,6 +8,10 @@ invariant variables and, for indirect references, of index elements the loop
 itself reads (clamped to the loop's last iteration) and, for a[c[b[i]]], of the
 entry of the table c that such an element selects (skipped unless it is in c), and
 of a row pointer A[i] (or p->q) in an iteration that reads it itself.
+
+A strided reference becomes a stream the runtime steps (foresight_streams_step: one
+countdown per pipelining loop in the body, the set-up at nest entry); indirect and
+rows-ahead hints are written out here, as their look-ahead loads are typed.
 """
 
 from __future__ import annotations
