@@ -154,22 +154,22 @@ extern "C" {
  * symbol carries the ABI number, and an object built for an older or newer ABI finds
  * none of them (they are weak references), so its hints become no-ops instead of
  * writing past its sites.  Bump FORESIGHT__ABI whenever struct foresight_site, struct
- * foresight_stream or an
- * entry point below changes.
+ * foresight_stream, the nest tables or an entry point below changes.
  */
-#define FORESIGHT__ABI 4
-#define foresight__dir foresight__dir_abi4
-#define foresight__anon_site foresight__anon_site_abi4
-#define foresight__prefetch_slow foresight__prefetch_slow_abi4
-#define foresight__filtered_check foresight__filtered_check_abi4
-#define foresight__release_slow foresight__release_slow_abi4
-#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi4
-#define foresight__lookahead foresight__lookahead_abi4
-#define foresight__random_begin foresight__random_begin_abi4
-#define foresight__random_end foresight__random_end_abi4
-#define foresight__memory foresight__memory_abi4
-#define foresight__stream_step foresight__stream_step_abi4
-#define foresight__streams_step foresight__streams_step_abi4
+#define FORESIGHT__ABI 5
+#define foresight__dir foresight__dir_abi5
+#define foresight__anon_site foresight__anon_site_abi5
+#define foresight__prefetch_slow foresight__prefetch_slow_abi5
+#define foresight__filtered_check foresight__filtered_check_abi5
+#define foresight__release_slow foresight__release_slow_abi5
+#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi5
+#define foresight__lookahead foresight__lookahead_abi5
+#define foresight__random_begin foresight__random_begin_abi5
+#define foresight__random_end foresight__random_end_abi5
+#define foresight__memory foresight__memory_abi5
+#define foresight__stream_step foresight__stream_step_abi5
+#define foresight__streams_step foresight__streams_step_abi5
+#define foresight__nest_enter foresight__nest_enter_abi5
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -586,6 +586,55 @@ static inline uintptr_t foresight_streams_step(struct foresight_stream *st, unsi
             return (uintptr_t)rest + 1;
     }
     return foresight__streams_step(st, n, sites, cnt, at, rest);
+}
+
+/*
+ * The streams of one loop nest, set up at each entry of the nest from a table the
+ * compiler writes once (static const) and a few run-time values: code `foresight cc`
+ * adds per nest stays a few stores and one call, whatever the number of streams.
+ *
+ * Stream k (in ST[k]) belongs to pipelining loop PIPE (streams of one loop are
+ * consecutive in ST) and takes VAL[4k..4k+3]: its step per iteration, its region and
+ * low (with FORESIGHT_STREAM_REGION), and flags known only at run time (OR'ed to
+ * FLAGS: FORESIGHT_STREAM_IDLE where another version of the nest runs,
+ * FORESIGHT_STREAM_RELEASE where its data exceeds the memory).  Each loop's distance,
+ * in iterations: DIST[2p] for its streams (the look-ahead bytes over the bytes in
+ * flight per iteration of its streams that are not idle, halved when the loop also has
+ * indirect references), DIST[2p+1] for its INDIRECT references (a page each per
+ * iteration, halved likewise when it has streams); FIXED, when not 0, is both instead.
+ * A stream's `ahead` is DIST[2p] (LEAD 0), DIST[2p] + DIST[2p+1] (LEAD 1: an index
+ * feeding an indirect reference) or 2 DIST[2p] (LEAD 2: one whose indirect reference is
+ * pipelined across another loop).
+ */
+struct foresight_nest_stream {
+    unsigned short pipe;
+    unsigned char lead;
+    unsigned char flags;
+};
+struct foresight_nest_pipe {
+    unsigned short indirect;
+    uintptr_t fixed;
+};
+struct foresight_nest {
+    const struct foresight_nest_stream *streams;
+    const struct foresight_nest_pipe *pipes;
+    unsigned n_streams, n_pipes;
+    size_t page, block;
+};
+
+void foresight__nest_enter(const struct foresight_nest *nest, struct foresight_stream *st,
+                           const uintptr_t *val, uintptr_t *dist) FORESIGHT__WEAK;
+
+/* Sets up the nest's streams and distances (above); 0 when the runtime is absent or
+ * disabled (nothing set: the nest's hints stay off). */
+static inline int foresight_nest_enter(const struct foresight_nest *nest,
+                                       struct foresight_stream *st, const uintptr_t *val,
+                                       uintptr_t *dist)
+{
+    if (foresight__directory() == NULL)
+        return 0;
+    foresight__nest_enter(nest, st, val, dist);
+    return 1;
 }
 
 /* 1 when the runtime is linked and enabled, so hints take effect. */

@@ -255,3 +255,50 @@ uintptr_t foresight__streams_step(struct foresight_stream *st, unsigned n,
             st[k].fs_due -= next;
     return next;
 }
+
+/* ceil(bytes / per), at least 1. */
+static uintptr_t iterations_for(uintptr_t bytes, uintptr_t per)
+{
+    if (per == 0)
+        per = 1;
+    const uintptr_t d = bytes / per + (bytes % per != 0);
+    return d == 0 ? 1 : d;
+}
+
+void foresight__nest_enter(const struct foresight_nest *nest, struct foresight_stream *st,
+                           const uintptr_t *val, uintptr_t *dist)
+{
+    const uintptr_t ahead = foresight__lookahead();
+    for (unsigned k = 0; k < nest->n_streams; k++) {
+        const struct foresight_nest_stream *s = &nest->streams[k];
+        foresight_stream_init(&st[k], val[4 * k], nest->page, nest->block, val[4 * k + 1],
+                              val[4 * k + 2], s->flags | (unsigned)val[4 * k + 3]);
+    }
+    for (unsigned p = 0; p < nest->n_pipes; p++) {
+        const struct foresight_nest_pipe *pipe = &nest->pipes[p];
+        uintptr_t volume = 0;
+        bool streams = false;
+        for (unsigned k = 0; k < nest->n_streams; k++) {
+            if (nest->streams[k].pipe != p)
+                continue;
+            streams = true;
+            if (!(st[k].fs_flags & FORESIGHT_STREAM_IDLE))
+                volume += st[k].volume;
+        }
+        if (pipe->fixed != 0) {
+            dist[2 * p] = dist[2 * p + 1] = pipe->fixed;
+            continue;
+        }
+        /* With streams and indirect references in one loop each kind gets half the
+         * look-ahead bytes, so the bytes in flight stay within it. */
+        const bool both = streams && pipe->indirect != 0;
+        const uintptr_t share = both ? ahead / 2 : ahead;
+        dist[2 * p] = iterations_for(share, volume);
+        dist[2 * p + 1] = iterations_for(share, (uintptr_t)pipe->indirect * nest->page);
+    }
+    for (unsigned k = 0; k < nest->n_streams; k++) {
+        const struct foresight_nest_stream *s = &nest->streams[k];
+        const uintptr_t ds = dist[2 * s->pipe], di = dist[2 * s->pipe + 1];
+        st[k].ahead = s->lead == 1 ? ds + di : s->lead == 2 ? 2 * ds : ds;
+    }
+}

@@ -28,6 +28,15 @@ int main(void)
         fprintf(stderr, "nolib: a stream did something without the library\n");
         return 1;
     }
+    static const struct foresight_nest_stream ns[] = {{0, 0, 0}};
+    static const struct foresight_nest_pipe np[] = {{0, 0}};
+    static const struct foresight_nest nest = {ns, np, 1, 1, 4096, 65536};
+    const uintptr_t nv[] = {8, 0, 0, 0};
+    uintptr_t dist[2] = {0, 0};
+    if (foresight_nest_enter(&nest, &st, nv, dist) != 0 || dist[0] != 0) {
+        fprintf(stderr, "nolib: a nest was set up without the library\n");
+        return 1;
+    }
     for (size_t i = 0; i < n; i++)
         sum += a[i];
     free(a);

@@ -207,6 +207,37 @@ int main(void)
     CHECK(foresight_stream_step(&wild, &wild_site, 0, base, UINTMAX_MAX, base) >= 1);
     CHECK(foresight_stream_step(&wild, &wild_site, 1, base + 8, 5, base) >= 1);
 
+    /* A nest's set-up from its table (foresight_nest_enter): loop 0 has a stream of 8
+     * bytes per iteration, an index stream feeding an indirect reference and one
+     * indirect reference; loop 1 a stream of 8 KiB per iteration (pages: 4 KiB in
+     * flight) and an idle one (another version runs); loop 2 the paper's fixed 7. */
+    static const struct foresight_nest_stream ns[] = {
+        {0, 0, FORESIGHT_STREAM_RUNS}, {0, 1, 0}, {1, 0, 0}, {1, 0, 0}, {2, 2, 0}};
+    static const struct foresight_nest_pipe np[] = {{1, 0}, {0, 0}, {0, 7}};
+    static const struct foresight_nest nest = {ns, np, 5, 3, 4096, 64 * KiB};
+    const uintptr_t nv[] = {8, 0, 0, 0,    4, 0, 0, FORESIGHT_STREAM_RELEASE,
+                            8192, 0, 0, 0, 8, 0, 0, FORESIGHT_STREAM_IDLE,
+                            8, 0, 0, 0};
+    struct foresight_stream nst[5];
+    uintptr_t dist[6];
+    CHECK_EQ(foresight_nest_enter(&nest, nst, nv, dist), 1);
+    const uintptr_t la = foresight_lookahead_bytes();
+    CHECK(la >= 8192);
+    CHECK_EQ(dist[0], (la / 2 + 11) / 12);           /* half the bytes over 8 + 4 */
+    CHECK_EQ(dist[1], (la / 2 + 4095) / 4096);       /* half over a page */
+    CHECK_EQ(dist[2], (la + 4095) / 4096);           /* the idle stream not counted */
+    CHECK_EQ(dist[4], 7);
+    CHECK_EQ(dist[5], 7);
+    CHECK_EQ(nst[0].ahead, dist[0]);
+    CHECK_EQ(nst[1].ahead, dist[0] + dist[1]);
+    CHECK_EQ(nst[2].ahead, dist[2]);
+    CHECK_EQ(nst[4].ahead, 14);
+    CHECK_EQ(nst[0].fs_flags, FORESIGHT_STREAM_RUNS);
+    CHECK_EQ(nst[1].fs_flags, FORESIGHT_STREAM_RELEASE);
+    CHECK_EQ(nst[3].fs_flags, FORESIGHT_STREAM_IDLE);
+    CHECK_EQ(nst[2].fs_granule, 4096);
+    CHECK_EQ(nst[0].fs_granule, 64 * KiB);
+
     munmap((void *)file, len);
     close(fd);
     unlink(path);

@@ -10,7 +10,8 @@ entry of the table c that such an element selects (skipped unless it is in c), a
 of a row pointer A[i] (or p->q) in an iteration that reads it itself.
 
 A strided reference becomes a stream the runtime steps (foresight_streams_step: one
-countdown per pipelining loop in the body, the set-up at nest entry); indirect and
+countdown per pipelining loop in the body; the set-up at nest entry is one
+foresight_nest_enter call on a static table of the nest's streams); indirect and
 rows-ahead hints are written out here, as their look-ahead loads are typed.
 """
 
@@ -101,7 +102,7 @@ class NestEmitter:
         root = plan.facts.nest.root
         on = self.name("on")
         decls = [f"const int {on} = foresight_active();"]
-        if opts.preset != "paper":
+        if opts.preset != "paper" and any(h.rows_for is not None for h in plan.hints):
             decls.append(f"const {U} {self.name('ahead')} = {on} ? ({U})"
                          "foresight_lookahead_bytes() : 0;")
         # Statements run on every entry of a loop inside the nest (by id), and the loops.
@@ -125,28 +126,36 @@ class NestEmitter:
             assert h.version is not None
             return f"{chains[id(h.version.moves)]} == {h.version.taken}"
 
-        # Two distances per pipelining loop, computed at nest entry: `ds` iterations for
-        # the streams, from their bytes per iteration, and `di` for indirect references,
-        # a page per reference and iteration.  With both kinds in the loop each gets half
-        # the look-ahead bytes, so the bytes in flight stay within it.  An index stream
-        # b[i] runs at ds + di: the look-ahead loads read b[i + di], which must be in
-        # memory by then, and a stream needs ds iterations of lead to get there (with one
-        # distance for both, a gather's page per iteration made it ~1,000 iterations, a
-        # few KiB of the streams: NAS CG's matrix streams arrived late).  An index whose
-        # indirect reference is pipelined across another loop runs at 2 ds (the paper's).
-        for pipe in plan.pipes():
+        # The nest's streams, one array in pipelining-loop order, set up at nest entry by
+        # foresight_nest_enter from a static table (per stream its loop, lead and
+        # constant flags; per loop its indirect references and the paper's fixed
+        # distance) and four run-time values per stream (step, region, low, run-time
+        # flags).  The library also computes two distances per pipelining loop (see
+        # foresight.h): `ds` iterations for the streams, from their bytes per iteration,
+        # and `di` for indirect references, a page per reference and iteration.  With
+        # both kinds in the loop each gets half the look-ahead bytes, so the bytes in
+        # flight stay within it.  An index stream b[i] runs at ds + di: the look-ahead
+        # loads read b[i + di], which must be in memory by then, and a stream needs ds
+        # iterations of lead to get there (with one distance for both, a gather's page
+        # per iteration made it ~1,000 iterations, a few KiB of the streams: NAS CG's
+        # matrix streams arrived late).  An index whose indirect reference is pipelined
+        # across another loop runs at 2 ds (the paper's).
+        sp, dist = self.name("sp"), self.name("d")
+        specs: list[str] = []      # struct foresight_nest_stream initialisers
+        pipes: list[str] = []      # struct foresight_nest_pipe initialisers
+        vals: list[str] = []       # four run-time values per stream
+        for p, pipe in enumerate(plan.pipes()):
             pid = id(pipe)
             hints = [h for h in plan.hints if h.pipe is pipe]
             tag = pipe.var + str(pipe.line)
-            ds, di = self.name("ds", tag), self.name("di", tag)
-            vol_s: list[str] = []
-            vol_i: list[str] = []
-            # The pipe's streams: one array, one countdown (foresight_streams_step).
+            ds, di = f"{dist}[{2 * p}]", f"{dist}[{2 * p + 1}]"
+            # The pipe's streams: consecutive in the nest's array, one countdown
+            # (foresight_streams_step).
             streams = [h for h in hints if h.rows_for is None and h.indirect_index is None]
-            sp, pc = self.name("sp", tag), self.name("pc", tag)
+            first, pc = len(specs), self.name("pc", tag)
+            indirect = 0
             if streams:
-                decls.append(f"struct foresight_stream {sp}[{len(streams)}]; "
-                             f"{U} {pc} = 0;")
+                decls.append(f"{U} {pc} = 0;")
                 if pipe is not root:
                     resets.setdefault(pid, []).append(f"{pc} = 0;")
                     reset_at[pid] = pipe
@@ -160,7 +169,7 @@ class NestEmitter:
                         reset_at[pid] = pipe
                     continue
                 if h.indirect_index is not None:
-                    vol_i.append(f"({U}){opts.page_size}")
+                    indirect += 1
                     decls.append(f"int {self.name('started', hk)} = 0;")
                     decls.append(f"unsigned long {self.name('skip', hk)} = 0;")
                     # Ends the site's random-access advice on every exit from the nest.
@@ -175,37 +184,19 @@ class NestEmitter:
                             f"{self.name('started', hk)} = 0;")
                         reset_at[id(where)] = where
                     continue
-                st = f"{sp}[{streams.index(h)}]"
                 idle = (f"({chosen(h)} ? 0u : FORESIGHT_STREAM_IDLE)"
                         if h.version is not None else None)
-                decls += self.stream_decls(h, st, idle)
-                # Bytes in flight per iteration (foresight_stream_init).
-                term = f"{st}.volume"
-                if h.version is not None:   # counted only in the version that runs it
-                    term = f"({chosen(h)} ? {term} : 0)"
-                vol_s.append(term)
-            need_ds = len(vol_i) < len(hints)     # streams or rows ahead
-            share = self.name("ahead")
-            if vol_s and vol_i:
-                share = f"({share} / 2)"
-            for name, vol, needed in ((ds, vol_s, need_ds), (di, vol_i, bool(vol_i))):
-                if not needed:
-                    continue
-                if opts.preset == "paper":
-                    decls.append(f"const {U} {name} = {plan.paper_distance[pipe.var]};")
-                    continue
-                v = " + ".join(vol) or f"({U})1"
-                decls.append(f"{U} {name} = 0; if ({on}) {{ {U} __fs_v = {v}; "
-                             f"if (__fs_v == 0) __fs_v = 1; {name} = ({share} + "
-                             f"__fs_v - 1) / __fs_v; if ({name} == 0) {name} = 1; }}")
-            leads = []
+                flags, values = self.stream_setup(h, idle)
+                lead = 0 if not h.feeds_indirect else 1 if any(
+                    x.indirect_index is not None for x in hints) else 2
+                specs.append(f"{{{p}, {lead}, {flags}}}")
+                vals += values
+            fixed = plan.paper_distance[pipe.var] if opts.preset == "paper" else 0
+            pipes.append(f"{{{indirect}, {fixed}}}")
             for h in hints:
-                hk = plan.hints.index(h)
                 if h in streams:
-                    lead = (ds if not h.feeds_indirect else f"{ds} + {di}" if vol_i
-                            else f"2 * {ds}")
-                    leads.append(f"{sp}[{streams.index(h)}].ahead = {lead};")
                     continue
+                hk = plan.hints.index(h)
                 if h.rows_for is not None:
                     code = self.rows_code(h, hk, ds)
                 else:
@@ -213,15 +204,31 @@ class NestEmitter:
                 if h.version is not None:   # run only in the version that chose its loop
                     code = f"if ({chosen(h)}) {{ {code} }}"
                 body.setdefault(pid, []).append(code)
-            if leads:
-                decls.append(f"if ({on}) {{ " + " ".join(leads) + " }")
             if streams:
-                code = self.streams_code(streams, sp, pc)
+                code = self.streams_code(streams, f"{sp} + {first}" if first else sp, pc)
                 # Only where the nest's entry chose a version that steps one of them.
                 if all(h.version is not None for h in streams):
                     choices = dict.fromkeys(chosen(h) for h in streams)
                     code = f"if ({' || '.join(choices)}) {{ {code} }}"
                 body.setdefault(pid, []).insert(0, code)
+        nest = self.name("nest")
+        statics = []
+        if specs:
+            statics.append(f"static const struct foresight_nest_stream {self.name('ns')}[] = "
+                           f"{{{', '.join(specs)}}};")
+            decls.append(f"struct foresight_stream {sp}[{len(specs)}];")
+        statics.append(f"static const struct foresight_nest_pipe {self.name('np')}[] = "
+                       f"{{{', '.join(pipes)}}};")
+        statics.append(f"static const struct foresight_nest {nest} = "
+                       f"{{{self.name('ns') if specs else '0'}, {self.name('np')}, "
+                       f"{len(specs)}, {len(pipes)}, {opts.page_size}, {opts.block_size}}};")
+        decls.append(f"{U} {dist}[{2 * len(pipes)}] = {{0}};")
+        decls += statics
+        if specs:
+            decls.append(f"if ({on}) {{ const {U} __fs_nv[] = {{{', '.join(vals)}}}; "
+                         f"foresight_nest_enter(&{nest}, {sp}, __fs_nv, {dist}); }}")
+        else:
+            decls.append(f"if ({on}) foresight_nest_enter(&{nest}, 0, 0, {dist});")
         out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(decls) + " "),
                Insertion(root.end, 0, -3 * root.depth, " }")]
         for lid, lp in reset_at.items():
@@ -252,22 +259,23 @@ class NestEmitter:
             self.decls.append(text)
         return self.known[decl][1]
 
-    def stream_decls(self, h: Hint, st: str, idle: str | None) -> list[str]:
-        """The set-up of stream `st` (a struct foresight_stream) from its step per
-        iteration and, across an outer loop, its region; `idle`: C for the flag that
-        leaves it alone (another version of the nest runs)."""
+    def stream_setup(self, h: Hint, idle: str | None) -> tuple[str, list[str]]:
+        """The set-up of h's stream for foresight_nest_enter: its constant flags (C) and
+        its four run-time values (C): the step per iteration, across an outer loop its
+        region and low, and the flags only known at run time (`idle`: C for the flag that
+        leaves it alone because another version of the nest runs)."""
         opts = self.opts
         step = h.pipe.step or 1
         coeff = h.ref.byte_offset().coeff(h.pipe.var)
         delta = f"{sym_c(coeff)} * ({U})({step})" if step >= 0 else (
             f"({U})0 - {sym_c(coeff)} * ({U}){-step}")
-        out: list[str] = []
-        flags = [] if idle is None else [idle]
-        region = "0, 0"
+        flags: list[str] = []
+        dynamic = [] if idle is None else [idle]
+        region = ["0", "0"]
         if h.inner_at_lower:
             fp = self.shared("fp", " ".join(self.region_decls(h)), 2)
             flags.append("FORESIGHT_STREAM_REGION")
-            region = f"{fp}, {fp}_1"
+            region = [fp, f"{fp}_1"]
         if rest_iterations(h.pipe) is not None:
             flags.append("FORESIGHT_STREAM_RUNS")
         if rows_tracked(h):
@@ -275,14 +283,12 @@ class NestEmitter:
         if h.release is not None:
             if h.release_if_exceeds is not None:
                 vol = self.shared("vol", " ".join(volume_c(h.volume, opts.page_size, slot(0))))
-                flags.append(f"({vol} > ({U})foresight_memory_bytes() ? "
-                             "FORESIGHT_STREAM_RELEASE : 0u)")
+                dynamic.append(f"({vol} > ({U})foresight_memory_bytes() ? "
+                               "FORESIGHT_STREAM_RELEASE : 0u)")
             else:
                 flags.append("FORESIGHT_STREAM_RELEASE")
-        out.append(f"if ({self.name('on')}) foresight_stream_init(&{st}, {delta}, "
-                   f"{opts.page_size}, {opts.block_size}, {region}, "
-                   f"{' | '.join(flags) or '0u'});")
-        return out
+        return (" | ".join(flags) or "0",
+                [delta, *region, " | ".join(dynamic) or "0"])
 
     def region_decls(self, h: Hint) -> list[str]:
         """For a stream pipelined across an outer loop (Section 3.2.2.2), the region one
