@@ -184,6 +184,27 @@ def test_transformed_code_compiles_under_strict_warnings(tmp_path, name):
     assert "FORESIGHT_SITE(" in (tmp_path / "out" / f"{name}.c").read_text()
 
 
+def test_generated_code_grows_linearly_and_boundedly_per_nest(tmp_path):
+    # The generated C stays proportionate: per nest of the many-nest generator (strided,
+    # transposed, indirect and stencil nests, most of them hinted) it adds a bounded
+    # amount (about 3.9 KiB at present; 14 KiB when each stream's check was expanded
+    # inline), and a file four times larger generates about four times as much.
+    from foresight.bench import gen_nests
+    sizes = []
+    for lines in (250, 1000):
+        text, nests = gen_nests.generate(lines, 1)
+        (tmp_path / f"n{lines}.c").write_text(text)
+        p = subprocess.run([FORESIGHT, "cc", "--emit-c", "out", "-c", f"n{lines}.c"],
+                           cwd=tmp_path, capture_output=True, text=True,
+                           env=dict(os.environ, FORESIGHT_CC="true"))
+        assert p.returncode == 0, p.stderr
+        out = (tmp_path / "out" / f"n{lines}.c").read_text()
+        assert out.count("foresight_nest_enter(") > nests // 2
+        sizes.append((len(out) - len(text)) / nests)
+    assert all(s < 5 * 1024 for s in sizes), sizes
+    assert 0.8 < sizes[1] / sizes[0] < 1.25, sizes
+
+
 def test_one_nest_gets_at_most_64_hints(tmp_path):
     # What one nest adds is bounded: 80 arrays written in one loop and read in another
     # get 64 hints per loop, the other references are reported as left out, and the
