@@ -1,4 +1,5 @@
-"""Transform one C translation unit: parse, analyse, schedule hints, splice them in."""
+"""Transform one C translation unit: parse it once, run every registered pass
+(compiler/passes), splice all their insertions once."""
 
 from __future__ import annotations
 
@@ -8,19 +9,20 @@ from foresight.compiler.options import CompileOptions, Transformed, decode_sourc
 from foresight.errors import CompilerError
 
 
-def transform(source: Path | str, clang_args: list[str], opts: CompileOptions) -> Transformed:
+def transform(source: Path | str, clang_args: list[str], opts: CompileOptions,
+              passes: dict | None = None) -> Transformed:
     """Return the transformed text of `source` (clang_args: its -I/-D/-U/-std flags).
 
     `source` is the path as the user wrote it (`./x.c`, not `x.c`): it is what cc puts in
     __FILE__, and the `#line` of the transformed text repeats it byte for byte.  Never
     raises for code the analysis cannot handle: such code is left unchanged and described
-    in the report.  Raises CompilerError only when the file cannot be read.
+    in the report.  Raises CompilerError only when the file cannot be read.  `passes`
+    replaces the registry (compiler/passes) for tests.
     """
-    from foresight.compiler.analysis.locality import analyse
     from foresight.compiler.frontend.parse import ParseFailure, parse
-    from foresight.compiler.report import nest_report
-    from foresight.compiler.rewrite.emit import Insertion, NestEmitter, splice
-    from foresight.compiler.schedule.plan import schedule
+    from foresight.compiler.passes import PASSES
+    from foresight.compiler.passes.api import Unit
+    from foresight.compiler.rewrite.splice import translation_unit
 
     name = str(source)
     source = Path(source)
@@ -33,43 +35,14 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions) -
         nests, data, header_places = parse(source, clang_args)
     except ParseFailure as e:
         return Transformed(unchanged, False, [], [f"{e}; compiled unchanged"])
+    unit = Unit(Path(name), data, tuple(nests))
     report, insertions, warnings = [], [], []
-    for n, nest in enumerate(nests):
-        if nest.skipped:
-            report.append(nest_report(nest, None, None, opts))
-            continue
-        try:
-            facts = analyse(nest, opts)
-            plan = schedule(facts, opts)
-            nest_insertions = NestEmitter(plan, n, opts).insertions() if plan.hints else []
-        except Exception as e:  # noqa: BLE001 - an analysis bug must never break a build
-            nest.skipped = f"internal error in the analysis ({type(e).__name__}: {e})"
-            report.append(nest_report(nest, None, None, opts))
-            warnings.append(f"{source}:{nest.line}: foresight cc: {nest.skipped}; "
-                            "the loop nest is compiled unchanged")
-            continue
-        report.append(nest_report(nest, facts, plan, opts))
-        if opts.prefetch:
-            insertions += nest_insertions
+    for pass_name, run in (PASSES if passes is None else passes).items():
+        result = run(unit, opts)
+        report += [{"pass": pass_name, **entry} for entry in result.report]
+        insertions += result.insertions
+        warnings += result.warnings
     if not insertions:
         return Transformed(unchanged, False, report, warnings)
-    first = min(i.offset for i in insertions)
-    at = max((o for o in header_places if o < first), default=None)
-    header = "#include <foresight.h>\n"
-    if at is not None:
-        # After the file's own #includes (parse._header_places): cc reads the user's
-        # feature test macros before the C library's first header, as without hints.
-        line = data.count(b"\n", 0, at) + 1
-        insertions.append(Insertion(at, 0, -1, f"{header}#line {line} {line_name(name)}\n"))
-        header = ""
-    body = decode_source(splice(data, insertions))
-    # A UTF-8 byte order mark is white space to cc only as a file's first bytes.
-    bom = "\ufeff" if body.startswith("\ufeff") else ""
-    text = f'{bom}{header}#line 1 {line_name(name)}\n{body[len(bom):]}'
+    text = translation_unit(name, data, insertions, header_places)
     return Transformed(text, True, report, warnings)
-
-
-def line_name(name: str) -> str:
-    """The string literal of a `#line` directive naming `name`, as cc spells __FILE__: `\\`
-    and `"` escaped, other bytes (UTF-8 or not) as they are in the file system."""
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -55,8 +55,13 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
 
 
 def format_report(entries: list[dict]) -> str:
+    """--report's text: the prefetch pass's entries per loop nest (below), another
+    pass's as `file:line: [pass] message`, then a summary line per file."""
     lines = []
     for e in entries:
+        if e.get("pass", "prefetch") != "prefetch":
+            lines.append(f"{e['file']}:{e['line']}: [{e['pass']}] {e['message']}")
+            continue
         what = "loop nest in" if e["loops"] else "in"
         lines.append(f"{e['file']}:{e['line']}: {what} {e['function']}()")
         if e.get("skipped"):
@@ -88,6 +93,8 @@ def file_summaries(entries: list[dict]) -> list[str]:
     left alone, counted by reason, so a large project's coverage reads at a glance."""
     files: dict[str, list[dict]] = {}
     for e in entries:
+        if e.get("pass", "prefetch") != "prefetch":
+            continue
         files.setdefault(e.get("source") or e["file"], []).append(e)
     out = []
     for name, nests in files.items():

@@ -1,8 +1,5 @@
-"""Turn a NestPlan into single-line C insertions spliced into the original text.
-
-Every insertion is one line with no newline, so line numbers of the user's code
-never move; a `#line 1` after the runtime's header keeps diagnostics, __LINE__
-and debuggers pointing at the user's file.  Addresses are computed in uintptr_t
+"""Turn a NestPlan into single-line C insertions (rewrite/splice.py) into the original
+text, so line numbers of the user's code never move.  Addresses are computed in uintptr_t
 (wrapping, never out-of-bounds pointer arithmetic); the only loads added are of
 invariant variables and, for indirect references, of index elements the loop
 itself reads (clamped to the loop's last iteration) and, for a[c[b[i]]], of the
@@ -17,24 +14,17 @@ rows-ahead hints are written out here, as their look-ahead loads are typed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from foresight.compiler.ir import ArrayRef, Loop, sym_c
-from foresight.compiler.options import CompileOptions, encode_source
+from foresight.compiler.options import CompileOptions
+from foresight.compiler.rewrite.splice import Insertion
 from foresight.compiler.schedule.plan import Hint, Move, NestPlan
 
 U = "uintptr_t"
 # Quiet calls an indirect site takes from the runtime at once: a hot loop pays one shared
 # load and store per QUIET_TAKE iterations, taking no more than the loop has left.
 QUIET_TAKE = 256
-
-
-@dataclass(order=True)
-class Insertion:
-    offset: int
-    closing_first: int   # 0: a closing brace, 1: an opening text (closes come first)
-    level: int           # outer openings first, inner closings first
-    text: str
 
 
 def slot(i: int) -> str:
@@ -573,13 +563,3 @@ def sym_bound(lp: Loop) -> str:
     bounds are invariant has one)."""
     assert lp.upper_aff is not None
     return affine_c(lp.upper_aff, {})
-
-
-def splice(data: bytes, insertions: list[Insertion]) -> bytes:
-    out, pos = [], 0
-    for ins in sorted(insertions):
-        out.append(data[pos:ins.offset])
-        out.append(encode_source(ins.text))
-        pos = ins.offset
-    out.append(data[pos:])
-    return b"".join(out)

@@ -1,0 +1,35 @@
+"""The prefetch and release pass: per loop nest, the locality analysis, the schedule of
+hints and their code (paper 1: compiler-inserted I/O prefetching and releasing)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from foresight.compiler.analysis.locality import analyse
+from foresight.compiler.options import CompileOptions
+from foresight.compiler.passes.api import PassResult, Unit
+from foresight.compiler.report import nest_report
+from foresight.compiler.rewrite.emit import NestEmitter
+from foresight.compiler.schedule.plan import schedule
+
+
+def run(unit: Unit, opts: CompileOptions) -> PassResult:
+    out = PassResult()
+    for n, nest in enumerate(unit.nests):
+        if nest.skipped:
+            out.report.append(nest_report(nest, None, None, opts))
+            continue
+        try:
+            facts = analyse(nest, opts)
+            plan = schedule(facts, opts)
+            insertions = NestEmitter(plan, n, opts).insertions() if plan.hints else []
+        except Exception as e:  # noqa: BLE001 - an analysis bug must never break a build
+            why = f"internal error in the analysis ({type(e).__name__}: {e})"
+            out.report.append(nest_report(replace(nest, skipped=why), None, None, opts))
+            out.warnings.append(f"{unit.path}:{nest.line}: foresight cc: {why}; "
+                                "the loop nest is compiled unchanged")
+            continue
+        out.report.append(nest_report(nest, facts, plan, opts))
+        if opts.prefetch:
+            out.insertions += insertions
+    return out

@@ -1,0 +1,58 @@
+"""Text insertions into a C file, and the transformed translation unit they make.
+
+Every insertion is one line with no newline, so the user's code keeps its line
+numbers; the runtime's header goes after the file's own `#include`s with a `#line`
+after it, and a `#line 1` at the top names the file exactly as the user did, so
+diagnostics, __FILE__, __LINE__ and debuggers point at the user's file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from foresight.compiler.options import decode_source, encode_source
+
+
+@dataclass(order=True)
+class Insertion:
+    offset: int          # byte offset into the original file
+    closing_first: int   # 0: a closing brace, 1: an opening text (closes come first)
+    level: int           # outer openings first, inner closings first
+    text: str
+
+
+def splice(data: bytes, insertions: list[Insertion]) -> bytes:
+    """`data` with every insertion's text at its offset (ties in Insertion order)."""
+    out, pos = [], 0
+    for ins in sorted(insertions):
+        out.append(data[pos:ins.offset])
+        out.append(encode_source(ins.text))
+        pos = ins.offset
+    out.append(data[pos:])
+    return b"".join(out)
+
+
+def translation_unit(name: str, data: bytes, insertions: list[Insertion],
+                     header_places: list[int]) -> str:
+    """The text to compile: `data` (the file `name` as the user wrote it) with the
+    insertions and the runtime's header, which goes after the last of the file's own
+    #includes (`header_places`) before the first insertion, so that cc reads the user's
+    feature test macros before the C library's first header, as without hints."""
+    insertions = list(insertions)
+    first = min(i.offset for i in insertions)
+    at = max((o for o in header_places if o < first), default=None)
+    header = "#include <foresight.h>\n"
+    if at is not None:
+        line = data.count(b"\n", 0, at) + 1
+        insertions.append(Insertion(at, 0, -1, f"{header}#line {line} {line_name(name)}\n"))
+        header = ""
+    body = decode_source(splice(data, insertions))
+    # A UTF-8 byte order mark is white space to cc only as a file's first bytes.
+    bom = "\ufeff" if body.startswith("\ufeff") else ""
+    return f'{bom}{header}#line 1 {line_name(name)}\n{body[len(bom):]}'
+
+
+def line_name(name: str) -> str:
+    """The string literal of a `#line` directive naming `name`, as cc spells __FILE__: `\\`
+    and `"` escaped, other bytes (UTF-8 or not) as they are in the file system."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
