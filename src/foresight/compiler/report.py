@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from dataclasses import asdict
 
 from foresight.compiler.analysis.locality import NestFacts
 from foresight.compiler.ir import LoopNest, sym_str
 from foresight.compiler.options import CompileOptions
+from foresight.compiler.schedule import distance
 from foresight.compiler.schedule.plan import NestPlan
 
 
@@ -40,7 +42,8 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
         "release": None if h.release is None else h.release.text,
         "release_if_volume_exceeds_memory": (None if h.release_if_exceeds is None
                                              else h.release_if_exceeds.var),
-        "distance": _distance(plan, h, opts),
+        "distance": distance.of(plan, h, opts).describe(),
+        "distance_rule": asdict(distance.of(plan, h, opts)),
         "feeds_indirect": h.feeds_indirect,
         "rows_ahead_along": None if h.rows_for is None else h.rows_for.var,
         # The pipelining loop taken at nest entry: this hint runs when exactly `taken` of
@@ -135,27 +138,3 @@ def left_alone_reason(e: dict) -> str:
     if decisions and all(any(s in d for s in (*_SMALL, "--no-indirect")) for d in decisions):
         return "indirect only, and --no-indirect"
     return "no hint could be proved safe"
-
-
-def _distance(plan: NestPlan, h, opts: CompileOptions) -> int | str:
-    """How far ahead a hint runs: Eq. (1)'s iterations under the paper preset, else how
-    the generated code computes it at nest entry (rewrite/emit.py)."""
-    if opts.preset == "paper":
-        d = plan.paper_distance.get(h.pipe.var, 0)
-        return 2 * d if h.feeds_indirect else d
-    if h.rows_for is not None:
-        return "FORESIGHT_LOOKAHEAD bytes / the bytes of a row, at nest entry"
-    mates = [m for m in plan.hints if m.pipe is h.pipe and m.rows_for is None]
-    shared = (any(m.indirect_index is None for m in mates)
-              and any(m.indirect_index is not None for m in mates))
-    share = "half of FORESIGHT_LOOKAHEAD bytes" if shared else "FORESIGHT_LOOKAHEAD bytes"
-    if h.indirect_index is not None:
-        return f"{share} / a page per indirect reference and iteration, at nest entry"
-    out = f"{share} / the streams' bytes per iteration, at nest entry"
-    if not h.feeds_indirect:
-        return out
-    # An index runs ahead of the look-ahead loads that read it: by the indirect distance
-    # of its own loop, or, when its indirect reference is pipelined across another
-    # loop, by its own distance again (emit.py: ds + di, else 2 ds).
-    indirect_mates = any(m.indirect_index is not None for m in mates)
-    return out + (", plus the indirect distance" if indirect_mates else ", twice that")

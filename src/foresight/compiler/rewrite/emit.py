@@ -19,6 +19,7 @@ from dataclasses import replace
 from foresight.compiler.ir import ArrayRef, Loop, sym_c
 from foresight.compiler.options import CompileOptions
 from foresight.compiler.rewrite.splice import Insertion
+from foresight.compiler.schedule import distance
 from foresight.compiler.schedule.plan import Hint, Move, NestPlan
 
 U = "uintptr_t"
@@ -120,16 +121,10 @@ class NestEmitter:
         # foresight_nest_enter from a static table (per stream its loop, lead and
         # constant flags; per loop its indirect references and the paper's fixed
         # distance) and four run-time values per stream (step, region, low, run-time
-        # flags).  The library also computes two distances per pipelining loop (see
-        # foresight.h): `ds` iterations for the streams, from their bytes per iteration,
-        # and `di` for indirect references, a page per reference and iteration.  With
-        # both kinds in the loop each gets half the look-ahead bytes, so the bytes in
-        # flight stay within it.  An index stream b[i] runs at ds + di: the look-ahead
-        # loads read b[i + di], which must be in memory by then, and a stream needs ds
-        # iterations of lead to get there (with one distance for both, a gather's page
-        # per iteration made it ~1,000 iterations, a few KiB of the streams: NAS CG's
-        # matrix streams arrived late).  An index whose indirect reference is pipelined
-        # across another loop runs at 2 ds (the paper's).
+        # flags).  The library also computes each loop's distances, `ds` for its streams
+        # and `di` for its indirect references, by schedule/distance.py's rule (with
+        # one distance for both, a gather's page per iteration made it ~1,000
+        # iterations, a few KiB of the streams: NAS CG's matrix streams arrived late).
         sp, dist = self.name("sp"), self.name("d")
         specs: list[str] = []      # struct foresight_nest_stream initialisers
         pipes: list[str] = []      # struct foresight_nest_pipe initialisers
@@ -177,12 +172,9 @@ class NestEmitter:
                 idle = (f"({chosen(h)} ? 0u : FORESIGHT_STREAM_IDLE)"
                         if h.version is not None else None)
                 flags, values = self.stream_setup(h, idle)
-                lead = 0 if not h.feeds_indirect else 1 if any(
-                    x.indirect_index is not None for x in hints) else 2
-                specs.append(f"{{{p}, {lead}, {flags}}}")
+                specs.append(f"{{{p}, {distance.of(plan, h, opts).lead}, {flags}}}")
                 vals += values
-            fixed = plan.paper_distance[pipe.var] if opts.preset == "paper" else 0
-            pipes.append(f"{{{indirect}, {fixed}}}")
+            pipes.append(f"{{{indirect}, {distance.fixed(plan, pipe, opts)}}}")
             for h in hints:
                 if h in streams:
                     continue
