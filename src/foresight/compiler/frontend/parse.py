@@ -15,7 +15,9 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from foresight.compiler.analysis.effects import Effects
 from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
+from foresight.compiler.frontend.cursors import decl_key, mark_variable, strip
 from foresight.compiler.frontend.sync import SyncPoints
 from foresight.compiler.ir import (
     Affine,
@@ -41,7 +43,6 @@ _INT_KINDS = {
 }
 _ARRAY_KINDS = {ci.TypeKind.CONSTANTARRAY, ci.TypeKind.VARIABLEARRAY,
                 ci.TypeKind.INCOMPLETEARRAY}
-_TRANSPARENT = {K.UNEXPOSED_EXPR, K.PAREN_EXPR}
 _JUMPS = {K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.RETURN_STMT, K.INDIRECT_GOTO_STMT}
 _OPS = {K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR,
         K.ARRAY_SUBSCRIPT_EXPR, K.CALL_EXPR, K.CONDITIONAL_OPERATOR}
@@ -185,20 +186,6 @@ def _counting_macros(tu: ci.TranslationUnit, top: list[ci.Cursor], data: bytes) 
     return counting
 
 
-def _strip(c: ci.Cursor) -> ci.Cursor:
-    while c.kind in _TRANSPARENT:
-        kids = list(c.get_children())
-        if len(kids) != 1:
-            break
-        c = kids[0]
-    return c
-
-
-def _decl_key(decl: ci.Cursor) -> tuple:
-    loc = decl.location
-    return (str(loc.file) if loc.file else "", loc.offset, decl.spelling)
-
-
 class _Function:
     """Facts about one function that decide what is loop-invariant, and the nest builder."""
 
@@ -210,93 +197,20 @@ class _Function:
         self.counting = counting    # _counting_macros: text holding them is never repeated
         self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
         self._parents: dict[int, tuple[int, int]] | None = None
-        # Offsets and descriptions of the points where the function may synchronise with
-        # other threads (frontend/sync.py): no hint load is moved across them.
-        self.syncs: list[tuple[int, str]] = []
-        # Where each variable is written (offsets of the writing expressions): a variable
-        # is invariant in a nest that contains none of its writes.
-        self.writes: dict[tuple, list[int]] = {}
-        self.address_taken: set[tuple] = set()
-        self.calls: list[int] = []              # offsets of calls (a call may write a global)
         self.nest_end: dict[int, int] = {}      # nest start offset -> end offset
         self.expanding: set[tuple] = set()      # locals being replaced by their initializer
         # Pointer-walk loop variables (`for (p = a; p < e; p++)`): their value, taken as
         # (uintptr_t)p, is the address itself, so they step by the object's size in bytes.
         self.walks: set[tuple] = set()
-        # Offsets of writes of a pointer through memory (A[i] = ..., p->q = ...): any of them
-        # might change a base read from memory.
-        self.pointer_stores: list[int] = []
-        self.member_writes: dict[str, list[int]] = {}   # member name -> offsets of its writes
-        # Offsets and value type kinds of every store through memory (a[i] = ..., p->x += ...).
-        self.memory_stores: list[tuple[int, ci.TypeKind]] = []
-        for c in fn.walk_preorder():
-            written: set[tuple] = set()
-            target = None
-            if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
-                op = binary_operator(c)
-                if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
-                    target = next(c.get_children())
-            elif c.kind == K.UNARY_OPERATOR:
-                op = unary_operator(c)
-                kids = list(c.get_children())
-                if op in ("post++", "post--", "pre++", "pre--") and kids:
-                    target = kids[0]
-                elif op == "&" and kids:
-                    self._mark(kids[0], self.address_taken)
-            elif c.kind == K.CALL_EXPR:
-                self.calls.append(c.extent.start.offset)
-            why = sync.point(c)
-            if why is not None:
-                # Another thread may change a global here, as a call may.
-                self.syncs.append((c.extent.start.offset, f"line {c.location.line}: {why}"))
-                self.calls.append(c.extent.start.offset)
-            if target is not None:
-                self._mark(target, written)
-                t = _strip(target)
-                if t.kind == K.MEMBER_REF_EXPR:
-                    self.member_writes.setdefault(t.spelling, []).append(c.extent.start.offset)
-                if t.kind != K.DECL_REF_EXPR and t.type.get_canonical().kind == ci.TypeKind.POINTER:
-                    self.pointer_stores.append(c.extent.start.offset)
-                if t.kind != K.DECL_REF_EXPR:
-                    self.memory_stores.append((c.extent.start.offset,
-                                               t.type.get_canonical().kind))
-            for key in written:
-                self.writes.setdefault(key, []).append(c.extent.start.offset)
-
-    @staticmethod
-    def _mark(c: ci.Cursor, into: set) -> None:
-        c = _strip(c)
-        # Writing s.x changes the struct variable s; writing b[i] or p->x changes no variable.
-        while c.kind == K.MEMBER_REF_EXPR:
-            kids = list(c.get_children())
-            if not kids:
-                return
-            owner = _strip(kids[0])
-            if owner.type.get_canonical().kind == ci.TypeKind.POINTER:
-                return
-            c = owner
-        if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
-            into.add(_decl_key(c.referenced))
+        # What the function writes, calls and synchronises on (analysis/effects.py).
+        self.effects = Effects(fn, sync)
 
     # ---- invariance -------------------------------------------------------------
 
     def invariant_var(self, decl: ci.Cursor, nest_start: int) -> bool:
         """A variable whose value cannot change while the nest runs."""
-        if decl.kind not in (K.VAR_DECL, K.PARM_DECL):
-            return False
-        if decl.type.is_volatile_qualified():
-            return False
-        key = _decl_key(decl)
-        if key in self.address_taken:
-            return False
-        nest_end = self.nest_end.get(nest_start, len(self.data))
-        if any(nest_start <= w < nest_end for w in self.writes.get(key, ())):
-            return False
-        local = decl.semantic_parent is not None and decl.semantic_parent.kind == K.FUNCTION_DECL
-        if decl.kind == K.PARM_DECL or (local and decl.storage_class != ci.StorageClass.STATIC):
-            return decl.location.file is not None and decl.location.offset < nest_start
-        # A global or static: a call anywhere in the function might change it.
-        return not self.calls and key not in self.writes
+        return self.effects.invariant(decl, nest_start,
+                                      self.nest_end.get(nest_start, len(self.data)))
 
     # ---- statements -------------------------------------------------------------
 
@@ -418,12 +332,12 @@ class _Function:
         if step_var is None or step is None or step == 0:
             return self._refuse("the increment is not one variable stepped by a constant "
                                 "(i++, i--, i += c)")
-        if var_decl is not None and _decl_key(var_decl) != _decl_key(step_var):
+        if var_decl is not None and decl_key(var_decl) != decl_key(step_var):
             return self._refuse(f"the loop initialises {var_decl.spelling} but steps "
                                 f"{step_var.spelling}")
         var_decl = step_var
         kind = var_decl.type.get_canonical().kind
-        key = _decl_key(var_decl)
+        key = decl_key(var_decl)
         if kind == ci.TypeKind.POINTER:
             size = var_decl.type.get_canonical().get_pointee().get_size()
             if size <= 0 or var_decl.type.is_volatile_qualified():
@@ -442,10 +356,10 @@ class _Function:
                 written = set()
                 if d.kind == K.UNARY_OPERATOR:
                     if unary_operator(d) in ("post++", "post--", "pre++", "pre--", "&"):
-                        self._mark(next(d.get_children()), written)
+                        mark_variable(next(d.get_children()), written)
                 elif binary_operator(d).endswith("=") and binary_operator(d) not in (
                         "==", "!=", "<=", ">="):
-                    self._mark(next(d.get_children()), written)
+                    mark_variable(next(d.get_children()), written)
                 if key in written:
                     return self._refuse(f"the index {name} is changed in the body "
                                         f"(line {d.location.line})")
@@ -478,7 +392,7 @@ class _Function:
             loop.bound_fixed = loop.bound_runtime and self.fixed_in_nest(self._bound,
                                                                          nest_start)
         loop.int_stores = any(body.extent.start.offset <= o < body_end
-                              and t not in _FLOAT_KINDS for o, t in self.memory_stores)
+                              and t not in _FLOAT_KINDS for o, t in self.effects.memory_stores)
         for d in body.walk_preorder():
             if d.kind in _JUMPS:
                 loop.body_exits = True
@@ -595,8 +509,7 @@ class _Function:
 
     def sync_in(self, nest_start: int) -> str | None:
         """The first point in the nest where it may synchronise with other threads."""
-        end = self.nest_end.get(nest_start, len(self.data))
-        return next((why for o, why in self.syncs if nest_start <= o < end), None)
+        return self.effects.sync_in(nest_start, self.nest_end.get(nest_start, len(self.data)))
 
     def loop_init(self, init: ci.Cursor | None) -> tuple[ci.Cursor | None, ci.Cursor | None]:
         if init is None:
@@ -607,20 +520,20 @@ class _Function:
                 kids = [k for k in decls[0].get_children() if k.kind.is_expression()]
                 return decls[0], (kids[-1] if kids else None)
             return None, None
-        init = _strip(init)
+        init = strip(init)
         if init.kind == K.BINARY_OPERATOR and binary_operator(init) == "=":
             lhs, rhs = list(init.get_children())
-            lhs = _strip(lhs)
+            lhs = strip(lhs)
             if lhs.kind == K.DECL_REF_EXPR:
                 return lhs.referenced, rhs
         return None, None
 
     def loop_step(self, inc: ci.Cursor) -> tuple[ci.Cursor | None, int | None]:
-        inc = _strip(inc)
+        inc = strip(inc)
         kids = list(inc.get_children())
         if not kids:
             return None, None
-        target = _strip(kids[0])
+        target = strip(kids[0])
         if target.kind != K.DECL_REF_EXPR:
             return None, None
         if inc.kind == K.UNARY_OPERATOR:
@@ -638,7 +551,7 @@ class _Function:
 
     def loop_cond(self, loop: Loop, cond: ci.Cursor, key: tuple, outer: dict,
                   nest_start: int) -> None:
-        cond = _strip(cond)
+        cond = strip(cond)
         if cond.kind != K.BINARY_OPERATOR:
             return
         op = binary_operator(cond)
@@ -646,10 +559,10 @@ class _Function:
         if op not in flip:
             return
         lhs, rhs = list(cond.get_children())
-        ls, rs = _strip(lhs), _strip(rhs)
-        if ls.kind == K.DECL_REF_EXPR and ls.referenced and _decl_key(ls.referenced) == key:
+        ls, rs = strip(lhs), strip(rhs)
+        if ls.kind == K.DECL_REF_EXPR and ls.referenced and decl_key(ls.referenced) == key:
             bound = rhs
-        elif rs.kind == K.DECL_REF_EXPR and rs.referenced and _decl_key(rs.referenced) == key:
+        elif rs.kind == K.DECL_REF_EXPR and rs.referenced and decl_key(rs.referenced) == key:
             bound, op = lhs, flip[op]
         else:
             return
@@ -677,11 +590,11 @@ class _Function:
         if (lower is None or self._bound is None or loop.step != 1
                 or loop.cond_op != "<" or self.sync_in(nest_start) is not None):
             return None
-        lo, hi = _strip(lower), _strip(self._bound)
+        lo, hi = strip(lower), strip(self._bound)
         if lo.kind != K.ARRAY_SUBSCRIPT_EXPR or hi.kind != K.ARRAY_SUBSCRIPT_EXPR:
             return None
         (lb, li), (hb, hix) = list(lo.get_children()), list(hi.get_children())
-        rows, rows_hi = self.base(_strip(lb), nest_start), self.base(_strip(hb), nest_start)
+        rows, rows_hi = self.base(strip(lb), nest_start), self.base(strip(hb), nest_start)
         if rows is None or rows != rows_hi or lo.type.get_canonical().kind not in _INT_KINDS:
             return None
         a_lo, a_hi = self.affine(li, outer, nest_start), self.affine(hix, outer, nest_start)
@@ -704,8 +617,8 @@ class _Function:
         lo, hi = body.extent.start.offset, body.extent.end.offset
         for d in expr.walk_preorder():
             if d.kind == K.MEMBER_REF_EXPR:
-                if (d.type.is_volatile_qualified()
-                        or any(lo <= w < hi for w in self.member_writes.get(d.spelling, ()))):
+                writes = self.effects.member_writes.get(d.spelling, ())
+                if d.type.is_volatile_qualified() or any(lo <= w < hi for w in writes):
                     return False
             elif d.kind == K.DECL_REF_EXPR:
                 r = d.referenced
@@ -716,7 +629,7 @@ class _Function:
                 if (r.type.is_volatile_qualified() or not local
                         or r.storage_class == ci.StorageClass.STATIC):
                     return False
-                used.add(_decl_key(r))
+                used.add(decl_key(r))
             elif d.kind in (K.BINARY_OPERATOR, K.UNARY_OPERATOR, K.PAREN_EXPR,
                             K.INTEGER_LITERAL, K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR):
                 if d.kind == K.UNARY_OPERATOR and unary_operator(d) not in ("-", "+", "~"):
@@ -726,9 +639,9 @@ class _Function:
                     return False
             elif d.kind != K.TYPE_REF:
                 return False
-        if used & self.address_taken:
+        if used & self.effects.address_taken:
             return False
-        return not any(lo <= w < hi for key in used for w in self.writes.get(key, ()))
+        return not any(lo <= w < hi for key in used for w in self.effects.writes.get(key, ()))
 
     def fixed_in_nest(self, expr: ci.Cursor, nest_start: int) -> bool:
         """`expr` (already plain_in its loop) reads only invariant variables of the nest
@@ -740,7 +653,7 @@ class _Function:
                                                                         nest_start)):
                 return False
             if d.kind == K.MEMBER_REF_EXPR and any(
-                    lo <= w < hi for w in self.member_writes.get(d.spelling, ())):
+                    lo <= w < hi for w in self.effects.member_writes.get(d.spelling, ())):
                 return False
         return True
 
@@ -821,7 +734,7 @@ class _Function:
             while sub.kind == K.ARRAY_SUBSCRIPT_EXPR:
                 base, idx = list(sub.get_children())
                 self.body(idx, loop, loops, nest_start, conditional)
-                sub = _strip(base)
+                sub = strip(base)
             return
         kids = list(c.get_children())
         if c.kind in _OPS:
@@ -860,7 +773,7 @@ class _Function:
         while cur.kind == K.ARRAY_SUBSCRIPT_EXPR:
             base, idx = list(cur.get_children())
             levels.append((idx, cur.type))
-            inner = _strip(base)
+            inner = strip(base)
             # A[i][j] of `double **A`: A[i] is a pointer read from memory, the base.
             if (inner.kind == K.ARRAY_SUBSCRIPT_EXPR
                     and inner.type.get_canonical().kind in _ARRAY_KINDS):
@@ -899,12 +812,12 @@ class _Function:
         for idx, _ in levels:
             aff = self.affine(idx, loops, nest_start)
             if aff is None:
-                inner = _strip(idx)
+                inner = strip(idx)
                 # a[b[i]++] (a bucket's fill pointer): the index is read before or after
                 # its increment; one element apart, the same page to prefetch.
                 if inner.kind == K.UNARY_OPERATOR and unary_operator(inner) in (
                         "post++", "post--", "pre++", "pre--"):
-                    inner = _strip(next(inner.get_children()))
+                    inner = strip(next(inner.get_children()))
                 if (inner.kind == K.ARRAY_SUBSCRIPT_EXPR and len(levels) == 1
                         and _INT_KINDS.__contains__(inner.type.get_canonical().kind)):
                     ix = self.reference(inner, loops, nest_start, conditional)
@@ -933,14 +846,14 @@ class _Function:
             end = self.nest_end.get(nest_start, len(self.data))
             ref.base_loaded, ref.base_loops, ref.base_rows = True, base_loops, base_rows
             ref.base_chain = base_loads > 1
-            ref.base_writes = tuple(w for w in self.pointer_stores if nest_start <= w < end)
+            ref.base_writes = tuple(w for w in self.effects.pointer_stores if nest_start <= w < end)
         return ref
 
     def walk_var(self, c: ci.Cursor, loops: dict[tuple, str]) -> str | None:
         """The name of the pointer-walk loop variable `c` refers to, if it is one."""
-        c = _strip(c)
+        c = strip(c)
         if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
-            key = _decl_key(c.referenced)
+            key = decl_key(c.referenced)
             if key in self.walks and key in loops:
                 return loops[key]
         return None
@@ -973,7 +886,7 @@ class _Function:
         kids = list(c.get_children())
         if len(kids) != 1:
             return None
-        inner = _strip(kids[0])
+        inner = strip(kids[0])
         walk, offset = self.walk_var(inner, loops), Affine()
         if walk is None and inner.kind == K.BINARY_OPERATOR and binary_operator(inner) in (
                 "+", "-"):
@@ -1007,8 +920,8 @@ class _Function:
         walk = self.walk_var(kids[0], loops)
         if walk is None or c.referenced.is_bitfield() or c.type.get_size() <= 0:
             return None
-        owner = _strip(kids[0]).referenced
-        if owner is None or self.member_op(_strip(kids[0]), c) != "->":
+        owner = strip(kids[0]).referenced
+        if owner is None or self.member_op(strip(kids[0]), c) != "->":
             return None
         bits = c.referenced.get_field_offsetof()
         if bits < 0 or bits % 8:
@@ -1039,7 +952,7 @@ class _Function:
         if c.kind != K.ARRAY_SUBSCRIPT_EXPR:
             return "the base is not a variable, array member or parameter"
         rows, idx = list(c.get_children())
-        rows = _strip(rows)
+        rows = strip(rows)
         rows_text, rows_loops, rows_loads = self.base(rows, nest_start), (), 0
         if rows_text is None and rows.kind in (K.MEMBER_REF_EXPR, K.ARRAY_SUBSCRIPT_EXPR):
             # g->rows[i][j]: the row array is a pointer member of an invariant g;
@@ -1055,7 +968,7 @@ class _Function:
         for d in idx.walk_preorder():
             if d.kind == K.DECL_REF_EXPR and d.referenced is not None and d.referenced.kind in (
                     K.VAR_DECL, K.PARM_DECL):
-                if (_decl_key(d.referenced) not in loops
+                if (decl_key(d.referenced) not in loops
                         and not self.invariant_var(d.referenced, nest_start)):
                     return "the row pointer's index uses a variable defined inside the nest"
         depends = tuple(v for v in loops.values() if v in aff.coeffs or v in rows_loops)
@@ -1070,7 +983,7 @@ class _Function:
         invariant struct s); None otherwise.  Each link must be written `->` or `.` in
         the source right after its owner, so the text can be evaluated again."""
         kids = list(c.get_children())
-        owner = _strip(kids[0]) if len(kids) == 1 else None
+        owner = strip(kids[0]) if len(kids) == 1 else None
         if owner is None or links > 3:
             return None
         op = self.member_op(owner, c)
@@ -1112,18 +1025,18 @@ class _Function:
             return size if size > 0 else None
         if kind != ci.TypeKind.POINTER or d.kind != K.VAR_DECL:
             return None
-        key = _decl_key(d)
-        if key in self.writes or key in self.address_taken:
+        key = decl_key(d)
+        if key in self.effects.writes or key in self.effects.address_taken:
             return None
         init = [k for k in d.get_children() if k.kind.is_expression()]
         if len(init) != 1:
             return None
-        call = _strip(init[0])
+        call = strip(init[0])
         while call.kind == K.CSTYLE_CAST_EXPR:
             kids = [k for k in call.get_children() if k.kind.is_expression()]
             if not kids:
                 return None
-            call = _strip(kids[-1])
+            call = strip(kids[-1])
         if call.kind != K.CALL_EXPR or call.spelling not in ("malloc", "calloc"):
             return None
         args = [evaluate_int(a) for a in list(call.get_arguments())]
@@ -1151,7 +1064,7 @@ class _Function:
             kids = list(c.get_children())
             if len(kids) != 1:
                 return None
-            owner = _strip(kids[0])
+            owner = strip(kids[0])
             if owner.kind != K.DECL_REF_EXPR or owner.referenced is None:
                 return None
             member_kind = c.type.get_canonical().kind
@@ -1171,7 +1084,7 @@ class _Function:
 
     def affine(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int) -> Affine | None:
         """`c` as an affine function of the loop variables with invariant symbolic terms."""
-        c = _strip(c)
+        c = strip(c)
         if c.kind == K.CSTYLE_CAST_EXPR:
             if c.type.get_canonical().kind not in _INT_KINDS:
                 return None
@@ -1183,7 +1096,7 @@ class _Function:
         if v is not None:
             return Affine({}, sym_const(v))
         if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
-            key = _decl_key(c.referenced)
+            key = decl_key(c.referenced)
             if key in loops:
                 return Affine({loops[key]: sym_const(1)}, {})
             if self.invariant_var(c.referenced, nest_start):
@@ -1203,8 +1116,8 @@ class _Function:
         nest_end = self.nest_end.get(nest_start, len(self.data))
         if not nest_start <= d.location.offset < nest_end:
             return None
-        key = _decl_key(d)
-        if key in self.writes or key in self.address_taken or key in self.expanding:
+        key = decl_key(d)
+        if key in self.effects.writes or key in self.effects.address_taken or key in self.expanding:
             return None
         init = [k for k in d.get_children() if k.kind.is_expression()]
         if len(init) != 1:

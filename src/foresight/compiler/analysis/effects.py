@@ -1,0 +1,89 @@
+"""What a function writes, and so what is invariant in a loop nest of it.
+
+One walk over the function's cursors records where each variable is written, which
+variables have their address taken, where calls and synchronisation points are
+(frontend/sync.py: another thread may change a global there) and where stores go
+through memory.  The front end asks it whether a variable is invariant in a nest.
+"""
+
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from foresight.compiler.frontend.cshim import binary_operator, unary_operator
+from foresight.compiler.frontend.cursors import decl_key, mark_variable, strip
+from foresight.compiler.frontend.sync import SyncPoints
+
+K = ci.CursorKind
+
+
+class Effects:
+    def __init__(self, fn: ci.Cursor, sync: SyncPoints):
+        # Offsets and descriptions of the points where the function may synchronise with
+        # other threads (frontend/sync.py): no hint load is moved across them.
+        self.syncs: list[tuple[int, str]] = []
+        # Where each variable is written (offsets of the writing expressions): a variable
+        # is invariant in a nest that contains none of its writes.
+        self.writes: dict[tuple, list[int]] = {}
+        self.address_taken: set[tuple] = set()
+        self.calls: list[int] = []              # offsets of calls (a call may write a global)
+        # Offsets of writes of a pointer through memory (A[i] = ..., p->q = ...): any of them
+        # might change a base read from memory.
+        self.pointer_stores: list[int] = []
+        self.member_writes: dict[str, list[int]] = {}   # member name -> offsets of its writes
+        # Offsets and value type kinds of every store through memory (a[i] = ..., p->x += ...).
+        self.memory_stores: list[tuple[int, ci.TypeKind]] = []
+        for c in fn.walk_preorder():
+            written: set[tuple] = set()
+            target = None
+            if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
+                op = binary_operator(c)
+                if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
+                    target = next(c.get_children())
+            elif c.kind == K.UNARY_OPERATOR:
+                op = unary_operator(c)
+                kids = list(c.get_children())
+                if op in ("post++", "post--", "pre++", "pre--") and kids:
+                    target = kids[0]
+                elif op == "&" and kids:
+                    mark_variable(kids[0], self.address_taken)
+            elif c.kind == K.CALL_EXPR:
+                self.calls.append(c.extent.start.offset)
+            why = sync.point(c)
+            if why is not None:
+                # Another thread may change a global here, as a call may.
+                self.syncs.append((c.extent.start.offset, f"line {c.location.line}: {why}"))
+                self.calls.append(c.extent.start.offset)
+            if target is not None:
+                mark_variable(target, written)
+                t = strip(target)
+                if t.kind == K.MEMBER_REF_EXPR:
+                    self.member_writes.setdefault(t.spelling, []).append(c.extent.start.offset)
+                if t.kind != K.DECL_REF_EXPR and t.type.get_canonical().kind == ci.TypeKind.POINTER:
+                    self.pointer_stores.append(c.extent.start.offset)
+                if t.kind != K.DECL_REF_EXPR:
+                    self.memory_stores.append((c.extent.start.offset,
+                                               t.type.get_canonical().kind))
+            for key in written:
+                self.writes.setdefault(key, []).append(c.extent.start.offset)
+
+    def invariant(self, decl: ci.Cursor, nest_start: int, nest_end: int) -> bool:
+        """A variable whose value cannot change while the nest [nest_start, nest_end) runs."""
+        if decl.kind not in (K.VAR_DECL, K.PARM_DECL):
+            return False
+        if decl.type.is_volatile_qualified():
+            return False
+        key = decl_key(decl)
+        if key in self.address_taken:
+            return False
+        if any(nest_start <= w < nest_end for w in self.writes.get(key, ())):
+            return False
+        local = decl.semantic_parent is not None and decl.semantic_parent.kind == K.FUNCTION_DECL
+        if decl.kind == K.PARM_DECL or (local and decl.storage_class != ci.StorageClass.STATIC):
+            return decl.location.file is not None and decl.location.offset < nest_start
+        # A global or static: a call anywhere in the function might change it.
+        return not self.calls and key not in self.writes
+
+    def sync_in(self, start: int, end: int) -> str | None:
+        """The first synchronisation point in [start, end), described, or None."""
+        return next((why for o, why in self.syncs if start <= o < end), None)
