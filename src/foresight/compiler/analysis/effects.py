@@ -71,7 +71,7 @@ class Effects:
         """A variable whose value cannot change while the nest [nest_start, nest_end) runs."""
         if decl.kind not in (K.VAR_DECL, K.PARM_DECL):
             return False
-        if decl.type.is_volatile_qualified():
+        if decl.type.is_volatile_qualified() or decl.type.get_canonical().kind.name == "ATOMIC":
             return False
         key = decl_key(decl)
         if key in self.address_taken:
@@ -81,9 +81,40 @@ class Effects:
         local = decl.semantic_parent is not None and decl.semantic_parent.kind == K.FUNCTION_DECL
         if decl.kind == K.PARM_DECL or (local and decl.storage_class != ci.StorageClass.STATIC):
             return decl.location.file is not None and decl.location.offset < nest_start
-        # A global or static: a call anywhere in the function might change it.
-        return not self.calls and key not in self.writes
+        # A global or static: the nest neither writes it (above) nor calls anything (a
+        # call may write it, and so may another thread at a synchronisation point,
+        # counted as a call) nor stores through memory what may be it (a pointer may
+        # point to it: a store of its kind of value, or of a char, or any store for an
+        # aggregate).
+        if any(nest_start <= o < nest_end for o in self.calls):
+            return False
+        kind = _alias_class(decl.type.get_canonical().kind)
+        return not any(nest_start <= o < nest_end and (
+            kind is None or _alias_class(k) in (kind, None, "char"))
+            for o, k in self.memory_stores)
 
     def sync_in(self, start: int, end: int) -> str | None:
         """The first synchronisation point in [start, end), described, or None."""
         return next((why for o, why in self.syncs if start <= o < end), None)
+
+
+_CHARS = {ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR, ci.TypeKind.CHAR_S, ci.TypeKind.SCHAR}
+_INTEGERS = {ci.TypeKind.BOOL, ci.TypeKind.USHORT, ci.TypeKind.UINT, ci.TypeKind.ULONG,
+             ci.TypeKind.ULONGLONG, ci.TypeKind.SHORT, ci.TypeKind.INT, ci.TypeKind.LONG,
+             ci.TypeKind.LONGLONG, ci.TypeKind.ENUM}
+_FLOATS = {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE}
+
+
+def _alias_class(kind: ci.TypeKind) -> str | None:
+    """Which stores may change an object of this kind of type, coarsely: integers of any
+    width and signedness together, floating types together, pointers together; chars
+    may change anything; None for the rest (aggregates: any store may)."""
+    if kind in _CHARS:
+        return "char"
+    if kind in _INTEGERS:
+        return "int"
+    if kind in _FLOATS:
+        return "float"
+    if kind == ci.TypeKind.POINTER:
+        return "pointer"
+    return None

@@ -611,7 +611,8 @@ class _Function:
     def plain_in(self, expr: ci.Cursor, body: ci.Cursor) -> bool:
         """`expr` can be evaluated again at any iteration of the loop with `body` and
         gives the loop's own value: integer arithmetic on non-volatile local variables
-        and parameters whose address is not taken and which the body does not write, and
+        and parameters whose address is not taken and which the body does not write, on
+        globals and statics nothing in the body may change (analysis/effects.py), and
         on members of them (`g->m`, `s.n`) that the body does not assign."""
         used: set[tuple] = set()
         lo, hi = body.extent.start.offset, body.extent.end.offset
@@ -626,9 +627,13 @@ class _Function:
                     return False
                 local = r.semantic_parent is not None and \
                     r.semantic_parent.kind == K.FUNCTION_DECL
-                if (r.type.is_volatile_qualified() or not local
-                        or r.storage_class == ci.StorageClass.STATIC):
+                if r.type.is_volatile_qualified():
                     return False
+                if not local or r.storage_class == ci.StorageClass.STATIC:
+                    # A global or static: when nothing in the body may change it.
+                    if not self.effects.invariant(r, lo, hi):
+                        return False
+                    continue
                 used.add(decl_key(r))
             elif d.kind in (K.BINARY_OPERATOR, K.UNARY_OPERATOR, K.PAREN_EXPR,
                             K.INTEGER_LITERAL, K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR):
