@@ -167,6 +167,39 @@ void f(double *A, double *y, long n)
     assert any("not affine" in p for lp in nest["loops"] for p in lp["problems"])
 
 
+def test_globals_and_constants_assigned_in_the_nest_are_analysed(tmp_path):
+    # File-scope arrays and bounds in a function that also calls something (NPB style),
+    # and a local assigned a constant before the inner loop (NPB SP's `i = 1`): both
+    # nests get hints; a constant assigned under an `if` does not count.
+    nests = report(tmp_path, """
+#include <math.h>
+static double u[64][64][64][5], *a;
+static int nx, lo, hi;
+double f(void)
+{
+    double s = 0;
+    int i, j, k, m;
+    for (j = 0; j < hi - lo + 1; j++)
+        s += a[j];
+    for (k = 0; k < nx; k++)
+        for (j = 0; j < nx; j++) {
+            i = 1;
+            for (m = 0; m < 5; m++)
+                s += u[k][j][i][m];
+        }
+    for (k = 0; k < nx; k++) {
+        if (k > 3)
+            i = 2;
+        s += u[k][0][i][0];
+    }
+    return sqrt(s);
+}
+""")
+    hinted = {n["line"]: {h["ref"] for h in n["hints"]} for n in nests}
+    assert hinted[9] == {"a[j]"} and hinted[11] == {"u[k][j][i][m]"}
+    assert not hinted[17]
+
+
 def test_nest_with_a_label_is_left_alone(tmp_path):
     (nest,) = report(tmp_path, """
 void f(double *y, long n)

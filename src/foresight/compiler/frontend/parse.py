@@ -197,6 +197,7 @@ class _Function:
         self.counting = counting    # _counting_macros: text holding them is never repeated
         self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
         self._parents: dict[int, tuple[int, int]] | None = None
+        self._constant_stores: dict[tuple[int, tuple], tuple[int, int, int]] | None = None
         self.nest_end: dict[int, int] = {}      # nest start offset -> end offset
         self.expanding: set[tuple] = set()      # locals being replaced by their initializer
         # Pointer-walk loop variables (`for (p = a; p < e; p++)`): their value, taken as
@@ -1106,8 +1107,59 @@ class _Function:
                 return Affine({loops[key]: sym_const(1)}, {})
             if self.invariant_var(c.referenced, nest_start):
                 return Affine({}, sym_atom(c.referenced.spelling))
+            value = self.assigned_constant(c.referenced, c.extent.start.offset, nest_start)
+            if value is not None:
+                return Affine({}, sym_const(value))
             return self.local_definition(c.referenced, loops, nest_start)
         return self.affine_operator(c, loops, nest_start)
+
+    def assigned_constant(self, d: ci.Cursor, at: int, nest_start: int) -> int | None:
+        """The value of local `d` at offset `at` in the nest, when every write of it in
+        the nest is `d = C;` with one constant C and one of them comes before `at` in a
+        block enclosing it (`i = 1; for (m = 0; m < 5; m++) rhs[k][j][i][m]`): then
+        every path to `at` passes that write, and only those writes follow it (the
+        variable is local and its address never taken).  A block with a label or a
+        `case` may be entered past the write: none then."""
+        if d.kind != K.VAR_DECL or d.type.is_volatile_qualified() or \
+                d.storage_class == ci.StorageClass.STATIC or d.semantic_parent is None or \
+                d.semantic_parent.kind != K.FUNCTION_DECL:
+            return None
+        key = decl_key(d)
+        if key in self.effects.address_taken:
+            return None
+        nest_end = self.nest_end.get(nest_start, len(self.data))
+        writes = {w for w in self.effects.writes.get(key, ()) if nest_start <= w < nest_end}
+        stores = self.constant_stores()
+        values = {stores.get((w, key), (None,))[0] for w in writes}
+        if not writes or len(values) != 1 or None in values:
+            return None
+        for w in writes:
+            _, end, block_end = stores[(w, key)]
+            if end <= at < block_end:
+                return _converted(values.pop(), d.type.get_canonical())
+        return None
+
+    def constant_stores(self) -> dict[tuple[int, tuple], tuple[int, int, int]]:
+        """(offset, variable) -> (C, end, block end) for each statement `v = C;` directly
+        in a block of the function with no label or case in it."""
+        if self._constant_stores is None:
+            self._constant_stores = {}
+            for b in self.fn.walk_preorder():
+                if b.kind != K.COMPOUND_STMT or any(
+                        k.kind in (K.LABEL_STMT, K.CASE_STMT, K.DEFAULT_STMT)
+                        for k in b.walk_preorder()):
+                    continue
+                for st in b.get_children():
+                    if st.kind != K.BINARY_OPERATOR or binary_operator(st) != "=":
+                        continue
+                    lhs, rhs = (strip(k) for k in st.get_children())
+                    value = evaluate_int(rhs)
+                    if lhs.kind == K.DECL_REF_EXPR and lhs.referenced is not None and \
+                            value is not None:
+                        self._constant_stores[(st.extent.start.offset,
+                                               decl_key(lhs.referenced))] = (
+                            value, st.extent.end.offset, b.extent.end.offset)
+        return self._constant_stores
 
     def local_definition(self, d: ci.Cursor, loops: dict[tuple, str],
                          nest_start: int) -> Affine | None:
@@ -1184,6 +1236,19 @@ def _jump_target(c: ci.Cursor, in_switch: bool) -> str | None:
 
 def cond_type(c: ci.Cursor) -> ci.Type:
     return c.type.get_canonical()
+
+
+def _converted(value: int, t: ci.Type) -> int | None:
+    """`value` stored into an integer variable of type `t` (None for other types)."""
+    if t.kind == ci.TypeKind.BOOL:
+        return int(value != 0)
+    if t.kind not in _INT_KINDS or t.get_size() <= 0:
+        return None
+    bits = 8 * t.get_size()
+    value %= 1 << bits
+    if not _is_unsigned(t) and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
 
 
 def _is_unsigned(t: ci.Type) -> bool:
