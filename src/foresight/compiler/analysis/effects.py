@@ -18,7 +18,7 @@ K = ci.CursorKind
 
 
 class Effects:
-    def __init__(self, fn: ci.Cursor, sync: SyncPoints):
+    def __init__(self, fn: ci.Cursor, sync: SyncPoints, main: str):
         # Offsets and descriptions of the points where the function may synchronise with
         # other threads (frontend/sync.py): no hint load is moved across them.
         self.syncs: list[tuple[int, str]] = []
@@ -33,7 +33,15 @@ class Effects:
         self.member_writes: dict[str, list[int]] = {}   # member name -> offsets of its writes
         # Offsets and value type kinds of every store through memory (a[i] = ..., p->x += ...).
         self.memory_stores: list[tuple[int, ci.TypeKind]] = []
-        for c in fn.walk_preorder():
+        # Offsets index the main file: a cursor from an #include'd file inside the body
+        # (its offsets index that file) is placed where its nearest ancestor in the main
+        # file starts.
+        stack = [(fn, fn.extent.start.offset)]
+        while stack:
+            c, outer = stack.pop()
+            start = c.extent.start
+            at = start.offset if start.file is not None and start.file.name == main else outer
+            stack.extend((k, at) for k in reversed(list(c.get_children())))
             written: set[tuple] = set()
             target = None
             if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
@@ -48,24 +56,23 @@ class Effects:
                 elif op == "&" and kids:
                     mark_variable(kids[0], self.address_taken)
             elif c.kind == K.CALL_EXPR:
-                self.calls.append(c.extent.start.offset)
+                self.calls.append(at)
             why = sync.point(c)
             if why is not None:
                 # Another thread may change a global here, as a call may.
-                self.syncs.append((c.extent.start.offset, f"line {c.location.line}: {why}"))
-                self.calls.append(c.extent.start.offset)
+                self.syncs.append((at, f"line {c.location.line}: {why}"))
+                self.calls.append(at)
             if target is not None:
                 mark_variable(target, written)
                 t = strip(target)
                 if t.kind == K.MEMBER_REF_EXPR:
-                    self.member_writes.setdefault(t.spelling, []).append(c.extent.start.offset)
+                    self.member_writes.setdefault(t.spelling, []).append(at)
                 if t.kind != K.DECL_REF_EXPR and t.type.get_canonical().kind == ci.TypeKind.POINTER:
-                    self.pointer_stores.append(c.extent.start.offset)
+                    self.pointer_stores.append(at)
                 if t.kind != K.DECL_REF_EXPR:
-                    self.memory_stores.append((c.extent.start.offset,
-                                               t.type.get_canonical().kind))
+                    self.memory_stores.append((at, t.type.get_canonical().kind))
             for key in written:
-                self.writes.setdefault(key, []).append(c.extent.start.offset)
+                self.writes.setdefault(key, []).append(at)
 
     def invariant(self, decl: ci.Cursor, nest_start: int, nest_end: int) -> bool:
         """A variable whose value cannot change while the nest [nest_start, nest_end) runs."""

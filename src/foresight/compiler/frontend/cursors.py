@@ -19,8 +19,9 @@ def strip(c: ci.Cursor) -> ci.Cursor:
 
 
 def decl_key(decl: ci.Cursor) -> tuple:
-    """A declaration's identity across cursors: (file, offset, name)."""
-    loc = decl.location
+    """A declaration's identity across cursors: (file, offset, name) of its first
+    declaration (a block-scope `extern int n;` is the file-scope `n`)."""
+    loc = decl.canonical.location
     return (str(loc.file) if loc.file else "", loc.offset, decl.spelling)
 
 

@@ -59,6 +59,19 @@ def _atomic_or_volatile(t: ci.Type) -> bool:
     return False
 
 
+def _atomic_builtin(c: ci.Cursor) -> str | None:
+    """The name of the GNU atomic builtin `c` is (`__atomic_store_n(p, v, order)`, which
+    libclang shows as an unexposed expression, not a call), or None.  Only expressions
+    with two children or more are looked at: implicit conversions have one."""
+    kids = c.get_children()
+    if next(kids, None) is None or next(kids, None) is None:
+        return None
+    first = next(iter(c.get_tokens()), None)
+    if first is not None and first.spelling.startswith(("__atomic_", "__c11_atomic_")):
+        return first.spelling
+    return None
+
+
 class SyncPoints:
     """The synchronisation points of the functions of one translation unit."""
 
@@ -72,6 +85,10 @@ class SyncPoints:
             return "an asm statement"
         if c.kind == K.CALL_EXPR:
             return self.call(c)
+        if c.kind == K.UNEXPOSED_EXPR:
+            name = _atomic_builtin(c)
+            if name is not None:
+                return f"an atomic operation ({name})"
         if c.kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR) and c.referenced is not None \
                 and c.referenced.kind in (K.VAR_DECL, K.PARM_DECL, K.FIELD_DECL) \
                 and _atomic_or_volatile(c.referenced.type):
