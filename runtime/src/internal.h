@@ -42,6 +42,7 @@ enum fs_stat {
     FS_PAGES_PAGED_OUT,   /* pages a release took out of the page table (MADV_PAGEOUT) */
     FS_PAGES_BACK,        /* of those, pages mapped again soon after (reuse.c) */
     FS_REENTRANT,         /* calls dropped: their thread was already inside the library */
+    FS_KERNEL_READAHEAD,  /* dense streams over file-backed memory left to the kernel */
     FS_NSTAT
 };
 _Static_assert(FS_NSTAT <= 20, "foresight_site.fs_stat has 20 slots");
@@ -70,6 +71,7 @@ struct fs_config {
     enum fs_release_mode release;
     bool filter;            /* FORESIGHT_FILTER: the user-level residency filter (default on) */
     int random_advice;      /* FORESIGHT_RANDOM: MADV_RANDOM for indirect sites (default 1) */
+    bool file_streams_hinted; /* FORESIGHT_FILE_STREAMS=hint: dense file streams keep hints */
     char trace_path[4088];  /* FORESIGHT_TRACE: event trace file, "" when off */
 };
 extern struct fs_config fs_cfg;

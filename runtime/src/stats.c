@@ -50,7 +50,7 @@ static const char *const stat_names[FS_NSTAT] = {
     [FS_VERIFIED] = "verified",             [FS_STALE] = "stale_pages",
     [FS_BAD_INPUT] = "bad_input",           [FS_QUIETED] = "quieted",
     [FS_PAGES_PAGED_OUT] = "pages_paged_out", [FS_PAGES_BACK] = "pages_back",
-    [FS_REENTRANT] = "reentrant",
+    [FS_REENTRANT] = "reentrant",           [FS_KERNEL_READAHEAD] = "left_to_kernel_readahead",
 };
 
 void fs_site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT])
@@ -114,12 +114,12 @@ static void write_json(FILE *f)
     fprintf(f, "{\n  \"version\": 1,\n  \"config\": {\"workers\": %d, \"inline\": \"%s\", "
                "\"queue_slots\": %zu, "
                "\"method\": \"%s\", \"release\": \"%s\", \"chunk_bytes\": %zu, "
-               "\"verify_period\": %lu, \"filter\": %s, \"mem_limit_bytes\": %llu, "
-               "\"mem_limit_source\": ",
+               "\"verify_period\": %lu, \"filter\": %s, \"file_streams\": \"%s\", "
+               "\"mem_limit_bytes\": %llu, \"mem_limit_source\": ",
             fs_cfg.workers, fs_inline_name(fs_cfg.issue_inline), fs_cfg.queue_slots,
             fs_method_name(fs_cfg.method),
             fs_release_name(fs_cfg.release), fs_cfg.chunk_bytes, fs_cfg.verify_period,
-            fs_cfg.filter ? "true" : "false",
+            fs_cfg.filter ? "true" : "false", fs_cfg.file_streams_hinted ? "hint" : "kernel",
             (unsigned long long)fs_budget_limit_bytes());
     json_string(f, fs_budget_source());
     double lat_us, mb_s;

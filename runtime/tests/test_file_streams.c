@@ -1,0 +1,87 @@
+/* test_file_streams.c — a dense stream upwards over file-backed memory is left to the
+ * kernel's readahead (FORESIGHT_FILE_STREAMS=kernel, the default): no hint, counted once
+ * per set-up; a stride of a page or more over the same file, a dense stream downwards and a
+ * dense stream over anonymous memory keep their hints. */
+#include <sys/mman.h>
+
+#include "check.h"
+#include "internal.h"
+
+static const uintptr_t MiB = 1024 * 1024;
+
+/* Steps of ST over N iterations from BASE by STEP bytes (the generated loop). */
+static unsigned long walk(struct foresight_stream *st, struct foresight_site *site,
+                          uintptr_t base, uintptr_t step, unsigned long n)
+{
+    unsigned long steps = 0;
+    uintptr_t cnt = 0;
+    for (unsigned long i = 0; i < n; i++) {
+        if (cnt > 1) {
+            cnt--;
+        } else {
+            cnt = foresight_stream_step(st, site, cnt, base + i * step, n - 1 - i, 0);
+            steps++;
+        }
+    }
+    return steps;
+}
+
+int main(void)
+{
+    const size_t len = 8 * MiB;
+    char path[4096];
+    int fd;
+    const char *file = map_cold_file("file_streams.dat", len, path, &fd);
+    CHECK(file != NULL);
+    const uintptr_t base = (uintptr_t)file;
+
+    /* Dense upwards over the file: one step, no pages read, counted. */
+    struct foresight_stream dense;
+    foresight_stream_init(&dense, 8, 4096, 64 * 1024, 0, 0, FORESIGHT_STREAM_RUNS);
+    dense.ahead = 8192;
+    FORESIGHT_SITE(dense_site, "dense[i]");
+    CHECK_EQ(walk(&dense, &dense_site, base, 8, 100000), 1);
+    unsigned long c[FS_NSTAT];
+    fs_site_counts(&dense_site, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 1);
+    CHECK_EQ(c[FS_ISSUED] + c[FS_PAGES_REQUESTED], 0);
+    CHECK(resident_fraction((void *)(base + 2 * MiB), MiB) == 0);
+
+    /* A page per iteration over the same file: hinted, the pages arrive. */
+    struct foresight_stream paged;
+    foresight_stream_init(&paged, 4096, 4096, 64 * 1024, 0, 0, FORESIGHT_STREAM_RUNS);
+    paged.ahead = 64;
+    FORESIGHT_SITE(paged_site, "paged[i]");
+    walk(&paged, &paged_site, base + 4 * MiB, 4096, 32);
+    fs_site_counts(&paged_site, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 0);
+    CHECK(wait_fraction((void *)(base + 4 * MiB), 32 * 4096, 1.0, 0, 20));
+
+    /* Dense downwards over the file: hinted. */
+    struct foresight_stream down;
+    foresight_stream_init(&down, (uintptr_t)0 - 8, 4096, 64 * 1024, 0, 0, FORESIGHT_STREAM_RUNS);
+    down.ahead = 8192;
+    FORESIGHT_SITE(down_site, "down[i]");
+    walk(&down, &down_site, base + 7 * MiB, (uintptr_t)0 - 8, 1000);
+    fs_site_counts(&down_site, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 0);
+    CHECK(c[FS_CONSIDERED] + c[FS_FILTERED] > 0);
+
+    /* Dense upwards over anonymous memory: kept (swap-in has no such readahead). */
+    char *anon = mmap(NULL, MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(anon != MAP_FAILED);
+    struct foresight_stream mem;
+    foresight_stream_init(&mem, 8, 4096, 64 * 1024, 0, 0, FORESIGHT_STREAM_RUNS);
+    mem.ahead = 8192;
+    FORESIGHT_SITE(mem_site, "mem[i]");
+    walk(&mem, &mem_site, (uintptr_t)anon, 8, 100000);
+    fs_site_counts(&mem_site, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 0);
+    CHECK(c[FS_CONSIDERED] + c[FS_FILTERED] > 0);
+
+    munmap(anon, MiB);
+    munmap((void *)file, len);
+    close(fd);
+    unlink(path);
+    return check_done("file_streams");
+}
