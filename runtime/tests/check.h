@@ -107,4 +107,31 @@ static inline const char *map_cold_file(const char *name, size_t len, char path[
     return m;
 }
 
+#ifdef FORESIGHT_H /* a compiled loop's stream (foresight.h included first) */
+static volatile unsigned char stream_sink;
+
+/* The generated loop: a countdown in a local, a step when it runs out.  Returns the steps
+ * taken over N iterations from BASE by STEP bytes, each passed the iterations after it;
+ * with TOUCH it reads the byte at each address, as the loop would. */
+static inline unsigned long stream_walk(struct foresight_stream *st,
+                                        struct foresight_site *site, uintptr_t base,
+                                        uintptr_t step, unsigned long n, uintptr_t *cnt,
+                                        bool touch)
+{
+    unsigned long steps = 0;
+    for (unsigned long i = 0; i < n; i++) {
+        if (touch)
+            stream_sink = *(const unsigned char *)(base + i * step);
+        if (*cnt > 1) {
+            (*cnt)--;
+        } else {
+            const uintptr_t now = base + i * step;
+            *cnt = foresight_stream_step(st, site, *cnt, now, n - 1 - i, now);
+            steps++;
+        }
+    }
+    return steps;
+}
+#endif
+
 #endif

@@ -4,26 +4,17 @@
  * dense stream over anonymous memory keep their hints. */
 #include <sys/mman.h>
 
+#include "internal.h" /* before check.h: its stream helpers need foresight.h */
 #include "check.h"
-#include "internal.h"
 
 static const uintptr_t MiB = 1024 * 1024;
 
-/* Steps of ST over N iterations from BASE by STEP bytes (the generated loop). */
+/* Steps of ST over N iterations from BASE by STEP bytes (check.h's stream_walk). */
 static unsigned long walk(struct foresight_stream *st, struct foresight_site *site,
                           uintptr_t base, uintptr_t step, unsigned long n)
 {
-    unsigned long steps = 0;
     uintptr_t cnt = 0;
-    for (unsigned long i = 0; i < n; i++) {
-        if (cnt > 1) {
-            cnt--;
-        } else {
-            cnt = foresight_stream_step(st, site, cnt, base + i * step, n - 1 - i, 0);
-            steps++;
-        }
-    }
-    return steps;
+    return stream_walk(st, site, base, step, n, &cnt, false);
 }
 
 int main(void)

@@ -1,33 +1,9 @@
 /* test_stream.c — a compiled loop's stream (foresight_stream_step): what it prefetches
  * ahead, how often the loop calls it, what it keeps within a run, short runs, releases. */
+#include "internal.h" /* before check.h: its stream helpers need foresight.h */
 #include "check.h"
-#include "internal.h"
 
 static const uintptr_t KiB = 1024, MiB = 1024 * 1024;
-
-static volatile unsigned char sink;
-
-/* The generated loop: a countdown in a local, a step when it runs out.  Returns the steps
- * taken over N iterations from BASE by STEP bytes, each passed the iterations after it;
- * with TOUCH it reads the byte at each address, as the loop would. */
-static unsigned long walk(struct foresight_stream *st, struct foresight_site *site,
-                          uintptr_t base, uintptr_t step, unsigned long n, uintptr_t *cnt,
-                          bool touch)
-{
-    unsigned long steps = 0;
-    for (unsigned long i = 0; i < n; i++) {
-        if (touch)
-            sink = *(const unsigned char *)(base + i * step);
-        if (*cnt > 1) {
-            (*cnt)--;
-        } else {
-            const uintptr_t now = base + i * step;
-            *cnt = foresight_stream_step(st, site, *cnt, now, n - 1 - i, now);
-            steps++;
-        }
-    }
-    return steps;
-}
 
 int main(void)
 {
@@ -46,7 +22,7 @@ int main(void)
     up.ahead = MiB / 8;
     FORESIGHT_SITE(up_site, "up[i]");
     uintptr_t cnt = 0;
-    unsigned long steps = walk(&up, &up_site, base, 8, 2 * MiB / 8, &cnt, false);
+    unsigned long steps = stream_walk(&up, &up_site, base, 8, 2 * MiB / 8, &cnt, false);
     CHECK(steps >= 32 && steps <= 34);
     CHECK(wait_fraction(file, 3 * MiB, 1.0, 0, 20));
     CHECK(resident_fraction(file + 3 * MiB + 64 * KiB, 2 * MiB) == 0);
@@ -60,7 +36,7 @@ int main(void)
     again.ahead = MiB / 8;
     FORESIGHT_SITE(again_site, "again[i]");
     cnt = 0;
-    steps = walk(&again, &again_site, base, 8, 2 * MiB / 8, &cnt, false);
+    steps = stream_walk(&again, &again_site, base, 8, 2 * MiB / 8, &cnt, false);
     CHECK(steps <= 7);
     CHECK(fs_site_filtered_total(&again_site) >= 32);
     CHECK_EQ(again_site.fs_stat[FS_PAGES_REQUESTED], 0);
@@ -71,7 +47,7 @@ int main(void)
     down.ahead = MiB / 8;
     FORESIGHT_SITE(down_site, "down[i]");
     cnt = 0;
-    walk(&down, &down_site, base + len - 8, (uintptr_t)0 - 8, MiB / 8, &cnt, false);
+    stream_walk(&down, &down_site, base + len - 8, (uintptr_t)0 - 8, MiB / 8, &cnt, false);
     CHECK(wait_fraction(file + len - 2 * MiB, 2 * MiB, 1.0, 0, 20));
     CHECK(resident_fraction(file + len - 4 * MiB, MiB) == 0);
 
@@ -85,7 +61,7 @@ int main(void)
     run.ahead = 256;
     FORESIGHT_SITE(run_site, "run[i][j]");
     cnt = 0;
-    steps = walk(&run, &run_site, runs_at, 4096, 100, &cnt, false);
+    steps = stream_walk(&run, &run_site, runs_at, 4096, 100, &cnt, false);
     CHECK_EQ(steps, 1);
     CHECK(wait_fraction((void *)runs_at, 100 * 4096, 1.0, 0, 20));
     CHECK(resident_fraction((void *)(runs_at + 100 * 4096), 256 * 4096) == 0);
@@ -99,7 +75,7 @@ int main(void)
     FORESIGHT_SITE(abut_site, "abut[r][i]");
     for (int r = 0; r < 3; r++) {
         cnt = 0; /* the loop starts again */
-        CHECK_EQ(walk(&abut, &abut_site, abut_at + r * 20 * 4096, 4096, 20, &cnt, false), 1);
+        CHECK_EQ(stream_walk(&abut, &abut_site, abut_at + r * 20 * 4096, 4096, 20, &cnt, false), 1);
     }
     CHECK(wait_fraction((void *)abut_at, 60 * 4096, 1.0, 0, 20));
     CHECK(resident_fraction((void *)(abut_at + 60 * 4096), 64 * 4096) == 0);
@@ -113,7 +89,7 @@ int main(void)
     FORESIGHT_SITE(short_site, "a[r][c]");
     for (int r = 0; r < 3; r++) {
         cnt = 0; /* the loop starts again */
-        CHECK_EQ(walk(&shorts, &short_site, rows_at + r * row, 8, 16, &cnt, false), 1);
+        CHECK_EQ(stream_walk(&shorts, &short_site, rows_at + r * row, 8, 16, &cnt, false), 1);
     }
     CHECK(wait_fraction((void *)(rows_at + 4 * row), 4096, 1.0, 0, 20));
     CHECK(wait_fraction((void *)rows_at, 4096, 1.0, 0, 20));
@@ -130,7 +106,7 @@ int main(void)
     rel.ahead = 256 * KiB / 8;
     FORESIGHT_SITE(rel_site, "rel[i]");
     cnt = 0;
-    walk(&rel, &rel_site, rel_at, 8, 4 * MiB / 8, &cnt, true);
+    stream_walk(&rel, &rel_site, rel_at, 8, 4 * MiB / 8, &cnt, true);
     CHECK(rel_site.fs_stat[FS_RELEASES] > 0);
     CHECK(wait_fraction((void *)rel_at, 3 * MiB, 0.1, 1, 20));
     for (uintptr_t off = 0; off < 4 * MiB; off += 4096) {
