@@ -57,7 +57,9 @@ def test_peak_rss_counts_the_whole_process_tree(tmp_path):
     assert r["max_rss_bytes"] >= 200 << 20
     small = suite.measure([sys.executable, "-c", "pass"], dict(os.environ),
                           tmp_path / "log", 60)
-    assert small["max_rss_bytes"] < 100 << 20
+    # Per run, not the largest of all runs so far.  (A child's ru_maxrss starts at the
+    # size of the process that forked it, here pytest's, so no absolute bound holds.)
+    assert small["max_rss_bytes"] < r["max_rss_bytes"] - (150 << 20)
     assert small["wall_seconds"] > 0 and small["cpu_seconds"] >= 0
 
 

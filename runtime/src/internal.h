@@ -180,6 +180,8 @@ void fs_reuse_reset(void);                                /* after fork */
 /* mapping.c: which kind of memory holds a page (/proc/self/maps, cached). */
 enum fs_mem_kind fs_mapping_of(uintptr_t page, uintptr_t *lo, uintptr_t *hi);
 enum fs_mem_kind fs_mapping_kind(uintptr_t page);
+/* The page is the file's own (a file mapping, shared or read-only): the page cache's. */
+bool fs_mapping_page_cache(uintptr_t page);
 void fs_mapping_forget(void); /* a hint found memory unmapped: the cache may be stale */
 /* Cut [*page, *page + *npages) to the mapped memory in it: from its first mapped page to
  * the first hole after that.  False when none of it is mapped (or /proc is unreadable). */

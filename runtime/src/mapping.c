@@ -27,6 +27,7 @@
 struct mapping {
     uintptr_t lo, hi; /* pages [lo, hi) */
     enum fs_mem_kind kind;
+    bool cow; /* a private writable mapping: its pages may be copies, not the file's */
 };
 
 static struct mapping table[MAPPING_SLOTS];
@@ -98,12 +99,16 @@ static int maps_skip_past(struct maps_reader *r, int stop)
 
 /* The next line: "start-end perms offset dev inode path".  False at the end. */
 static bool maps_next(struct maps_reader *r, uintptr_t *start, uintptr_t *end,
-                      unsigned long *inode)
+                      unsigned long *inode, bool *cow)
 {
     unsigned long s, e, skip;
-    int c;
-    if (maps_number(r, 16, &s) != '-' || maps_number(r, 16, &e) != ' ' ||
-        maps_skip_past(r, ' ') != ' ' ||    /* perms */
+    int c, perms[4];
+    if (maps_number(r, 16, &s) != '-' || maps_number(r, 16, &e) != ' ')
+        return false;
+    for (int i = 0; i < 4; i++)
+        perms[i] = maps_byte(r); /* "rwxp": read, write, execute, private or shared */
+    *cow = perms[1] == 'w' && perms[3] == 'p';
+    if (maps_skip_past(r, ' ') != ' ' ||    /* the rest of the perms */
         maps_number(r, 16, &skip) != ' ' || /* offset */
         maps_skip_past(r, ' ') != ' ' ||    /* device */
         (c = maps_number(r, 10, inode)) == -1)
@@ -124,9 +129,10 @@ static bool read_maps(uintptr_t page, struct mapping *out)
         return false;
     uintptr_t a = page << FORESIGHT_PAGE_SHIFT, gap_lo = 0, start, end;
     unsigned long inode;
+    bool cow;
     *out = (struct mapping){.lo = 0, .hi = FS_VA_LIMIT >> FORESIGHT_PAGE_SHIFT,
                             .kind = FS_MEM_NONE};
-    while (maps_next(&r, &start, &end, &inode)) {
+    while (maps_next(&r, &start, &end, &inode, &cow)) {
         if (a < start) { /* in the gap before this mapping */
             *out = (struct mapping){.lo = gap_lo >> FORESIGHT_PAGE_SHIFT,
                                     .hi = start >> FORESIGHT_PAGE_SHIFT, .kind = FS_MEM_NONE};
@@ -135,7 +141,8 @@ static bool read_maps(uintptr_t page, struct mapping *out)
         if (a < end) {
             *out = (struct mapping){.lo = start >> FORESIGHT_PAGE_SHIFT,
                                     .hi = end >> FORESIGHT_PAGE_SHIFT,
-                                    .kind = inode != 0 ? FS_MEM_FILE : FS_MEM_ANON};
+                                    .kind = inode != 0 ? FS_MEM_FILE : FS_MEM_ANON,
+                                    .cow = cow};
             break;
         }
         gap_lo = end;
@@ -181,6 +188,12 @@ enum fs_mem_kind fs_mapping_kind(uintptr_t page)
     return fs_mapping_of(page, &lo, &hi);
 }
 
+bool fs_mapping_page_cache(uintptr_t page)
+{
+    uintptr_t lo, hi;
+    return fs_mapping_of(page, &lo, &hi) == FS_MEM_FILE && !last.cow;
+}
+
 bool fs_mapping_clamp(uintptr_t *page, size_t *npages)
 {
     /* msync(MS_ASYNC) does nothing on Linux but walk the range's mappings, and fails
@@ -193,8 +206,8 @@ bool fs_mapping_clamp(uintptr_t *page, size_t *npages)
         return false;
     uintptr_t first = *page, stop = *page + *npages, lo = 0, hi = 0, start, end;
     unsigned long inode;
-    bool found = false;
-    while (maps_next(&r, &start, &end, &inode)) {
+    bool found = false, cow;
+    while (maps_next(&r, &start, &end, &inode, &cow)) {
         start >>= FORESIGHT_PAGE_SHIFT;
         end >>= FORESIGHT_PAGE_SHIFT;
         if (end <= first)

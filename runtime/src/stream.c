@@ -189,7 +189,8 @@ static uintptr_t skip_marked(struct foresight_stream *st, struct foresight_site 
  * cgroup and unmap the main thread's pages, a TLB shootdown on the other CPU each
  * time), 6.6 s without them; CG 4.2, 5.6, 4.2 s; IS 17.9, 19.0, 8.9 s (its gathers
  * keep their hints).  Strides of a page or more, streams downwards, rows reached through
- * row pointers and anonymous memory (swap-in reads no more than 8 pages ahead) keep
+ * row pointers, anonymous memory (swap-in reads no more than 8 pages ahead) and private
+ * writable file mappings (a program's data and bss: its pages may be copies) keep
  * their hints, and FORESIGHT_FILE_STREAMS=hint keeps them for all (a device without
  * readahead, read_ahead_kb 0).  Looked at once per set-up of the stream.
  */
@@ -205,7 +206,7 @@ static bool kernel_reads_ahead(struct foresight_stream *st, struct foresight_sit
                         st->fs_region + st->fs_page > st->fs_abs);
     if (fs_cfg.file_streams_hinted || st->fs_abs == 0 || !dense || !upward(st) ||
         (st->fs_flags & FORESIGHT_STREAM_ROWS) ||
-        fs_mapping_kind(now >> FORESIGHT_PAGE_SHIFT) != FS_MEM_FILE)
+        !fs_mapping_page_cache(now >> FORESIGHT_PAGE_SHIFT))
         return false;
     st->fs_flags |= FORESIGHT_STREAM_IDLE;
     fs_site_register(site);
