@@ -204,7 +204,8 @@ class _Function:
         # (uintptr_t)p, is the address itself, so they step by the object's size in bytes.
         self.walks: set[tuple] = set()
         # What the function writes, calls and synchronises on (analysis/effects.py).
-        self.effects = Effects(fn, sync, main)
+        self.effects = Effects(fn, sync, main, includes=b"include" in data[
+            fn.extent.start.offset:fn.extent.end.offset])
 
     # ---- invariance -------------------------------------------------------------
 
