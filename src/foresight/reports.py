@@ -6,17 +6,28 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from foresight.errors import UsageError
 
 
 def write_json(path: str, data: dict) -> None:
     """Write DATA as JSON to PATH atomically (temporary file, then rename)."""
+    _write(path, lambda f: json.dump(data, f, indent=2))
+
+
+def write_text(path: str, text: str) -> None:
+    """Write TEXT to PATH atomically, as write_json does."""
+    _write(path, lambda f: f.write(text))
+
+
+def _write(path: str, write: Callable[[TextIO], object]) -> None:
     tmp = f"{path}.tmp.{os.getpid()}"
     try:
         with open(tmp, "w") as f:
-            json.dump(data, f, indent=2)
+            write(f)
         os.replace(tmp, path)
     except BaseException as e:   # Ctrl-C too: no temporary file left behind
         if os.path.exists(tmp):
