@@ -3,6 +3,10 @@
 An index is affine in the enclosing loop variables, f(i) = H·i + c, where the
 entries of H and c may be symbolic (products of loop-invariant variables and
 run-time sizes such as `sizeof(A[0])` for variably modified types).
+
+Every class is a frozen dataclass: the front end builds each object once, and a later
+stage that needs a changed one makes a copy (`dataclasses.replace`), so no stage adds
+to or edits another stage's objects.
 """
 
 from __future__ import annotations
@@ -80,7 +84,7 @@ def sym_str(a: Sym) -> str:
     return " + ".join(parts)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Affine:
     """Σ coeffs[v]·v + const over loop variables v."""
 
@@ -111,20 +115,20 @@ class Affine:
         return " + ".join(parts)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ArrayRef:
     """One array reference in a loop body, e.g. A[i][j+1] or a[b[i]]."""
 
     text: str                 # source text, for reports and per-site statistics
     line: int
     base: str                 # C expression for the array's address
-    subscripts: list[Affine]  # one per [ ], outermost first (empty for indirect)
-    strides: list[Sym]        # bytes per unit of each subscript
+    subscripts: tuple[Affine, ...]  # one per [ ], outermost first (empty for indirect)
+    strides: tuple[Sym, ...]        # bytes per unit of each subscript
     elem_size: int
     is_write: bool
     conditional: bool         # not executed on every iteration of its innermost loop
     indirect: ArrayRef | None = None  # a[b[...]]: the index reference b[...]
-    offset: Affine | None = None      # byte offset from base as an affine function
+    offset: Affine | None = None      # byte offset from base (None: from the subscripts)
     object_bytes: int | None = None   # size of the whole object, when the source fixes it
     # A base read from memory: the row pointer A[i] of `double **A`, or `p->q` for a pointer
     # member.  The loop variables it depends on (each iteration of those loops may start a
@@ -141,17 +145,43 @@ class ArrayRef:
     # bytes of one row pointer; None for T[i][j] of double ***T (no rows ahead).
     base_rows: tuple[str, Affine, int] | None = None
 
-    def byte_offset(self) -> Affine:
-        """Σ subscript_k · stride_k: the address minus the base, affine in the loop variables."""
-        if self.offset is None:
+    def __post_init__(self) -> None:
+        # Derived once, at construction (an indirect reference has no affine offset).
+        if self.offset is None and len(self.subscripts) == len(self.strides):
             total = Affine()
             for sub, stride in zip(self.subscripts, self.strides, strict=True):
                 total = total.plus(sub.scaled(stride))
-            self.offset = total
+            object.__setattr__(self, "offset", total)
+
+    def byte_offset(self) -> Affine:
+        """Σ subscript_k · stride_k: the address minus the base, affine in the loop variables."""
+        if self.offset is None:
+            raise ValueError(f"{self.text}: an indirect reference has no affine offset")
         return self.offset
 
 
-@dataclass
+@dataclass(frozen=True)
+class OmpLoop:
+    """The OpenMP annotation of a loop (`#pragma omp parallel for schedule(static, 4)`),
+    read from the source text; recorded for the passes, not yet acted on."""
+
+    directive: str               # "parallel for", "for", "simd", "parallel for simd", ...
+    line: int
+    schedule: str | None = None  # static, dynamic, guided, runtime, auto
+    chunk: str | None = None     # C text of the chunk size
+    num_threads: str | None = None
+    collapse: int = 1
+    clauses: tuple[str, ...] = ()  # every clause as written, for the report
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why the front end could not build a Loop for a for-statement."""
+
+    why: str
+
+
+@dataclass(frozen=True)
 class Loop:
     """A canonical counted loop: for (var = lower; var OP upper; var += step)."""
 
@@ -190,12 +220,13 @@ class Loop:
     # address, and the step is in bytes.  Each run may start anywhere (`p = *rp`).
     walk: bool = False
     ops: int = 0              # operators in the body outside inner loops (Eq. (1)'s s)
-    children: list[Loop] = field(default_factory=list)
-    refs: list[ArrayRef] = field(default_factory=list)   # directly in this loop's body
-    problems: list[str] = field(default_factory=list)    # why parts were not analysed
+    omp: OmpLoop | None = None  # the loop's OpenMP annotation, if any
+    children: tuple[Loop, ...] = ()
+    refs: tuple[ArrayRef, ...] = ()     # directly in this loop's body
+    problems: tuple[str, ...] = ()      # why parts were not analysed
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoopNest:
     """An outermost analysable loop and everything inside it."""
 
@@ -203,7 +234,6 @@ class LoopNest:
     root: Loop | None            # None: a loop the front end could not analyse at all
     file: str
     skipped: str | None = None   # why the whole nest is left unchanged
-    notes: list[str] = field(default_factory=list)
     unanalysed_line: int = 0     # the line of a loop with no root
 
     @property

@@ -23,6 +23,7 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
             "localized": None if facts is None else facts.localized.get(lp.var),
             "bytes_per_iteration": None if facts is None else facts.volume.get(lp.var),
             "problems": lp.problems,
+            **({"omp": asdict(lp.omp)} if lp.omp is not None else {}),
         })
     out: dict = {"file": nest.file, "function": nest.function, "line": nest.line,
                  "loops": loops, "skipped": nest.skipped}

@@ -6,6 +6,15 @@ import clang.cindex as ci
 
 K = ci.CursorKind
 _TRANSPARENT = {K.UNEXPOSED_EXPR, K.PAREN_EXPR}
+FLOAT_KINDS = {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE}
+INT_KINDS = {
+    ci.TypeKind.BOOL, ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR, ci.TypeKind.USHORT,
+    ci.TypeKind.UINT, ci.TypeKind.ULONG, ci.TypeKind.ULONGLONG, ci.TypeKind.CHAR_S,
+    ci.TypeKind.SCHAR, ci.TypeKind.SHORT, ci.TypeKind.INT, ci.TypeKind.LONG,
+    ci.TypeKind.LONGLONG,
+}
+ARRAY_KINDS = {ci.TypeKind.CONSTANTARRAY, ci.TypeKind.VARIABLEARRAY,
+               ci.TypeKind.INCOMPLETEARRAY}
 
 
 def strip(c: ci.Cursor) -> ci.Cursor:
@@ -39,3 +48,10 @@ def mark_variable(c: ci.Cursor, into: set) -> None:
         c = owner
     if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
         into.add(decl_key(c.referenced))
+
+
+def is_unsigned(t: ci.Type) -> bool:
+    """Whether canonical type `t` is an unsigned integer type."""
+    return t.kind in (ci.TypeKind.BOOL, ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR,
+                      ci.TypeKind.USHORT, ci.TypeKind.UINT, ci.TypeKind.ULONG,
+                      ci.TypeKind.ULONGLONG)

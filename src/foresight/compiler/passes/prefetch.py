@@ -16,6 +16,12 @@ from foresight.compiler.schedule.plan import schedule
 def run(unit: Unit, opts: CompileOptions) -> PassResult:
     out = PassResult()
     for n, nest in enumerate(unit.nests):
+        omp = next((lp.omp for lp in nest.loops() if lp.omp is not None), None)
+        if omp is not None and not nest.skipped:
+            # A parallel loop's iterations run on several threads; the hints' state
+            # (countdowns, look-ahead windows) is one thread's.
+            nest = replace(nest, skipped=f"an OpenMP loop (line {omp.line}: #pragma omp "
+                           f"{omp.directive}): parallel loops are not hinted")
         if nest.skipped:
             out.report.append(nest_report(nest, None, None, opts))
             continue

@@ -1,0 +1,478 @@
+"""For statements as Loops: a canonical counted loop (`for (v = lo; v OP hi; v += c)`,
+or a pointer walk `for (p = a; p < e; p++)`) with its bounds, trip count, what its body
+does (exits, calls, integer stores) and the references and loops inside it; or a Refusal
+saying why a for statement is not one.  The outermost analysable loops become the
+function's LoopNests; a nest that cannot be edited safely (a jump into it, a pragma that
+annotates none of its loops) is recorded with the reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import clang.cindex as ci
+
+from foresight.compiler.analysis.effects import Effects
+from foresight.compiler.frontend import pragmas
+from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
+from foresight.compiler.frontend.cursors import (
+    FLOAT_KINDS,
+    INT_KINDS,
+    decl_key,
+    is_unsigned,
+    mark_variable,
+    strip,
+)
+from foresight.compiler.frontend.refs import References
+from foresight.compiler.frontend.sync import SyncPoints
+from foresight.compiler.frontend.text import FunctionText
+from foresight.compiler.frontend.values import Values
+from foresight.compiler.ir import (
+    Affine,
+    ArrayRef,
+    Loop,
+    LoopNest,
+    OmpLoop,
+    Refusal,
+    Sym,
+    sym_value,
+)
+
+K = ci.CursorKind
+_JUMPS = {K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.RETURN_STMT, K.INDIRECT_GOTO_STMT}
+_OPS = {K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR,
+        K.ARRAY_SUBSCRIPT_EXPR, K.CALL_EXPR, K.CONDITIONAL_OPERATOR}
+_NORETURN = {"exit", "_Exit", "abort", "quick_exit", "longjmp", "siglongjmp", "_longjmp"}
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+
+
+@dataclass
+class _Body:
+    """What the walk of one loop's body collects, before the Loop is built."""
+
+    children: list[Loop] = field(default_factory=list)
+    refs: list[ArrayRef] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    ops: int = 0
+
+
+@dataclass(frozen=True)
+class _Cond:
+    """A loop condition `v OP bound`, as the loop variable sees it."""
+
+    op: str
+    bound: ci.Cursor
+    text: str
+    aff: Affine | None
+
+
+def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int, int]],
+                   sync: SyncPoints, counting: set[str]) -> list[LoopNest]:
+    """The loop nests of function definition `fn` of file `main`, in source order, with
+    the outermost loops that are not nests recorded as unanalysed."""
+    effects = Effects(fn, sync, main, includes=b"include" in data[
+        fn.extent.start.offset:fn.extent.end.offset])
+    builder = _Loops(fn, FunctionText(fn, data, main, macros, counting),
+                     Values(fn, data, effects))
+    builder.scan(fn)
+    return builder.nests
+
+
+class _Loops:
+    """The nest builder of one function."""
+
+    def __init__(self, fn: ci.Cursor, text: FunctionText, values: Values):
+        self.fn, self.t, self.v = fn, text, values
+        self.data, self.main = text.data, text.main
+        # Pointer-walk loop variables (`for (p = a; p < e; p++)`): their value, taken as
+        # (uintptr_t)p, is the address itself, so they step by the object's size in bytes.
+        self.walks: set[tuple] = set()
+        self.refs = References(text, values, self.walks)
+        self.nests: list[LoopNest] = []
+
+    def scan(self, c: ci.Cursor) -> None:
+        """Find outermost analysable for-loops below `c` and build a nest for each."""
+        for ch in c.get_children():
+            if ch.kind == K.FOR_STMT:
+                self.v.nest_end[ch.extent.start.offset] = ch.extent.end.offset
+                loop = self.loop(ch, depth=0, outer={}, nest_start=ch.extent.start.offset)
+                if isinstance(loop, Refusal):
+                    self.unanalysed(ch, loop.why)
+                    self.scan(ch)
+                    continue
+                self.nests.append(LoopNest(function=self.fn.spelling, root=loop,
+                                           file=self.main, skipped=self.refusal(loop, ch)))
+            elif ch.kind in (K.WHILE_STMT, K.DO_STMT):
+                self.unanalysed(ch, "a while or do loop: only counted for-loops are analysed")
+                self.scan(ch)
+            elif ch.kind.name.startswith("OMP_"):
+                # Under -fopenmp libclang hides the directive's statement (a captured
+                # statement): nothing inside is seen, so nothing inside is changed.
+                self.unanalysed(ch, "an OpenMP directive (compiled with -fopenmp): the code "
+                                "under it is left unchanged", inside=False)
+            else:
+                self.scan(ch)
+
+    def unanalysed(self, c: ci.Cursor, why: str, inside: bool = True) -> None:
+        """Record an outermost loop of this file that is left unchanged, for the report
+        (with `inside`, loops inside it may still become nests of their own)."""
+        if c.location.file is None or str(c.location.file) != self.main:
+            return
+        if inside and any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+                          for d in c.walk_preorder() if d != c):
+            why += "; the loops inside it are looked at on their own"
+        self.nests.append(LoopNest(function=self.fn.spelling, root=None, file=self.main,
+                                   skipped=why, unanalysed_line=c.location.line))
+
+    def refusal(self, root: Loop, cursor: ci.Cursor) -> str | None:
+        """Why nest `root` cannot be edited at all, or None."""
+        jump = _jump_target(cursor, in_switch=False)
+        if jump is not None:
+            # A jump from outside would enter the nest without the values taken at entry
+            # (uninitialised hint variables; -Wjump-misses-init).
+            return jump
+        text = self.data[root.start:root.end]
+        if b"_Pragma" in text:
+            return "a _Pragma inside the nest (OpenMP or similar): left unchanged"
+        annotated = {lp.omp.line for lp in _loops(root) if lp.omp is not None}
+        for at in pragmas.directives(self.data, root.start, root.end):
+            if self.data.count(b"\n", 0, at) + 1 not in annotated:
+                return "a #pragma inside the nest (OpenMP or similar): left unchanged"
+        line_start = self.data.rfind(b"\n", 0, root.start)
+        prev = self.data[:max(line_start, 0)].rstrip().rsplit(b"\n", 1)[-1].strip()
+        if root.omp is None and ((prev.startswith(b"#") and b"pragma" in prev)
+                                 or b"_Pragma" in prev):
+            return "the nest follows a #pragma (OpenMP or similar): left unchanged"
+        return None
+
+    def omp(self, start: int) -> OmpLoop | None:
+        """The OpenMP annotation of the loop at offset `start`, if a `#pragma omp` is
+        right above it."""
+        found = pragmas.pragma_before(self.data, start)
+        if found is None:
+            return None
+        at, text = found
+        return pragmas.omp_loop(text, self.data.count(b"\n", 0, at) + 1)
+
+    def loop(self, c: ci.Cursor, depth: int, outer: dict[tuple, str], nest_start: int,
+             conditional: bool = False) -> Loop | Refusal:
+        """A Loop for a canonical counted for-statement, or why it is not one."""
+        if c.location.file is None or str(c.location.file) != self.main:
+            return Refusal("not in the file being compiled")
+        start = c.extent.start.offset
+        if self.data[start:start + 3] != b"for":
+            # the text is not where the AST says
+            return Refusal("the loop comes from a macro expansion")
+        parts = self.t.header_parts(c)
+        if parts is None:
+            return Refusal("the for header could not be read from the source text")
+        lparen, semi1, semi2, rparen = parts
+        init = cond = inc = body = None
+        for ch in c.get_children():
+            o = ch.extent.start.offset
+            if o < semi1:
+                init = ch
+            elif o < semi2:
+                cond = ch
+            elif o < rparen:
+                inc = ch
+            else:
+                body = ch
+        if body is None or cond is None or inc is None:
+            return Refusal("no condition or no increment: not a counted loop")
+        var_decl, lower = _loop_init(init)
+        step_var, step = _loop_step(inc)
+        if step_var is None or step is None or step == 0:
+            return Refusal("the increment is not one variable stepped by a constant "
+                           "(i++, i--, i += c)")
+        if var_decl is not None and decl_key(var_decl) != decl_key(step_var):
+            return Refusal(f"the loop initialises {var_decl.spelling} but steps "
+                           f"{step_var.spelling}")
+        var_decl = step_var
+        kind = var_decl.type.get_canonical().kind
+        key = decl_key(var_decl)
+        if kind == ci.TypeKind.POINTER:
+            size = var_decl.type.get_canonical().get_pointee().get_size()
+            if size <= 0 or var_decl.type.is_volatile_qualified():
+                return Refusal(f"the index {var_decl.spelling} is a pointer to objects "
+                               "of unknown or variable size")
+            step *= size    # bytes: the variable stands for (uintptr_t)p
+            self.walks.add(key)
+        elif kind not in INT_KINDS:
+            return Refusal(f"the index {var_decl.spelling} is not an integer")
+        name = var_decl.spelling
+        if name in outer.values():
+            return Refusal(f"the index {name} is also an enclosing loop's index")
+        changed = _changed_in(body, key)
+        if changed is not None:
+            return Refusal(f"the index {name} is changed in the body (line {changed})")
+        body_end = self.t.stmt_end(body)
+        if body_end is None:
+            return Refusal("the end of the body could not be found in the source text")
+        clash = self.t.macro_clash(c, start, body, body_end)
+        if clash is not None:
+            return Refusal(clash)
+        walk = key in self.walks
+        lower_text = lower_aff = lower_sym = None
+        if lower is not None and self.t.spelled(lower):
+            lower_aff = self.v.affine(lower, outer, nest_start)
+            if lower_aff is not None and not lower_aff.coeffs:
+                lower_sym = lower_aff.const
+            lower_text = self.t.text(lower)
+        bound = self.cond(cond, key, outer, nest_start)
+        op = bound.op if bound is not None else None
+        if walk and op == "!=":
+            # A pointer walk to `p != e` stops at e exactly (stepping past it is undefined).
+            op = "<" if step > 0 else ">"
+        upper_sym = None
+        if bound is not None and bound.aff is not None and not bound.aff.coeffs:
+            upper_sym = bound.aff.const
+        bound_runtime = bound_fixed = False
+        if bound is not None and op in ("<", "<=", ">", ">="):
+            bound_runtime = self.v.plain_in(bound.bound, body)
+            bound_fixed = bound_runtime and self.v.fixed_in_nest(bound.bound, nest_start)
+        body_exits = body_calls = False
+        for d in body.walk_preorder():
+            if d.kind in _JUMPS:
+                body_exits = True
+            elif d.kind == K.CALL_EXPR:
+                body_calls = True
+                if d.spelling in _NORETURN:
+                    body_exits = True
+        found = _Body()
+        self.body(body, depth, found, {**outer, key: name}, nest_start, conditional=False)
+        return Loop(
+            var=name, lower=lower_text, upper=bound.text if bound is not None else None,
+            cond_op=op, step=step, line=c.location.line, depth=depth, start=start,
+            end=body_end, body_start=body.extent.start.offset, body_end=body_end,
+            body_compound=body.kind == K.COMPOUND_STMT,
+            trip=_trip(lower_sym, upper_sym, step, op),
+            lower_sym=lower_sym, upper_sym=upper_sym,
+            bounds_invariant=bound is not None and bound.aff is not None,
+            bound_runtime=bound_runtime, lower_aff=lower_aff,
+            upper_aff=bound.aff if bound is not None else None,
+            body_exits=body_exits, conditional=conditional, body_calls=body_calls,
+            int_stores=any(body.extent.start.offset <= o < body_end and t not in FLOAT_KINDS
+                           for o, t in self.v.effects.memory_stores),
+            bound_fixed=bound_fixed,
+            csr=self.row_range(lower, bound, step, op, outer, nest_start),
+            walk=walk, ops=found.ops, omp=self.omp(start), children=tuple(found.children),
+            refs=tuple(found.refs), problems=tuple(found.problems))
+
+    def cond(self, cond: ci.Cursor, key: tuple, outer: dict,
+             nest_start: int) -> _Cond | None:
+        """The loop condition `v OP bound` (or `bound OP v`), when its text can be
+        repeated in hints."""
+        cond = strip(cond)
+        if cond.kind != K.BINARY_OPERATOR:
+            return None
+        op = binary_operator(cond)
+        if op not in _FLIP:
+            return None
+        lhs, rhs = list(cond.get_children())
+        ls, rs = strip(lhs), strip(rhs)
+        if ls.kind == K.DECL_REF_EXPR and ls.referenced and decl_key(ls.referenced) == key:
+            bound = rhs
+        elif rs.kind == K.DECL_REF_EXPR and rs.referenced and decl_key(rs.referenced) == key:
+            bound, op = lhs, _FLIP[op]
+        else:
+            return None
+        # The comparison must not mix signedness in a way that changes its meaning; the
+        # bound is repeated in hints, so the file's text must spell it.
+        if is_unsigned(ls.type.get_canonical()) != is_unsigned(rs.type.get_canonical()) or \
+                not self.t.spelled(bound):
+            return None
+        return _Cond(op, bound, self.t.text(bound), self.v.affine(bound, outer, nest_start))
+
+    def row_range(self, lower: ci.Cursor | None, bound: _Cond | None, step: int,
+                  op: str | None, outer: dict[tuple, str],
+                  nest_start: int) -> tuple[str, str, Affine] | None:
+        """`for (k = R[i + c]; k < R[i + c + 1]; k++)`, the rows of a compressed sparse
+        row matrix: R a base needing no load, the index affine with coefficient 1 in one
+        enclosing loop variable i.  Returns (R, i, the upper index i + c + 1).  Across
+        the iterations of i the rows' ranges chain (plan._csr_end); whether the row loop
+        can change R's elements is its int_stores and body_calls."""
+        if (lower is None or bound is None or step != 1
+                or op != "<" or self.v.sync_in(nest_start) is not None):
+            return None
+        lo, hi = strip(lower), strip(bound.bound)
+        if lo.kind != K.ARRAY_SUBSCRIPT_EXPR or hi.kind != K.ARRAY_SUBSCRIPT_EXPR:
+            return None
+        (lb, li), (hb, hix) = list(lo.get_children()), list(hi.get_children())
+        rows = self.refs.base(strip(lb), nest_start)
+        rows_hi = self.refs.base(strip(hb), nest_start)
+        if rows is None or rows != rows_hi or lo.type.get_canonical().kind not in INT_KINDS:
+            return None
+        a_lo, a_hi = self.v.affine(li, outer, nest_start), self.v.affine(hix, outer, nest_start)
+        if a_lo is None or a_hi is None:
+            return None
+        diff = a_hi.plus(a_lo, -1)
+        if diff.coeffs or sym_value(diff.const) != 1:
+            return None
+        ones = [v for v, c in a_lo.coeffs.items() if sym_value(c) == 1]
+        if len(a_lo.coeffs) != 1 or len(ones) != 1:
+            return None
+        return rows, ones[0], a_hi
+
+    def body(self, c: ci.Cursor, depth: int, found: _Body, loops: dict[tuple, str],
+             nest_start: int, conditional: bool) -> None:
+        """Collect the references of the loop at `depth` into `found`; inner for-loops
+        become its children or new nests."""
+        if c.kind == K.FOR_STMT:
+            child = self.loop(c, depth + 1, loops, nest_start, conditional)
+            if isinstance(child, Loop):
+                found.children.append(child)
+            else:
+                found.problems.append(f"line {c.location.line}: inner loop not analysed "
+                                      f"({child.why}): its references are not analysed")
+                self.scan(c)
+            return
+        if c.kind in (K.WHILE_STMT, K.DO_STMT):
+            found.problems.append(f"line {c.location.line}: while/do loop: its references "
+                                  "are not analysed")
+            self.scan(c)
+            return
+        if c.kind == K.UNARY_OPERATOR and unary_operator(c) == "*":
+            ref = self.refs.dereference(c, loops, nest_start, conditional)
+            if ref is not None:
+                found.ops += sum(1 for d in c.walk_preorder() if d.kind in _OPS)
+                found.refs.append(ref)
+                return
+        if c.kind == K.MEMBER_REF_EXPR:
+            ref = self.refs.walk_member(c, loops, conditional)
+            if ref is not None:
+                found.refs.append(ref)
+                return
+        if c.kind == K.ARRAY_SUBSCRIPT_EXPR:
+            ref = self.refs.reference(c, loops, nest_start, conditional)
+            if isinstance(ref, ArrayRef):
+                found.ops += sum(1 for d in c.walk_preorder() if d.kind in _OPS)
+                found.refs.append(ref)
+                ix = ref.indirect
+                while ix is not None:   # a[c[b[i]]]: c[b[i]] and b[i] are read too
+                    found.refs.append(ix)
+                    ix = ix.indirect
+                return
+            what = self.t.text(c) if self.t.in_file(c) else "a reference"
+            found.problems.append(f"line {c.location.line}: {what}: {ref}")
+            # look for references inside the indices only
+            sub = c
+            while sub.kind == K.ARRAY_SUBSCRIPT_EXPR:
+                base, idx = list(sub.get_children())
+                self.body(idx, depth, found, loops, nest_start, conditional)
+                sub = strip(base)
+            return
+        kids = list(c.get_children())
+        if c.kind in _OPS:
+            found.ops += 1
+        if c.kind in (K.IF_STMT, K.CONDITIONAL_OPERATOR):
+            for i, k in enumerate(kids):
+                self.body(k, depth, found, loops, nest_start, conditional or i > 0)
+            return
+        if c.kind == K.BINARY_OPERATOR and binary_operator(c) in ("&&", "||"):
+            self.body(kids[0], depth, found, loops, nest_start, conditional)
+            self.body(kids[1], depth, found, loops, nest_start, True)
+            return
+        cond_kids = conditional or c.kind in (K.SWITCH_STMT, K.CASE_STMT, K.DEFAULT_STMT,
+                                              K.LABEL_STMT)
+        for k in kids:
+            self.body(k, depth, found, loops, nest_start, cond_kids)
+
+
+def _loops(root: Loop) -> list[Loop]:
+    out, stack = [], [root]
+    while stack:
+        lp = stack.pop()
+        out.append(lp)
+        stack.extend(lp.children)
+    return out
+
+
+def _changed_in(body: ci.Cursor, key: tuple) -> int | None:
+    """The line of a statement in `body` that changes variable `key`, if any (a loop's
+    index must change only in its increment)."""
+    for d in body.walk_preorder():
+        if d.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR):
+            written: set[tuple] = set()
+            if d.kind == K.UNARY_OPERATOR:
+                if unary_operator(d) in ("post++", "post--", "pre++", "pre--", "&"):
+                    mark_variable(next(d.get_children()), written)
+            elif binary_operator(d).endswith("=") and binary_operator(d) not in (
+                    "==", "!=", "<=", ">="):
+                mark_variable(next(d.get_children()), written)
+            if key in written:
+                return d.location.line
+    return None
+
+
+def _trip(lower: Sym | None, upper: Sym | None, s: int, op: str | None) -> int | None:
+    """Constant trip count of a loop with constant bounds."""
+    if lower is None or upper is None:
+        return None
+    lo, hi = sym_value(lower), sym_value(upper)
+    if lo is None or hi is None:
+        return None
+    if s > 0 and op in ("<", "<=", "!="):
+        last = hi - 1 if op in ("<", "!=") else hi
+        return max(0, (last - lo) // s + 1)
+    if s < 0 and op in (">", ">=", "!="):
+        last = hi + 1 if op in (">", "!=") else hi
+        return max(0, (lo - last) // (-s) + 1)
+    return None
+
+
+def _loop_init(init: ci.Cursor | None) -> tuple[ci.Cursor | None, ci.Cursor | None]:
+    if init is None:
+        return None, None
+    if init.kind == K.DECL_STMT:
+        decls = list(init.get_children())
+        if len(decls) == 1 and decls[0].kind == K.VAR_DECL:
+            kids = [k for k in decls[0].get_children() if k.kind.is_expression()]
+            return decls[0], (kids[-1] if kids else None)
+        return None, None
+    init = strip(init)
+    if init.kind == K.BINARY_OPERATOR and binary_operator(init) == "=":
+        lhs, rhs = list(init.get_children())
+        lhs = strip(lhs)
+        if lhs.kind == K.DECL_REF_EXPR:
+            return lhs.referenced, rhs
+    return None, None
+
+
+def _loop_step(inc: ci.Cursor) -> tuple[ci.Cursor | None, int | None]:
+    inc = strip(inc)
+    kids = list(inc.get_children())
+    if not kids:
+        return None, None
+    target = strip(kids[0])
+    if target.kind != K.DECL_REF_EXPR:
+        return None, None
+    if inc.kind == K.UNARY_OPERATOR:
+        op = unary_operator(inc)
+        if op in ("post++", "pre++"):
+            return target.referenced, 1
+        if op in ("post--", "pre--"):
+            return target.referenced, -1
+    elif inc.kind == K.COMPOUND_ASSIGNMENT_OPERATOR and len(kids) == 2:
+        v = evaluate_int(kids[1])
+        op = binary_operator(inc)
+        if v is not None and op in ("+=", "-="):
+            return target.referenced, v if op == "+=" else -v
+    return None, None
+
+
+def _jump_target(c: ci.Cursor, in_switch: bool) -> str | None:
+    """A label below `c` that a jump from outside `c` could reach: any `goto` label, and a
+    `case`/`default` not enclosed by a switch below `c` (Duff's device)."""
+    for k in c.get_children():
+        if k.kind == K.LABEL_STMT:
+            return (f"a label inside the nest ({k.spelling}, line {k.location.line}): a "
+                    "goto into it would skip nest entry")
+        if k.kind in (K.CASE_STMT, K.DEFAULT_STMT) and not in_switch:
+            return (f"a case label inside the nest (line {k.location.line}) of a switch "
+                    "outside it: the switch would jump past nest entry")
+        found = _jump_target(k, in_switch or k.kind == K.SWITCH_STMT)
+        if found is not None:
+            return found
+    return None
+
+

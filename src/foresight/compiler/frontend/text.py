@@ -1,0 +1,195 @@
+"""What one function's source text says at a cursor: whether the file's text spells the
+code there (not a macro's expansion or an #include'd file), the text to repeat in a hint,
+and the byte offsets of a for statement's parts.  Hints repeat the user's text, so only
+text that is the code may be repeated."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+import clang.cindex as ci
+
+from foresight.compiler.options import decode_source
+
+K = ci.CursorKind
+
+
+class FunctionText:
+    """The text of function `fn` in file `main` (bytes `data`), with the file's macro
+    expansions (unit.macro_ranges) and __COUNTER__-reading macros (unit.counting_macros)."""
+
+    def __init__(self, fn: ci.Cursor, data: bytes, main: str,
+                 macros: list[tuple[int, int]], counting: set[str] | frozenset[str]):
+        self.fn, self.data, self.main = fn, data, main
+        self.macros = macros
+        self.counting = counting    # text holding them is never repeated
+        self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
+        self._parents: dict[int, tuple[int, int]] | None = None
+
+    def spelled(self, c: ci.Cursor) -> bool:
+        """Whether the file's text at `c`'s extent spells `c`, so hints may repeat it.
+
+        Code a macro's body produces is located at the whole call (`BODY(k)`): the call's
+        text spells only the outermost expression the call makes (`u(i,j)` for
+        `#define u(i,j) u_[(i)*n+(j)]`), not the parts of it (`A[r][k]` of `#define
+        BODY(k) { s += A[r][k]; }`, whose hints would run the body again).  Text
+        containing whole calls spells itself, unless it reads __COUNTER__ (repeating it
+        would change the values of later uses)."""
+        if not self.in_file(c) or self.reads_counter(c):
+            return False
+        cs, ce = c.extent.start.offset, c.extent.end.offset
+        lo = bisect_left(self.macros, (cs, -1))
+        while lo > 0 and self.macros[lo - 1][1] > cs:
+            lo -= 1
+        for s, e in self.macros[lo:bisect_left(self.macros, (ce, -1))]:
+            if e <= cs or (cs <= s and e <= ce and (cs, ce) != (s, e)) or (s < cs and ce < e):
+                continue
+            if (cs, ce) != (s, e) or self.parents().get(c.hash) == (s, e):
+                return False
+        return True
+
+    def in_file(self, c: ci.Cursor) -> bool:
+        """Whether `c`'s extent is a non-empty range of this file: code from a macro
+        call's arguments has an empty extent at the call (`N` of `COND(i, N)`), code from
+        an #include'd file offsets into that file."""
+        return c.extent.end.offset > c.extent.start.offset and all(
+            x.file is not None and str(x.file) == self.main
+            for x in (c.extent.start, c.extent.end))
+
+    def reads_counter(self, c: ci.Cursor) -> bool:
+        """Whether the text at `c` (in_file) reads __COUNTER__, itself or through a
+        macro."""
+        return bool(self.counting) and any(t.spelling in self.counting
+                                           for t in self.tokens(c))
+
+    def text(self, c: ci.Cursor) -> str:
+        """`c` as C to repeat in a one-line insertion (and to show in the report): its
+        tokens as written, one space wherever the source has white space, a comment or a
+        line break between two, so a `//` comment or a newline inside never reaches the
+        inserted line."""
+        start, end = c.extent.start.offset, c.extent.end.offset
+        out, last = [], None
+        for t in self.tokens(c):
+            o = t.extent.start.offset
+            if last is not None and o > last:
+                out.append(" ")
+            out.append(t.spelling.replace("\\\n", "").replace("\\\r\n", ""))
+            last = t.extent.end.offset
+        if not out:
+            return decode_source(self.data[start:end])
+        return "".join(out)
+
+    def tokens(self, c: ci.Cursor) -> list[ci.Token]:
+        """The file's own tokens in `c`'s extent, comments left out (a cursor's
+        get_tokens would start at a macro's definition when the expression begins with a
+        macro)."""
+        start, end = c.extent.start.offset, c.extent.end.offset
+        tu = c.translation_unit
+        here = tu.get_file(self.main)
+        span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, start),
+                                             ci.SourceLocation.from_offset(tu, here, end))
+        return [t for t in tu.get_tokens(extent=span)
+                if t.extent.start.offset < end and t.kind != ci.TokenKind.COMMENT]
+
+    def member_op(self, owner: ci.Cursor, member: ci.Cursor) -> str | None:
+        """How the source writes member access `member` of `owner`: "->", "." or None
+        (text elsewhere, e.g. from a macro)."""
+        sep = self.data[owner.extent.end.offset:member.extent.end.offset].lstrip()
+        return "->" if sep.startswith(b"->") else "." if sep.startswith(b".") else None
+
+    def header_parts(self, c: ci.Cursor) -> tuple[int, int, int, int] | None:
+        """Byte offsets of '(' ';' ';' ')' of a for statement, checked against the text."""
+        toks = list(c.get_tokens())
+        if len(toks) < 5 or toks[0].spelling != "for" or toks[1].spelling != "(":
+            return None
+        depth, semis, lparen = 0, [], toks[1].extent.start.offset
+        for t in toks[1:]:
+            s = t.spelling
+            if s in ("(", "[", "{"):
+                depth += 1
+            elif s in (")", "]", "}"):
+                depth -= 1
+                if depth == 0:
+                    if len(semis) != 2:
+                        return None
+                    rparen = t.extent.start.offset
+                    offs = (lparen, semis[0], semis[1], rparen)
+                    ok = all(self.data[o:o + 1] in (b"(", b";", b")") for o in offs)
+                    return offs if ok else None
+            elif s == ";" and depth == 1:
+                semis.append(t.extent.start.offset)
+        return None
+
+    def stmt_end(self, c: ci.Cursor) -> int | None:
+        """Offset just past statement `c`, including the ';' the extent leaves out."""
+        end = c.extent.end.offset
+        if c.kind in (K.COMPOUND_STMT,) or self.data[end - 1:end] in (b";", b"}"):
+            return end
+        i = end
+        while i < len(self.data) and self.data[i:i + 1] in (b" ", b"\t", b"\n", b"\r"):
+            i += 1
+        return i + 1 if self.data[i:i + 1] == b";" else None
+
+    def macro_clash(self, c: ci.Cursor, start: int, body: ci.Cursor,
+                    body_end: int) -> str | None:
+        """Why the loop's text cannot be edited as the compiler sees it, or None.
+
+        Hints are spliced into the text before the loop, at the top of its body and after
+        it (wrapping an unbraced body in braces).  That keeps the meaning only if those
+        places are in the file's own text, not inside a macro expansion, and if the text
+        from `for` to the end of the body holds this loop and nothing else: with
+        `#define BUMP(i) A[i] += 1; C[i] += 2`, `for (...) BUMP(k);` loops over the first
+        statement only, while the text `BUMP(k);` holds both."""
+        lo = bisect_left(self.macros, (start, -1))
+        while lo > 0 and self.macros[lo - 1][1] > start:
+            lo -= 1
+        hi = bisect_left(self.macros, (body_end, -1))
+        near = [m for m in self.macros[lo:hi] if m[1] > start]
+        if not near:
+            return None
+        body_start = body.extent.start.offset
+        edges = (start, body_start, body_start + 1, body_end) if body.kind == K.COMPOUND_STMT \
+            else (start, body_start, body_end)
+        if body.kind == K.COMPOUND_STMT and (self.data[body_start:body_start + 1] != b"{"
+                                             or self.data[body_end - 1:body_end] != b"}"):
+            return "the braces of the loop body come from a macro expansion"
+        for s, e in near:
+            if any(s < o < e for o in edges) or (body.kind == K.COMPOUND_STMT and any(
+                    s <= o < e for o in (body_start, body_end - 1))):
+                return (f"the loop is written across a macro expansion (line "
+                        f"{c.location.line}): its text is not the code the compiler sees")
+        if body.kind == K.COMPOUND_STMT:
+            return None
+        # An unbraced body touching a macro: every statement the text holds must be the
+        # loop's own.
+        mine = {d.hash for d in c.walk_preorder()}
+        cursors = self.cursors()
+        i = bisect_left(cursors, (start, -1))
+        while i < len(cursors) and cursors[i][0] < body_end:
+            if cursors[i][1] not in mine:
+                return ("the loop body comes from a macro that expands to more than the "
+                        f"loop's statement (line {c.location.line}): wrapping its text "
+                        "would change what the loop runs")
+            i += 1
+        return None
+
+    def parents(self) -> dict[int, tuple[int, int]]:
+        """Cursor hash -> its parent's extent, for the cursors of this function."""
+        if self._parents is None:
+            self._parents = {}
+            stack = [self.fn]
+            while stack:
+                p = stack.pop()
+                ext = (p.extent.start.offset, p.extent.end.offset)
+                for k in p.get_children():
+                    self._parents[k.hash] = ext
+                    stack.append(k)
+        return self._parents
+
+    def cursors(self) -> list[tuple[int, int]]:
+        """(start offset, hash) of every cursor of the function in this file, by offset."""
+        if self._cursors is None:
+            self._cursors = sorted(
+                (d.extent.start.offset, d.hash) for d in self.fn.walk_preorder()
+                if d.location.file is not None and str(d.location.file) == self.main)
+        return self._cursors

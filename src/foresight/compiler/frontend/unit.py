@@ -1,0 +1,143 @@
+"""Load a C file into libclang, and the file-wide facts the front end reads from it: the
+macro expansions in its text, the macros that read __COUNTER__, and where the runtime's
+header may be included."""
+
+from __future__ import annotations
+
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import clang.cindex as ci
+
+K = ci.CursorKind
+
+
+class ParseFailure(Exception):
+    """libclang could not parse the file: it is compiled unchanged."""
+
+
+@cache
+def _builtin_headers() -> list[str]:
+    """Where libclang finds the compiler's own headers (stddef.h, stdatomic.h, ...), which
+    the libclang wheel lacks: clang's, from Debian's libclang-common-N-dev (installed by
+    `make setup`; a version no newer than the wheel's, whose builtins it knows), else
+    gcc's (whose <stdatomic.h> clang cannot parse)."""
+    found = []
+    for inc in Path("/usr/lib").glob("llvm-*/lib/clang/*/include/stdatomic.h"):
+        try:
+            found.append((int(inc.parent.parent.name.split(".")[0]), inc.parent.parent))
+        except ValueError:
+            continue
+    if found:
+        mine = _libclang_major()
+        older = [f for f in found if f[0] <= mine]
+        return ["-resource-dir", str(max(older)[1] if older else min(found)[1])]
+    try:
+        out = subprocess.run(["cc", "-print-file-name=include"], capture_output=True,
+                             text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return ["-isystem", out] if out and Path(out).is_dir() else []
+
+
+def _libclang_major() -> int:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return int(version("libclang").split(".")[0])
+    except (PackageNotFoundError, ValueError):
+        return 1 << 30
+
+
+def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
+    """`source` parsed by libclang with the compiler's arguments; ParseFailure when it
+    has errors."""
+    args = ["-x", "c", *clang_args, *_builtin_headers(), "-Wno-everything"]
+    try:
+        # `./-x.c` is `-x.c` as a Path, which libclang would take for an option.
+        name = str(source) if not str(source).startswith("-") else f"./{source}"
+        tu = ci.Index.create().parse(name, args=args,
+                                     options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+    except ci.TranslationUnitLoadError as e:
+        raise ParseFailure(f"{source}: libclang could not load the file: {e}") from e
+    errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
+    if errors:
+        d = errors[0]
+        loc = f"{d.location.file}:{d.location.line}" if d.location.file else str(source)
+        raise ParseFailure(f"{loc}: libclang cannot parse this file ({d.spelling})")
+    return tu
+
+
+def macro_ranges(top: list[ci.Cursor], main: str) -> list[tuple[int, int]]:
+    """Byte ranges of the macro expansions in the file, by start: the text there is not
+    the code."""
+    return sorted((c.extent.start.offset, c.extent.end.offset) for c in top
+                  if c.kind == K.MACRO_INSTANTIATION and c.location.file
+                  and str(c.location.file) == main)
+
+
+_FEATURE_MACROS = {"_FILE_OFFSET_BITS", "_TIME_BITS", "_FORTIFY_SOURCE", "_REENTRANT",
+                   "_THREAD_SAFE"}
+
+
+def header_places(top: list[ci.Cursor], data: bytes, main: str) -> list[int]:
+    """Where the runtime's header may be included instead of the file's first line: the
+    starts of the lines after the #include directives at file scope, when the user's
+    files define a feature test macro (`#define _GNU_SOURCE`, `_FILE_OFFSET_BITS`): the
+    header includes <stdint.h>, and the C library reads those macros once, at its first
+    header (included first, it left memmem() undeclared and off_t 32 bits).  Empty:
+    the first line will do."""
+    if not any(c.kind == K.MACRO_DEFINITION and not c.location.is_in_system_header
+               and c.location.file is not None and (
+                   c.spelling in _FEATURE_MACROS or c.spelling.startswith("__STDC_WANT_")
+                   or (c.spelling.startswith("_") and c.spelling.endswith("_SOURCE")))
+               for c in top):
+        return []
+    mine = [c for c in top if c.location.file is not None and str(c.location.file) == main]
+    code = [(c.extent.start.offset, c.extent.end.offset) for c in mine
+            if c.kind not in (K.INCLUSION_DIRECTIVE, K.MACRO_DEFINITION,
+                              K.MACRO_INSTANTIATION)]
+    places = []
+    for c in mine:
+        if c.kind != K.INCLUSION_DIRECTIVE:
+            continue
+        end = c.extent.end.offset
+        if any(s <= end <= e for s, e in code):
+            continue   # an #include inside a declaration or a function (X-macros)
+        nl = data.find(b"\n", end)
+        rest = data[end:nl if nl >= 0 else len(data)]
+        if nl < 0 or b"/*" in rest or rest.rstrip().endswith(b"\\") or (
+                rest.strip() and not rest.strip().startswith(b"//")):
+            continue   # a comment or a continued line would take the next line in
+        places.append(nl + 1)
+    return places
+
+
+def counting_macros(tu: ci.TranslationUnit, top: list[ci.Cursor], data: bytes) -> set[str]:
+    """`__COUNTER__` and the names of the macros whose expansion reads it: text holding
+    one of them gives another value each time it is repeated, and repeating it in a hint
+    would change the values the program's own later uses get."""
+    seen = b"__COUNTER__" in data
+    for inc in tu.get_includes():
+        if seen:
+            break
+        try:
+            seen = b"__COUNTER__" in Path(str(inc.include)).read_bytes()
+        except OSError:
+            seen = True
+    if not seen:
+        return set()
+    bodies: dict[str, set[str]] = {}
+    for c in top:
+        if c.kind == K.MACRO_DEFINITION:
+            words = {t.spelling for t in c.get_tokens()
+                     if t.kind == ci.TokenKind.IDENTIFIER} - {c.spelling}
+            bodies.setdefault(c.spelling, set()).update(words)
+    counting = {"__COUNTER__"}
+    grew = True
+    while grew:
+        more = {name for name, words in bodies.items() if words & counting} - counting
+        counting |= more
+        grew = bool(more)
+    return counting

@@ -1,0 +1,114 @@
+"""The front end on its own: loops, refusals, OpenMP annotations, a frozen IR."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from foresight.compiler.frontend import pragmas
+from foresight.compiler.frontend.parse import parse
+from foresight.compiler.ir import OmpLoop
+from foresight.compiler.options import CompileOptions
+from foresight.compiler.pipeline import transform
+
+OMP = r"""
+void f(double *a, double *b, long n, int t)
+{
+#pragma omp parallel for schedule(monotonic: dynamic, 16) \
+        num_threads(t) collapse(2)
+    for (long i = 0; i < n; i++)
+        for (long j = 0; j < n; j++) a[i * n + j] = b[j * n + i];
+    for (long i = 0; i < n; i++) {
+        #pragma omp simd
+        for (long j = 0; j < n; j++) a[i * n + j] += 1;
+    }
+    for (long i = 0; i < n; i++) {
+        #pragma omp critical
+        a[i] += 2;
+    }
+#pragma GCC ivdep
+    for (long i = 0; i < n; i++) a[i] += 3;
+    for (long i = 0; i < n; i++) a[i] += 4;
+}
+"""
+
+
+def nests_of(tmp_path, code: str, args: list[str] | None = None):
+    src = tmp_path / "x.c"
+    src.write_text(code)
+    return parse(src, args or [])[0]
+
+
+def test_omp_clauses_are_read_from_the_pragma_text():
+    omp = pragmas.omp_loop("omp parallel for schedule(static, n / 4) num_threads(t + 1) "
+                           "collapse(3) reduction(+: s) private(x)", 7)
+    assert omp == OmpLoop(directive="parallel for", line=7, schedule="static",
+                          chunk="n / 4", num_threads="t + 1", collapse=3,
+                          clauses=("schedule(static, n / 4)", "num_threads(t + 1)",
+                                   "collapse(3)", "reduction(+: s)", "private(x)"))
+    assert pragmas.omp_loop("omp for simd", 1).directive == "for simd"
+    assert pragmas.omp_loop("GCC ivdep", 1) is None
+
+
+def test_annotated_loops_are_parsed_and_other_pragmas_refuse_the_nest(tmp_path):
+    nests = nests_of(tmp_path, OMP)
+    assert [n.line for n in nests] == [6, 8, 12, 17, 18]
+    first, inner, critical, ivdep, plain = nests
+    # The front end records the annotation and does not refuse the nest for it.
+    assert first.skipped is None and inner.skipped is None
+    root = first.root.omp
+    assert (root.directive, root.line, root.schedule, root.chunk, root.num_threads,
+            root.collapse) == ("parallel for", 4, "dynamic", "16", "t", 2)
+    assert first.root.children[0].omp is None
+    assert inner.root.omp is None and inner.root.children[0].omp.directive == "simd"
+    # A pragma on a statement that is no loop, or one that is not OpenMP's: refused.
+    assert "a #pragma inside the nest" in critical.skipped
+    assert "follows a #pragma" in ivdep.skipped
+    assert plain.skipped is None and plain.root.omp is None
+
+
+def test_the_prefetch_pass_leaves_annotated_loops_alone_and_reports_why(tmp_path):
+    src = tmp_path / "x.c"
+    src.write_text(OMP)
+    out = transform(src, [], CompileOptions())
+    why = {e["line"]: e["skipped"] for e in out.report}
+    assert "an OpenMP loop (line 4: #pragma omp parallel for)" in why[6]
+    assert "an OpenMP loop (line 9: #pragma omp simd)" in why[8]
+    assert why[18] is None
+    # Only the last nest is hinted: the annotated ones keep their text exactly.
+    body = out.text.split("\n", 2)[2].splitlines()
+    assert body[:17] == OMP.splitlines()[:17]
+    loops = {e["line"]: e["loops"] for e in out.report}
+    assert json.loads(json.dumps(loops[6][0]["omp"]))["collapse"] == 2
+    assert "omp" not in loops[18][0]
+
+
+def test_loops_the_front_end_cannot_model_are_recorded_with_the_reason(tmp_path):
+    nests = nests_of(tmp_path, """
+void g(double *a, long n, long *k)
+{
+    for (long i = 0; i < n; i += *k) a[i] = 0;
+    for (long i = 0; i < n; i++) { a[i] = 1; i += 2; }
+    long j = 0;
+    while (j < n) a[j++] = 2;
+}
+""")
+    assert [n.root for n in nests] == [None, None, None]
+    why = [n.skipped for n in nests]
+    assert "increment is not one variable stepped by a constant" in why[0]
+    assert "the index i is changed in the body (line 5)" in why[1]
+    assert "a while or do loop" in why[2]
+
+
+def test_the_ir_is_frozen(tmp_path):
+    (nest,) = nests_of(tmp_path, "void h(double *a, long n)\n"
+                                 "{ for (long i = 0; i < n; i++) a[i] = 0; }\n")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        nest.root.var = "k"      # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        nest.root.refs[0].base = "b"  # type: ignore[misc]
+    assert isinstance(nest.root.refs, tuple) and isinstance(nest.root.children, tuple)
+    moved = dataclasses.replace(nest.root, var="k")
+    assert moved.var == "k" and nest.root.var == "i"
