@@ -51,6 +51,10 @@
  * The file is locked while written, so a second process that loads the
  * runtime with the same FORESIGHT_TRACE (a child that execs) does not clobber
  * it: it warns and does not trace.
+ *
+ * Why one file of 640 lines: the rings, the drain thread and the output buffer
+ * share one lock and one set of per-thread fault states; split, each half would
+ * export its internals to the other.
  */
 #include <errno.h>
 #include <fcntl.h>
