@@ -200,7 +200,7 @@ def test_inputs_by_name_each_once():
     (["--lines", "ten"], "'ten' is not a number of lines"),
     (["--kernels", "nope"], "unknown program 'nope'"),
     (["--lines", "none", "--kernels", "none"], "nothing to measure"),
-    (["--timeout", "0"], "--timeout must be positive"),
+    (["--timeout", "0"], "--timeout: must be a positive number, not 0"),
 ])
 def test_option_errors(args, message, tmp_path):
     out = tmp_path / "c.json"

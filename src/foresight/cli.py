@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
-from foresight.errors import ForesightError
+from foresight.errors import ForesightError, UsageError
 
 
 def _config(ns: argparse.Namespace) -> int:
@@ -27,14 +28,18 @@ def _swap(ns: argparse.Namespace) -> int:
     return swap.main(ns)
 
 
-def _bench(ns: argparse.Namespace) -> int:
-    from foresight.bench import suites
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors read as every other error of the command, on one line
+    (`foresight: error: ...`), naming the help to read instead of printing the usage."""
 
-    return suites.main(ns)
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+def build_parser(bench_suites: bool = True) -> argparse.ArgumentParser:
+    """The `foresight` command's parser; the bench suites' subcommands only with
+    BENCH_SUITES (importing every suite would slow every other command's start)."""
+    p = _Parser(
         prog="foresight",
         description="Compiler-directed I/O prefetching and release for out-of-core programs.",
     )
@@ -72,37 +77,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--path", default="/var/lib/foresight/swapfile", help="swap file path")
     s.set_defaults(func=_swap)
 
-    b = sub.add_parser("bench", help="run a benchmark suite (O vs P, tables, JSON, plots)")
-    b.add_argument("suite", choices=["demo", "micro", "overhead", "compiler", "nas", "compile"])
-    b.add_argument("--kernels", default=None,
-                   help="comma-separated kernels (compiler: stencil,stencil_rows,gather,"
-                   "matvec_t,colsum,bucket_sort,rowptr,walk; nas: is,cg,ep,ft,mg,lu,sp,bt; "
-                   "demo: heat,spmv,scan; compile: any of nas' and compiler's, or none)")
-    b.add_argument("--mem", default=None,
-                   help="memory cap (micro, compiler: default 256M; demo: 128M; nas: per "
-                   "--size)")
-    b.add_argument("--size", default="default",
-                   help="nas: test, default (64M cap, 3x data) or paper (Table V ratios)")
-    b.add_argument("--sweep", metavar="IS", help="nas: also the IS size sweep (Figure 19) and "
-                   "in-core cold/warm runs (Figure 15)")
-    b.add_argument("--backing", default="anon", help="nas: anon (swap) or file")
-    b.add_argument("--timeout", type=float, default=900,
-                   help="nas, compile: time limit per run in seconds (default 900)")
-    b.add_argument("--lines", default=None,
-                   help="compile: line counts of the generated many-nest files, "
-                   "comma-separated, or none (default 250,1000,2000)")
-    b.add_argument("--ratio", type=float, default=None,
-                   help="data/memory ratio (micro, compiler: default 4; demo: 3)")
-    b.add_argument("--readahead-kb", type=int, default=128,
-                   help="read_ahead_kb for the run (micro, compiler, demo; default 128, Linux's "
-                   "common default)")
-    b.add_argument("--patterns", default="backward,strided,indirect,forward",
-                   help="comma-separated access patterns (micro)")
-    b.add_argument("--backings", default="file,anon", help="comma-separated: file, anon (micro)")
-    b.add_argument("--repeat", type=int, default=1, help="runs per variant; medians reported")
-    b.add_argument("--json", metavar="FILE", help="write results as JSON")
-    b.add_argument("--plots", metavar="DIR", help="write PNG plots into DIR")
-    b.set_defaults(func=_bench)
+    b = sub.add_parser("bench", help="run a benchmark suite (O vs P, tables, JSON, plots)",
+                       description="Run a benchmark suite: variants compared in one run, "
+                       "shown as tables, written as JSON, Markdown and plots; `foresight "
+                       "bench SUITE --help` for a suite's options.")
+    for command in sub.choices.values():   # who reports an argument it does not know
+        command.set_defaults(parser=command)
+    suites = b.add_subparsers(dest="suite", required=True, metavar="SUITE")
+    if bench_suites:
+        from foresight.bench.registry import SUITES
+
+        for suite in SUITES:
+            sp = suites.add_parser(suite.name, help=suite.help, description=suite.description,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+            suite.add_arguments(sp)
+            sp.set_defaults(func=suite.run, parser=sp)
     return p
 
 
@@ -113,8 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         from foresight.driver.main import run as cc_run
 
         return cc_run(argv[1:], "foresight cc")
-    ns = build_parser().parse_args(argv)
     try:
+        ns, unknown = build_parser(bench_suites=argv[:1] == ["bench"]).parse_known_args(argv)
+        if unknown:   # named by the subcommand that does not know them
+            ns.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        ns.argv = argv   # the command line, for what the results were made with
         return ns.func(ns)
     except ForesightError as e:
         print(f"foresight: error: {e}", file=sys.stderr)

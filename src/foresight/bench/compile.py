@@ -23,6 +23,7 @@ cc1.  Object sizes are size(1)'s `text` (code and read-only data) of the `.o`.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import shlex
@@ -36,14 +37,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from foresight.bench import gen_nests
+from foresight.bench import gen_nests, suite
+from foresight.bench.common import foresight_exe, pyplot
 from foresight.bench.compiler import KERNELS as KERNEL_PROGRAMS
-from foresight.bench.compiler import foresight_exe, kernels_dir
+from foresight.bench.compiler import kernels_dir
 from foresight.bench.nas import KERNELS as NAS_PROGRAMS
 from foresight.bench.nas import nas_dir
+from foresight.bench.tables import Table
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment
-from foresight.reports import console, save_figure, write_json
+from foresight.reports import save_figure
 from foresight.units import format_size
 
 DEFAULT_LINES = (250, 1000, 2000)
@@ -331,86 +334,92 @@ def _x(x: float | None) -> str:
     return "–" if x is None else f"{x:.1f}×"
 
 
-def print_table(res: dict) -> None:
-    from rich.table import Table
+class Compile(suite.Suite):
+    name = "compile"
+    help = "what foresight cc costs at build time: time, memory, code size against cc"
+    description = __doc__
 
-    t = Table(title=f"foresight bench compile: -O2 -c, median of {res['repeat']}",
-              title_justify="left")
-    cols = ("input", "lines", "source", "generated", "O time", "P time", "P/O time",
-            "P front end", "P's cc", "O RSS", "P RSS", "P/O RSS", "O text", "P text",
-            "P/O text")
-    for c in cols:
-        t.add_column(c, justify="left" if c == "input" else "right")
-    for r in res["rows"]:
-        if "problem" in r:
-            t.add_row(r["input"], f"{r['source_lines']:,}", format_size(r["source_bytes"]),
-                      "failed: " + r["problem"].splitlines()[0])
-            continue
-        o, p, f, u, q = r["O"], r["P"], r["front_end"], r["underlying"], r["ratios"]
-        t.add_row(r["input"], f"{r['source_lines']:,}", format_size(r["source_bytes"]),
-                  format_size(r["generated_bytes"]), _s(o["wall_seconds"]),
-                  _s(p["wall_seconds"]), _x(q["time"]), _s(f["wall_seconds"]),
-                  _s(u["wall_seconds"]), format_size(o["max_rss_bytes"]),
-                  format_size(p["max_rss_bytes"]), _x(q["memory"]),
-                  format_size(o["object_text_bytes"]), format_size(p["object_text_bytes"]),
-                  _x(q["object_text"]))
-    console().print(t)
-    env = res["environment"]
-    start, end = env["load_average_start"], env["load_average_end"]
-    print(f"{res['compiler_version']} (as {shlex.join(res['compiler'])}); kernel "
-          f"{env['kernel']}, {env['cpus']} CPUs, load average {start[0]:.2f} at the start "
-          f"and {end[0]:.2f} at the end (the suite's own compiles add about 1)"
-          + environment.settings_text(env))
-    print("time: wall; RSS: peak of the largest process of the run; P front end: foresight "
-          "cc with FORESIGHT_CC=true; P's cc: its --emit-c text compiled as the driver "
-          "does; text: size(1) of the .o")
-    for r in res["rows"]:
-        if "problem" in r:
-            print(f"{r['input']}: {r['problem']}")
-        else:
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--lines", default=None,
+                            help="line counts of the generated many-nest files, "
+                            "comma-separated, or none (default "
+                            f"{','.join(map(str, DEFAULT_LINES))})")
+        parser.add_argument("--kernels", default=None, metavar="A,B",
+                            help="the shipped programs to compile, comma-separated: any of "
+                            "bench nas' and bench compiler's (cg or nas/cg), or none "
+                            "(default all)")
+        suite.add_timeout(parser)
+
+    def measure(self, ns: argparse.Namespace) -> dict:
+        lines = parse_lines(ns.lines) if ns.lines is not None else list(DEFAULT_LINES)
+        names = parse_programs(ns.kernels)
+        if not lines and not names:
+            raise UsageError("nothing to measure: --lines none and --kernels none")
+        return compile_suite(lines, names, ns.repeat, ns.timeout)
+
+    def tables(self, res: dict) -> list[Table]:
+        rows = []
+        for r in res["rows"]:
+            if "problem" in r:
+                rows.append((r["input"], f"{r['source_lines']:,}",
+                             format_size(r["source_bytes"]),
+                             "failed: " + r["problem"].splitlines()[0]))
+                continue
+            o, p, f, u, q = r["O"], r["P"], r["front_end"], r["underlying"], r["ratios"]
+            rows.append((r["input"], f"{r['source_lines']:,}", format_size(r["source_bytes"]),
+                         format_size(r["generated_bytes"]), _s(o["wall_seconds"]),
+                         _s(p["wall_seconds"]), _x(q["time"]), _s(f["wall_seconds"]),
+                         _s(u["wall_seconds"]), format_size(o["max_rss_bytes"]),
+                         format_size(p["max_rss_bytes"]), _x(q["memory"]),
+                         format_size(o["object_text_bytes"]),
+                         format_size(p["object_text_bytes"]), _x(q["object_text"])))
+        return [Table(f"foresight bench compile: -O2 -c, median of {res['repeat']}",
+                      ("input", "lines", "source", "generated", "O time", "P time",
+                       "P/O time", "P front end", "P's cc", "O RSS", "P RSS", "P/O RSS",
+                       "O text", "P text", "P/O text"), rows, left=("input",))]
+
+    def notes(self, res: dict) -> list[str]:
+        env = res["environment"]
+        start, end = env["load_average_start"], env["load_average_end"]
+        out = [f"{res['compiler_version']} (as {shlex.join(res['compiler'])}); kernel "
+               f"{env['kernel']}, {env['cpus']} CPUs, load average {start[0]:.2f} at the "
+               f"start and {end[0]:.2f} at the end (the suite's own compiles add about 1)"
+               + environment.settings_text(env),
+               "time: wall; RSS: peak of the largest process of the run; P front end: "
+               "foresight cc with FORESIGHT_CC=true; P's cc: its --emit-c text compiled as "
+               "the driver does; text: size(1) of the .o"]
+        for r in res["rows"]:
+            if "problem" in r:
+                out.append(f"{r['input']}: {r['problem']}")
+                continue
             if not r["underlying_matches"]:
-                print(f"{r['input']}: P's object text differs from the --emit-c text's "
-                      "compiled alone (did foresight cc fall back to the original?)")
-            for w in r["warnings"]:
-                print(f"{r['input']}: {w}")
+                out.append(f"{r['input']}: P's object text differs from the --emit-c text's "
+                           "compiled alone (did foresight cc fall back to the original?)")
+            out += [f"{r['input']}: {w}" for w in r["warnings"]]
+        return out
+
+    def plot(self, res: dict, directory: str) -> list[str]:
+        plt = pyplot()
+        rows = [r for r in res["rows"] if "ratios" in r]
+        fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rows)), 3.8))
+        x = range(len(rows))
+        for j, (key, label, color) in enumerate((
+                ("time", "compile time", "tab:blue"), ("memory", "peak RSS", "tab:orange"),
+                ("object_text", "object text", "tab:green"),
+                ("generated_over_source", "C text", "tab:gray"))):
+            ax.bar([i + (j - 1.5) * 0.2 for i in x],
+                   [r["ratios"][key] or 0 for r in rows], 0.2, label=label, color=color)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(list(x), [r["input"] for r in rows], rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("foresight cc / cc (log)")
+        ax.legend(fontsize=7)
+        ax.set_title(f"foresight cc -O2 -c against cc -O2 -c, median of {res['repeat']}",
+                     fontsize=9)
+        return [save_figure(fig, directory, "compile-ratios.png")]
+
+    def exit_code(self, res: dict) -> int:
+        return 1 if any("problem" in r for r in res["rows"]) else 0
 
 
-def plot(res: dict, directory: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = [r for r in res["rows"] if "ratios" in r]
-    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rows)), 3.8))
-    x = range(len(rows))
-    for j, (key, label, color) in enumerate((
-            ("time", "compile time", "tab:blue"), ("memory", "peak RSS", "tab:orange"),
-            ("object_text", "object text", "tab:green"),
-            ("generated_over_source", "C text", "tab:gray"))):
-        ax.bar([i + (j - 1.5) * 0.2 for i in x],
-               [r["ratios"][key] or 0 for r in rows], 0.2, label=label, color=color)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_yscale("log")
-    ax.set_xticks(list(x), [r["input"] for r in rows], rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("foresight cc / cc (log)")
-    ax.legend(fontsize=7)
-    ax.set_title(f"foresight cc -O2 -c against cc -O2 -c, median of {res['repeat']}",
-                 fontsize=9)
-    return save_figure(fig, directory, "compile-ratios.png")
-
-
-def main(ns) -> int:
-    lines = parse_lines(ns.lines) if ns.lines is not None else list(DEFAULT_LINES)
-    names = parse_programs(ns.kernels)
-    if not lines and not names:
-        raise UsageError("nothing to measure: --lines none and --kernels none")
-    if not ns.timeout > 0:
-        raise UsageError(f"--timeout must be positive, not {ns.timeout:g}")
-    res = compile_suite(lines, names, ns.repeat, ns.timeout)
-    print_table(res)
-    if ns.plots:
-        print(f"plot: {plot(res, ns.plots)}")
-    if ns.json:
-        write_json(ns.json, res)
-    return 1 if any("problem" in r for r in res["rows"]) else 0
+SUITE = Compile()

@@ -20,20 +20,30 @@ stencils, whose data is malloc'd); `run` prints `checksum ...` and
 
 from __future__ import annotations
 
-import json
+import argparse
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from foresight import paths
-from foresight.bench.suites import bench_dir, binary, median_summary, micro_access_seconds
+from foresight.bench import suite
+from foresight.bench.common import (
+    bench_dir,
+    binary,
+    build,
+    median_summary,
+    pyplot,
+    sources,
+    swap_shortfall,
+)
+from foresight.bench.micro import micro_access_seconds
+from foresight.bench.tables import Table, machine
 from foresight.errors import BenchError
 from foresight.harness import environment, readahead
 from foresight.harness.run import devices_for, run_once
-from foresight.reports import console, save_figure
-from foresight.units import format_size
+from foresight.reports import save_figure
+from foresight.units import format_size, parse_size
 
 
 @dataclass(frozen=True)
@@ -63,39 +73,8 @@ COLSUM_PASSES = 8192 // 1024   # colsum.c: 8192 columns, every 1024th summed
 
 
 def kernels_dir() -> Path:
-    """The kernels' sources: the source tree's (editable install), else those `make setup`
-    installed."""
-    for d in (Path(__file__).resolve().parents[3] / "benchmarks" / "kernels", paths.kernels_dir()):
-        if (d / "gather.c").exists():
-            return d
-    raise BenchError(f"kernel sources missing in {paths.kernels_dir()}; run `make setup`")
-
-
-def foresight_exe() -> str:
-    return str(Path(sys.prefix) / "bin" / "foresight")
-
-
-def build(name: str, out_dir: Path, src: Path | None = None,
-          flags: tuple[str, ...] = ()) -> tuple[dict[str, str], object]:
-    """Compile kernel NAME (or the program SRC, linked with FLAGS such as -lm) as O
-    (--no-prefetch) and P (hints); returns the executables and the compiler's JSON
-    report for P (None if it wrote none)."""
-    src = src or kernels_dir() / f"{name}.c"
-    report = out_dir / f"{name}.report.json"
-    exes = {}
-    for variant, extra in (("O", ["--no-prefetch"]), ("P", ["--report-json", str(report)])):
-        exe = out_dir / f"{name}-{variant}"
-        cmd = [foresight_exe(), "cc", "-O2", *extra, str(src), "-o", str(exe), *flags]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0 or not exe.exists():
-            raise BenchError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n"
-                             f"{(r.stderr or r.stdout).strip()}")
-        exes[variant] = str(exe)
-    try:
-        cc_report = json.loads(report.read_text())
-    except (OSError, ValueError):
-        cc_report = None
-    return exes, cc_report
+    """The kernels' sources (the source tree's, else those `make setup` installed)."""
+    return sources("kernels", "gather.c", paths.kernels_dir(), "the kernel sources")
 
 
 def data_file(kind: str, size: int, creator: str) -> str:
@@ -148,14 +127,11 @@ def _micro_cmd(pattern: str, data: str, size: int) -> tuple[list[str], int]:
 def check_swap(names: list[str], size: int, mem: int) -> None:
     """Malloc'd data beyond the cap pages to swap; without enough swap the cap kills it."""
     anon = [n for n in names if KERNELS[n].data == "anon"]
-    swap = environment.swap_summary()["total_bytes"]
-    if anon and size > mem and swap < size:
+    lacking = swap_shortfall(size, mem) if anon else None
+    if lacking:
         others = ",".join(n for n in names if n not in anon)
-        raise BenchError(
-            f"{', '.join(anon)} keeps {format_size(size)} of malloc'd data under a "
-            f"{format_size(mem)} cap, which needs swap ({format_size(swap)} active): run "
-            "`foresight swap enable --size 8G` as root (see `foresight swap status`)"
-            + (f", or leave it out with --kernels {others}" if others else ""))
+        raise BenchError(f"{', '.join(anon)}: {lacking}"
+                         + (f", or leave it out with --kernels {others}" if others else ""))
 
 
 def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat: int) -> dict:
@@ -170,7 +146,7 @@ def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat
             env = environment.environment(None)
             for name in names:
                 k = KERNELS[name]
-                exes, cc_report = build(name, Path(tmp))
+                exes, cc_report = build(name, Path(tmp), kernels_dir() / f"{name}.c")
                 data = "-" if k.data == "anon" else data_file(k.data, size, exes["O"])
                 row: dict = {"kernel": name, "what": k.what, "data_bytes": size,
                              "backing": "anon" if k.data == "anon" else "file"}
@@ -216,58 +192,65 @@ def _run_micro(pattern: str, data: str, size: int, mem: int) -> dict:
     return r
 
 
-def print_table(res: dict) -> None:
-    from rich.table import Table
+class Compiler(suite.Suite):
+    name = "compiler"
+    help = "unmodified kernels built by foresight cc, O vs P"
+    description = __doc__
 
-    rows = res["rows"]
-    t = Table(title=f"foresight bench compiler: {format_size(rows[0]['data_bytes'])} data, "
-              f"{format_size(res['mem_limit_bytes'])} cap, read_ahead_kb "
-              f"{res['readahead_kb']}, median of {res['repeat']}", title_justify="left")
-    for col in ("kernel", "O access", "P access", "speedup O/P", "micro P", "O faults",
-                "P faults", "O read", "P read", "O stall", "P stall"):
-        t.add_column(col, justify="left" if col == "kernel" else "right")
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        suite.add_cap(parser, "256M", 4.0)
+        suite.add_kernels(parser, ", ".join(KERNELS))
 
-    def n(x, fmt):
-        return "–" if x is None else fmt(x)
+    def measure(self, ns: argparse.Namespace) -> dict:
+        names = suite.choose(ns.kernels, list(KERNELS), "kernel", "--kernels")
+        return compiler(parse_size(ns.mem), ns.ratio, ns.readahead_kb, names, ns.repeat)
 
-    for row in rows:
-        o, p = row["O"], row["P"]
-        micro = row.get("micro_hints")
-        t.add_row(row["kernel"], f"{o['access_seconds']:.2f} s", f"{p['access_seconds']:.2f} s",
-                  f"{row['speedup']:.2f}×",
-                  f"{micro['access_seconds']:.2f} s" if micro else "",
-                  n(o["major_faults"], "{:,}".format), n(p["major_faults"], "{:,}".format),
-                  n(o["read_bytes"], format_size), n(p["read_bytes"], format_size),
-                  n(o["io_stall_seconds"], "{:.2f} s".format),
-                  n(p["io_stall_seconds"], "{:.2f} s".format))
-    console().print(t)
-    env = res["environment"]
-    print(f"kernel {env['kernel']}, {env['cpus']} CPUs, read_ahead_kb {env['read_ahead_kb']}, "
-          f"page-cluster {env['page_cluster']}, swap {format_size(env['swap']['total_bytes'])}; "
-          "outputs identical with and without hints; micro P = hand-instrumented micro-hints "
-          "on the same data (colsum: 8 strided passes)" + environment.settings_text(env))
+    def tables(self, res: dict) -> list[Table]:
+        def n(x, fmt) -> str:
+            return "–" if x is None else fmt(x)
+
+        rows = []
+        for row in res["rows"]:
+            o, p = row["O"], row["P"]
+            micro = row.get("micro_hints")
+            rows.append((row["kernel"], f"{o['access_seconds']:.2f} s",
+                         f"{p['access_seconds']:.2f} s", f"{row['speedup']:.2f}×",
+                         f"{micro['access_seconds']:.2f} s" if micro else "",
+                         n(o["major_faults"], "{:,}".format), n(p["major_faults"], "{:,}".format),
+                         n(o["read_bytes"], format_size), n(p["read_bytes"], format_size),
+                         n(o["io_stall_seconds"], "{:.2f} s".format),
+                         n(p["io_stall_seconds"], "{:.2f} s".format)))
+        return [Table(f"foresight bench compiler: {format_size(res['rows'][0]['data_bytes'])} "
+                      f"data, {format_size(res['mem_limit_bytes'])} cap, read_ahead_kb "
+                      f"{res['readahead_kb']}, median of {res['repeat']}",
+                      ("kernel", "O access", "P access", "speedup O/P", "micro P", "O faults",
+                       "P faults", "O read", "P read", "O stall", "P stall"), rows,
+                      left=("kernel",))]
+
+    def notes(self, res: dict) -> list[str]:
+        return [f"{machine(res['environment'])}; outputs identical with and without hints; "
+                "micro P = hand-instrumented micro-hints on the same data (colsum: 8 strided "
+                "passes)"]
+
+    def plot(self, res: dict, directory: str) -> list[str]:
+        plt = pyplot()
+        rows = res["rows"]
+        fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows)), 3.5))
+        x = range(len(rows))
+        ax.bar([i - 0.2 for i in x], [r["O"]["access_seconds"] for r in rows], 0.4,
+               label="O (--no-prefetch)", color="tab:gray")
+        ax.bar([i + 0.2 for i in x], [r["P"]["access_seconds"] for r in rows], 0.4,
+               label="P (hints)", color="tab:green")
+        for i, r in enumerate(rows):
+            ax.annotate(f"{r['speedup']:.2f}×", (i, max(r["O"]["access_seconds"],
+                                                        r["P"]["access_seconds"])),
+                        ha="center", va="bottom", fontsize=8)
+        ax.set_xticks(list(x), [r["kernel"] for r in rows])
+        ax.set_ylabel("access phase (s)")
+        ax.legend(fontsize=8)
+        ax.set_title(f"foresight cc kernels, {format_size(res['mem_limit_bytes'])} cap, ratio "
+                     f"{res['ratio']:g}, read_ahead_kb {res['readahead_kb']}", fontsize=9)
+        return [save_figure(fig, directory, "compiler-speedup.png")]
 
 
-def plot(res: dict, directory: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = res["rows"]
-    fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows)), 3.5))
-    x = range(len(rows))
-    ax.bar([i - 0.2 for i in x], [r["O"]["access_seconds"] for r in rows], 0.4,
-           label="O (--no-prefetch)", color="tab:gray")
-    ax.bar([i + 0.2 for i in x], [r["P"]["access_seconds"] for r in rows], 0.4,
-           label="P (hints)", color="tab:green")
-    for i, r in enumerate(rows):
-        ax.annotate(f"{r['speedup']:.2f}×", (i, max(r["O"]["access_seconds"],
-                                                    r["P"]["access_seconds"])),
-                    ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(list(x), [r["kernel"] for r in rows])
-    ax.set_ylabel("access phase (s)")
-    ax.legend(fontsize=8)
-    ax.set_title(f"foresight cc kernels, {format_size(res['mem_limit_bytes'])} cap, ratio "
-                 f"{res['ratio']:g}, read_ahead_kb {res['readahead_kb']}", fontsize=9)
-    return save_figure(fig, directory, "compiler-speedup.png")
+SUITE = Compiler()

@@ -20,9 +20,9 @@ once by `mkdata` (plain C, not a demo program) in FORESIGHT_BENCH_DIR.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fcntl
-import math
 import os
 import stat
 import subprocess
@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foresight import paths
-from foresight.bench.compiler import build, foresight_exe
-from foresight.bench.suites import bench_dir, median_summary
+from foresight.bench import suite
+from foresight.bench.common import bench_dir, build, compile_program, median_summary, sources
+from foresight.bench.tables import Table, machine, print_tables
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment, readahead, swap
 from foresight.harness.process import terminations_interrupt
 from foresight.harness.run import check_mem, devices_for, run_once
-from foresight.reports import console, write_json
 from foresight.units import format_size, parse_size
 
 
@@ -66,26 +66,14 @@ INTERRUPTS = ("SIGINT", "SIGTERM", "SIGHUP")   # the harness forwards these to t
 
 
 def programs_dir() -> Path:
-    """The programs' sources: the source tree's (editable install), else those `make setup`
-    installed."""
-    for d in (Path(__file__).resolve().parents[3] / "benchmarks" / "demo",
-              paths.prefix() / "share" / "foresight" / "demo"):
-        if (d / "heat.c").exists():
-            return d
-    raise BenchError("the demo programs are missing in "
-                     f"{paths.prefix() / 'share' / 'foresight' / 'demo'}; run `make setup`")
+    """The programs' sources (the source tree's, else those `make setup` installed)."""
+    return sources("demo", "heat.c", paths.prefix() / "share" / "foresight" / "demo",
+                   "the demo programs")
 
 
 def build_mkdata(out_dir: Path) -> str:
     """The input-file writer, compiled as the originals are (no hints)."""
-    exe = out_dir / "mkdata"
-    cmd = [foresight_exe(), "cc", "-O2", "--no-prefetch", str(programs_dir() / "mkdata.c"),
-           "-o", str(exe)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0 or not exe.exists():
-        raise BenchError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n"
-                         f"{(r.stderr or r.stdout).strip()}")
-    return str(exe)
+    return compile_program(programs_dir() / "mkdata.c", out_dir / "mkdata", ["--no-prefetch"])
 
 
 def input_sizes(kind: str, size: int) -> list[int]:
@@ -417,40 +405,42 @@ def print_report_excerpt(entries: list[dict]) -> None:
     print()
 
 
-def print_table(res: dict) -> None:
-    from rich.table import Table
-
-    t = Table(title="foresight bench demo: unmodified programs, O = foresight cc "
-              "--no-prefetch, P = foresight cc", title_justify="left")
-    for col in ("program", "data", "O time", "P time", "speedup O/P", "I/O stall O → P",
-                "read O → P", "outputs", "in core O → P"):
-        t.add_column(col, justify="left" if col in ("program", "data", "outputs") else "right")
+def table(res: dict) -> Table:
+    rows = []
     for row in res["rows"]:
         if "skipped" in row:
-            t.add_row(row["program"], "malloc (swap)", f"skipped: {row['skipped']}")
+            rows.append((row["program"], "malloc (swap)", f"skipped: {row['skipped']}"))
             continue
         o, p, oi, pi = row["O"], row["P"], row["O_in_core"], row["P_in_core"]
-        t.add_row(row["program"], "malloc (swap)" if row["backing"] == "swap" else "mmap file",
-                  _secs(o["wall_seconds"]), _secs(p["wall_seconds"]), f"{row['speedup']:.2f}×",
-                  f"{_secs(o['io_stall_seconds'])} → {_secs(p['io_stall_seconds'])}",
-                  f"{_size(o['read_bytes'])} → {_size(p['read_bytes'])}", "identical",
-                  f"{_secs(oi['wall_seconds'])} → {_secs(pi['wall_seconds'])} "
-                  f"({_in_core(oi['wall_seconds'], pi['wall_seconds'])})")
-    console().print(t)
-    env = res["environment"]
-    cg = env.get("cgroup_version")
-    print(f"Out of core: {format_size(res['data_bytes'])} of data per program under a "
-          f"{format_size(res['mem_limit_bytes'])} memory cap (cgroup v{cg}), cold page cache, "
-          f"read_ahead_kb {res['readahead_kb']}, median of {res['repeat']} alternating runs "
-          f"each; in core: no cap, warm cache, median of {res['in_core_runs']} (O/P, or P's "
-          "extra time for runs under 0.1 s). Times are whole-program wall times; outputs: "
-          "every run's stdout compared with O's first, byte for byte.")
-    disks = ", ".join(f"{d} {kb}" for d, kb in env["read_ahead_kb"].items())
-    print(f"Machine: kernel {env['kernel']}, {env['cpus']} CPUs, "
-          f"{format_size(env['mem_total_bytes'])} RAM, read_ahead_kb {disks}, "
-          f"page-cluster {env['page_cluster']}, "
-          f"{res['swap'] or 'no swap'}, THP {env['transparent_hugepage']}"
-          + environment.settings_text(env))
+        rows.append((row["program"],
+                     "malloc (swap)" if row["backing"] == "swap" else "mmap file",
+                     _secs(o["wall_seconds"]), _secs(p["wall_seconds"]),
+                     f"{row['speedup']:.2f}×",
+                     f"{_secs(o['io_stall_seconds'])} → {_secs(p['io_stall_seconds'])}",
+                     f"{_size(o['read_bytes'])} → {_size(p['read_bytes'])}", "identical",
+                     f"{_secs(oi['wall_seconds'])} → {_secs(pi['wall_seconds'])} "
+                     f"({_in_core(oi['wall_seconds'], pi['wall_seconds'])})"))
+    return Table("foresight bench demo: unmodified programs, O = foresight cc --no-prefetch, "
+                 "P = foresight cc",
+                 ("program", "data", "O time", "P time", "speedup O/P", "I/O stall O → P",
+                  "read O → P", "outputs", "in core O → P"), rows,
+                 left=("program", "data", "outputs"))
+
+
+def notes(res: dict) -> list[str]:
+    cg = res["environment"].get("cgroup_version")
+    return [f"Out of core: {format_size(res['data_bytes'])} of data per program under a "
+            f"{format_size(res['mem_limit_bytes'])} memory cap (cgroup v{cg}), cold page "
+            f"cache, read_ahead_kb {res['readahead_kb']}, median of {res['repeat']} "
+            f"alternating runs each; in core: no cap, warm cache, median of "
+            f"{res['in_core_runs']} (O/P, or P's extra time for runs under 0.1 s). Times are "
+            "whole-program wall times; outputs: every run's stdout compared with O's first, "
+            "byte for byte.",
+            f"Machine: {machine(res['environment'], res['swap'] or 'no swap')}"]
+
+
+def print_table(res: dict) -> None:
+    print_tables([table(res)], notes(res))
     bindir = Path(sys.prefix) / "bin"
     print(f"\nYour program:  make CC=\"{bindir}/foresight cc\"   "
           "(CFLAGS+=--report: what it did to each loop)")
@@ -476,32 +466,34 @@ def _size(x: int | None) -> str:
     return "–" if x is None else format_size(x)
 
 
-def main(ns) -> int:
-    # Each program once, in the order given (heat,heat ran and printed heat twice).
-    names = list(dict.fromkeys(n for n in (ns.kernels or ",".join(PROGRAMS)).split(",") if n))
-    if not names:
-        raise UsageError(f"--kernels {ns.kernels!r} names no demo program (choose from "
-                         f"{', '.join(PROGRAMS)})")
-    for n in names:
-        if n not in PROGRAMS:
-            raise UsageError(f"unknown demo program {n!r} (choose from {', '.join(PROGRAMS)})")
-    if ns.plots:
-        raise UsageError("bench demo draws no plots (--plots is for micro, compiler, nas and "
-                         "compile); its table is the output, --json the data")
-    ratio = 3.0 if ns.ratio is None else ns.ratio
-    if not (math.isfinite(ratio) and ratio > 0):
-        raise UsageError(f"--ratio must be a positive number, not {ratio}")
-    if ns.readahead_kb < 0:
-        raise UsageError(f"--readahead-kb must be >= 0, not {ns.readahead_kb}")
-    mem = parse_size(ns.mem or "128M")
-    check_mem(mem)
-    if os.geteuid() != 0:   # read_ahead_kb and its journal in /run are root's alone
-        raise UsageError("bench demo needs root: it sets the disk's read_ahead_kb, drops the "
-                         "page cache and caps memory with a cgroup (run `sudo make demo`)")
-    res = demo(mem, ratio, ns.readahead_kb, names, ns.repeat)
-    with terminations_interrupt():   # a SIGTERM while writing leaves no temporary JSON
-        print_table(res)
-        if ns.json:
-            write_json(ns.json, res)
-    return 0
+class Demo(suite.Suite):
+    name = "demo"
+    help = "what `make demo` runs: unmodified programs through foresight cc, O vs P"
+    description = __doc__
+    plots = False   # the table is the output, --json the data
 
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        suite.add_cap(parser, "128M", 3.0)
+        suite.add_kernels(parser, ", ".join(PROGRAMS))
+
+    def measure(self, ns: argparse.Namespace) -> dict:
+        names = suite.choose(ns.kernels, list(PROGRAMS), "demo program", "--kernels")
+        mem = parse_size(ns.mem)
+        check_mem(mem)
+        if os.geteuid() != 0:   # read_ahead_kb and its journal in /run are root's alone
+            raise UsageError("bench demo needs root: it sets the disk's read_ahead_kb, drops "
+                             "the page cache and caps memory with a cgroup (run `sudo make "
+                             "demo`)")
+        return demo(mem, ns.ratio, ns.readahead_kb, names, ns.repeat)
+
+    def tables(self, res: dict) -> list[Table]:
+        return [table(res)]
+
+    def notes(self, res: dict) -> list[str]:
+        return notes(res)
+
+    def show(self, res: dict) -> None:
+        print_table(res)
+
+
+SUITE = Demo()

@@ -16,19 +16,22 @@ Data is generated in memory, as the NPB codes do: out of core it pages to swap
 
 from __future__ import annotations
 
+import argparse
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 from foresight import paths
 from foresight.bench import coverage as cov
-from foresight.errors import BenchError
+from foresight.bench import suite
+from foresight.bench.common import build as build_variants
+from foresight.bench.common import pyplot, sources, swap_shortfall
+from foresight.bench.tables import Table, machine
+from foresight.errors import BenchError, UsageError
 from foresight.harness import environment, readahead
 from foresight.harness.run import devices_for, run_once
-from foresight.reports import console, save_figure
-from foresight.units import format_size
+from foresight.reports import save_figure
+from foresight.units import format_size, parse_size
 
 KERNELS = ("is", "cg", "ep", "ft", "mg", "lu", "sp", "bt")
 # Data as a share of memory in the paper's IRIX runs (Table V, "% of Available").
@@ -44,14 +47,8 @@ SWEEP_FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 
 
 def nas_dir() -> Path:
-    for d in (Path(__file__).resolve().parents[3] / "benchmarks" / "nas", paths.nas_dir()):
-        if (d / "nas_common.h").exists():
-            return d
-    raise BenchError(f"NAS kernel sources missing in {paths.nas_dir()}; run `make setup`")
-
-
-def _foresight() -> str:
-    return str(Path(sys.prefix) / "bin" / "foresight")
+    """The kernels' sources (the source tree's, else those `make setup` installed)."""
+    return sources("nas", "nas_common.h", paths.nas_dir(), "the NAS kernel sources")
 
 
 def build(name: str, out: Path) -> dict[str, str]:
@@ -59,18 +56,8 @@ def build(name: str, out: Path) -> dict[str, str]:
     src = nas_dir() / f"{name}.c"
     if not src.exists():
         raise BenchError(f"kernel {name}: {src} is missing")
-    variants = {"O": ["--no-prefetch"], "P": ["--report-json", str(out / f"{name}.json")]}
-    if name == "is":
-        variants["D"] = ["--no-indirect"]
-    exes = {}
-    for v, extra in variants.items():
-        exe = out / f"{name}-{v}"
-        cmd = [_foresight(), "cc", "-O2", f"-I{nas_dir()}", *extra, str(src), "-o", str(exe),
-               "-lm"]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise BenchError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{r.stderr}")
-        exes[v] = str(exe)
+    exes, _ = build_variants(name, out, src, ["-lm"], [f"-I{nas_dir()}"],
+                             {"D": ["--no-indirect"]} if name == "is" else None)
     return exes
 
 
@@ -178,19 +165,14 @@ def kernel(name: str, exes: dict[str, str], mb: int, iters: int | None, mem: int
 
 
 def check_swap(mb: int, mem: int, backing: str) -> None:
-    swap = environment.swap_summary()["total_bytes"]
-    if backing == "anon" and mb << 20 > mem and swap < (mb << 20):
-        raise BenchError(
-            f"{mb} MiB of data in ordinary memory under a {format_size(mem)} cap needs swap "
-            f"({format_size(swap)} active): run `foresight swap enable --size 8G` as root, "
-            "or use --backing file")
+    lacking = swap_shortfall(mb << 20, mem) if backing == "anon" else None
+    if lacking:
+        raise BenchError(f"{lacking}, or use --backing file")
 
 
 def nas(size: str, mem_text: str | None, readahead_kb: int, names: list[str], backing: str,
         timeout: float, sweep: bool) -> dict:
     from rich.progress import Progress
-
-    from foresight.units import parse_size
 
     mem_default, ratio, iters = SIZES[size]
     mem = parse_size(mem_text or mem_default)
@@ -251,132 +233,142 @@ def _seconds(x: float | None) -> str:
     return f"{x:.2f} s" if x is not None else "–"
 
 
-def print_table(res: dict) -> None:
-    from rich.table import Table
+class Nas(suite.Suite):
+    name = "nas"
+    help = "the out-of-core NAS-style suite, O vs P (the paper's Section 5)"
+    description = __doc__
+    repeat = False   # single cold runs of each variant
 
-    t = Table(title=f"foresight bench nas ({res['size']}): {format_size(res['mem_limit_bytes'])}"
-              f" cap, read_ahead_kb {res['readahead_kb']}, {res['backing']} backing")
-    for col in ("kernel", "data", "O wall", "P wall", "speedup", "O stall", "P stall",
-                "stall cut", "O faults", "P faults", "coverage hit/late/none", "filtered",
-                "P no-filter", "verified"):
-        t.add_column(col, justify="left" if col in ("kernel", "verified") else "right")
-    for r in res["kernels"]:
-        o, p = r["variants"]["O"], r["variants"]["P"]
-        nf = r["variants"]["P_nofilter"]
-        c = r.get("coverage")
-        cov_s = (f"{c['prefetched_hit']:.0%}/{c['prefetched_fault']:.0%}/"
-                 f"{c['nonprefetched_fault']:.0%}") if c else "–"
-        t.add_row(r["name"], f"{r['mb']} MiB", f"{o['wall_seconds']:.2f} s",
-                  f"{p['wall_seconds']:.2f} s",
-                  f"{r['speedup']:.2f}×" if "speedup" in r else "–",
-                  _seconds(o.get("io_stall_seconds")), _seconds(p.get("io_stall_seconds")),
-                  f"{r['stall_reduction']:.0%}" if r.get("stall_reduction") is not None else "–",
-                  f"{o['major_faults']:,}", f"{p['major_faults']:,}", cov_s,
-                  f"{r['filter']['filtered_share']:.1%}" if r.get("filter") else "–",
-                  f"{nf['wall_seconds']:.2f} s",
-                  "yes" if r["verified"] else "NO: " + "; ".join(r["problems"]))
-    console().print(t)
-    for r in res["kernels"]:
-        if "D" in r["variants"]:
-            ph = {v: r["variants"][v].get("phases", {}) for v in ("O", "D", "P")}
-            names = sorted({k for d in ph.values() for k in d})
-            print(f"{r['name']} phases (O / D direct only / P direct+indirect): " + ", ".join(
-                f"{k} {ph['O'].get(k, 0):.2f}/{ph['D'].get(k, 0):.2f}/{ph['P'].get(k, 0):.2f} s"
-                for k in names))
-    for s in res["sweep"]:
-        if "fraction_of_memory" in s:
-            print(f"IS sweep {s['fraction_of_memory']:g}× memory ({s['mb']} MiB): O "
-                  f"{s['O']['wall_seconds']:.2f} s, P {s['P']['wall_seconds']:.2f} s")
-        else:
-            print(f"IS in core, {s['in_core']} cache, {s['variant']}: "
-                  f"{s['run']['wall_seconds']:.2f} s")
-    e = res["environment"]
-    swap = (e.get("swap") or {}).get("total_bytes") or 0
-    print(f"kernel {e.get('kernel')}, {e.get('cpus')} CPUs, read_ahead_kb "
-          f"{e.get('read_ahead_kb')}, page-cluster {e.get('page_cluster')}, swap "
-          f"{format_size(swap)}, cgroup v{e.get('cgroup_version')}; O/P/D/no-filter runs "
-          "are single cold runs; coverage from FORESIGHT_TRACE of the O and P runs"
-          + environment.settings_text(e))
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--size", default="default", choices=list(SIZES),
+                            help="test (32M cap, 1.5x data, one iteration), default (64M "
+                            "cap, 3x data) or paper (Table V ratios)")
+        suite.add_cap(parser, None, mem_default="per --size")
+        suite.add_kernels(parser, ", ".join(KERNELS))
+        parser.add_argument("--backing", default="anon", choices=("anon", "file"),
+                            help="the main arrays in ordinary memory (anon, paged to swap) "
+                            "or mapped from files (default anon)")
+        parser.add_argument("--sweep", metavar="IS", help="also the IS size sweep (Figure "
+                            "19) and in-core cold/warm runs (Figure 15)")
+        suite.add_timeout(parser)
 
+    def measure(self, ns: argparse.Namespace) -> dict:
+        names = suite.choose(ns.kernels, KERNELS, "kernel", "--kernels")
+        sweep = bool(ns.sweep)
+        if sweep and ns.sweep.lower() != "is":
+            raise UsageError(f"--sweep {ns.sweep!r}: only IS has a size sweep")
+        return nas(ns.size, ns.mem, ns.readahead_kb, names, ns.backing, ns.timeout, sweep)
 
-def plot(res: dict, directory: str) -> list[str]:
-    import matplotlib
+    def tables(self, res: dict) -> list[Table]:
+        rows = []
+        for r in res["kernels"]:
+            o, p = r["variants"]["O"], r["variants"]["P"]
+            nf = r["variants"]["P_nofilter"]
+            c = r.get("coverage")
+            cov_s = (f"{c['prefetched_hit']:.0%}/{c['prefetched_fault']:.0%}/"
+                     f"{c['nonprefetched_fault']:.0%}") if c else "–"
+            rows.append((r["name"], f"{r['mb']} MiB", f"{o['wall_seconds']:.2f} s",
+                         f"{p['wall_seconds']:.2f} s",
+                         f"{r['speedup']:.2f}×" if "speedup" in r else "–",
+                         _seconds(o.get("io_stall_seconds")), _seconds(p.get("io_stall_seconds")),
+                         f"{r['stall_reduction']:.0%}" if r.get("stall_reduction") is not None
+                         else "–",
+                         f"{o['major_faults']:,}", f"{p['major_faults']:,}", cov_s,
+                         f"{r['filter']['filtered_share']:.1%}" if r.get("filter") else "–",
+                         f"{nf['wall_seconds']:.2f} s",
+                         "yes" if r["verified"] else "NO: " + "; ".join(r["problems"])))
+        out = [Table(f"foresight bench nas ({res['size']}): {format_size(res['mem_limit_bytes'])}"
+                     f" cap, read_ahead_kb {res['readahead_kb']}, {res['backing']} backing",
+                     ("kernel", "data", "O wall", "P wall", "speedup", "O stall", "P stall",
+                      "stall cut", "O faults", "P faults", "coverage hit/late/none", "filtered",
+                      "P no-filter", "verified"), rows, left=("kernel", "verified"))]
+        sweep = [s for s in res["sweep"] if "fraction_of_memory" in s]
+        if sweep:
+            out.append(Table("IS against its data size (Figure 19): cold, under the cap",
+                             ("data / memory", "data", "O wall", "P wall", "O/P"),
+                             [(f"{s['fraction_of_memory']:g}×", f"{s['mb']} MiB",
+                               _seconds(s["O"]["wall_seconds"]), _seconds(s["P"]["wall_seconds"]),
+                               f"{s['O']['wall_seconds'] / max(s['P']['wall_seconds'], 1e-9):.2f}×")
+                              for s in sweep]))
+        in_core = {(s["in_core"], s["variant"]): s for s in res["sweep"] if "in_core" in s}
+        if in_core:
+            mb = next(iter(in_core.values()))["mb"]
+            out.append(Table(f"IS in core (Figure 15): {mb} MiB, no cap",
+                             ("page cache", "O wall", "P wall"),
+                             [(cache, *(_seconds(in_core[cache, v]["run"]["wall_seconds"])
+                                        if (cache, v) in in_core else "–" for v in ("O", "P")))
+                              for cache in ("cold", "warm")], left=("page cache",)))
+        return out
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def notes(self, res: dict) -> list[str]:
+        out = []
+        for r in res["kernels"]:
+            if "D" in r["variants"]:
+                ph = {v: r["variants"][v].get("phases", {}) for v in ("O", "D", "P")}
+                names = sorted({k for d in ph.values() for k in d})
+                out.append(f"{r['name']} phases (O / D direct only / P direct+indirect): "
+                           + ", ".join(f"{k} {ph['O'].get(k, 0):.2f}/{ph['D'].get(k, 0):.2f}/"
+                                       f"{ph['P'].get(k, 0):.2f} s" for k in names))
+        out.append(f"{machine(res['environment'])}; O/P/D/no-filter runs are single cold runs; "
+                   "coverage from FORESIGHT_TRACE of the O and P runs")
+        return out
 
-    out_dir = Path(directory)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    rows = res["kernels"]
-    # Figure 10 style: normalized execution time, I/O stall on top of the rest.
-    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(rows)), 3.6))
-    for i, r in enumerate(rows):
-        base = r["variants"]["O"]["wall_seconds"] or 1
-        for j, v in enumerate(("O", "P")):
-            run = r["variants"][v]
-            stall = min(run.get("io_stall_seconds") or 0, run["wall_seconds"])
-            x = i + (j - 0.5) * 0.38
-            ax.bar(x, (run["wall_seconds"] - stall) / base, 0.36, color="tab:blue",
-                   label="busy (wall − I/O stall)" if i == 0 and j == 0 else None)
-            ax.bar(x, stall / base, 0.36, bottom=(run["wall_seconds"] - stall) / base,
-                   color="tab:red", label="I/O stall (main thread)" if i == 0 and j == 0 else None)
-            ax.annotate(v, (x, 0), ha="center", va="bottom", fontsize=7, color="white")
-    ax.set_xticks(range(len(rows)), [r["name"].upper() for r in rows])
-    ax.set_ylabel("time, normalized to O")
-    ax.legend(fontsize=7)
-    ax.set_title(f"O vs P, {format_size(res['mem_limit_bytes'])} cap, read_ahead_kb "
-                 f"{res['readahead_kb']}", fontsize=9)
-    written.append(save_figure(fig, out_dir, "nas-time.png"))
-    # Figure 12(a) style: coverage of the original run's faulting pages.
-    cov_rows = [r for r in rows if r.get("coverage")]
-    if cov_rows:
-        fig, ax = plt.subplots(figsize=(max(5, 1.0 * len(cov_rows)), 3.4))
-        bottom = [0.0] * len(cov_rows)
-        for key, color, label in (("prefetched_hit", "tab:green", "prefetched hit"),
-                                  ("prefetched_fault", "tab:orange", "prefetched fault"),
-                                  ("nonprefetched_fault", "tab:gray", "nonprefetched fault")):
-            vals = [r["coverage"][key] for r in cov_rows]
-            ax.bar(range(len(cov_rows)), vals, 0.6, bottom=bottom, color=color, label=label)
-            bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
-        ax.set_xticks(range(len(cov_rows)), [r["name"].upper() for r in cov_rows])
-        ax.set_ylabel("share of the original's faulting pages")
+    def plot(self, res: dict, directory: str) -> list[str]:
+        plt = pyplot()
+        out_dir = Path(directory)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        rows = res["kernels"]
+        # Figure 10 style: normalized execution time, I/O stall on top of the rest.
+        fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(rows)), 3.6))
+        for i, r in enumerate(rows):
+            base = r["variants"]["O"]["wall_seconds"] or 1
+            for j, v in enumerate(("O", "P")):
+                run = r["variants"][v]
+                stall = min(run.get("io_stall_seconds") or 0, run["wall_seconds"])
+                x = i + (j - 0.5) * 0.38
+                ax.bar(x, (run["wall_seconds"] - stall) / base, 0.36, color="tab:blue",
+                       label="busy (wall − I/O stall)" if i == 0 and j == 0 else None)
+                ax.bar(x, stall / base, 0.36, bottom=(run["wall_seconds"] - stall) / base,
+                       color="tab:red",
+                       label="I/O stall (main thread)" if i == 0 and j == 0 else None)
+                ax.annotate(v, (x, 0), ha="center", va="bottom", fontsize=7, color="white")
+        ax.set_xticks(range(len(rows)), [r["name"].upper() for r in rows])
+        ax.set_ylabel("time, normalized to O")
         ax.legend(fontsize=7)
-        written.append(save_figure(fig, out_dir, "nas-coverage.png"))
-    sweep = [s for s in res["sweep"] if "fraction_of_memory" in s]
-    if sweep:
-        fig, ax = plt.subplots(figsize=(5, 3.4))
-        xs = [s["fraction_of_memory"] for s in sweep]
-        for v, color in (("O", "tab:gray"), ("P", "tab:green")):
-            ax.plot(xs, [s[v]["wall_seconds"] for s in sweep], "o-", color=color,
-                    label={"O": "original", "P": "prefetching"}[v])
-        ax.set_xlabel("IS data / memory")
-        ax.set_ylabel("wall time (s)")
-        ax.legend(fontsize=8)
-        written.append(save_figure(fig, out_dir, "nas-is-sweep.png"))
-    return written
+        ax.set_title(f"O vs P, {format_size(res['mem_limit_bytes'])} cap, read_ahead_kb "
+                     f"{res['readahead_kb']}", fontsize=9)
+        written.append(save_figure(fig, out_dir, "nas-time.png"))
+        # Figure 12(a) style: coverage of the original run's faulting pages.
+        cov_rows = [r for r in rows if r.get("coverage")]
+        if cov_rows:
+            fig, ax = plt.subplots(figsize=(max(5, 1.0 * len(cov_rows)), 3.4))
+            bottom = [0.0] * len(cov_rows)
+            for key, color, label in (("prefetched_hit", "tab:green", "prefetched hit"),
+                                      ("prefetched_fault", "tab:orange", "prefetched fault"),
+                                      ("nonprefetched_fault", "tab:gray", "nonprefetched fault")):
+                vals = [r["coverage"][key] for r in cov_rows]
+                ax.bar(range(len(cov_rows)), vals, 0.6, bottom=bottom, color=color, label=label)
+                bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+            ax.set_xticks(range(len(cov_rows)), [r["name"].upper() for r in cov_rows])
+            ax.set_ylabel("share of the original's faulting pages")
+            ax.legend(fontsize=7)
+            written.append(save_figure(fig, out_dir, "nas-coverage.png"))
+        sweep = [s for s in res["sweep"] if "fraction_of_memory" in s]
+        if sweep:
+            fig, ax = plt.subplots(figsize=(5, 3.4))
+            xs = [s["fraction_of_memory"] for s in sweep]
+            for v, color in (("O", "tab:gray"), ("P", "tab:green")):
+                ax.plot(xs, [s[v]["wall_seconds"] for s in sweep], "o-", color=color,
+                        label={"O": "original", "P": "prefetching"}[v])
+            ax.set_xlabel("IS data / memory")
+            ax.set_ylabel("wall time (s)")
+            ax.legend(fontsize=8)
+            written.append(save_figure(fig, out_dir, "nas-is-sweep.png"))
+        return written
+
+    def exit_code(self, res: dict) -> int:
+        return 0 if all(r["verified"] for r in res["kernels"]) else 1
 
 
-def main(ns) -> int:
-    from foresight.errors import UsageError
-    from foresight.reports import write_json
-
-    if ns.size not in SIZES:
-        raise UsageError(f"--size {ns.size!r}: choose from {', '.join(SIZES)}")
-    names = [k for k in (ns.kernels or ",".join(KERNELS)).split(",") if k]
-    for k in names:
-        if k not in KERNELS:
-            raise UsageError(f"unknown kernel {k!r} (choose from {', '.join(KERNELS)})")
-    sweep = bool(ns.sweep)
-    if sweep and ns.sweep.lower() != "is":
-        raise UsageError(f"--sweep {ns.sweep!r}: only IS has a size sweep")
-    if ns.backing not in ("anon", "file"):
-        raise UsageError(f"--backing {ns.backing!r}: anon or file")
-    res = nas(ns.size, ns.mem, ns.readahead_kb, names, ns.backing, ns.timeout, sweep)
-    print_table(res)
-    if ns.plots:
-        for f in plot(res, ns.plots):
-            print(f"plot: {f}")
-    if ns.json:
-        write_json(ns.json, res)
-    return 0 if all(r["verified"] for r in res["kernels"]) else 1
+SUITE = Nas()

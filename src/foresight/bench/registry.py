@@ -1,0 +1,18 @@
+"""Every `foresight bench` suite, in the order `foresight bench --help` lists them.
+
+A new suite is one module with a `Suite` subclass and its instance `SUITE`
+(bench/suite.py), and one line here; cli.py builds its subcommand from it."""
+
+from __future__ import annotations
+
+from foresight.bench import compile, compiler, demo, micro, nas, overhead
+from foresight.bench.suite import Suite
+
+SUITES: tuple[Suite, ...] = (
+    demo.SUITE,
+    micro.SUITE,
+    overhead.SUITE,
+    compiler.SUITE,
+    nas.SUITE,
+    compile.SUITE,
+)
