@@ -28,9 +28,13 @@ from foresight.reports import check_writable, write_json, write_text
 
 
 class Suite(ABC):
+    """One benchmark suite: what is its own here, what all share in `run`."""
+
     name: ClassVar[str]            # foresight bench NAME
     help: ClassVar[str]            # its line in `foresight bench --help`
-    description: ClassVar[str]     # `foresight bench NAME --help` (the module's docstring)
+    # `foresight bench NAME --help`: the module's docstring, as `description = __doc__`
+    # reads it in the body of a subclass that has no docstring of its own.
+    description: ClassVar[str]
     repeat: ClassVar[bool] = True  # --repeat K: runs per variant, medians reported
     plots: ClassVar[bool] = True   # --plots DIR
 
