@@ -1,7 +1,7 @@
-"""The two things libclang's Python bindings (18.x) lack, wrapped with ctypes.
+"""The three things libclang's Python bindings (18.x) lack, wrapped with ctypes.
 
-The shared library exports operator kinds and constant evaluation; the bindings
-do not expose them, so this module declares the C functions once.
+The shared library exports operator kinds, constant evaluation and a variable's
+initialiser; the bindings do not expose them, so this module declares the C functions once.
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ def _lib():
     lib.clang_EvalResult_getAsUnsigned.restype = ctypes.c_ulonglong
     lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
     lib.clang_EvalResult_dispose.restype = None
+    lib.clang_Cursor_getVarDeclInitializer.argtypes = [ci.Cursor]
+    lib.clang_Cursor_getVarDeclInitializer.restype = ci.Cursor
+    lib.clang_Cursor_getVarDeclInitializer.errcheck = ci.Cursor.from_result
     return lib
 
 
@@ -70,3 +73,9 @@ def evaluate_int(cursor: ci.Cursor) -> int | None:
         return int(lib.clang_EvalResult_getAsLongLong(res))
     finally:
         lib.clang_EvalResult_dispose(res)
+
+
+def var_initializer(cursor: ci.Cursor) -> ci.Cursor | None:
+    """The initialiser of variable declaration `cursor` (`y + 1` of `int x = y + 1;`), or
+    None: its other expression children (array sizes) look the same from Python."""
+    return _lib().clang_Cursor_getVarDeclInitializer(cursor)
