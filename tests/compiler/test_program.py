@@ -367,3 +367,27 @@ def test_the_statement_ir_is_frozen(tmp_path):
     assert isinstance(fn.stmts, tuple) and isinstance(fn.stmts[0].children, tuple)
     assert all(isinstance(s.uses, tuple) and isinstance(s.calls, tuple) for s in fn.stmts)
     assert fn.var(key_of(fn, "b", 1)).name == "b"
+
+
+def test_sizeof_is_not_evaluated_and_pointers_loaded_from_arrays(tmp_path):
+    fn = program(tmp_path, """\
+void f(long n)
+{
+    char tmp[16];
+    char *rows[4];
+    n = sizeof tmp + sizeof(n = 3);
+    *rows[1] = 'a';
+    **rows = 'b';
+}
+""").function("f")
+    size = at(fn, 5)
+    tmp, rows = key_of(fn, "tmp", 3), key_of(fn, "rows", 4)
+    # Neither the array's address nor the assignment inside sizeof happens.
+    assert size.uses == (tmp,) and tmp not in fn.address_taken
+    assert names(size.defs) == {"n"}
+    # A pointer held in an array: a use of the array, a store through what it holds.
+    for line in (6, 7):
+        st = at(fn, line)
+        assert rows in st.uses and not st.loads, line
+        assert [(x.via, x.direct) for x in st.stores] == [(rows, False)], line
+    assert rows not in fn.address_taken

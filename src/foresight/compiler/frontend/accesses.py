@@ -144,6 +144,15 @@ class Expressions:
         elif k == K.VAR_DECL:      # in a statement expression ({ int t = x; t; })
             self.declare(c, f)
             return
+        elif k == K.CXX_UNARY_EXPR and not any(
+                ch.type.get_canonical().kind == T.VARIABLEARRAY for ch in kids):
+            # sizeof/_Alignof: the operand is not evaluated (but for a variable-length
+            # array), so it writes, calls and leaks nothing; what it names counts as used.
+            unevaluated = Facts()
+            for ch in kids:
+                self.expr(ch, unevaluated)
+            f.uses.update(unevaluated.uses)
+            return
         for ch in kids:
             if ch.kind.is_statement():
                 self.inner_statements(ch, f)
@@ -242,11 +251,6 @@ class Expressions:
             if op in _STEPS:
                 self.write(kids[0], f, read=True)
                 return self.pointer_of(kids[0])
-            if op == "*":
-                inner = self.pointer(kids[0], f)   # **pp: the pointer is loaded via pp
-                f.loads.append(self.access(inner, c))
-                return Place(via=inner.var or inner.via, direct=False) \
-                    if (inner.var or inner.via) else Place()
         if c.kind == K.BINARY_OPERATOR and len(kids) == 2 and binary_operator(c) in ("+", "-"):
             a, b = kids
             if _pointer_like(strip(b)) and not _pointer_like(strip(a)):
@@ -254,10 +258,14 @@ class Expressions:
             if _pointer_like(strip(a)):
                 self.expr(b, f)
                 return self.pointer(a, f)          # p + i points where p does
+        if c.kind == K.BINARY_OPERATOR and len(kids) == 2 and binary_operator(c) == ",":
+            self.expr(kids[0], f)
+            return self.pointer(kids[1], f)        # (x, p) points where p does
         if c.kind == K.CSTYLE_CAST_EXPR and kids:
             return self.pointer(kids[-1], f)
-        if c.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR):
-            pl = self.lvalue(c, f)                 # a pointer loaded from memory
+        if c.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR) or (
+                c.kind == K.UNARY_OPERATOR and len(kids) == 1 and unary_operator(c) == "*"):
+            pl = self.lvalue(c, f)                 # a pointer loaded from memory: a[i], *pp
             if pl.var is not None:
                 f.uses[pl.var] = None
                 return Place(via=pl.var, direct=False)
