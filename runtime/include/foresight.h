@@ -57,10 +57,10 @@
  *                                16 pages, of anonymous memory (heap, malloc'd arrays:
  *                                swap-backed); file mappings and one-page gathers are
  *                                queued.  Only with FORESIGHT_METHOD=willneed, which never
- *                                waits for the reads.  Measured: docs/architecture.md
+ *                                waits for the reads.  Measured: docs/decisions.md
  *   FORESIGHT_QUEUE=N            request queue slots (default 1024)
  *   FORESIGHT_METHOD=M           willneed | populate | both   (default willneed: fastest
- *                                measured, see docs/architecture.md)
+ *                                measured, see docs/decisions.md)
  *   FORESIGHT_CHUNK=SIZE         bytes per MADV_WILLNEED call (default 128K)
  *   FORESIGHT_LOOKAHEAD=SIZE     bytes a compiled loop keeps prefetched ahead of its accesses
  *                                (default 4M, the hand-instrumented microbenchmarks' distance,
@@ -70,7 +70,7 @@
  *                                (one in 16 read synchronously and timed), within [128K,
  *                                limit/16]; 4M until enough samples exist.  The statistics
  *                                show the values.  Measured on the NAS suite it was smaller,
- *                                and slower, than 4M: see docs/architecture.md
+ *                                and slower, than 4M: see docs/decisions.md
  *   FORESIGHT_VERIFY_PERIOD=N    filtered calls per site between mincore checks (default 1024)
  *   FORESIGHT_RELEASE=M          adaptive | auto | cold | pageout | off   (default adaptive).
  *                                auto: only while the memory in use is at least 3/4 of the
@@ -82,7 +82,7 @@
  *                                adaptive: as auto, and MADV_PAGEOUT while the site's
  *                                paged-out pages stay untouched (no more than 1 in 8 found
  *                                mapped again by a later release within a limit's worth of
- *                                prefetching); faster on streams (docs/architecture.md)
+ *                                prefetching); faster on streams (docs/decisions.md)
  *   FORESIGHT_RANDOM=0|1         MADV_RANDOM over the file-mapped range an indirect site's
  *                                targets span, while its loop nest runs (default 1)
  *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's

@@ -236,7 +236,7 @@ static unsigned plan_release(struct foresight_site *site, const void *addr, size
 #define INLINE_MIN_PAGES 16
 
 /* Whether a request is issued by the calling thread rather than queued for the workers
- * (FORESIGHT_INLINE, docs/architecture.md). */
+ * (FORESIGHT_INLINE, docs/decisions.md). */
 static bool issued_inline(enum fs_kind kind, enum fs_mem_kind mem, size_t npages)
 {
     if (fs_cfg.issue_inline == FS_INLINE_ALL)

@@ -32,7 +32,7 @@
  * end of its initialisation is read back at once, the kernel's refault detection
  * activates all of it, and with no inactive pages left the v1 cgroup gives up
  * reclaiming (the OOM report shows 32 MiB of active, swap-cached anonymous memory and
- * no inactive).  docs/architecture.md has the measurements.
+ * no inactive).  docs/decisions.md has the measurements.
  */
 #include <fcntl.h>
 #include <string.h>
