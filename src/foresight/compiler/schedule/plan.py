@@ -45,7 +45,7 @@ class Hint:
     inner_at_lower: list[Loop]       # loops inside `pipe` whose variables take their lower bound
     release: ArrayRef | None         # trailing reference released behind, or None
     # The index b[i] of a prefetched a[b[i]]: it runs ahead of the look-ahead loads that
-    # read it (emit.py), so they find it in memory.
+    # read it (rewrite/emit_indirect.py), so they find it in memory.
     feeds_indirect: bool = False
     indirect_index: ArrayRef | None = None   # for a[b[i]] and a[c[b[i]]]: b[i]
     indirect_middle: ArrayRef | None = None  # for a[c[b[i]]]: c[b[i]] (a small table)
@@ -59,9 +59,9 @@ class Hint:
     rows_for: Loop | None = None
     # For a[b[k]] along a row of a compressed sparse row matrix (Loop.csr), unless
     # --fs-no-sparse-rows: the end of the last row, R[last i + c + 1], which bounds the
-    # look-ahead instead of the row's own end, as (R, the upper index, the row loop, C text
-    # of the last i); see _csr_end.
-    csr_end: tuple[str, Affine, Loop, str] | None = None
+    # look-ahead instead of the row's own end, as (R, the upper index, the row loop, whose
+    # last i the rewrite computes from its bound); see _csr_end.
+    csr_end: tuple[str, Affine, Loop] | None = None
     # Set when the pipelining loop is chosen at nest entry: one hint per candidate loop.
     version: Version | None = None
 
@@ -317,10 +317,10 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
     return plan
 
 
-def _csr_end(f: RefFacts, lp: Loop) -> tuple[tuple[str, Affine, Loop, str] | None, str | None]:
+def _csr_end(f: RefFacts, lp: Loop) -> tuple[tuple[str, Affine, Loop] | None, str | None]:
     """For a loop over one row of a compressed sparse row matrix (Loop.csr), the last
-    row's end R[last i + c + 1] as (R, the upper index, the row loop, C text of the last
-    i) and None; else None and why not.
+    row's end R[last i + c + 1] as (R, the upper index, the row loop) and None; else None
+    and why not.
 
     The rows' ranges chain: for k in the current row (R[i] <= k) and any k' with
     k <= k' < R[last + 1], the sequence R[i], R[i+1], ..., R[last + 1] starts at or
@@ -344,8 +344,7 @@ def _csr_end(f: RefFacts, lp: Loop) -> tuple[tuple[str, Affine, Loop, str] | Non
     if row.body_calls or row.int_stores:
         return None, (f"the row loop {var} may change {rows} (it makes calls or stores "
                       "other than floating-point values through memory)")
-    last = f"(({row.upper}) - 1)" if row.cond_op == "<" else f"({row.upper})"
-    return (rows, upper, row, last), None
+    return (rows, upper, row), None
 
 
 def _indirect_unsafe(f: RefFacts, ix: ArrayRef, lp: Loop, rows: bool = False) -> str | None:
@@ -494,7 +493,7 @@ def runtime_volume(facts: NestFacts, lp: Loop
                    ) -> list[tuple[int, list[tuple[dict | None, Loop]]]] | None:
     """The bytes one iteration of `lp` touches, as terms C can evaluate at nest entry: per
     leading direct reference inside it, its element size and the (byte coefficient, loop)
-    of each inner loop moving it; emit.volume_c turns them into memory touched (a loop
+    of each inner loop moving it; rewrite/emit_stream.py turns them into memory touched (a loop
     adds per iteration its stride, at most the footprint so far in pages).  None when an
     inner loop's bounds are not fixed for the whole nest (their trip counts cannot be
     evaluated at entry).  Indirect targets are left out, so the volume errs small and
@@ -507,7 +506,7 @@ def runtime_volume(facts: NestFacts, lp: Loop
         moves = []
         for v in g.loops[g.loops.index(lp) + 1:]:
             # A loop reading a new row pointer A[i] per iteration moves to another object:
-            # a stride None, which volume_c counts as larger than any footprint.
+            # a stride None, which the rewrite counts as larger than any footprint.
             c = None if v.var in g.ref.base_loops else off.coeff(v.var)
             if not c and c is not None:
                 continue

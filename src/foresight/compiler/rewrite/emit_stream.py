@@ -1,0 +1,182 @@
+"""The C of a stream hint (a strided reference, pointer walks included): its entry in
+the nest's table for foresight_nest_enter with its run-time values, and the countdown
+its pipelining loop's streams share at the top of the loop's body, which lets the
+runtime step them (foresight_streams_step in foresight.h: prefetch ahead of each
+reference, release behind it).
+
+A pointer walk `for (p = a; p < e; p++) ... *p` needs nothing of its own here: the
+front end gives its references base 0 and the variable p, the address, as a subscript
+of one byte per unit, and the loop's step in bytes, so `address` and `rest_iterations`
+render it as any other stream.
+"""
+
+from __future__ import annotations
+
+from foresight.compiler.ir import Loop, sym_value
+from foresight.compiler.rewrite import bounds
+from foresight.compiler.rewrite.cexpr import (
+    U,
+    abs_sym,
+    add_to,
+    addr_of,
+    address,
+    align_up,
+    any_of,
+    bit_or,
+    block,
+    call,
+    cast,
+    cast_atom,
+    cmp,
+    cond,
+    decl,
+    decrement,
+    if_,
+    if_chain,
+    index,
+    init_list,
+    literal,
+    minimum,
+    minus,
+    negative,
+    paren,
+    plus,
+    set_to,
+    stmt,
+    string,
+    sym,
+    times,
+)
+from foresight.compiler.rewrite.names import LOCALS
+from foresight.compiler.rewrite.nest import NestCode
+from foresight.compiler.schedule.plan import Hint
+
+
+def setup(nest: NestCode, h: Hint, p: int, lead: int) -> tuple[str, list[str]]:
+    """h's entry in the nest's table of streams (its pipelining loop number `p`, its
+    `lead` from schedule/distance.py and its constant flags) and its four run-time values
+    (C): the step per iteration, across an outer loop its region and low, and the flags
+    only known at run time (whether another version of the nest runs; whether one
+    iteration of a loop touches more than memory, for releases)."""
+    step = h.pipe.step or 1
+    coeff = h.ref.byte_offset().coeff(h.pipe.var)
+    delta = times(sym(coeff), cast(U, str(step))) if step >= 0 else \
+        minus(literal(0), times(sym(coeff), literal(-step)))
+    flags: list[str] = []
+    dynamic = [] if h.version is None else [
+        cond(nest.chosen(h), "0u", "FORESIGHT_STREAM_IDLE")]
+    region = ["0", "0"]
+    if h.inner_at_lower:
+        region = list(nest.shared("fp", lambda fp, lo: " ".join(_region(h, fp, lo)), 2))
+        flags.append("FORESIGHT_STREAM_REGION")
+    if bounds.rest_iterations(h.pipe) is not None:
+        flags.append("FORESIGHT_STREAM_RUNS")
+    if rows_tracked(h):
+        flags.append("FORESIGHT_STREAM_ROWS")
+    if h.release is not None:
+        if h.release_if_exceeds is not None:
+            assert h.volume is not None
+            volume = h.volume
+            page = nest.opts.page_size
+            vol = nest.shared("vol", lambda v: " ".join(_volume(volume, page, v)))[0]
+            dynamic.append(cond(cmp(vol, ">", cast_atom(U, call("foresight_memory_bytes"))),
+                                "FORESIGHT_STREAM_RELEASE", "0u"))
+        else:
+            flags.append("FORESIGHT_STREAM_RELEASE")
+    return (init_list(str(p), str(lead), bit_or(*flags)),
+            [delta, *region, bit_or(*dynamic)])
+
+
+def step(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
+    """Per iteration of the pipelining loop: count down to the iteration where one of
+    its streams' look-ahead address enters a new granule, and there let the runtime
+    step the streams due (entries `first`... of the nest's array), given each one's
+    current and trailing address.
+
+    A stream is the reference's address sequence, not one run of the pipelining
+    loop: the countdown restarts at 0 where the loop starts (the runtime then decides
+    whether the run continues the last one).  Where the loop's bound can be evaluated
+    again, the step is told the iterations left in the run, so that hints stay within
+    it (past its end may be another object, or nothing)."""
+    names, pc = nest.names, nest.names.countdown(pipe)
+    sp = plus(names.streams, str(first)) if first else names.streams
+    sites, at, own = [], [], []
+    for h in streams:
+        site = names.hint(nest.index(h)).site
+        # A hint of a version of the nest (plan.Version) names its pipelining loop.
+        label = h.ref.text if h.version is None else f"{h.ref.text} (across {h.pipe.var})"
+        sites.append(stmt(call("FORESIGHT_SITE", site, string(label))))
+        own.append(addr_of(site))
+        at += [address(h.ref, subst(h)),
+               address(h.release, subst(h)) if h.release is not None else "0"]
+    rest = bounds.rest_iterations(streams[0].pipe) or "0"
+    code = if_chain([(cmp(pc, ">", "1"), decrement(pc))], block(
+        *sites,
+        decl("static struct foresight_site *const", (index(LOCALS.sites, ""), init_list(*own))),
+        decl(f"const {U}", (index(LOCALS.at, ""), init_list(*at))),
+        set_to(pc, call("foresight_streams_step", sp, str(len(streams)), LOCALS.sites, pc,
+                        LOCALS.at, rest))))
+    # Only where the nest's entry chose a version that steps one of them.
+    if all(h.version is not None for h in streams):
+        code = if_(any_of(*dict.fromkeys(nest.chosen(h) for h in streams)), block(code))
+    return code
+
+
+def subst(h: Hint) -> dict[str, str]:
+    """The loops moved inside h's pipelining loop, at their lower bounds."""
+    return {lp.var: sym(lp.lower_sym or {}) for lp in h.inner_at_lower}
+
+
+def rows_tracked(h: Hint) -> bool:
+    """A stream along rows reached through row pointers (A[i] of double **A), whose
+    runs are checked for lying one after another: only then do hints go past a run's end."""
+    return (bool(h.ref.base_loops) and not h.inner_at_lower
+            and bounds.rest_iterations(h.pipe) is not None)
+
+
+def _region(h: Hint, fp: str, lo: str) -> list[str]:
+    """For a stream pipelined across an outer loop (Section 3.2.2.2), statements that set
+    `fp` to the bytes of the region one iteration of it touches through the loops moved
+    inside, starting `lo` bytes below the address at their lower bounds (loops moving it
+    downwards).  A stride of a page or more, at least twice the region, prefetches just
+    that region per iteration, in pages: a block there would read a block for a few
+    bytes of each row (the first 4 doubles of 256 KiB rows, 768 MiB under a 64 MiB cap:
+    387 MiB read and 0.36-0.41 s with blocks, 12.4 MiB and 0.034-0.047 s with pages, O
+    0.72-0.84 s; `foresight run --mem 64M --cold --readahead-kb 128`)."""
+    out = [decl(U, (fp, literal(h.ref.elem_size)), (lo, "0"))]
+    for v in h.inner_at_lower:
+        assert v.step is not None
+        coeff = h.ref.byte_offset().coeff(v.var)
+        c = sym_value(coeff)
+        e = times(abs_sym(coeff, v.step), bounds.iterations(v))
+        if c is not None:   # the direction is known (downwards: wraps past the middle)
+            down = (c * v.step) % 2**64 > (2**64 - 1) // 2
+            out.append(add_to(fp, e) + (" " + add_to(lo, e) if down else ""))
+            continue
+        st = paren(times(sym(coeff), cast(U, str(v.step))))
+        out.append(block(decl(f"const {U}", (LOCALS.e, e)), add_to(fp, LOCALS.e),
+                         if_(negative(st), add_to(lo, LOCALS.e))))
+    return out
+
+
+def _volume(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int,
+            var: str) -> list[str]:
+    """Statements that set `var` to the bytes one iteration of a loop touches
+    (plan.runtime_volume), in memory rather than in address range: per reference, from
+    its element outward through the inner loops moving it (innermost first), each loop
+    adds per extra iteration its stride, but at most the footprint so far rounded up to
+    pages, so a loop stepping a page or more adds whole pages, not the bytes it skips (a
+    line of `rhs[k][j][i][m]` along k touches one page per plane, not the planes); a loop
+    reading a new row pointer per iteration (stride None) adds the whole footprint.
+    Bounds are evaluated as signed values at nest entry."""
+    f, st, pg = LOCALS.f, LOCALS.stride, LOCALS.page
+    out = [decl(U, (var, "0"))]
+    for elem, moves in volume:
+        steps = [decl(U, (f, literal(elem)))]
+        for coeff, v in reversed(moves):
+            stride = "UINTPTR_MAX" if coeff is None else abs_sym(coeff)
+            steps.append(block(decl(f"const {U}", (st, stride), (pg, align_up(f, page))),
+                               add_to(f, times(bounds.iterations(v), minimum(st, pg)))))
+        out.append(block(*steps, add_to(var, f)))
+    return out
+
