@@ -35,6 +35,9 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
         "byte_offset": None if f.ref.indirect is not None else str(f.ref.byte_offset()),
         "reuse": f.reuse, "locality": f.locality, "predicate": f.predicate,
         "leading": f.leading, "trailing": f.trailing, "group": f.group,
+        # The size of the whole object when the source fixes it (None: unknown): what
+        # decides that a small indirect target stays in memory (plan.schedule).
+        "object_bytes": f.ref.object_bytes,
     } for f in facts.refs]
     out["hints"] = [{
         "ref": h.ref.text, "pipelining_loop": h.pipe.var,
@@ -46,6 +49,12 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
         "distance": distance.of(plan, h, opts).describe(),
         "distance_rule": asdict(distance.of(plan, h, opts)),
         "feeds_indirect": h.feeds_indirect,
+        # a[b[i]] and a[c[b[i]]]: the index stream b[i] read ahead, and the table c[b[i]]
+        # read through (bounds-checked); the loop over rows when the look-ahead runs
+        # across the rows of a sparse matrix (up to the last row's end).
+        "indirect_index": None if h.indirect_index is None else h.indirect_index.text,
+        "indirect_through": None if h.indirect_middle is None else h.indirect_middle.text,
+        "sparse_rows_along": None if h.csr_end is None else h.csr_end[2].var,
         "rows_ahead_along": None if h.rows_for is None else h.rows_for.var,
         # The pipelining loop taken at nest entry: this hint runs when exactly `taken` of
         # the moves outward hold (each: its loop touches less than a block in all).
