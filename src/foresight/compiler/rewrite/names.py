@@ -3,7 +3,10 @@
 Every generated name starts with `__fs_` (reserved to the implementation, so it never
 meets a name of the program) and, when it lives at nest scope, carries the nest's
 number.  A name is allocated once, here, and handed to both the code that declares it
-and the code that uses it: no two places format the same name.
+and the code that uses it: no two places format the same name.  Names are unique in a
+nest: where the usual spelling is taken already (the countdowns of two pipelining loops
+with the same variable on one line, `for (i...) x[i]...; for (i...) y[i]...`), the
+table gives the next free one with a suffix.
 """
 
 from __future__ import annotations
@@ -69,6 +72,9 @@ class Names:
 
     def _new(self, what: str, *keys: int | str) -> str:
         name = "_".join([f"__fs_{what}", str(self.nest), *map(str, keys)])
+        base, k = name, 1
+        while name in self._taken:   # e.g. two pipelining loops over i on one line
+            name, k = f"{base}_{k}", k + 1
         self._taken.add(name)
         return name
 
@@ -92,5 +98,6 @@ class Names:
         first = self._new(what, self._counts.get(what, 0))
         self._counts[what] = self._counts.get(what, 0) + 1
         rest = [f"{first}_{i}" for i in range(1, count)]
+        assert not self._taken.intersection(rest), rest
         self._taken.update(rest)
         return (first, *rest)
