@@ -16,6 +16,7 @@ from foresight.compiler.rewrite.cexpr import (
     cast_atom,
     cmp,
     cond,
+    const,
     decl,
     divide,
     literal,
@@ -50,7 +51,7 @@ class Window:
         self.last = b if not self.strict else minus(b, "1") if self.up else plus(b, "1")
 
     def declare(self) -> str:
-        return decl(f"const {UMAX}", (self.var, self.left))
+        return decl(const(UMAX), (self.var, self.left))
 
     def fits(self, t: str) -> str:
         return cmp(self.var, ">" if self.strict else ">=", t)

@@ -135,6 +135,10 @@ def load(like: str, address: str) -> str:
     return f"*(__typeof__({like}) *){address}"
 
 
+def post_inc(x: str) -> str:
+    return f"{x}++"
+
+
 def assign(x: str, v: str) -> str:
     """The assignment expression (a statement needs `stmt`)."""
     return f"{x} = {v}"
@@ -212,6 +216,11 @@ def signed(a: Sym | None) -> str:
 
 
 # --- statements ---------------------------------------------------------------------
+
+def const(ty: str) -> str:
+    """The const-qualified type `ty`."""
+    return f"const {ty}"
+
 
 def stmt(expr: str) -> str:
     return f"{expr};"

@@ -25,6 +25,7 @@ from foresight.compiler.rewrite.cexpr import (
     block,
     call,
     cast_atom,
+    const,
     decl,
     if_,
     index,
@@ -57,7 +58,7 @@ class NestEmitter:
         on = names.active
         entry.append(decl("const int", (on, call("foresight_active"))))
         if opts.preset != "paper" and any(h.rows_for is not None for h in plan.hints):
-            entry.append(decl(f"const {U}", (names.lookahead, ternary(
+            entry.append(decl(const(U), (names.lookahead, ternary(
                 on, cast_atom(U, call("foresight_lookahead_bytes")), "0"))))
         # The pipelining loop chosen at nest entry (plan.Version): per reference with a
         # move only the entry can decide, how many of its moves hold in a row.
@@ -118,7 +119,7 @@ class NestEmitter:
         entry += statics
         if specs:
             entry.append(if_(on, block(
-                decl(f"const {U}", (index(LOCALS.nv, ""), init_list(*values))),
+                decl(const(U), (index(LOCALS.nv, ""), init_list(*values))),
                 stmt(call("foresight_nest_enter", addr_of(names.table), names.streams,
                           LOCALS.nv, names.distances)))))
         else:

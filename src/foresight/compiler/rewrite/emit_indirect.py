@@ -24,6 +24,7 @@ from foresight.compiler.rewrite.cexpr import (
     cleanup,
     cmp,
     cond,
+    const,
     decl,
     decrement,
     for_,
@@ -34,6 +35,7 @@ from foresight.compiler.rewrite.cexpr import (
     negation,
     paren,
     plus,
+    post_inc,
     set_to,
     stmt,
     string,
@@ -89,20 +91,20 @@ def code(nest: NestCode, h: Hint, d: str) -> str:
         assert mid.object_bytes is not None
         n = mid.object_bytes // mid.elem_size
         fetch = if_(cmp(LOCALS.y, "<", cast_atom(UMAX, str(n))), block(
-            decl(f"const {UMAX}", (LOCALS.x, cast_atom(UMAX, load(
+            decl(const(UMAX), (LOCALS.x, cast_atom(UMAX, load(
                 mid.text, _element(mid.base, LOCALS.y, mid.strides[0]))))),
             fetch))
         x = LOCALS.y
     else:
         x = LOCALS.x
-    read = decl(f"const {UMAX}", (x, cast_atom(UMAX, at)))
+    read = decl(const(UMAX), (x, cast_atom(UMAX, at)))
     # Prolog, on the first iteration: the targets of this and the next d - 1
     # iterations (never past the loop's last one), as the steady state covers i + d.
     prolog = if_(negation(names.started), block(
         decl(UMAX, t), set_to(names.started, "1"),
         stmt(call("foresight_random_begin", addr_of(names.site), addr_of(names.random))),
-        for_(assign(t, "0"), all_of(cmp(t, "<", cast_atom(UMAX, d)), w.fits(t)), f"{t}++",
-             block(decl(f"const {UMAX}", (j, w.at(t))), read, fetch))))
+        for_(assign(t, "0"), all_of(cmp(t, "<", cast_atom(UMAX, d)), w.fits(t)), post_inc(t),
+             block(decl(const(UMAX), (j, w.at(t))), read, fetch))))
     # A site whose targets keep being resident (a small table) skips the look-ahead
     # load and the call while the runtime says it is quiet, counting the skips down
     # in a local taken QUIET_TAKE at a time (no store to the shared site per call),
@@ -118,7 +120,7 @@ def code(nest: NestCode, h: Hint, d: str) -> str:
             (cmp(paren(assign(skip, call("foresight_site_quiet_take", addr_of(names.site),
                                          take))), "!=", "0"), decrement(skip)),
             (cmp(left, "!=", "0"), block(
-                decl(f"const {UMAX}", (j, ternary(w.fits(ahead), w.at(ahead), w.last))),
+                decl(const(UMAX), (j, ternary(w.fits(ahead), w.at(ahead), w.last))),
                 read, fetch))]))
 
 

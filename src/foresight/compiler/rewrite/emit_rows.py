@@ -22,6 +22,7 @@ from foresight.compiler.rewrite.cexpr import (
     ceil_div,
     cmp,
     cond,
+    const,
     decl,
     divide,
     for_,
@@ -34,6 +35,7 @@ from foresight.compiler.rewrite.cexpr import (
     negation,
     paren,
     plus,
+    post_inc,
     set_to,
     stmt,
     string,
@@ -97,24 +99,24 @@ def code(nest: NestCode, h: Hint, d: str) -> str:
     start = address(h.ref, {lp.var: row_j, along.var: affine(along.lower_aff, {lp.var: row_j})},
                      base=rp)
     span = rb if paper else minimum(rb, nest.names.lookahead)
-    fetch = block(decl(f"const {U}", (rb, row_bytes(row_j))), if_(cmp(rb, "!=", "0"), block(
-        decl(f"const {U}", (rp, pointer)),
+    fetch = block(decl(const(U), (rb, row_bytes(row_j))), if_(cmp(rb, "!=", "0"), block(
+        decl(const(U), (rp, pointer)),
         if_(cmp(rp, "!=", "0"), stmt(call("foresight_prefetch_at", addr_of(names.site),
                                           cast_atom("const void *", start), span))))))
     if paper:
-        rows_ahead = decl(f"const {UMAX}", (n, cast_atom(UMAX, d)))
+        rows_ahead = decl(const(UMAX), (n, cast_atom(UMAX, d)))
     else:
         cb = LOCALS.cb
         rows_ahead = " ".join([
             stmt(cast_atom("void", d)),
-            decl(f"const {U}", (cb, row_bytes(cast(U, lp.var)))),
-            decl(f"const {UMAX}", (n, ternary(cmp(cb, "==", "0"), "1",
+            decl(const(U), (cb, row_bytes(cast(U, lp.var)))),
+            decl(const(UMAX), (n, ternary(cmp(cb, "==", "0"), "1",
                                               ceil_div(nest.names.lookahead, cb))))])
     prolog = if_(negation(names.started), block(
         decl(UMAX, t), set_to(names.started, "1"),
-        for_(assign(t, "1"), all_of(cmp(t, "<", n), w.fits(t)), f"{t}++",
-             block(decl(f"const {UMAX}", (j, w.at(t))), fetch))))
+        for_(assign(t, "1"), all_of(cmp(t, "<", n), w.fits(t)), post_inc(t),
+             block(decl(const(UMAX), (j, w.at(t))), fetch))))
     return block(stmt(call("FORESIGHT_SITE", names.site, string(h.ref.text + " (rows ahead)"))),
                  w.declare(), rows_ahead, prolog,
-                 if_(w.fits(n), block(decl(f"const {UMAX}", (j, w.at(n))), fetch)))
+                 if_(w.fits(n), block(decl(const(UMAX), (j, w.at(n))), fetch)))
 

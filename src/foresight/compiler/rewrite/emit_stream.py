@@ -29,6 +29,7 @@ from foresight.compiler.rewrite.cexpr import (
     cast_atom,
     cmp,
     cond,
+    const,
     decl,
     decrement,
     if_,
@@ -113,7 +114,7 @@ def step(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
     code = if_chain([(cmp(pc, ">", "1"), decrement(pc))], block(
         *sites,
         decl("static struct foresight_site *const", (index(LOCALS.sites, ""), init_list(*own))),
-        decl(f"const {U}", (index(LOCALS.at, ""), init_list(*at))),
+        decl(const(U), (index(LOCALS.at, ""), init_list(*at))),
         set_to(pc, call("foresight_streams_step", sp, str(len(streams)), LOCALS.sites, pc,
                         LOCALS.at, rest))))
     # Only where the nest's entry chose a version that steps one of them.
@@ -154,7 +155,7 @@ def _region(h: Hint, fp: str, lo: str) -> list[str]:
             out.append(add_to(fp, e) + (" " + add_to(lo, e) if down else ""))
             continue
         st = paren(times(sym(coeff), cast(U, str(v.step))))
-        out.append(block(decl(f"const {U}", (LOCALS.e, e)), add_to(fp, LOCALS.e),
+        out.append(block(decl(const(U), (LOCALS.e, e)), add_to(fp, LOCALS.e),
                          if_(negative(st), add_to(lo, LOCALS.e))))
     return out
 
@@ -175,7 +176,7 @@ def _volume(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int,
         steps = [decl(U, (f, literal(elem)))]
         for coeff, v in reversed(moves):
             stride = "UINTPTR_MAX" if coeff is None else abs_sym(coeff)
-            steps.append(block(decl(f"const {U}", (st, stride), (pg, align_up(f, page))),
+            steps.append(block(decl(const(U), (st, stride), (pg, align_up(f, page))),
                                add_to(f, times(bounds.iterations(v), minimum(st, pg)))))
         out.append(block(*steps, add_to(var, f)))
     return out
