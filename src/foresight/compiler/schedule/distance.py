@@ -1,4 +1,4 @@
-"""How far ahead each hint runs: the one owner of the rule that rewrite/emit.py renders
+"""How far ahead each hint runs: the one owner of the rule that rewrite/ renders
 (as the nest's table for foresight_nest_enter, foresight.h) and report.py prints.
 
 The distance is chosen at run time from the look-ahead bytes (adaptive preset) or at
@@ -10,7 +10,7 @@ in flight stay within it.  A stream runs `ds` ahead, except an index stream b[i]
 an indirect reference a[b[i]]: the look-ahead loads read b[i + di], which must be in
 memory by then, so it runs ds + di ahead, or 2 ds when its indirect reference is
 pipelined across another loop (the paper's).  Rows reached through row pointers take
-their own distance in rows, from each row's bytes (emit.rows_code).
+their own distance in rows, from each row's bytes (rewrite/emit_rows.py).
 """
 
 from __future__ import annotations
