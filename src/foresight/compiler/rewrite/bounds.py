@@ -5,27 +5,8 @@ a reference's pipelining loop (schedule/plan.py's Version)."""
 from __future__ import annotations
 
 from foresight.compiler.ir import Loop, sym_value
-from foresight.compiler.rewrite.cexpr import (
-    IMAX,
-    UMAX,
-    U,
-    abs_sym,
-    affine,
-    any_of,
-    cast,
-    cast_atom,
-    cmp,
-    cond,
-    const,
-    decl,
-    divide,
-    literal,
-    minus,
-    paren,
-    plus,
-    signed,
-    wrapped_abs,
-)
+from foresight.compiler.rewrite import cexpr as C
+from foresight.compiler.rewrite.cexpr import IMAX, UMAX, U
 from foresight.compiler.schedule.plan import Move
 
 
@@ -38,40 +19,41 @@ class Window:
 
     def __init__(self, lp: Loop, bound: str, var: str, guarded: bool = False):
         self.var = var
-        self.v = cast(UMAX, lp.var)
+        self.v = C.cast(UMAX, lp.var)
         self.up = (lp.step or 1) > 0
         self.strict = lp.cond_op in ("<", ">")
-        b = cast_atom(UMAX, bound)
-        self.left = minus(b, self.v) if self.up else minus(self.v, b)
+        b = C.cast_atom(UMAX, bound)
+        self.left = C.minus(b, self.v) if self.up else C.minus(self.v, b)
         if guarded:
             # A bound the current iteration may already be past (0 left then), compared
             # with signs as the program compares them (a negative bound is not huge).
-            sb, sv = cast_atom(IMAX, bound), cast(IMAX, lp.var)
-            self.left = cond(cmp(sb, ">", sv) if self.up else cmp(sv, ">", sb), self.left, "0")
-        self.last = b if not self.strict else minus(b, "1") if self.up else plus(b, "1")
+            sb, sv = C.cast_atom(IMAX, bound), C.cast(IMAX, lp.var)
+            ahead = C.cmp(sb, ">", sv) if self.up else C.cmp(sv, ">", sb)
+            self.left = C.cond(ahead, self.left, "0")
+        self.last = b if not self.strict else C.minus(b, "1") if self.up else C.plus(b, "1")
 
     def declare(self) -> str:
-        return decl(const(UMAX), (self.var, self.left))
+        return C.decl(C.const(UMAX), (self.var, self.left))
 
     def fits(self, t: str) -> str:
-        return cmp(self.var, ">" if self.strict else ">=", t)
+        return C.cmp(self.var, ">" if self.strict else ">=", t)
 
     def at(self, t: str) -> str:
-        return plus(self.v, t) if self.up else minus(self.v, t)
+        return C.plus(self.v, t) if self.up else C.minus(self.v, t)
 
 
 def bound(lp: Loop) -> str:
     """The loop's bound in uintptr_t from its affine form (a loop whose bounds are
     invariant has one)."""
     assert lp.upper_aff is not None
-    return affine(lp.upper_aff, {})
+    return C.affine(lp.upper_aff, {})
 
 
 def last_value(row: Loop) -> str:
     """The last value of the variable of a loop stepping +1 (`<` or `<=` its bound),
     from its bound as written."""
     assert row.upper is not None
-    return paren(minus(paren(row.upper), "1")) if row.cond_op == "<" else paren(row.upper)
+    return C.paren(C.minus(C.paren(row.upper), "1")) if row.cond_op == "<" else C.paren(row.upper)
 
 
 def rest_iterations(lp: Loop) -> str | None:
@@ -79,27 +61,27 @@ def rest_iterations(lp: Loop) -> str | None:
     bound can be evaluated again in the body; None otherwise."""
     if not lp.bound_runtime or lp.upper is None or not lp.step:
         return None
-    v, b = cast(UMAX, lp.var), cast(UMAX, lp.upper)
-    left = paren(minus(b, v) if lp.step > 0 else minus(v, b))
+    v, b = C.cast(UMAX, lp.var), C.cast(UMAX, lp.upper)
+    left = C.paren(C.minus(b, v) if lp.step > 0 else C.minus(v, b))
     if lp.cond_op in ("<", ">"):
-        left = paren(minus(left, "1"))
-    return paren(divide(left, cast_atom(UMAX, str(abs(lp.step)))))
+        left = C.paren(C.minus(left, "1"))
+    return C.paren(C.divide(left, C.cast_atom(UMAX, str(abs(lp.step)))))
 
 
 def iterations(v: Loop) -> str:
     """The iterations of `v` after its first (0 when it runs none) in uintptr_t, from
     bounds on invariant variables evaluated as signed values at nest entry."""
-    lo, hi = signed(v.lower_sym), signed(v.upper_sym)
+    lo, hi = C.signed(v.lower_sym), C.signed(v.upper_sym)
     assert v.step is not None
     if v.step > 0:
-        first, last = lo, hi if v.cond_op == "<=" else paren(minus(hi, "1"))
+        first, last = lo, hi if v.cond_op == "<=" else C.paren(C.minus(hi, "1"))
     else:
-        first, last = lo, hi if v.cond_op == ">=" else paren(plus(hi, "1"))
+        first, last = lo, hi if v.cond_op == ">=" else C.paren(C.plus(hi, "1"))
         first, last = last, first
-    span = last if first == cast_atom(IMAX, "0") else paren(minus(last, first))
+    span = last if first == C.cast_atom(IMAX, "0") else C.paren(C.minus(last, first))
     if abs(v.step) != 1:
-        span = divide(span, str(abs(v.step)))
-    return cond(cmp(last, ">=", first), cast(U, span), literal(0))
+        span = C.divide(span, str(abs(v.step)))
+    return C.cond(C.cmp(last, ">=", first), C.cast(U, span), C.literal(0))
 
 
 def move_holds(move: Move, block: int) -> str:
@@ -109,13 +91,13 @@ def move_holds(move: Move, block: int) -> str:
     assert v.step is not None
     c = sym_value(move.coeff)
     if c is not None:
-        a = wrapped_abs(c * v.step)
+        a = C.wrapped_abs(c * v.step)
         if a == 0 or (block - 1) // a == 0:   # never / always a block or more
             return "1" if a == 0 else "0"
-        return cmp(iterations(v), "<", literal((block - 1) // a))
-    a = abs_sym(move.coeff, v.step)
-    return paren(any_of(cmp(a, "==", "0"),
-                        cmp(iterations(v), "<", divide(paren(minus(literal(block), "1")), a))))
+        return C.cmp(iterations(v), "<", C.literal((block - 1) // a))
+    a = C.abs_sym(move.coeff, v.step)
+    limit = C.divide(C.paren(C.minus(C.literal(block), "1")), a)
+    return C.paren(C.any_of(C.cmp(a, "==", "0"), C.cmp(iterations(v), "<", limit)))
 
 
 def version(moves: tuple[Move, ...], block: int) -> str:
@@ -123,5 +105,5 @@ def version(moves: tuple[Move, ...], block: int) -> str:
     the nest takes (plan.Version)."""
     out = str(len(moves))
     for taken in reversed(range(len(moves))):
-        out = cond(move_holds(moves[taken], block), out, str(taken))
+        out = C.cond(move_holds(moves[taken], block), out, str(taken))
     return out

@@ -18,22 +18,9 @@ every name through the nest's table (rewrite/names.py).
 from __future__ import annotations
 
 from foresight.compiler.options import CompileOptions
+from foresight.compiler.rewrite import cexpr as C
 from foresight.compiler.rewrite import emit_indirect, emit_rows, emit_stream
-from foresight.compiler.rewrite.cexpr import (
-    U,
-    addr_of,
-    block,
-    call,
-    cast_atom,
-    const,
-    decl,
-    if_,
-    index,
-    init_list,
-    set_to,
-    stmt,
-    ternary,
-)
+from foresight.compiler.rewrite.cexpr import U
 from foresight.compiler.rewrite.names import LOCALS
 from foresight.compiler.rewrite.nest import NestCode
 from foresight.compiler.rewrite.splice import Insertion
@@ -53,13 +40,11 @@ class NestEmitter:
         plan, opts = self.plan, self.opts
         nest = NestCode(plan, self.n, opts)
         names, entry = nest.names, nest.entry
-        root = plan.facts.nest.root
-        assert root is not None
         on = names.active
-        entry.append(decl("const int", (on, call("foresight_active"))))
+        entry.append(C.decl("const int", (on, C.call("foresight_active"))))
         if opts.preset != "paper" and any(h.rows_for is not None for h in plan.hints):
-            entry.append(decl(const(U), (names.lookahead, ternary(
-                on, cast_atom(U, call("foresight_lookahead_bytes")), "0"))))
+            entry.append(C.decl(C.const(U), (names.lookahead, C.ternary(
+                on, C.cast_atom(U, C.call("foresight_lookahead_bytes")), "0"))))
         # The pipelining loop chosen at nest entry (plan.Version): per reference with a
         # move only the entry can decide, how many of its moves hold in a row.
         nest.choose_versions()
@@ -84,8 +69,8 @@ class NestEmitter:
             first = len(specs)
             if streams:
                 pc = names.countdown(pipe)
-                entry.append(decl(U, (pc, "0")))
-                nest.reset(pipe, set_to(pc, "0"))
+                entry.append(C.decl(U, (pc, "0")))
+                nest.reset(pipe, C.set_to(pc, "0"))
             for h, r in zip(hints, rules, strict=True):
                 if r.kind == "stream":
                     spec, vals = emit_stream.setup(nest, h, p, r.lead)
@@ -94,37 +79,37 @@ class NestEmitter:
                 else:
                     EMITTERS[r.kind].declare(nest, h)
             indirect = sum(r.kind == "indirect" for r in rules)
-            pipes.append(init_list(str(indirect), str(distance.fixed(plan, pipe, opts))))
+            pipes.append(C.init_list(str(indirect), str(distance.fixed(plan, pipe, opts))))
             code = []
             for h, r in zip(hints, rules, strict=True):
                 if r.kind != "stream":
                     c = EMITTERS[r.kind].code(nest, h, nest.distance(p, r.kind))
                     if h.version is not None:   # only in the version that chose its loop
-                        c = if_(nest.chosen(h), block(c))
+                        c = C.if_(nest.chosen(h), C.block(c))
                     code.append(c)
             if streams:
                 code.insert(0, emit_stream.step(nest, pipe, streams, first))
             body[id(pipe)] = code
         statics = []
         if specs:
-            statics.append(decl("static const struct foresight_nest_stream",
-                                (index(names.stream_table, ""), init_list(*specs))))
-            entry.append(decl("struct foresight_stream", index(names.streams, len(specs))))
-        statics.append(decl("static const struct foresight_nest_pipe",
-                            (index(names.pipe_table, ""), init_list(*pipes))))
-        statics.append(decl("static const struct foresight_nest", (names.table, init_list(
+            statics.append(C.decl("static const struct foresight_nest_stream",
+                                  (C.index(names.stream_table, ""), C.init_list(*specs))))
+            entry.append(C.decl("struct foresight_stream", C.index(names.streams, len(specs))))
+        statics.append(C.decl("static const struct foresight_nest_pipe",
+                              (C.index(names.pipe_table, ""), C.init_list(*pipes))))
+        statics.append(C.decl("static const struct foresight_nest", (names.table, C.init_list(
             names.stream_table if specs else "0", names.pipe_table, str(len(specs)),
             str(len(pipes)), str(opts.page_size), str(opts.block_size)))))
-        entry.append(decl(U, (index(names.distances, 2 * len(pipes)), init_list("0"))))
+        entry.append(C.decl(U, (C.index(names.distances, 2 * len(pipes)), C.init_list("0"))))
         entry += statics
         if specs:
-            entry.append(if_(on, block(
-                decl(const(U), (index(LOCALS.nv, ""), init_list(*values))),
-                stmt(call("foresight_nest_enter", addr_of(names.table), names.streams,
-                          LOCALS.nv, names.distances)))))
+            entry.append(C.if_(on, C.block(
+                C.decl(C.const(U), (C.index(LOCALS.nv, ""), C.init_list(*values))),
+                C.stmt(C.call("foresight_nest_enter", C.addr_of(names.table), names.streams,
+                              LOCALS.nv, names.distances)))))
         else:
-            entry.append(if_(on, stmt(call("foresight_nest_enter", addr_of(names.table), "0",
-                                           "0", names.distances))))
+            entry.append(C.if_(on, C.stmt(C.call(
+                "foresight_nest_enter", C.addr_of(names.table), "0", "0", names.distances))))
         return self._place(nest, body)
 
     def _place(self, nest: NestCode, body: dict[int, list[str]]) -> list[Insertion]:
@@ -140,7 +125,7 @@ class NestEmitter:
                                  "{ " + " ".join(nest.resets[lid]) + " "))
             out.append(Insertion(lp.end, 0, -(3 * lp.depth + 1), " }"))
         for pipe in self.plan.pipes():
-            code = if_(nest.names.active, block(*body[id(pipe)]))
+            code = C.if_(nest.names.active, C.block(*body[id(pipe)]))
             if pipe.body_compound:
                 out.append(Insertion(pipe.body_start + 1, 1, 3 * pipe.depth + 2, " " + code))
             else:

@@ -5,45 +5,9 @@ that row prefetched."""
 from __future__ import annotations
 
 from foresight.compiler.rewrite import bounds
+from foresight.compiler.rewrite import cexpr as C
 from foresight.compiler.rewrite.bounds import Window
-from foresight.compiler.rewrite.cexpr import (
-    IMAX,
-    UMAX,
-    U,
-    addr_of,
-    address,
-    affine,
-    all_of,
-    assign,
-    block,
-    call,
-    cast,
-    cast_atom,
-    ceil_div,
-    cmp,
-    cond,
-    const,
-    decl,
-    divide,
-    for_,
-    if_,
-    index,
-    literal,
-    load,
-    minimum,
-    minus,
-    negation,
-    paren,
-    plus,
-    post_inc,
-    set_to,
-    stmt,
-    string,
-    sym,
-    ternary,
-    times,
-    wsum,
-)
+from foresight.compiler.rewrite.cexpr import IMAX, UMAX, U
 from foresight.compiler.rewrite.names import LOCALS
 from foresight.compiler.rewrite.nest import NestCode
 from foresight.compiler.schedule.plan import Hint
@@ -52,8 +16,8 @@ from foresight.compiler.schedule.plan import Hint
 def declare(nest: NestCode, h: Hint) -> None:
     """h's state at nest entry: whether its prolog ran on this entry of the row loop."""
     started = nest.names.hint(nest.index(h)).started
-    nest.entry.append(decl("int", (started, "0")))
-    nest.reset(h.pipe, set_to(started, "0"))
+    nest.entry.append(C.decl("int", (started, "0")))
+    nest.reset(h.pipe, C.set_to(started, "0"))
 
 
 def code(nest: NestCode, h: Hint, d: str) -> str:
@@ -74,49 +38,49 @@ def code(nest: NestCode, h: Hint, d: str) -> str:
         w = Window(lp, bounds.bound(lp), LOCALS.left)
     else:   # a bound fixed for the nest (members of invariant variables): evaluated again
         assert lp.upper is not None
-        w = Window(lp, paren(lp.upper), LOCALS.left)
-    terms = [times(sym(c), cast_atom(U, j)) for c in row_index.coeffs.values()]
-    pointer = cast_atom(U, load(index(rows, 0), paren(plus(
-        cast(U, rows), times(wsum(*terms, sym(row_index.const)), cast_atom(U, str(psize)))))))
+        w = Window(lp, C.paren(lp.upper), LOCALS.left)
+    terms = [C.times(C.sym(c), C.cast_atom(U, j)) for c in row_index.coeffs.values()]
+    offset = C.times(C.wsum(*terms, C.sym(row_index.const)), C.cast_atom(U, str(psize)))
+    pointer = C.cast_atom(U, C.load(C.index(rows, 0), C.paren(C.plus(C.cast(U, rows), offset))))
 
     def row_bytes(row: str) -> str:
         """Bytes the loop along the row reads in row `row` (0: it runs no iteration)."""
         assert along.lower_aff is not None
-        lo = cast(IMAX, affine(along.lower_aff, {lp.var: row}))
+        lo = C.cast(IMAX, C.affine(along.lower_aff, {lp.var: row}))
         if along.upper_aff is not None:
-            hi = cast(IMAX, affine(along.upper_aff, {lp.var: row}))
+            hi = C.cast(IMAX, C.affine(along.upper_aff, {lp.var: row}))
         else:
             assert along.upper is not None
-            hi = cast(IMAX, along.upper)
-        last = hi if along.cond_op == "<=" else paren(minus(hi, "1"))
-        stride = sym(h.ref.byte_offset().coeff(along.var))
-        return cond(cmp(last, ">=", lo),
-                    plus(times(cast(U, divide(paren(minus(last, lo)), str(along.step))),
-                               stride), literal(h.ref.elem_size)),
-                    literal(0))
+            hi = C.cast(IMAX, along.upper)
+        last = hi if along.cond_op == "<=" else C.paren(C.minus(hi, "1"))
+        stride = C.sym(h.ref.byte_offset().coeff(along.var))
+        steps = C.cast(U, C.divide(C.paren(C.minus(last, lo)), str(along.step)))
+        return C.cond(C.cmp(last, ">=", lo),
+                      C.plus(C.times(steps, stride), C.literal(h.ref.elem_size)), C.literal(0))
 
-    row_j = cast_atom(U, j)
-    start = address(h.ref, {lp.var: row_j, along.var: affine(along.lower_aff, {lp.var: row_j})},
-                     base=rp)
-    span = rb if paper else minimum(rb, nest.names.lookahead)
-    fetch = block(decl(const(U), (rb, row_bytes(row_j))), if_(cmp(rb, "!=", "0"), block(
-        decl(const(U), (rp, pointer)),
-        if_(cmp(rp, "!=", "0"), stmt(call("foresight_prefetch_at", addr_of(names.site),
-                                          cast_atom("const void *", start), span))))))
+    row_j = C.cast_atom(U, j)
+    start = C.address(h.ref, {lp.var: row_j,
+                              along.var: C.affine(along.lower_aff, {lp.var: row_j})}, base=rp)
+    span = rb if paper else C.minimum(rb, nest.names.lookahead)
+    prefetch = C.stmt(C.call("foresight_prefetch_at", C.addr_of(names.site),
+                             C.cast_atom("const void *", start), span))
+    fetch = C.block(C.decl(C.const(U), (rb, row_bytes(row_j))),
+                    C.if_(C.cmp(rb, "!=", "0"), C.block(C.decl(C.const(U), (rp, pointer)),
+                                                        C.if_(C.cmp(rp, "!=", "0"), prefetch))))
     if paper:
-        rows_ahead = decl(const(UMAX), (n, cast_atom(UMAX, d)))
+        rows_ahead = C.decl(C.const(UMAX), (n, C.cast_atom(UMAX, d)))
     else:
         cb = LOCALS.cb
         rows_ahead = " ".join([
-            stmt(cast_atom("void", d)),
-            decl(const(U), (cb, row_bytes(cast(U, lp.var)))),
-            decl(const(UMAX), (n, ternary(cmp(cb, "==", "0"), "1",
-                                              ceil_div(nest.names.lookahead, cb))))])
-    prolog = if_(negation(names.started), block(
-        decl(UMAX, t), set_to(names.started, "1"),
-        for_(assign(t, "1"), all_of(cmp(t, "<", n), w.fits(t)), post_inc(t),
-             block(decl(const(UMAX), (j, w.at(t))), fetch))))
-    return block(stmt(call("FORESIGHT_SITE", names.site, string(h.ref.text + " (rows ahead)"))),
-                 w.declare(), rows_ahead, prolog,
-                 if_(w.fits(n), block(decl(const(UMAX), (j, w.at(n))), fetch)))
+            C.stmt(C.cast_atom("void", d)),
+            C.decl(C.const(U), (cb, row_bytes(C.cast(U, lp.var)))),
+            C.decl(C.const(UMAX), (n, C.ternary(C.cmp(cb, "==", "0"), "1",
+                                                C.ceil_div(nest.names.lookahead, cb))))])
+    prolog = C.if_(C.negation(names.started), C.block(
+        C.decl(UMAX, t), C.set_to(names.started, "1"),
+        C.for_(C.assign(t, "1"), C.all_of(C.cmp(t, "<", n), w.fits(t)), C.post_inc(t),
+               C.block(C.decl(C.const(UMAX), (j, w.at(t))), fetch))))
+    site = C.stmt(C.call("FORESIGHT_SITE", names.site, C.string(h.ref.text + " (rows ahead)")))
+    return C.block(site, w.declare(), rows_ahead, prolog,
+                   C.if_(w.fits(n), C.block(C.decl(C.const(UMAX), (j, w.at(n))), fetch)))
 

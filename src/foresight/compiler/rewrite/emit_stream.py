@@ -14,40 +14,8 @@ from __future__ import annotations
 
 from foresight.compiler.ir import Loop, sym_value
 from foresight.compiler.rewrite import bounds
-from foresight.compiler.rewrite.cexpr import (
-    U,
-    abs_sym,
-    add_to,
-    addr_of,
-    address,
-    align_up,
-    any_of,
-    bit_or,
-    block,
-    call,
-    cast,
-    cast_atom,
-    cmp,
-    cond,
-    const,
-    decl,
-    decrement,
-    if_,
-    if_chain,
-    index,
-    init_list,
-    literal,
-    minimum,
-    minus,
-    negative,
-    paren,
-    plus,
-    set_to,
-    stmt,
-    string,
-    sym,
-    times,
-)
+from foresight.compiler.rewrite import cexpr as C
+from foresight.compiler.rewrite.cexpr import U
 from foresight.compiler.rewrite.names import LOCALS
 from foresight.compiler.rewrite.nest import NestCode
 from foresight.compiler.schedule.plan import Hint
@@ -61,11 +29,11 @@ def setup(nest: NestCode, h: Hint, p: int, lead: int) -> tuple[str, list[str]]:
     iteration of a loop touches more than memory, for releases)."""
     step = h.pipe.step or 1
     coeff = h.ref.byte_offset().coeff(h.pipe.var)
-    delta = times(sym(coeff), cast(U, str(step))) if step >= 0 else \
-        minus(literal(0), times(sym(coeff), literal(-step)))
+    delta = C.times(C.sym(coeff), C.cast(U, str(step))) if step >= 0 else \
+        C.minus(C.literal(0), C.times(C.sym(coeff), C.literal(-step)))
     flags: list[str] = []
     dynamic = [] if h.version is None else [
-        cond(nest.chosen(h), "0u", "FORESIGHT_STREAM_IDLE")]
+        C.cond(nest.chosen(h), "0u", "FORESIGHT_STREAM_IDLE")]
     region = ["0", "0"]
     if h.inner_at_lower:
         region = list(nest.shared("fp", lambda fp, lo: " ".join(_region(h, fp, lo)), 2))
@@ -80,12 +48,12 @@ def setup(nest: NestCode, h: Hint, p: int, lead: int) -> tuple[str, list[str]]:
             volume = h.volume
             page = nest.opts.page_size
             vol = nest.shared("vol", lambda v: " ".join(_volume(volume, page, v)))[0]
-            dynamic.append(cond(cmp(vol, ">", cast_atom(U, call("foresight_memory_bytes"))),
-                                "FORESIGHT_STREAM_RELEASE", "0u"))
+            memory = C.cast_atom(U, C.call("foresight_memory_bytes"))
+            dynamic.append(C.cond(C.cmp(vol, ">", memory), "FORESIGHT_STREAM_RELEASE", "0u"))
         else:
             flags.append("FORESIGHT_STREAM_RELEASE")
-    return (init_list(str(p), str(lead), bit_or(*flags)),
-            [delta, *region, bit_or(*dynamic)])
+    return (C.init_list(str(p), str(lead), C.bit_or(*flags)),
+            [delta, *region, C.bit_or(*dynamic)])
 
 
 def step(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
@@ -100,32 +68,33 @@ def step(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
     again, the step is told the iterations left in the run, so that hints stay within
     it (past its end may be another object, or nothing)."""
     names, pc = nest.names, nest.names.countdown(pipe)
-    sp = plus(names.streams, str(first)) if first else names.streams
+    sp = C.plus(names.streams, str(first)) if first else names.streams
     sites, at, own = [], [], []
     for h in streams:
         site = names.hint(nest.index(h)).site
         # A hint of a version of the nest (plan.Version) names its pipelining loop.
         label = h.ref.text if h.version is None else f"{h.ref.text} (across {h.pipe.var})"
-        sites.append(stmt(call("FORESIGHT_SITE", site, string(label))))
-        own.append(addr_of(site))
-        at += [address(h.ref, subst(h)),
-               address(h.release, subst(h)) if h.release is not None else "0"]
+        sites.append(C.stmt(C.call("FORESIGHT_SITE", site, C.string(label))))
+        own.append(C.addr_of(site))
+        at += [C.address(h.ref, subst(h)),
+               C.address(h.release, subst(h)) if h.release is not None else "0"]
     rest = bounds.rest_iterations(streams[0].pipe) or "0"
-    code = if_chain([(cmp(pc, ">", "1"), decrement(pc))], block(
+    code = C.if_chain([(C.cmp(pc, ">", "1"), C.decrement(pc))], C.block(
         *sites,
-        decl("static struct foresight_site *const", (index(LOCALS.sites, ""), init_list(*own))),
-        decl(const(U), (index(LOCALS.at, ""), init_list(*at))),
-        set_to(pc, call("foresight_streams_step", sp, str(len(streams)), LOCALS.sites, pc,
-                        LOCALS.at, rest))))
+        C.decl("static struct foresight_site *const",
+               (C.index(LOCALS.sites, ""), C.init_list(*own))),
+        C.decl(C.const(U), (C.index(LOCALS.at, ""), C.init_list(*at))),
+        C.set_to(pc, C.call("foresight_streams_step", sp, str(len(streams)), LOCALS.sites, pc,
+                            LOCALS.at, rest))))
     # Only where the nest's entry chose a version that steps one of them.
     if all(h.version is not None for h in streams):
-        code = if_(any_of(*dict.fromkeys(nest.chosen(h) for h in streams)), block(code))
+        code = C.if_(C.any_of(*dict.fromkeys(nest.chosen(h) for h in streams)), C.block(code))
     return code
 
 
 def subst(h: Hint) -> dict[str, str]:
     """The loops moved inside h's pipelining loop, at their lower bounds."""
-    return {lp.var: sym(lp.lower_sym or {}) for lp in h.inner_at_lower}
+    return {lp.var: C.sym(lp.lower_sym or {}) for lp in h.inner_at_lower}
 
 
 def rows_tracked(h: Hint) -> bool:
@@ -144,19 +113,19 @@ def _region(h: Hint, fp: str, lo: str) -> list[str]:
     bytes of each row (the first 4 doubles of 256 KiB rows, 768 MiB under a 64 MiB cap:
     387 MiB read and 0.36-0.41 s with blocks, 12.4 MiB and 0.034-0.047 s with pages, O
     0.72-0.84 s; `foresight run --mem 64M --cold --readahead-kb 128`)."""
-    out = [decl(U, (fp, literal(h.ref.elem_size)), (lo, "0"))]
+    out = [C.decl(U, (fp, C.literal(h.ref.elem_size)), (lo, "0"))]
     for v in h.inner_at_lower:
         assert v.step is not None
         coeff = h.ref.byte_offset().coeff(v.var)
         c = sym_value(coeff)
-        e = times(abs_sym(coeff, v.step), bounds.iterations(v))
+        e = C.times(C.abs_sym(coeff, v.step), bounds.iterations(v))
         if c is not None:   # the direction is known (downwards: wraps past the middle)
             down = (c * v.step) % 2**64 > (2**64 - 1) // 2
-            out.append(add_to(fp, e) + (" " + add_to(lo, e) if down else ""))
+            out.append(C.add_to(fp, e) + (" " + C.add_to(lo, e) if down else ""))
             continue
-        st = paren(times(sym(coeff), cast(U, str(v.step))))
-        out.append(block(decl(const(U), (LOCALS.e, e)), add_to(fp, LOCALS.e),
-                         if_(negative(st), add_to(lo, LOCALS.e))))
+        st = C.paren(C.times(C.sym(coeff), C.cast(U, str(v.step))))
+        out.append(C.block(C.decl(C.const(U), (LOCALS.e, e)), C.add_to(fp, LOCALS.e),
+                           C.if_(C.negative(st), C.add_to(lo, LOCALS.e))))
     return out
 
 
@@ -171,13 +140,13 @@ def _volume(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int,
     reading a new row pointer per iteration (stride None) adds the whole footprint.
     Bounds are evaluated as signed values at nest entry."""
     f, st, pg = LOCALS.f, LOCALS.stride, LOCALS.page
-    out = [decl(U, (var, "0"))]
+    out = [C.decl(U, (var, "0"))]
     for elem, moves in volume:
-        steps = [decl(U, (f, literal(elem)))]
+        steps = [C.decl(U, (f, C.literal(elem)))]
         for coeff, v in reversed(moves):
-            stride = "UINTPTR_MAX" if coeff is None else abs_sym(coeff)
-            steps.append(block(decl(const(U), (st, stride), (pg, align_up(f, page))),
-                               add_to(f, times(bounds.iterations(v), minimum(st, pg)))))
-        out.append(block(*steps, add_to(var, f)))
+            stride = "UINTPTR_MAX" if coeff is None else C.abs_sym(coeff)
+            steps.append(C.block(C.decl(C.const(U), (st, stride), (pg, C.align_up(f, page))),
+                                 C.add_to(f, C.times(bounds.iterations(v), C.minimum(st, pg)))))
+        out.append(C.block(*steps, C.add_to(var, f)))
     return out
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from foresight.compiler.ir import Loop
 from foresight.compiler.options import CompileOptions
 from foresight.compiler.rewrite import bounds
-from foresight.compiler.rewrite.cexpr import cmp, decl, index, ternary
+from foresight.compiler.rewrite import cexpr as C
 from foresight.compiler.rewrite.names import Names
 from foresight.compiler.schedule.plan import Hint, NestPlan
 
@@ -52,15 +52,15 @@ class NestCode:
         pipelining loops the nest takes; hints with the same moves share the test."""
         for h in self.plan.hints:
             if h.version is not None and id(h.version.moves) not in self._versions:
-                test = ternary(self.names.active,
-                               bounds.version(h.version.moves, self.opts.block_size), "0")
+                test = C.ternary(self.names.active,
+                                 bounds.version(h.version.moves, self.opts.block_size), "0")
                 self._versions[id(h.version.moves)] = self.shared(
-                    "pv", lambda pv, test=test: decl("const int", (pv, test)))[0]
+                    "pv", lambda pv, test=test: C.decl("const int", (pv, test)))[0]
 
     def chosen(self, h: Hint) -> str:
         """Whether the nest's entry chose h's pipelining loop (h has a version)."""
         assert h.version is not None
-        return cmp(self._versions[id(h.version.moves)], "==", str(h.version.taken))
+        return C.cmp(self._versions[id(h.version.moves)], "==", str(h.version.taken))
 
     def index(self, h: Hint) -> int:
         """h's number in the nest (its names and site)."""
@@ -70,4 +70,4 @@ class NestCode:
         """The distance in iterations the nest's entry computed for pipelining loop
         number `p` (foresight_nest_enter, schedule/distance.py's rule): `ds` for its
         streams and rows ahead, `di` for its indirect references."""
-        return index(self.names.distances, 2 * p + (kind == "indirect"))
+        return C.index(self.names.distances, 2 * p + (kind == "indirect"))
