@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 
 from foresight.compiler.options import CompileOptions
-from foresight.compiler.schedule import plan as plan_mod
-from foresight.compiler.schedule.plan import MAX_HINTS, iteration_cycles, paper_distance
+from foresight.compiler.schedule import distance
+from foresight.compiler.schedule.distance import iteration_cycles, paper_distance
+from foresight.compiler.schedule.plan import MAX_HINTS
 
 ROW = 1 << 16   # doubles in a row: 512 KiB, more than a 64 KiB block
 
@@ -258,7 +259,7 @@ def test_paper_distance_is_eq_1_in_blocks(ir):
         return ir.plan(ir.loop("i", "n", ir.ref("a[i]"), ops=ops), preset="paper",
                        **opts).paper_distance["i"]
 
-    n, l_p = 2048, plan_mod.PREFETCH_CYCLES
+    n, l_p = 2048, distance.PREFETCH_CYCLES
     assert d(0) == math.ceil(100_000 / (n * 2 + l_p)) * n             # 8 blocks
     assert d(48) == math.ceil(100_000 / (n * 50 + l_p)) * n == n      # 1 block
     assert d(0, latency_cycles=1_000_000) == math.ceil(1_000_000 / (n * 2 + l_p)) * n

@@ -55,19 +55,6 @@ def sym_value(a: Sym) -> int | None:
     return None
 
 
-def sym_c(a: Sym) -> str:
-    """C text evaluating `a` in uintptr_t (wrapping) arithmetic: no signed overflow."""
-    if not a:
-        return "(uintptr_t)0"
-    terms = []
-    for m, v in sorted(a.items()):
-        factors = [f"(uintptr_t)({atom})" for atom in m]
-        if v != 1 or not factors:
-            factors.insert(0, f"(uintptr_t){v}" if v >= 0 else f"(uintptr_t)0 - (uintptr_t){-v}")
-        terms.append("(" + " * ".join(factors) + ")")
-    return "(" + " + ".join(terms) + ")"
-
-
 def sym_str(a: Sym) -> str:
     """Readable form for reports."""
     if not a:

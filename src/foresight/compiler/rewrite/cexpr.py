@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from foresight.compiler.ir import Affine, ArrayRef, Sym, sym_c, sym_value
+from foresight.compiler.ir import Affine, ArrayRef, Sym, sym_value
 
 U = "uintptr_t"      # addresses, strides, extents (wrapping)
 UMAX = "uintmax_t"   # look-ahead indices and counts
@@ -161,8 +161,16 @@ def cleanup(fn: str) -> str:
 # --- symbolic and affine values, addresses ------------------------------------------
 
 def sym(a: Sym) -> str:
-    """A symbolic integer (ir.Sym) in uintptr_t, wrapping."""
-    return sym_c(a)
+    """A symbolic integer (ir.Sym) in uintptr_t (wrapping) arithmetic: no signed overflow."""
+    if not a:
+        return "(uintptr_t)0"
+    terms = []
+    for m, v in sorted(a.items()):
+        factors = [f"(uintptr_t)({atom})" for atom in m]
+        if v != 1 or not factors:
+            factors.insert(0, f"(uintptr_t){v}" if v >= 0 else f"(uintptr_t)0 - (uintptr_t){-v}")
+        terms.append("(" + " * ".join(factors) + ")")
+    return "(" + " + ".join(terms) + ")"
 
 
 def affine(aff: Affine, subst: Mapping[str, str]) -> str:

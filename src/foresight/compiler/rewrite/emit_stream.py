@@ -132,7 +132,7 @@ def _region(h: Hint, fp: str, lo: str) -> list[str]:
 def _volume(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int,
             var: str) -> list[str]:
     """Statements that set `var` to the bytes one iteration of a loop touches
-    (plan.runtime_volume), in memory rather than in address range: per reference, from
+    (release.runtime_volume), in memory rather than in address range: per reference, from
     its element outward through the inner loops moving it (innermost first), each loop
     adds per extra iteration its stride, but at most the footprint so far rounded up to
     pages, so a loop stepping a page or more adds whole pages, not the bytes it skips (a

@@ -8,12 +8,12 @@ references striding a page or more).  One copy of the body, the same hints.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from foresight.compiler.analysis.locality import NestFacts, RefFacts
 from foresight.compiler.ir import Affine, ArrayRef, Loop, Sym, sym_str, sym_value
 from foresight.compiler.options import CompileOptions
+from foresight.compiler.schedule import distance, release
 
 
 @dataclass
@@ -262,18 +262,18 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
         if unsafe:
             plan.decisions.append(f"{r.text}: not prefetched: {unsafe}")
             continue
-        if not _temporal_outside_only(f, found[0][0]):
+        if not release.temporal_outside_only(f, found[0][0]):
             plan.decisions.append(f"{r.text}: reused within the localized space across "
                                   "enclosing loops: prefetched on first touch only "
                                   "(the run-time filter drops repeats)")
-        trailing = _trailing(f, facts.refs)
+        trailing = release.trailing(f, facts.refs)
         chosen = []
         for taken, (pipe, moved, why) in enumerate(found):
-            keep, across = _kept(f, pipe, facts.volume, opts.memory_bytes,
-                                 opts.preset == "paper")
-            volume = runtime_volume(facts, across) if across is not None else None
-            release = trailing if keep is None or volume is not None else None
-            plan.hints.append(Hint(r, pipe, moved, release,
+            keep, across = release.kept(f, pipe, facts.volume, opts.memory_bytes,
+                                        opts.preset == "paper")
+            volume = release.runtime_volume(facts, across) if across is not None else None
+            behind = trailing if keep is None or volume is not None else None
+            plan.hints.append(Hint(r, pipe, moved, behind,
                                    release_if_exceeds=across if volume is not None else None,
                                    volume=volume,
                                    version=Version(moves, taken) if moves else None))
@@ -310,7 +310,8 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             h.feeds_indirect = True
     if opts.preset == "paper":
         for lp in plan.pipes():
-            blocks, iters = paper_distance(lp, [h for h in plan.hints if h.pipe is lp], opts)
+            mine = [h for h in plan.hints if h.pipe is lp]
+            blocks, iters = distance.paper_distance(lp, mine, opts)
             plan.paper_distance[lp.var] = iters
             plan.decisions.append(f"Eq. (1) distance across {lp.var}: {blocks} block(s), "
                                   f"{iters} iterations")
@@ -446,107 +447,3 @@ def _rows_ahead(f: RefFacts, pipe: Loop) -> tuple[Loop | None, str]:
     if any(lp.start <= w < lp.end for w in f.ref.base_writes):
         return None, f"pointers are stored inside {lp.var} (a row pointer could be unset)"
     return lp, ""
-
-
-def _temporal_outside_only(f: RefFacts, pipe: Loop) -> bool:
-    idx = f.loops.index(pipe)
-    return all(f.locality[lp.var] not in ("temporal", "spatial") for lp in f.loops[:idx])
-
-
-def _kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None], memory: int,
-          paper: bool) -> tuple[str | None, Loop | None]:
-    """Why the reference's data is not released (None: release it), and the loop whose
-    per-iteration volume decides it at nest entry, if any: release only data the nest
-    will not touch again while it could still be in memory.
-
-    Data reused across an outer loop (temporal or spatial reuse) is released only when
-    one iteration of that loop touches more than the memory the runtime manages,
-    evaluated at nest entry (the paper's localized space, with the memory actually
-    available instead of the one assumed at compile time): if it fits, releasing would
-    page it out and back in on every iteration, while data that does not fit is better
-    released than left to push out what does.  The innermost such loop decides (outer
-    ones touch more).  `volume` and `memory` (compile time) decide where the volume
-    cannot be evaluated at entry, or is known to be less than an eighth of memory, and
-    always under the paper preset."""
-    idx = f.loops.index(pipe)
-    across = None
-    for lp in f.loops[:idx]:
-        if f.reuse[lp.var] in ("temporal", "spatial"):
-            across = lp
-    if across is None:
-        return None, None
-    known = volume.get(across.var)
-    if paper and known is not None:
-        # The paper's localized space: the memory assumed at compile time decides.
-        return (None, None) if known >= memory else (
-            f"reused across {across.var} within the localized space", None)
-    if known is not None and known * 8 <= memory:
-        # As for small indirect targets: an eighth of the memory assumed (itself an
-        # underestimate) stays in memory; no test at entry (the paper's Figure 4).
-        return f"reused across {across.var}, {known} bytes per iteration", None
-    if known is not None and known >= memory:
-        return None, across       # released even where the entry cannot evaluate it
-    return f"reused across {across.var} while in memory", across
-
-
-def runtime_volume(facts: NestFacts, lp: Loop
-                   ) -> list[tuple[int, list[tuple[dict | None, Loop]]]] | None:
-    """The bytes one iteration of `lp` touches, as terms C can evaluate at nest entry: per
-    leading direct reference inside it, its element size and the (byte coefficient, loop)
-    of each inner loop moving it; rewrite/emit_stream.py turns them into memory touched (a loop
-    adds per iteration its stride, at most the footprint so far in pages).  None when an
-    inner loop's bounds are not fixed for the whole nest (their trip counts cannot be
-    evaluated at entry).  Indirect targets are left out, so the volume errs small and
-    the data is kept."""
-    terms = []
-    for g in facts.refs:
-        if g.ref.indirect is not None or not g.leading or lp not in g.loops:
-            continue
-        off = g.ref.byte_offset()
-        moves = []
-        for v in g.loops[g.loops.index(lp) + 1:]:
-            # A loop reading a new row pointer A[i] per iteration moves to another object:
-            # a stride None, which the rewrite counts as larger than any footprint.
-            c = None if v.var in g.ref.base_loops else off.coeff(v.var)
-            if not c and c is not None:
-                continue
-            if (v.lower_sym is None or v.upper_sym is None or not v.step
-                    or v.cond_op not in ("<", "<=", ">", ">=")
-                    or (v.step > 0) != (v.cond_op in ("<", "<="))):
-                return None
-            moves.append((c, v))
-        terms.append((g.ref.elem_size, moves))
-    return terms or None
-
-
-def _trailing(f: RefFacts, refs: list[RefFacts]) -> ArrayRef:
-    for g in refs:
-        if g.leader is f.ref and g.trailing:
-            return g.ref
-    return f.ref
-
-
-def iteration_cycles(lp: Loop) -> int:
-    """Eq. (1)'s s for one iteration of `lp`: its operators, 2 for the loop test and
-    increment, and its inner loops' iterations (a symbolic trip count counts as 100)."""
-    return lp.ops + 2 + sum((ch.trip if ch.trip is not None else 100) * iteration_cycles(ch)
-                            for ch in lp.children)
-
-
-# The paper's prefetch overhead in cycles (Section 3.2.2.1), l_p of Eq. (1).
-PREFETCH_CYCLES = 10_000
-
-
-def paper_distance(pipe: Loop, hints: list[Hint], opts: CompileOptions) -> tuple[int, int]:
-    """Eq. (1) per block: d = ceil(l_m / (n·s + l_p)) blocks of n iterations each, where n is
-    the iterations one block prefetch covers.  Returns (blocks, iterations)."""
-    n = 1
-    for h in hints:
-        if h.indirect_index is None:
-            c = sym_value(h.ref.byte_offset().coeff(pipe.var))
-            if c:
-                n = max(n, opts.block_size // abs(c))
-    l_p = PREFETCH_CYCLES
-    blocks = max(1, math.ceil(opts.latency_cycles / (n * iteration_cycles(pipe) + l_p)))
-    return blocks, blocks * n
-
