@@ -68,7 +68,7 @@ int main(void)
         madvise(anon, alen, MADV_PAGEOUT);
         /* Paged-out anonymous pages may stay in the swap cache, which mincore reports
          * as resident; the swap-in itself is tested under a cgroup cap in
-         * tests/test_swapin_prefetch.py.  Here: the prefetch keeps the data intact. */
+         * tests/system/test_swapin_prefetch.py.  Here: the prefetch keeps the data intact. */
         foresight_prefetch(anon, alen);
         CHECK(wait_fraction(anon, alen, 0.95, 0, 20));
         size_t bad = 0;

@@ -1,6 +1,6 @@
 """The runtime's FORESIGHT_TRACE event trace and FORESIGHT_FILTER=0 (issue 4, Figure 12).
 
-A small C program (tests/trace/trace_prog.c) built against the installed runtime maps a
+A small C program (tests/system/trace/trace_prog.c) built against the installed runtime maps a
 file and touches, prefetches or holds it; the trace it leaves is parsed here with the
 format of runtime/include/foresight.h."""
 

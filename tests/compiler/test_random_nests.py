@@ -1,6 +1,6 @@
 """Random loop nests: hints must never change what a program does.
 
-tests/gen/nests.py writes, per seed, one C program of KERNELS loop nests of the shapes
+tests/compiler/gen/nests.py writes, per seed, one C program of KERNELS loop nests of the shapes
 `foresight cc` transforms (affine nests of every loop form, indirect references, CSR rows,
 pointer walks, struct members; every fourth program runs some nests in two threads).  A
 generated program has no undefined behaviour and sizes every array exactly, ending it flush
@@ -13,7 +13,7 @@ All three must exit alike and print the same hash of every array, with no saniti
 report; programs with threads are also built and run under TSan.  The report must show
 hints in most kernels, so the comparison cannot pass by transforming nothing.
 
-A failing seed's program: `python3 tests/gen/nests.py SEED > prog.c` (with `--threads`
+A failing seed's program: `python3 tests/compiler/gen/nests.py SEED > prog.c` (with `--threads`
 for seeds divisible by 4).  A compiler bug found here that is not fixed yet goes into
 XFAIL (strict), its reason naming the minimised case.
 """

@@ -21,7 +21,7 @@ from foresight.compiler.report import file_summaries, format_report
 from foresight.errors import BenchError
 from foresight.harness.environment import swap_summary
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = 6 << 20
 
 

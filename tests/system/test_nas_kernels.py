@@ -19,7 +19,7 @@ import pytest
 from foresight.harness.environment import swap_summary
 
 FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
-NAS = Path(__file__).resolve().parent.parent / "benchmarks" / "nas"
+NAS = Path(__file__).resolve().parents[2] / "benchmarks" / "nas"
 KERNELS = sorted(p.stem for p in NAS.glob("*.c"))
 WARN = ["-Wall", "-Wextra", "-Werror"]
 VARIANTS = {

@@ -168,7 +168,7 @@ def test_equal_granules_draw_no_warnings(tmp_path, name):
     # With a page as large as a block, choices between them have equal branches and some
     # limits fold to 0: the generated text must not draw -Wduplicated-branches or
     # -Wtype-limits (the hints' logic is in foresight.h and the library, not per hint).
-    src = Path(__file__).parent / "corpus" / f"{name}.c"
+    src = Path(__file__).resolve().parents[1] / "corpus" / f"{name}.c"
     p = cc("-O2", "--fs-page", "64", "--fs-block", "64", "-Werror", "-Wduplicated-branches",
            "-Wtype-limits", "-Wall", "-Wextra", "--emit-c", "out", "-c", str(src), "-o", "x.o",
            cwd=tmp_path)
@@ -180,7 +180,7 @@ def test_equal_granules_draw_no_warnings(tmp_path, name):
 def test_transformed_code_compiles_under_strict_warnings(tmp_path, name):
     # The hints and foresight.h must not turn a clean build red: the transformed text is
     # the one compiled (no fallback warning) and it holds hints.
-    src = Path(__file__).parent / "corpus" / f"{name}.c"
+    src = Path(__file__).resolve().parents[1] / "corpus" / f"{name}.c"
     strict = ["-std=c11", "-pedantic", "-Wall", "-Wextra", "-Werror", "-Wcast-qual",
               "-Wshadow", "-Wmissing-prototypes", "-Wstrict-prototypes"]
     p = cc("-O2", *strict, "--emit-c", "out", "-c", str(src), "-o", "x.o", cwd=tmp_path)

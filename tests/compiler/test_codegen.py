@@ -23,7 +23,7 @@ from foresight.compiler.pipeline import transform
 from foresight.compiler.report import format_report
 from foresight.compiler.schedule.distance import LEAD_DS_DI
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FORESIGHT = ROOT / ".venv" / "bin" / "foresight"
 
 

@@ -6,7 +6,7 @@ transformations) and a fixed set of Csmith programs is compiled with `foresight 
 stdout and stderr and exit with the same status; the corpus's P must also behave
 identically with FORESIGHT_DISABLE=1.  Both are also built with
 -fsanitize=address,undefined, which catches a look-ahead load past the end of an array
-(e.g. b[i+d] in a[b[i]]).  tests/test_random_nests.py does the same for generated nests.
+(e.g. b[i+d] in a[b[i]]).  tests/compiler/test_random_nests.py does the same for generated nests.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
-CORPUS_DIR = Path(__file__).parent / "corpus"
+CORPUS_DIR = Path(__file__).resolve().parents[1] / "corpus"
 CORPUS = sorted(CORPUS_DIR.glob("*.c"))
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g"]
 SANITIZER_MARKERS = ("AddressSanitizer", "UndefinedBehaviorSanitizer", "LeakSanitizer",

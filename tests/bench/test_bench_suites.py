@@ -23,7 +23,7 @@ from foresight.bench.tables import Table
 from foresight.cli import build_parser, main
 
 FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def suite_parsers() -> dict[str, argparse.ArgumentParser]:
