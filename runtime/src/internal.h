@@ -197,6 +197,9 @@ bool fs_budget_admits(struct foresight_site *site, size_t npages, uint64_t recon
 /* workers.c: threads draining the queue. */
 extern struct fs_queue *fs_queue_global;
 void fs_workers_ensure_started(void);
+/* Start a detached runtime thread named `name` (256 KiB stack) with every signal
+ * blocked: the program's handlers run on its own threads.  False if it could not. */
+bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name);
 void fs_workers_after_fork_child(void);
 
 /* trace.c: FORESIGHT_TRACE event trace (faults, prefetches, releases). */

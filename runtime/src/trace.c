@@ -60,7 +60,6 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -590,25 +589,14 @@ void fs_trace_start(void)
                 strerror(err));
         return;
     }
-    /* The drain thread takes no signals: the program's handlers run on its own threads. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 << 10);
     static struct pollfd *pfd; /* static: reachable after fork, where the thread is gone */
     pfd = calloc((size_t)nrings, sizeof *pfd);
     for (int i = 0; pfd != NULL && i < nrings; i++)
         pfd[i] = (struct pollfd){.fd = rings[i].fd[EV_START], .events = POLLIN};
-    pthread_t t;
-    if (pfd != NULL && pthread_create(&t, &attr, drain_main, pfd) == 0)
-        pthread_setname_np(t, "foresight-trace");
     /* Without the thread the rings are drained once, at exit: samples beyond a ring's
      * capacity are lost, and the L line says how many. */
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pfd != NULL)
+        fs_thread_start(drain_main, pfd, "foresight-trace");
 }
 
 void fs_trace_finish(void)

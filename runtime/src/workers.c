@@ -24,26 +24,32 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 << 10);
+    pthread_t t;
+    bool ok = pthread_create(&t, &attr, fn, arg) == 0;
+    if (ok)
+        pthread_setname_np(t, name);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ok;
+}
+
 void fs_workers_ensure_started(void)
 {
     if (__atomic_load_n(&started, __ATOMIC_ACQUIRE))
         return;
     pthread_mutex_lock(&start_mu);
     if (!started) {
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, 256 << 10);
-        for (int i = 0; i < fs_cfg.workers; i++) {
-            pthread_t t;
-            if (pthread_create(&t, &attr, worker_main, NULL) == 0)
-                pthread_setname_np(t, "foresight-io");
-        }
-        pthread_attr_destroy(&attr);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        for (int i = 0; i < fs_cfg.workers; i++)
+            fs_thread_start(worker_main, NULL, "foresight-io");
         __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&start_mu);
