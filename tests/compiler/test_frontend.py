@@ -69,6 +69,24 @@ def test_annotated_loops_are_parsed_and_other_pragmas_refuse_the_nest(tmp_path):
     assert plain.skipped is None and plain.root.omp is None
 
 
+@pytest.mark.parametrize("spelling", [
+    "/* note */ #pragma omp critical", "#/**/pragma omp critical", "#\\\npragma omp critical",
+    "\f#pragma omp critical", "# pragma GCC ivdep", "/* #pragma omp critical */",
+])
+def test_a_pragma_spelled_any_way_inside_a_nest_refuses_it(tmp_path, spelling):
+    code = ("void k(double *a, long n)\n{\n    for (long i = 0; i < n; i++) {\n"
+            f"{spelling}\n        a[i] += 1;\n    }}\n}}\n")
+    (nest,) = nests_of(tmp_path, code)
+    assert nest.skipped is not None and "#pragma inside the nest" in nest.skipped, code
+
+
+def test_comments_between_an_omp_pragma_and_its_loop_keep_the_annotation(tmp_path):
+    (nest,) = nests_of(tmp_path, "void k(double *a, long n)\n{\n#pragma omp parallel for\n"
+                                 "    // rows\n    /* each */\n"
+                                 "    for (long i = 0; i < n; i++) a[i] += 1;\n}\n")
+    assert nest.root.omp is not None and nest.root.omp.line == 3
+
+
 def test_the_prefetch_pass_leaves_annotated_loops_alone_and_reports_why(tmp_path):
     src = tmp_path / "x.c"
     src.write_text(OMP)

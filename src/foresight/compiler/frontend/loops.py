@@ -133,14 +133,21 @@ class _Loops:
         text = self.data[root.start:root.end]
         if b"_Pragma" in text:
             return "a _Pragma inside the nest (OpenMP or similar): left unchanged"
-        annotated = {lp.omp.line for lp in _loops(root) if lp.omp is not None}
-        for at in pragmas.directives(self.data, root.start, root.end):
-            if self.data.count(b"\n", 0, at) + 1 not in annotated:
+        # Every `pragma` in the nest's text must be the OpenMP annotation of one of its
+        # loops: any other (a directive on another statement, or one written with a
+        # comment or a line splice after the `#`) would be split from its statement by
+        # the hints, or change what the nest does.
+        annotated = [(found[0], lp.start) for lp in _loops(root) if lp.omp is not None
+                     and (found := pragmas.pragma_before(self.data, lp.start)) is not None]
+        at = text.find(b"pragma")
+        while at >= 0:
+            if not any(b <= root.start + at < e for b, e in annotated):
                 return "a #pragma inside the nest (OpenMP or similar): left unchanged"
+            at = text.find(b"pragma", at + 1)
         line_start = self.data.rfind(b"\n", 0, root.start)
-        prev = self.data[:max(line_start, 0)].rstrip().rsplit(b"\n", 1)[-1].strip()
-        if root.omp is None and ((prev.startswith(b"#") and b"pragma" in prev)
-                                 or b"_Pragma" in prev):
+        prev = self.data[:max(line_start, 0)].rstrip().rsplit(b"\n", 1)[-1]
+        if root.omp is None and (b"pragma" in prev or b"_Pragma" in prev
+                                 or pragmas.pragma_before(self.data, root.start)):
             return "the nest follows a #pragma (OpenMP or similar): left unchanged"
         return None
 

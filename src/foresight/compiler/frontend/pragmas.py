@@ -1,6 +1,6 @@
 """The `#pragma` lines of the source text around loops: the OpenMP annotation of a loop
 (`#pragma omp parallel for schedule(static, 4) num_threads(t) collapse(2)`) read into
-an ir.OmpLoop, and the pragmas of a nest that annotate none of its loops.
+an ir.OmpLoop.
 
 Without -fopenmp the compiler ignores `#pragma omp`, and libclang shows the loop under it
 as a plain for statement; the directive is read here from the text.  (With -fopenmp
@@ -13,21 +13,22 @@ import re
 
 from foresight.compiler.ir import OmpLoop
 
-_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*pragma\b", re.M)
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*pragma\b")
 _CLAUSE = re.compile(r"([A-Za-z_]\w*)\s*(\((?:[^()]|\([^()]*\))*\))?")
 
 
 def _logical_line_before(data: bytes, start: int) -> tuple[int, bytes] | None:
     """The logical line (backslash continuations joined) that ends last before the line
-    holding offset `start`, skipping blank lines, when only white space precedes `start`
-    on its own line; (its start offset, its text)."""
+    holding offset `start`, skipping blank lines and lines holding only a comment, when
+    only white space precedes `start` on its own line; (its start offset, its text)."""
     line_start = data.rfind(b"\n", 0, start) + 1
     if data[line_start:start].strip():
         return None
     end = line_start - 1          # the newline ending the previous line
     while end > 0:
         begin = data.rfind(b"\n", 0, end) + 1
-        if data[begin:end].strip():
+        line = data[begin:end].strip()
+        if line and not _comment_only(line):
             break
         end = begin - 1
     if end <= 0:
@@ -38,6 +39,12 @@ def _logical_line_before(data: bytes, start: int) -> tuple[int, bytes] | None:
         begin = data.rfind(b"\n", 0, begin - 1) + 1
     text = re.sub(rb"\\\r?\n", b" ", data[begin:end])
     return begin, text
+
+
+def _comment_only(line: bytes) -> bool:
+    """A stripped line that holds a comment and nothing else (`// x`, `/* x */`)."""
+    return line.startswith(b"//") or (line.startswith(b"/*") and line.endswith(b"*/")
+                                      and b"*/" not in line[2:-2])
 
 
 def pragma_before(data: bytes, start: int) -> tuple[int, str] | None:
@@ -82,8 +89,3 @@ def omp_loop(text: str, line: int) -> OmpLoop | None:
             collapse = int(args)
     return OmpLoop(directive=" ".join(directive), line=line, schedule=schedule, chunk=chunk,
                    num_threads=threads, collapse=collapse, clauses=tuple(clauses))
-
-
-def directives(data: bytes, start: int, end: int) -> list[int]:
-    """Start offsets of the `#pragma` lines between `start` and `end`."""
-    return [start + m.start() for m in _DIRECTIVE.finditer(data[start:end])]
