@@ -337,7 +337,6 @@ def _x(x: float | None) -> str:
 class Compile(suite.Suite):
     name = "compile"
     help = "what foresight cc costs at build time: time, memory, code size against cc"
-    description = __doc__
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--lines", default=None,

@@ -195,7 +195,6 @@ def _run_micro(pattern: str, data: str, size: int, mem: int) -> dict:
 class Compiler(suite.Suite):
     name = "compiler"
     help = "unmodified kernels built by foresight cc, O vs P"
-    description = __doc__
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         suite.add_cap(parser, "256M", 4.0)

@@ -87,11 +87,11 @@ def input_sizes(kind: str, size: int) -> list[int]:
 
 def _present_size(path: Path) -> int | None:
     """The size of the input file at PATH, None when there is none."""
+    if not os.path.lexists(path):
+        return None
     try:
         st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as e:
+    except OSError as e:   # also a dangling symbolic link
         raise BenchError(f"cannot examine {path}: {e.strerror}") from None
     if not stat.S_ISREG(st.st_mode):
         raise BenchError(f"{path} is not a regular file; the demo leaves it alone: move it "
@@ -469,7 +469,6 @@ def _size(x: int | None) -> str:
 class Demo(suite.Suite):
     name = "demo"
     help = "what `make demo` runs: unmodified programs through foresight cc, O vs P"
-    description = __doc__
     plots = False   # the table is the output, --json the data
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:

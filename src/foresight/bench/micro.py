@@ -91,7 +91,6 @@ def micro(mem: int, ratio: float, readahead_kb: int, patterns: list[str],
 class Micro(suite.Suite):
     name = "micro"
     help = "hand-instrumented access patterns, O vs P, per backing"
-    description = __doc__
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         suite.add_cap(parser, "256M", 4.0)

@@ -236,7 +236,6 @@ def _seconds(x: float | None) -> str:
 class Nas(suite.Suite):
     name = "nas"
     help = "the out-of-core NAS-style suite, O vs P (the paper's Section 5)"
-    description = __doc__
     repeat = False   # single cold runs of each variant
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:

@@ -40,7 +40,6 @@ def overhead(repeat: int) -> dict:
 class Overhead(suite.Suite):
     name = "overhead"
     help = "cost of a filtered prefetch against madvise"
-    description = __doc__
     plots = False
 
     def measure(self, ns: argparse.Namespace) -> dict:

@@ -32,11 +32,14 @@ class Suite(ABC):
 
     name: ClassVar[str]            # foresight bench NAME
     help: ClassVar[str]            # its line in `foresight bench --help`
-    # `foresight bench NAME --help`: the module's docstring, as `description = __doc__`
-    # reads it in the body of a subclass that has no docstring of its own.
-    description: ClassVar[str]
+    description: ClassVar[str]     # `foresight bench NAME --help`: the module's docstring
     repeat: ClassVar[bool] = True  # --repeat K: runs per variant, medians reported
     plots: ClassVar[bool] = True   # --plots DIR
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "description" not in cls.__dict__:
+            cls.description = sys.modules[cls.__module__].__doc__ or cls.help
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:  # noqa: B027 (optional)
         """The suite's own options (none by default)."""
