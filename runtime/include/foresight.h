@@ -84,7 +84,8 @@
  *                                mapped again by a later release within a limit's worth of
  *                                prefetching); faster on streams (docs/decisions.md)
  *   FORESIGHT_RANDOM=0|1         MADV_RANDOM over the file-mapped range an indirect site's
- *                                targets span, while its loop nest runs (default 1)
+ *                                targets span, while its loop nest runs, unless a sample
+ *                                of them finds frontiers read-around serves (default 1)
  *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's
  *                                "without run-time filtering" (Figure 12(c)): no call is
  *                                filtered inline or in the library, and the workers hand every
@@ -194,7 +195,7 @@ struct foresight_site {
     unsigned long fs_stat[20];      /* counters (runtime-private) */
     unsigned long fs_quiet;         /* calls the site may skip before checking again */
     unsigned long fs_quiet_armed;   /* what fs_quiet was last armed with */
-    unsigned long fs_slow;          /* calls that reached the library since arming */
+    unsigned long fs_slow;          /* a prefetch found pages missing, or was dropped */
     unsigned long fs_level;         /* consecutive batches found wholly resident */
 };
 
@@ -361,6 +362,8 @@ static inline void foresight_prefetch_release_at(struct foresight_site *site, co
  * foresight_random_end(SCOPE), the range its prefetched targets span in a file mapping
  * is advised MADV_RANDOM, so the kernel's read-around on the faults the prefetches miss
  * does not push out the pages the loop uses; then it is advised MADV_NORMAL again.
+ * Targets that a sample finds stepping through a few sequential frontiers (a scatter
+ * into buckets), whose read-around windows fit in memory, are left to read-around.
  * Generated code declares SCOPE with __attribute__((cleanup(foresight_random_end))) at
  * loop-nest entry, so every exit from the nest ends the advice.  FORESIGHT_RANDOM=0
  * turns it off.

@@ -263,8 +263,10 @@ static void submit(struct foresight_site *site, struct fs_request *reqs, unsigne
         if (!(dropped & (1u << i)))
             continue;
         fs_count(site, FS_DROPPED_QUEUE, 1);
-        if (queued[i].kind == FS_REQ_PREFETCH)
+        if (queued[i].kind == FS_REQ_PREFETCH) {
+            fs_site_missed(site);
             fs_residency_clear(queued[i].page, queued[i].npages);
+        }
     }
 }
 
@@ -303,12 +305,14 @@ static unsigned plan_prefetch_range(struct foresight_site *site, const void *add
          * as with workers). */
         if (!fs_budget_admits(site, n, 10000000)) {
             fs_count(site, FS_DROPPED_BUDGET, 1);
+            fs_site_missed(site);
             return 0;
         }
     } else if (fs_queue_global != NULL && fs_queue_full(fs_queue_global, FS_REQ_PREFETCH)) {
         /* The workers are behind: drop at once, without marking pages or queueing
          * behind the lock (a random-access loop can hint far faster than the disk). */
         fs_count(site, FS_DROPPED_QUEUE, 1);
+        fs_site_missed(site);
         return 0;
     }
     unsigned planned = plan_prefetch(site, first, n, out);
@@ -325,9 +329,9 @@ void foresight__prefetch_slow(struct foresight_site *site, const void *addr, siz
         return;
     }
     struct fs_request r;
-    __atomic_store_n(&site->fs_slow, 1, __ATOMIC_RELAXED);
-    fs_random_note(site, (uintptr_t)addr >> FORESIGHT_PAGE_SHIFT);
-    submit(site, &r, plan_prefetch_range(site, addr, bytes, &r));
+    bool kernel = fs_random_note(site, (uintptr_t)addr >> FORESIGHT_PAGE_SHIFT);
+    unsigned n = plan_prefetch_range(site, addr, bytes, &r);
+    submit(site, &r, kernel ? 0 : n); /* left to read-around: marked, not issued */
     fs_leave(&e);
 }
 
@@ -376,8 +380,8 @@ static void count_quieted(struct foresight_site *site)
 static void quiet_after_batch(struct foresight_site *site, bool all_resident)
 {
     count_quieted(site);
-    bool slow = __atomic_exchange_n(&site->fs_slow, 0, __ATOMIC_RELAXED) != 0;
-    if (slow || !all_resident || !fs_cfg.filter) {
+    bool missed = __atomic_exchange_n(&site->fs_slow, 0, __ATOMIC_RELAXED) != 0;
+    if (missed || !all_resident || !fs_cfg.filter) {
         __atomic_store_n(&site->fs_level, 0, __ATOMIC_RELAXED);
         return;
     }

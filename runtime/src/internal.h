@@ -182,6 +182,8 @@ enum fs_mem_kind fs_mapping_of(uintptr_t page, uintptr_t *lo, uintptr_t *hi);
 enum fs_mem_kind fs_mapping_kind(uintptr_t page);
 /* The page is the file's own (a file mapping, shared or read-only): the page cache's. */
 bool fs_mapping_page_cache(uintptr_t page);
+/* The device of the file mapped at PAGE; false for other memory. */
+bool fs_mapping_device(uintptr_t page, unsigned long *major, unsigned long *minor);
 void fs_mapping_forget(void); /* a hint found memory unmapped: the cache may be stale */
 /* Cut [*page, *page + *npages) to the mapped memory in it: from its first mapped page to
  * the first hole after that.  False when none of it is mapped (or /proc is unreadable). */
@@ -220,6 +222,12 @@ static inline void fs_count(struct foresight_site *site, enum fs_stat s, unsigne
 {
     __atomic_fetch_add(&site->fs_stat[s], n, __ATOMIC_RELAXED);
 }
+/* A prefetch of SITE found pages missing or was dropped: its calls matter, so the site
+ * does not go quiet (api.c). */
+static inline void fs_site_missed(struct foresight_site *site)
+{
+    __atomic_store_n(&site->fs_slow, 1, __ATOMIC_RELAXED);
+}
 unsigned long fs_site_filtered_total(const struct foresight_site *site);
 /* A site's counters with the filtered and quieted calls not yet folded in. */
 void fs_site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT]);
@@ -228,9 +236,12 @@ extern unsigned long fs_global_reconcile_cleared;  /* marks cleared by reconcili
 extern unsigned long fs_global_pageouts;           /* releases done with MADV_PAGEOUT */
 extern unsigned long fs_global_releases_idle;      /* auto releases skipped: no pressure */
 extern unsigned long fs_global_random_pages;       /* pages advised MADV_RANDOM (random.c) */
+extern unsigned long fs_global_random_readaround;  /* runs of sites left to read-around */
 
 /* random.c: MADV_RANDOM over the range an indirect site's targets span in a file mapping. */
-void fs_random_note(struct foresight_site *site, uintptr_t page);
+/* A prefetch target of SITE; true when the kernel's read-around serves the site's targets
+ * in this run of its nest, and the prefetch is not to be issued. */
+bool fs_random_note(struct foresight_site *site, uintptr_t page);
 void fs_random_reset(void); /* after fork */
 
 #endif /* FORESIGHT_INTERNAL_H */

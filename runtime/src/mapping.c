@@ -28,6 +28,7 @@ struct mapping {
     uintptr_t lo, hi; /* pages [lo, hi) */
     enum fs_mem_kind kind;
     bool cow; /* a private writable mapping: its pages may be copies, not the file's */
+    unsigned long dev_major, dev_minor; /* the device of a file mapping's file */
 };
 
 static struct mapping table[MAPPING_SLOTS];
@@ -99,7 +100,7 @@ static int maps_skip_past(struct maps_reader *r, int stop)
 
 /* The next line: "start-end perms offset dev inode path".  False at the end. */
 static bool maps_next(struct maps_reader *r, uintptr_t *start, uintptr_t *end,
-                      unsigned long *inode, bool *cow)
+                      unsigned long *inode, bool *cow, unsigned long dev[2])
 {
     unsigned long s, e, skip;
     int c, perms[4];
@@ -110,7 +111,7 @@ static bool maps_next(struct maps_reader *r, uintptr_t *start, uintptr_t *end,
     *cow = perms[1] == 'w' && perms[3] == 'p';
     if (maps_skip_past(r, ' ') != ' ' ||    /* the rest of the perms */
         maps_number(r, 16, &skip) != ' ' || /* offset */
-        maps_skip_past(r, ' ') != ' ' ||    /* device */
+        maps_number(r, 16, &dev[0]) != ':' || maps_number(r, 16, &dev[1]) != ' ' ||
         (c = maps_number(r, 10, inode)) == -1)
         return false;
     *start = s;
@@ -128,11 +129,11 @@ static bool read_maps(uintptr_t page, struct mapping *out)
     if (!maps_open(&r))
         return false;
     uintptr_t a = page << FORESIGHT_PAGE_SHIFT, gap_lo = 0, start, end;
-    unsigned long inode;
+    unsigned long inode, dev[2];
     bool cow;
     *out = (struct mapping){.lo = 0, .hi = FS_VA_LIMIT >> FORESIGHT_PAGE_SHIFT,
                             .kind = FS_MEM_NONE};
-    while (maps_next(&r, &start, &end, &inode, &cow)) {
+    while (maps_next(&r, &start, &end, &inode, &cow, dev)) {
         if (a < start) { /* in the gap before this mapping */
             *out = (struct mapping){.lo = gap_lo >> FORESIGHT_PAGE_SHIFT,
                                     .hi = start >> FORESIGHT_PAGE_SHIFT, .kind = FS_MEM_NONE};
@@ -142,7 +143,7 @@ static bool read_maps(uintptr_t page, struct mapping *out)
             *out = (struct mapping){.lo = start >> FORESIGHT_PAGE_SHIFT,
                                     .hi = end >> FORESIGHT_PAGE_SHIFT,
                                     .kind = inode != 0 ? FS_MEM_FILE : FS_MEM_ANON,
-                                    .cow = cow};
+                                    .cow = cow, .dev_major = dev[0], .dev_minor = dev[1]};
             break;
         }
         gap_lo = end;
@@ -194,6 +195,16 @@ bool fs_mapping_page_cache(uintptr_t page)
     return fs_mapping_of(page, &lo, &hi) == FS_MEM_FILE && !last.cow;
 }
 
+bool fs_mapping_device(uintptr_t page, unsigned long *major, unsigned long *minor)
+{
+    uintptr_t lo, hi;
+    if (fs_mapping_of(page, &lo, &hi) != FS_MEM_FILE)
+        return false;
+    *major = last.dev_major;
+    *minor = last.dev_minor;
+    return true;
+}
+
 bool fs_mapping_clamp(uintptr_t *page, size_t *npages)
 {
     /* msync(MS_ASYNC) does nothing on Linux but walk the range's mappings, and fails
@@ -205,9 +216,9 @@ bool fs_mapping_clamp(uintptr_t *page, size_t *npages)
     if (!maps_open(&r))
         return false;
     uintptr_t first = *page, stop = *page + *npages, lo = 0, hi = 0, start, end;
-    unsigned long inode;
+    unsigned long inode, dev[2];
     bool found = false, cow;
-    while (maps_next(&r, &start, &end, &inode, &cow)) {
+    while (maps_next(&r, &start, &end, &inode, &cow, dev)) {
         start >>= FORESIGHT_PAGE_SHIFT;
         end >>= FORESIGHT_PAGE_SHIFT;
         if (end <= first)

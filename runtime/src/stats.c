@@ -16,6 +16,7 @@ unsigned long fs_global_reconcile_cleared;
 unsigned long fs_global_pageouts;
 unsigned long fs_global_releases_idle;
 unsigned long fs_global_random_pages;
+unsigned long fs_global_random_readaround;
 static struct foresight_site *registry;
 
 void fs_site_register(struct foresight_site *site)
@@ -137,14 +138,16 @@ static void write_json(FILE *f)
     json_counts(f, total);
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
-               "\"releases_idle\": %lu, \"coalesced\": %zu, \"random_advised_pages\": %lu},"
+               "\"releases_idle\": %lu, \"coalesced\": %zu, \"random_advised_pages\": %lu, "
+               "\"random_left_to_readaround\": %lu},"
                "\n  \"sites\": [",
             fs_residency_footprint(), fs_residency_peak(),
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED),
             fs_queue_global ? fs_queue_coalesced(fs_queue_global) : 0,
-            __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED));
+            __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED));
     int first = 1;
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
          s = s->fs_next) {
@@ -214,6 +217,10 @@ static void write_table(FILE *f)
     unsigned long rnd = __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED);
     if (rnd)
         fprintf(f, "%lu pages of indirect targets advised MADV_RANDOM\n", rnd);
+    unsigned long kept = __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED);
+    if (kept)
+        fprintf(f, "%lu runs of indirect sites left to the kernel's read-around: their "
+                   "targets were sequential frontiers it kept in memory\n", kept);
 }
 
 void fs_stats_report(void)
