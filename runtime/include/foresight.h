@@ -86,6 +86,9 @@
  *   FORESIGHT_RANDOM=0|1         MADV_RANDOM over the file-mapped range an indirect site's
  *                                targets span, while its loop nest runs, unless a sample
  *                                of them finds frontiers read-around serves (default 1)
+ *   FORESIGHT_INCORE=skip|hint   a loop nest entered while the program's address space fits
+ *                                in the memory budget runs without hints (skip, default),
+ *                                or keeps them (hint)
  *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's
  *                                "without run-time filtering" (Figure 12(c)): no call is
  *                                filtered inline or in the library, and the workers hand every
@@ -157,20 +160,20 @@ extern "C" {
  * writing past its sites.  Bump FORESIGHT__ABI whenever struct foresight_site, struct
  * foresight_stream, the nest tables or an entry point below changes.
  */
-#define FORESIGHT__ABI 5
-#define foresight__dir foresight__dir_abi5
-#define foresight__anon_site foresight__anon_site_abi5
-#define foresight__prefetch_slow foresight__prefetch_slow_abi5
-#define foresight__filtered_check foresight__filtered_check_abi5
-#define foresight__release_slow foresight__release_slow_abi5
-#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi5
-#define foresight__lookahead foresight__lookahead_abi5
-#define foresight__random_begin foresight__random_begin_abi5
-#define foresight__random_end foresight__random_end_abi5
-#define foresight__memory foresight__memory_abi5
-#define foresight__stream_step foresight__stream_step_abi5
-#define foresight__streams_step foresight__streams_step_abi5
-#define foresight__nest_enter foresight__nest_enter_abi5
+#define FORESIGHT__ABI 6
+#define foresight__dir foresight__dir_abi6
+#define foresight__anon_site foresight__anon_site_abi6
+#define foresight__prefetch_slow foresight__prefetch_slow_abi6
+#define foresight__filtered_check foresight__filtered_check_abi6
+#define foresight__release_slow foresight__release_slow_abi6
+#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi6
+#define foresight__lookahead foresight__lookahead_abi6
+#define foresight__random_begin foresight__random_begin_abi6
+#define foresight__random_end foresight__random_end_abi6
+#define foresight__memory foresight__memory_abi6
+#define foresight__stream_step foresight__stream_step_abi6
+#define foresight__streams_step foresight__streams_step_abi6
+#define foresight__nest_enter foresight__nest_enter_abi6
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -625,19 +628,20 @@ struct foresight_nest {
     size_t page, block;
 };
 
-void foresight__nest_enter(const struct foresight_nest *nest, struct foresight_stream *st,
-                           const uintptr_t *val, uintptr_t *dist) FORESIGHT__WEAK;
+int foresight__nest_enter(const struct foresight_nest *nest, struct foresight_stream *st,
+                          const uintptr_t *val, uintptr_t *dist) FORESIGHT__WEAK;
 
-/* Sets up the nest's streams and distances (above); 0 when the runtime is absent or
- * disabled (nothing set: the nest's hints stay off). */
+/* Sets up the nest's streams and distances (above) and returns 1: this run of the nest
+ * is hinted.  0, with nothing set, when the runtime is absent or disabled, or while the
+ * program's address space fits in its memory budget (hints could only cost time there;
+ * FORESIGHT_INCORE=hint keeps them). */
 static inline int foresight_nest_enter(const struct foresight_nest *nest,
                                        struct foresight_stream *st, const uintptr_t *val,
                                        uintptr_t *dist)
 {
     if (foresight__directory() == NULL)
         return 0;
-    foresight__nest_enter(nest, st, val, dist);
-    return 1;
+    return foresight__nest_enter(nest, st, val, dist);
 }
 
 /* 1 when the runtime is linked and enabled, so hints take effect. */

@@ -65,6 +65,7 @@ static void after_fork_child(void)
     fs_deferred_reset();
     fs_distance_reset();
     fs_random_reset();
+    fs_gate_reset();
     fs_mapping_reset();
     fs_reuse_reset();
     fs_workers_after_fork_child();

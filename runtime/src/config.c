@@ -178,6 +178,8 @@ void fs_config_load(void)
     fs_cfg.random_advice = env_choice("FORESIGHT_RANDOM", off_on, 2, 1);
     static const char *const file_streams[] = {"kernel", "hint"};
     fs_cfg.file_streams_hinted = env_choice("FORESIGHT_FILE_STREAMS", file_streams, 2, 0) == 1;
+    static const char *const incore[] = {"skip", "hint"};
+    fs_cfg.incore_hinted = env_choice("FORESIGHT_INCORE", incore, 2, 0) == 1;
     fs_cfg.verify_period = env_ulong("FORESIGHT_VERIFY_PERIOD", 1, 1ul << 30, 1024);
     fs_cfg.chunk_bytes = 128u << 10;
     const char *chunk = getenv("FORESIGHT_CHUNK");

@@ -72,6 +72,7 @@ struct fs_config {
     bool filter;            /* FORESIGHT_FILTER: the user-level residency filter (default on) */
     int random_advice;      /* FORESIGHT_RANDOM: MADV_RANDOM for indirect sites (default 1) */
     bool file_streams_hinted; /* FORESIGHT_FILE_STREAMS=hint: dense file streams keep hints */
+    bool incore_hinted;     /* FORESIGHT_INCORE=hint: nests keep hints while memory fits */
     char trace_path[4088];  /* FORESIGHT_TRACE: event trace file, "" when off */
 };
 extern struct fs_config fs_cfg;
@@ -93,6 +94,11 @@ struct fs_entry {
 };
 bool fs_enter(struct foresight_site *site, struct fs_entry *e);
 void fs_leave(const struct fs_entry *e);
+
+/* gate.c: whether a nest's hints can pay (the program's memory exceeds the budget). */
+bool fs_gate_open(void);
+void fs_gate_reset(void); /* after fork */
+extern unsigned long fs_global_gate_closed; /* nest entries run without hints */
 
 /* config.c */
 void fs_config_load(void);

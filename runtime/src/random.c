@@ -212,6 +212,15 @@ static void sample(struct random_slot *s, uintptr_t page)
         return;
     }
     s->state = ADVISED;
+    /* The mapping cache may hold a file mapping unmapped since, its range reused by
+     * anonymous memory: look again before advising. */
+    fs_mapping_forget();
+    s->kind = fs_mapping_of(page, &s->vlo, &s->vhi);
+    if (s->kind != FS_MEM_FILE || s->lo < s->vlo || s->hi > s->vhi) {
+        s->lo = s->hi = 0;
+        s->kind = FS_MEM_ANON; /* no advice in this run of the nest */
+        return;
+    }
     s->lo = s->lo > s->vlo + RANDOM_SLACK ? s->lo - RANDOM_SLACK : s->vlo;
     s->hi = s->hi + RANDOM_SLACK < s->vhi ? s->hi + RANDOM_SLACK : s->vhi;
     advise(s->lo, s->hi);

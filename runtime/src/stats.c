@@ -139,7 +139,7 @@ static void write_json(FILE *f)
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
                "\"releases_idle\": %lu, \"coalesced\": %zu, \"random_advised_pages\": %lu, "
-               "\"random_left_to_readaround\": %lu},"
+               "\"random_left_to_readaround\": %lu, \"nest_entries_unhinted\": %lu},"
                "\n  \"sites\": [",
             fs_residency_footprint(), fs_residency_peak(),
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
@@ -147,7 +147,8 @@ static void write_json(FILE *f)
             __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED),
             fs_queue_global ? fs_queue_coalesced(fs_queue_global) : 0,
             __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED),
-            __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED));
+            __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_gate_closed, __ATOMIC_RELAXED));
     int first = 1;
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
          s = s->fs_next) {
@@ -217,6 +218,10 @@ static void write_table(FILE *f)
     unsigned long rnd = __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED);
     if (rnd)
         fprintf(f, "%lu pages of indirect targets advised MADV_RANDOM\n", rnd);
+    unsigned long unhinted = __atomic_load_n(&fs_global_gate_closed, __ATOMIC_RELAXED);
+    if (unhinted)
+        fprintf(f, "%lu loop nest entries without hints: the program's memory fit in its "
+                   "budget (FORESIGHT_INCORE=hint keeps them)\n", unhinted);
     unsigned long kept = __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED);
     if (kept)
         fprintf(f, "%lu runs of indirect sites left to the kernel's read-around: their "

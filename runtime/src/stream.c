@@ -307,9 +307,11 @@ static uintptr_t iterations_for(uintptr_t bytes, uintptr_t per)
     return d == 0 ? 1 : d;
 }
 
-void foresight__nest_enter(const struct foresight_nest *nest, struct foresight_stream *st,
-                           const uintptr_t *val, uintptr_t *dist)
+int foresight__nest_enter(const struct foresight_nest *nest, struct foresight_stream *st,
+                          const uintptr_t *val, uintptr_t *dist)
 {
+    if (!fs_gate_open())
+        return 0; /* the program fits in memory: this run of the nest goes unhinted */
     const uintptr_t ahead = foresight__lookahead();
     for (unsigned k = 0; k < nest->n_streams; k++) {
         const struct foresight_nest_stream *s = &nest->streams[k];
@@ -343,4 +345,5 @@ void foresight__nest_enter(const struct foresight_nest *nest, struct foresight_s
         const uintptr_t ds = dist[2 * s->pipe], di = dist[2 * s->pipe + 1];
         st[k].ahead = s->lead == 1 ? ds + di : s->lead == 2 ? 2 * ds : ds;
     }
+    return 1;
 }

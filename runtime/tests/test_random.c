@@ -33,9 +33,10 @@ static unsigned long readaround_runs(void)
 
 int main(void)
 {
-    /* A 64 MiB limit: a budget of 12,288 pages, room for the read-around windows of two
-     * frontiers on any device (read_ahead_kb up to 24 MiB), not for those of hundreds. */
-    setenv("FORESIGHT_MEM", "64M", 1);
+    /* FORESIGHT_MEM=64M (CMakeLists.txt): a budget of 12,288 pages, room for the
+     * read-around windows of two frontiers on any device (read_ahead_kb up to 24 MiB),
+     * not for those of hundreds. */
+    CHECK_EQ(fs_budget_pages(), 12288);
     const size_t mib = 1u << 20, len = 64 * mib, pages = len / 4096;
     const char *dir = getenv("TMPDIR");
     char tmpl[4096];

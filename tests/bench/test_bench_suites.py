@@ -71,6 +71,8 @@ OPTIONS = {
                  "--markdown", "--plots"},
     "nas": {"--size", "--mem", "--readahead-kb", "--kernels", "--backing", "--sweep",
             "--timeout", "--json", "--markdown", "--plots"},
+    "incore": {"--programs", "--mb", "--kernel-mb", "--repeat", "--json", "--markdown",
+               "--plots"},
     "compile": {"--lines", "--kernels", "--timeout", "--repeat", "--json", "--markdown",
                 "--plots"},
 }
@@ -239,6 +241,18 @@ MADE_UP = {
              "1,234 | 70%/20%/10% | 12.5% | 3.50 s | yes |",
              "| 0.5× | 32 MiB | 2.00 s | 1.50 s | 1.33× |", "| cold | 1.25 s | 1.25 s |",
              "is phases (O / D direct only / P direct+indirect): copy 4.00/3.00/2.00 s"]),
+    "incore": ({"suite": "incore", "mb": 128, "kernel_mb": 256, "repeat": 5, "target": 1.03,
+                "environment": ENV, "rows": [
+                    {"program": "sp", "args": [],
+                     **{c: {"median_wall_seconds": {"O": 1.0, "P": 1.5, "P_off": 1.125},
+                            "wall_seconds": {}, "p_over_o": 1.5, "p_off_over_o": 1.125}
+                        for c in ("warm", "cold")}},
+                    {"program": "is", "args": [],
+                     **{c: {"median_wall_seconds": {"O": 2.0, "P": 2.0, "P_off": 2.0},
+                            "wall_seconds": {}, "p_over_o": 1.0, "p_off_over_o": 1.0}
+                        for c in ("warm", "cold")}}]},
+               ["| sp | 1.000 s | 1.500 s | 1.500 | 1.125 | 1.000 s | 1.500 s | 1.500 | 1.125 |",
+                "| is | 2.000 s | 2.000 s | 1.000 | 1.000 |"]),
     "demo": ({"suite": "demo", "mem_limit_bytes": 128 << 20, "ratio": 3.0,
               "data_bytes": 384 << 20, "readahead_kb": 128, "repeat": 2, "in_core_runs": 3,
               "swap": "swap 8.0 GiB active", "environment": ENV, "rows": [

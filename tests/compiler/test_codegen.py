@@ -37,8 +37,11 @@ def build(tmp_path: Path, code: str, *flags: str) -> Path:
 
 
 def run_stats(exe: Path, *args: str, **env: str) -> tuple[str, dict]:
+    """Run EXE with statistics.  Its nests keep their hints though its data fit in
+    memory (FORESIGHT_INCORE=hint), unless ENV says otherwise: these tests are of the
+    hints themselves."""
     stats = exe.with_suffix(".stats.json")
-    e = {**os.environ, "FORESIGHT_STATS": str(stats), **env}
+    e = {**os.environ, "FORESIGHT_STATS": str(stats), "FORESIGHT_INCORE": "hint", **env}
     out = subprocess.run([str(exe), *args], check=True, capture_output=True, text=True, env=e)
     return out.stdout, json.loads(stats.read_text())
 
@@ -76,6 +79,24 @@ int main(int argc, char **argv)
     return 0;
 }
 """
+
+
+def test_nests_run_unhinted_while_the_program_fits_in_memory(tmp_path):
+    # By default a nest entered while the program's address space fits in the memory
+    # budget runs without hints: no site is considered, the entries are counted, and
+    # the output is the original's.  Under a budget the program exceeds, it is hinted.
+    exe = build(tmp_path, GATHER)
+    base = build(tmp_path, GATHER, "--no-prefetch")
+    n = 50000
+    plain = subprocess.run([str(base), str(n)], capture_output=True, text=True).stdout
+    out, stats = run_stats(exe, str(n), FORESIGHT_INCORE="skip")
+    assert out == plain
+    assert stats["global"]["nest_entries_unhinted"] >= 1
+    assert stats["global"]["considered"] == 0
+    out, stats = run_stats(exe, str(n), FORESIGHT_INCORE="skip", FORESIGHT_MEM="1M")
+    assert out == plain
+    assert stats["global"]["nest_entries_unhinted"] == 0
+    assert site(stats, "data[idx[i]]")["considered"] > 0
 
 
 def test_indirect_reference_gets_a_prolog_of_d_iterations(tmp_path):

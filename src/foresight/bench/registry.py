@@ -5,7 +5,7 @@ A new suite is one module with a `Suite` subclass and its instance `SUITE`
 
 from __future__ import annotations
 
-from foresight.bench import compile, compiler, demo, micro, nas, overhead
+from foresight.bench import compile, compiler, demo, incore, micro, nas, overhead
 from foresight.bench.suite import Suite
 
 SUITES: tuple[Suite, ...] = (
@@ -14,5 +14,6 @@ SUITES: tuple[Suite, ...] = (
     overhead.SUITE,
     compiler.SUITE,
     nas.SUITE,
+    incore.SUITE,
     compile.SUITE,
 )

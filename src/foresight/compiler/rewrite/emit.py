@@ -41,7 +41,7 @@ class NestEmitter:
         nest = NestCode(plan, self.n, opts)
         names, entry = nest.names, nest.entry
         on = names.active
-        entry.append(C.decl("const int", (on, C.call("foresight_active"))))
+        entry.append(C.decl("int", (on, C.call("foresight_active"))))
         if opts.preset != "paper" and any(h.rows_for is not None for h in plan.hints):
             entry.append(C.decl(C.const(U), (names.lookahead, C.ternary(
                 on, C.cast_atom(U, C.call("foresight_lookahead_bytes")), "0"))))
@@ -102,13 +102,15 @@ class NestEmitter:
             str(len(pipes)), str(opts.page_size), str(opts.block_size)))))
         entry.append(C.decl(U, (C.index(names.distances, 2 * len(pipes)), C.init_list("0"))))
         entry += statics
+        # The library says at entry whether this run of the nest is hinted (not while
+        # the program's memory fits in its limit): `on` is 0 from then on if not.
         if specs:
             entry.append(C.if_(on, C.block(
                 C.decl(C.const(U), (C.index(LOCALS.nv, ""), C.init_list(*values))),
-                C.stmt(C.call("foresight_nest_enter", C.addr_of(names.table), names.streams,
-                              LOCALS.nv, names.distances)))))
+                C.set_to(on, C.call("foresight_nest_enter", C.addr_of(names.table),
+                                    names.streams, LOCALS.nv, names.distances)))))
         else:
-            entry.append(C.if_(on, C.stmt(C.call(
+            entry.append(C.if_(on, C.set_to(on, C.call(
                 "foresight_nest_enter", C.addr_of(names.table), "0", "0", names.distances))))
         return self._place(nest, body)
 
