@@ -198,7 +198,7 @@ struct foresight_site {
     unsigned long fs_stat[20];      /* counters (runtime-private) */
     unsigned long fs_quiet;         /* calls the site may skip before checking again */
     unsigned long fs_quiet_armed;   /* what fs_quiet was last armed with */
-    unsigned long fs_slow;          /* a prefetch found pages missing, or was dropped */
+    unsigned long fs_slow;          /* calls that reached the library since arming */
     unsigned long fs_level;         /* consecutive batches found wholly resident */
 };
 
@@ -281,9 +281,9 @@ static inline void foresight__count_filtered(struct foresight_site *site, const 
  * 1 when SITE's recent hints all found their pages resident, so the caller may
  * skip computing and issuing the next one (generated code asks before a hint that
  * costs loads, such as an indirect a[b[i+d]]).  After each batch of filtered
- * calls in which nothing reached the library, the runtime lets the site skip a
- * stretch twice as long as the last (up to 64 batches); one hint that finds a
- * page missing ends it.  Skipped calls count as considered and filtered.
+ * calls in which nothing reached the library (but calls left to the kernel's
+ * read-around), the runtime lets the site skip a stretch twice as long as the last
+ * (up to 64 batches); one hint that finds a page missing ends it.  Skipped calls count as considered and filtered.
  *
  * foresight_site_quiet_take() hands the caller up to MOST of the stretch at once
  * (0 when the site is not quiet), so a hot loop counts them down in a local

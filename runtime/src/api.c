@@ -264,10 +264,8 @@ static void submit(struct foresight_site *site, struct fs_request *reqs, unsigne
         if (!(dropped & (1u << i)))
             continue;
         fs_count(site, FS_DROPPED_QUEUE, 1);
-        if (queued[i].kind == FS_REQ_PREFETCH) {
-            fs_site_missed(site);
+        if (queued[i].kind == FS_REQ_PREFETCH)
             fs_residency_clear(queued[i].page, queued[i].npages);
-        }
     }
 }
 
@@ -306,14 +304,12 @@ static unsigned plan_prefetch_range(struct foresight_site *site, const void *add
          * as with workers). */
         if (!fs_budget_admits(site, n, 10000000)) {
             fs_count(site, FS_DROPPED_BUDGET, 1);
-            fs_site_missed(site);
             return 0;
         }
     } else if (fs_queue_global != NULL && fs_queue_full(fs_queue_global, FS_REQ_PREFETCH)) {
         /* The workers are behind: drop at once, without marking pages or queueing
          * behind the lock (a random-access loop can hint far faster than the disk). */
         fs_count(site, FS_DROPPED_QUEUE, 1);
-        fs_site_missed(site);
         return 0;
     }
     unsigned planned = plan_prefetch(site, first, n, out);
@@ -331,6 +327,8 @@ void foresight__prefetch_slow(struct foresight_site *site, const void *addr, siz
     }
     struct fs_request r;
     bool kernel = fs_random_note(site, (uintptr_t)addr >> FORESIGHT_PAGE_SHIFT);
+    if (!kernel) /* a call left to read-around does not end the site's quiet */
+        __atomic_store_n(&site->fs_slow, 1, __ATOMIC_RELAXED);
     unsigned n = plan_prefetch_range(site, addr, bytes, &r);
     submit(site, &r, kernel ? 0 : n); /* left to read-around: marked, not issued */
     fs_leave(&e);
@@ -375,9 +373,9 @@ static void count_quieted(struct foresight_site *site)
     fs_count(site, FS_QUIETED, used);
 }
 
-/* After a verified batch: a site whose whole batch was filtered, and whose check
- * found the pages resident, may skip a stretch of calls (foresight_site_quiet);
- * anything else ends the quiet. */
+/* After a verified batch: a site whose whole batch was filtered (or left to the
+ * kernel's read-around, random.c), and whose check found the pages resident, may skip
+ * a stretch of calls (foresight_site_quiet); anything else ends the quiet. */
 static void quiet_after_batch(struct foresight_site *site, bool all_resident)
 {
     count_quieted(site);

@@ -10,11 +10,15 @@
  * at each entry of a nest, and the nest runs without hints while the program fits.
  * Data read from files for the first time still come in by the kernel's readahead.
  *
- * The answer is read afresh at most once per clock tick (CLOCK_MONOTONIC_COARSE): a
- * nest entered more often than that reuses it, a nest entered after a pause (after
- * its data was allocated or mapped) reads it anew.  FORESIGHT_INCORE=hint keeps hints
- * on everywhere (the tests of the hints themselves; measuring them in core).
+ * The answer is read afresh at most once per clock tick (CLOCK_MONOTONIC_COARSE, 1-4
+ * ms): a nest entered more often than that reuses it.  So a nest entered within the
+ * same tick as another, after the program mapped or allocated its data in between,
+ * runs that once without hints.  Only the program's own address space counts: memory
+ * taken by other processes is not seen, and a program under ASan or TSan (terabytes of
+ * shadow reserved) never fits.  FORESIGHT_INCORE=hint keeps hints on everywhere (the
+ * tests of the hints themselves; measuring them in core).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,20 +29,27 @@ static int open_gate = -1;   /* the last answer: 1 hints, 0 none, -1 not read ye
 static uint64_t read_at;     /* when, in CLOCK_MONOTONIC_COARSE nanoseconds */
 unsigned long fs_global_gate_closed; /* nest entries run without hints */
 
-/* The program's address space in pages (the first field of /proc/self/statm); 0 when
- * unknown. */
+/* The program's address space in pages (the first field of /proc/self/statm, in the
+ * base pages the runtime assumes); 0 when unknown.  The program's errno is kept, and
+ * its thread cannot be cancelled in the open or read (cancellation points it did not
+ * ask for). */
 static unsigned long address_space_pages(void)
 {
     char buf[64];
+    int saved_errno = errno, cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    ssize_t n = -1;
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf);
-    close(fd);
+    if (fd >= 0) {
+        n = read(fd, buf, sizeof buf);
+        close(fd);
+    }
+    pthread_setcancelstate(cancel, NULL);
+    errno = saved_errno;
     unsigned long pages = 0;
     for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
         pages = pages * 10 + (unsigned long)(buf[i] - '0');
-    return pages * ((unsigned long)sysconf(_SC_PAGESIZE) >> FORESIGHT_PAGE_SHIFT);
+    return pages;
 }
 
 bool fs_gate_open(void)

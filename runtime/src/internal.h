@@ -42,7 +42,8 @@ enum fs_stat {
     FS_PAGES_PAGED_OUT,   /* pages a release took out of the page table (MADV_PAGEOUT) */
     FS_PAGES_BACK,        /* of those, pages mapped again soon after (reuse.c) */
     FS_REENTRANT,         /* calls dropped: their thread was already inside the library */
-    FS_KERNEL_READAHEAD,  /* dense streams over file-backed memory left to the kernel */
+    FS_KERNEL_READAHEAD,  /* dense file streams, or runs of an indirect site, left to the
+                             kernel's readahead */
     FS_NSTAT
 };
 _Static_assert(FS_NSTAT <= 20, "foresight_site.fs_stat has 20 slots");
@@ -227,12 +228,6 @@ void fs_site_register(struct foresight_site *site);
 static inline void fs_count(struct foresight_site *site, enum fs_stat s, unsigned long n)
 {
     __atomic_fetch_add(&site->fs_stat[s], n, __ATOMIC_RELAXED);
-}
-/* A prefetch of SITE found pages missing or was dropped: its calls matter, so the site
- * does not go quiet (api.c). */
-static inline void fs_site_missed(struct foresight_site *site)
-{
-    __atomic_store_n(&site->fs_slow, 1, __ATOMIC_RELAXED);
 }
 unsigned long fs_site_filtered_total(const struct foresight_site *site);
 /* A site's counters with the filtered and quieted calls not yet folded in. */

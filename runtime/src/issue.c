@@ -112,7 +112,6 @@ static void drop_over_budget(const struct fs_request *r)
 {
     unsigned char vec[PIECE_PAGES];
     fs_count(r->site, FS_DROPPED_BUDGET, 1);
-    fs_site_missed(r->site);
     for (size_t done = 0; done < r->npages; done += PIECE_PAGES) {
         uintptr_t p = r->page + done;
         size_t n = r->npages - done < PIECE_PAGES ? r->npages - done : PIECE_PAGES;
@@ -209,7 +208,6 @@ static void fs_issue_prefetch(const struct fs_request *r)
     if (timed && issued)
         fs_distance_record(issued, r->t_enqueued, t_start, fs_now_ns());
     if (issued) {
-        fs_site_missed(r->site);
         fs_count(r->site, FS_ISSUED, 1);
         fs_count(r->site, FS_PAGES_ISSUED, issued);
     }

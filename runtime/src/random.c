@@ -43,6 +43,7 @@
 #define SAMPLE_NOTES 8192  /* targets sampled before advising */
 #define SAMPLE_BITS 14     /* the sample's pages, in a table twice its size */
 #define SAMPLE_SLOTS (1 << SAMPLE_BITS)
+#define PROBE_MOST 64      /* slots a lookup tries before it gives up */
 #define DEFAULT_READAHEAD_PAGES 32 /* the kernel's default, when the device's is unknown */
 
 enum random_state { SAMPLING, ADVISED, READAROUND };
@@ -64,7 +65,7 @@ struct sampled {
 };
 
 static struct random_slot slots[RANDOM_SLOTS];
-static struct sampled sampled[SAMPLE_SLOTS]; /* open addressing; another tag: free */
+static struct sampled sampled[SAMPLE_SLOTS]; /* open addressing; a finished sample's: free */
 static unsigned samples;                    /* tags handed out */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int active; /* sites between begin and end */
@@ -121,19 +122,34 @@ static void advise(uintptr_t lo, uintptr_t hi)
         __atomic_add_fetch(&fs_global_random_pages, hi - lo, __ATOMIC_RELAXED);
 }
 
-/* The slot of PAGE in sample TAG's table, or the free slot where it would go.  Fibonacci
- * hashing: frontiers a power of two apart must not crowd one run of slots. */
+/* Whether TAG is the tag of a sample still being taken. */
+static bool sampling(unsigned tag)
+{
+    for (int i = 0; i < RANDOM_SLOTS; i++)
+        if (slots[i].site != NULL && slots[i].state == SAMPLING && slots[i].sample == tag)
+            return true;
+    return false;
+}
+
+/* The slot of PAGE in sample TAG's table, or the free slot where it would go (one of a
+ * finished sample's is free); NULL when PROBE_MOST slots in a row are taken (samples of
+ * several nests at once).  Fibonacci hashing: frontiers a power of two apart must not
+ * crowd one run of slots. */
 static struct sampled *sampled_slot(uintptr_t page, unsigned tag)
 {
     size_t i = (size_t)((uint64_t)page * 0x9e3779b97f4a7c15ull >> (64 - SAMPLE_BITS));
-    while (sampled[i].sample == tag && sampled[i].page != page)
-        i = (i + 1) & (SAMPLE_SLOTS - 1);
-    return &sampled[i];
+    for (int probes = 0; probes < PROBE_MOST; probes++, i = (i + 1) & (SAMPLE_SLOTS - 1)) {
+        struct sampled *e = &sampled[i];
+        if (e->sample == tag ? e->page == page : e->sample == 0 || !sampling(e->sample))
+            return e;
+    }
+    return NULL;
 }
 
 static bool in_sample(uintptr_t page, unsigned tag)
 {
-    return sampled_slot(page, tag)->sample == tag;
+    const struct sampled *e = sampled_slot(page, tag);
+    return e != NULL && e->sample == tag;
 }
 
 /* N in decimal at P; the end. */
@@ -149,15 +165,18 @@ static char *put_number(char *p, unsigned long n)
     return p;
 }
 
-/* read_ahead_kb of the block device MAJOR:MINOR (its disk's, for a partition), in pages. */
+/* read_ahead_kb of the file system on device MAJOR:MINOR, in pages: its block device's
+ * (its disk's, for a partition), else its backing device's (NFS, FUSE, btrfs). */
 static unsigned long readahead_pages(unsigned long major, unsigned long minor)
 {
-    static const char *const tails[] = {"/queue/read_ahead_kb", "/../queue/read_ahead_kb"};
-    for (int t = 0; t < 2; t++) {
-        static const char dir[] = "/sys/dev/block/";
+    static const char *const heads[] = {"/sys/dev/block/", "/sys/dev/block/", "/sys/class/bdi/"};
+    static const char *const tails[] = {"/queue/read_ahead_kb", "/../queue/read_ahead_kb",
+                                        "/read_ahead_kb"};
+    for (int t = 0; t < 3; t++) {
         char path[96], buf[24];
-        __builtin_memcpy(path, dir, sizeof dir - 1);
-        char *p = put_number(path + sizeof dir - 1, major);
+        size_t head = __builtin_strlen(heads[t]);
+        __builtin_memcpy(path, heads[t], head);
+        char *p = put_number(path + head, major);
         *p++ = ':';
         p = put_number(p, minor);
         __builtin_memcpy(p, tails[t], __builtin_strlen(tails[t]) + 1);
@@ -184,8 +203,9 @@ static void sample(struct random_slot *s, uintptr_t page)
         s->sample = samples;
     }
     struct sampled *slot = sampled_slot(page, s->sample);
-    if (slot->sample == s->sample)
-        return; /* a page sampled before: neither a new frontier nor a step of one */
+    if (slot == NULL || slot->sample == s->sample)
+        return; /* a page sampled before (neither a new frontier nor a step of one), or
+                   no room in the table: not counted */
     s->successors += in_sample(page - 1, s->sample) || in_sample(page + 1, s->sample);
     *slot = (struct sampled){page, s->sample};
     if (s->notes == 0 || page < s->lo)
@@ -264,8 +284,6 @@ void fs_random_reset(void)
     pthread_mutex_init(&lock, NULL);
     for (int i = 0; i < RANDOM_SLOTS; i++)
         slots[i] = (struct random_slot){0};
-    for (int i = 0; i < SAMPLE_SLOTS; i++)
-        sampled[i] = (struct sampled){0};
-    samples = 0;
+    /* The table stays: no sample is being taken now, so all its slots count as free. */
     active = 0;
 }

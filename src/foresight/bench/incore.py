@@ -122,6 +122,9 @@ class Incore(suite.Suite):
 
     def measure(self, ns: argparse.Namespace) -> dict:
         names = suite.choose(ns.programs, PROGRAMS, "program", "--programs")
+        if os.geteuid() != 0:
+            raise BenchError("bench incore drops the page cache before its cold runs, "
+                             "which needs root: run it as root")
         for opt, v in (("--mb", ns.mb), ("--kernel-mb", ns.kernel_mb)):
             if v < 1:
                 raise BenchError(f"{opt} {v}: at least 1 MiB")

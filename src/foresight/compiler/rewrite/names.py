@@ -62,7 +62,7 @@ class Names:
         self._pipes: dict[int, str] = {}
         self._hints: dict[int, HintNames] = {}
         self._counts: dict[str, int] = {}
-        self.active = self._new("on")       # whether the runtime is active at nest entry
+        self.active = self._new("on")       # whether this run of the nest is hinted
         self.lookahead = self._new("ahead")  # the look-ahead bytes (rows-ahead hints)
         self.streams = self._new("sp")      # the nest's array of struct foresight_stream
         self.distances = self._new("d")     # ds, di per pipelining loop (foresight_nest_enter)
