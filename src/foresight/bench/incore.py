@@ -18,8 +18,7 @@ import tempfile
 from pathlib import Path
 
 from foresight.bench import compiler as ck
-from foresight.bench import nas
-from foresight.bench import suite
+from foresight.bench import nas, suite
 from foresight.bench.common import build, pyplot
 from foresight.bench.tables import Table, machine
 from foresight.errors import BenchError
