@@ -379,8 +379,8 @@ static void count_quieted(struct foresight_site *site)
 static void quiet_after_batch(struct foresight_site *site, bool all_resident)
 {
     count_quieted(site);
-    bool missed = __atomic_exchange_n(&site->fs_slow, 0, __ATOMIC_RELAXED) != 0;
-    if (missed || !all_resident || !fs_cfg.filter) {
+    bool slow = __atomic_exchange_n(&site->fs_slow, 0, __ATOMIC_RELAXED) != 0;
+    if (slow || !all_resident || !fs_cfg.filter) {
         __atomic_store_n(&site->fs_level, 0, __ATOMIC_RELAXED);
         return;
     }
