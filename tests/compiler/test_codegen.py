@@ -99,6 +99,59 @@ def test_nests_run_unhinted_while_the_program_fits_in_memory(tmp_path):
     assert site(stats, "data[idx[i]]")["considered"] > 0
 
 
+SHORT_CALLS = """
+#include <stdio.h>
+#include <stdlib.h>
+static double dot(const double *a, const double *b, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+int main(int argc, char **argv)
+{
+    (void)argc;
+    int n = atoi(argv[1]);
+    long calls = atol(argv[2]);
+    double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+    double *x = a, *y = b;
+    for (int i = 0; i < n; i++) { x[i] = i % 7; y[i] = i % 5; }
+    double s = 0;
+    for (long c = 0; c < calls; c++)
+        s += dot(a + c % 2, b, n - 1);
+    printf("%.1f\\n", s);
+    free(a);
+    free(b);
+    return 0;
+}
+"""
+
+
+def test_runs_of_a_nest_spanning_less_than_a_block_go_unhinted(tmp_path):
+    # A short loop in a function called very often (a key comparison, a small dot
+    # product): its bound is known only at run time, so the nest's entry tests its span
+    # and runs it unhinted, with no call into the library, when that is less than a
+    # block.  The same nest over a long array is hinted.
+    exe = build(tmp_path, SHORT_CALLS)
+    plain = build(tmp_path, SHORT_CALLS, "--no-prefetch")
+    for n, calls in (("5", "100000"), ("4000", "10"), ("100000", "3")):
+        out, stats = run_stats(exe, n, calls)
+        assert out == subprocess.run([str(plain), n, calls], capture_output=True,
+                                     text=True).stdout
+        sites = {s["ref"] for s in stats["sites"]}
+        if n == "100000":   # 800 KB a run: hinted
+            assert site(stats, "a[i]")["considered"] > 0
+        else:   # 2 x 32 bytes, 2 x 31,992 bytes: the nest never calls the library
+            assert stats["global"]["considered"] == 0 and "a[i]" not in sites, stats
+    entry = next(e for e in report(tmp_path, SHORT_CALLS) if e["function"] == "dot")
+    assert entry["small_runs_unhinted"] is True
+    # The paper preset hints every run, as the paper does.
+    paper = next(e for e in report(tmp_path, SHORT_CALLS, preset="paper")
+                 if e["function"] == "dot")
+    assert paper["small_runs_unhinted"] is False
+
+
 def test_indirect_reference_gets_a_prolog_of_d_iterations(tmp_path):
     exe = build(tmp_path, GATHER)
     base = build(tmp_path, GATHER, "--no-prefetch")
@@ -109,9 +162,10 @@ def test_indirect_reference_gets_a_prolog_of_d_iterations(tmp_path):
     out, stats = run_stats(exe, str(n), FORESIGHT_LOOKAHEAD="64K")
     assert site(stats, "data[idx[i]]")["considered"] == n + 8
     assert out == subprocess.run([str(base), str(n)], capture_output=True, text=True).stdout
-    # A loop shorter than d: the prolog stops at the last iteration.
-    _, stats = run_stats(exe, "5", FORESIGHT_LOOKAHEAD="64K")
-    assert site(stats, "data[idx[i]]")["considered"] == 5 + 5
+    # A loop shorter than d (a page per iteration in half of 256 KiB: d = 32), though
+    # spanning more than a block: the prolog stops at the last iteration.
+    _, stats = run_stats(exe, "20", FORESIGHT_LOOKAHEAD="256K")
+    assert site(stats, "data[idx[i]]")["considered"] == 20 + 20
     # The index stream runs a stream's distance beyond the look-ahead loads of idx; the
     # loop has a stream and an indirect reference, so each gets half the look-ahead.
     rule = {h["ref"]: h["distance_rule"] for nest in report(tmp_path, GATHER)
@@ -156,10 +210,10 @@ def test_block_stream_carries_on_across_rows_and_releases_behind(tmp_path):
     assert stats["global"]["pages_release_requested"] >= (16 << 20) // 4096 // 2
 
 
-def report(tmp_path: Path, code: str) -> list[dict]:
+def report(tmp_path: Path, code: str, **opts) -> list[dict]:
     src = tmp_path / "r.c"
     src.write_text(code)
-    return transform(src, [], CompileOptions()).report
+    return transform(src, [], CompileOptions(**opts)).report
 
 
 def test_variable_written_outside_the_nest_is_invariant_inside(tmp_path):

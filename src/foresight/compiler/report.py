@@ -63,6 +63,8 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
         "block_bytes": opts.block_size,
     } for h in plan.hints]
     out["decisions"] = plan.decisions
+    # A run spanning less than a block runs unhinted, tested at entry (plan._small_runs).
+    out["small_runs_unhinted"] = plan.footprint is not None
     out["prefetch"] = opts.prefetch
     return out
 
@@ -95,6 +97,10 @@ def format_report(entries: list[dict]) -> str:
                          + ("" if r["leading"] else " (group, not leading)"))
         for d in e.get("decisions", []):
             lines.append(f"  decision: {d}")
+        if e.get("small_runs_unhinted"):
+            block = e["hints"][0]["block_bytes"]
+            lines.append(f"  at nest entry: a run spanning less than a {block}-byte block "
+                         "in all runs unhinted")
         if e.get("hints") == [] and not e.get("skipped"):
             lines.append("  no hints inserted")
     lines.extend(file_summaries(entries))

@@ -17,9 +17,10 @@ every name through the nest's table (rewrite/names.py).
 
 from __future__ import annotations
 
+from foresight.compiler.ir import Loop, Sym, sym_value
 from foresight.compiler.options import CompileOptions
+from foresight.compiler.rewrite import bounds, emit_indirect, emit_rows, emit_stream
 from foresight.compiler.rewrite import cexpr as C
-from foresight.compiler.rewrite import emit_indirect, emit_rows, emit_stream
 from foresight.compiler.rewrite.cexpr import U
 from foresight.compiler.rewrite.names import LOCALS
 from foresight.compiler.rewrite.nest import NestCode
@@ -41,7 +42,11 @@ class NestEmitter:
         nest = NestCode(plan, self.n, opts)
         names, entry = nest.names, nest.entry
         on = names.active
-        entry.append(C.decl("int", (on, C.call("foresight_active"))))
+        active = C.call("foresight_active")
+        if plan.footprint is not None:   # a run spanning less than a block goes unhinted
+            active = C.all_of(C.cmp(_span(plan.footprint), ">=", C.literal(opts.block_size)),
+                              active)
+        entry.append(C.decl("int", (on, active)))
         if opts.preset != "paper" and any(h.rows_for is not None for h in plan.hints):
             entry.append(C.decl(C.const(U), (names.lookahead, C.ternary(
                 on, C.cast_atom(U, C.call("foresight_lookahead_bytes")), "0"))))
@@ -136,3 +141,19 @@ class NestEmitter:
                 out.append(Insertion(pipe.body_end, 0, -(3 * pipe.depth + 2), " }"))
         return out
 
+
+
+def _span(footprint: tuple[int, list[tuple[Loop, list[Sym]]]]) -> str:
+    """C for the bytes a run of the nest spans (plan._small_runs): its fixed bytes plus,
+    per loop, the iterations after the first times the sum of its strides."""
+    fixed, terms = footprint
+    parts = [C.literal(fixed)]
+    for v, strides in terms:
+        assert v.step is not None
+        known = sum(C.wrapped_abs(sym_value(s) * v.step) for s in strides
+                    if sym_value(s) is not None)
+        per = [C.abs_sym(s, v.step) for s in strides if sym_value(s) is None]
+        per += [C.literal(known)] if known else []
+        if per:
+            parts.append(C.times(C.paren(bounds.iterations(v)), C.wsum(*per)))
+    return C.wsum(*parts)

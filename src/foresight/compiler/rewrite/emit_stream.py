@@ -47,7 +47,7 @@ def setup(nest: NestCode, h: Hint, p: int, lead: int) -> tuple[str, list[str]]:
             assert h.volume is not None
             volume = h.volume
             page = nest.opts.page_size
-            vol = nest.shared("vol", lambda v: " ".join(_volume(volume, page, v)))[0]
+            vol = nest.shared("vol", lambda v: " ".join(volume_code(volume, page, v)))[0]
             memory = C.cast_atom(U, C.call("foresight_memory_bytes"))
             dynamic.append(C.cond(C.cmp(vol, ">", memory), "FORESIGHT_STREAM_RELEASE", "0u"))
         else:
@@ -129,22 +129,24 @@ def _region(h: Hint, fp: str, lo: str) -> list[str]:
     return out
 
 
-def _volume(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int,
-            var: str) -> list[str]:
-    """Statements that set `var` to the bytes one iteration of a loop touches
-    (release.runtime_volume), in memory rather than in address range: per reference, from
-    its element outward through the inner loops moving it (innermost first), each loop
-    adds per extra iteration its stride, but at most the footprint so far rounded up to
-    pages, so a loop stepping a page or more adds whole pages, not the bytes it skips (a
-    line of `rhs[k][j][i][m]` along k touches one page per plane, not the planes); a loop
-    reading a new row pointer per iteration (stride None) adds the whole footprint.
+def volume_code(volume: list[tuple[int, list[tuple[dict | None, Loop]]]], page: int,
+                var: str) -> list[str]:
+    """Statements that set `var` to the bytes one iteration of a loop (or one run of the
+    nest) touches (release.runtime_volume), in memory rather than in address range: per
+    reference, from its element outward through the inner loops moving it (innermost
+    first), each loop adds per extra iteration its stride (step included), but at most
+    the footprint so far rounded up to pages, so a loop stepping a page or more adds
+    whole pages, not the bytes it skips (a line of `rhs[k][j][i][m]` along k touches one
+    page per plane, not the planes); a loop reading a new row pointer per iteration
+    (stride None) adds the whole footprint.
     Bounds are evaluated as signed values at nest entry."""
     f, st, pg = LOCALS.f, LOCALS.stride, LOCALS.page
     out = [C.decl(U, (var, "0"))]
     for elem, moves in volume:
         steps = [C.decl(U, (f, C.literal(elem)))]
         for coeff, v in reversed(moves):
-            stride = "UINTPTR_MAX" if coeff is None else C.abs_sym(coeff)
+            assert v.step is not None
+            stride = "UINTPTR_MAX" if coeff is None else C.abs_sym(coeff, v.step)
             steps.append(C.block(C.decl(C.const(U), (st, stride), (pg, C.align_up(f, page))),
                                  C.add_to(f, C.times(bounds.iterations(v), C.minimum(st, pg)))))
         out.append(C.block(*steps, C.add_to(var, f)))

@@ -72,6 +72,9 @@ class NestPlan:
     hints: list[Hint] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
     paper_distance: dict[str, int] = field(default_factory=dict)  # pipe var -> d (paper preset)
+    # The bytes one run of the whole nest spans, as _small_runs' terms, when only its
+    # entry can tell whether that is less than a block: such a run goes unhinted.
+    footprint: tuple[int, list[tuple[Loop, list[Sym]]]] | None = None
 
     def pipes(self) -> list[Loop]:
         out: list[Loop] = []
@@ -308,6 +311,7 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
     for h in plan.hints:
         if id(h.ref) in indexes:
             h.feeds_indirect = True
+    _small_runs(plan, opts)
     if opts.preset == "paper":
         for lp in plan.pipes():
             mine = [h for h in plan.hints if h.pipe is lp]
@@ -316,6 +320,54 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             plan.decisions.append(f"Eq. (1) distance across {lp.var}: {blocks} block(s), "
                                   f"{iters} iterations")
     return plan
+
+
+def _small_runs(plan: NestPlan, opts: CompileOptions) -> None:
+    """A run of the nest spanning less than a block in all goes unhinted, tested at nest
+    entry: _pipe_loop's compile-time rule (a reference spanning less than a block is left
+    to demand paging) for trip counts known only at run time.  Such a nest is typically
+    a short loop in a function called very often (a key comparison over `keylen`
+    elements), where the hints' set-up costs more than the run itself; the test costs a
+    few loads and multiplications per entry instead.
+
+    The span errs large: per reference its element plus, per loop moving it, the
+    iterations after the first times its stride; a loop reading a new row pointer per
+    iteration counts a block per iteration, one moving an indirect reference's index a
+    page.  Kept as (bytes, [(loop, [byte strides per iteration])]) for the rewrite; none
+    when a loop's bounds cannot be evaluated at entry, the span is known to be a block or
+    more, or under the paper preset (which hints every run)."""
+    if not plan.hints or opts.preset == "paper":
+        return
+    fixed = 0
+    per_loop: dict[int, tuple[Loop, list[Sym]]] = {}
+    for f in plan.facts.refs:
+        if f.ref.indirect is None and not f.leading:
+            continue   # its group's leader spans the same data
+        index = f.ref
+        while index.indirect is not None:
+            index = index.indirect
+        fixed += f.ref.elem_size
+        off = index.byte_offset()
+        for v in f.loops:
+            c = off.coeff(v.var)
+            if v.var in index.base_loops:
+                stride: Sym = {(): opts.block_size}
+            elif index is not f.ref and c:
+                stride = {(): opts.page_size}
+            elif not c:
+                continue
+            else:
+                stride = c
+            if not _evaluable(v):
+                return
+            per_loop.setdefault(id(v), (v, []))[1].append(stride)
+    terms = list(per_loop.values())
+    if all(v.trip is not None and all(sym_value(s) is not None for s in st) for v, st in terms):
+        span = fixed + sum(max(v.trip - 1, 0) * sum(abs(sym_value(s) * v.step) for s in st)
+                           for v, st in terms)
+        if span >= opts.block_size:
+            return
+    plan.footprint = (fixed, terms)
 
 
 def _csr_end(f: RefFacts, lp: Loop) -> tuple[tuple[str, Affine, Loop] | None, str | None]:
