@@ -34,7 +34,8 @@ OWN_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--no-prefetch", None, "no hints: the same pipeline, the baseline build"),
     ("--no-indirect", None, "hints for direct references only (no a[b[i]] look-ahead)"),
     ("--report", None, "per loop nest, what was found and decided (on stderr)"),
-    ("--report-json", "FILE", "the report as JSON, one entry per loop nest"),
+    ("--report-json", "FILE", "the report as JSON, one entry per loop nest (a directory "
+     "or a name with % for one file per C input)"),
     ("--emit-c", "DIR", "write the compiled text of each C input to DIR, under its name"),
     ("--fs-mem", "SIZE", "memory the analysis assumes (default 64M), e.g. 256M"),
     ("--fs-page", "SIZE", "page size, a power of two (default 4K)"),

@@ -69,9 +69,7 @@ def main(argv: list[str]) -> int:
     opts = compile_options(cl.own)
     compiler = cc.underlying()
     outputs.refuse_writes_over_inputs(cl)
-    report_json = cl.own.get("--report-json")
-    with outputs.pending(None if report_json is None else str(report_json),
-                         "--report-json") as report_file:
+    with outputs.pending(outputs.report_json_path(cl), "--report-json") as report_file:
         if cl.mode == "-E" or not cl.c_inputs:
             return _passthrough(compiler, cl)
         if cl.mode in ("-c", "-S") and cl.output is not None and len(cl.inputs) > 1:
@@ -89,11 +87,11 @@ def main(argv: list[str]) -> int:
         finally:
             with signals.deferred():
                 shutil.rmtree(tmp, ignore_errors=True)
+        # After a rejected build, "libclang cannot parse" only repeats cc's diagnostics.
+        warnings = [w for w in warnings if rc == 0 or "cannot parse" not in w]
         for w in warnings:
-            # After a rejected build, "libclang cannot parse" only repeats cc's diagnostics.
-            if rc == 0 or "cannot parse" not in w:
-                _warn(w)
-        _emit_report(cl, report, notes, report_file)
+            _warn(w)
+        _emit_report(cl, report, notes, report_file, warned=len(warnings))
     return rc
 
 
@@ -328,7 +326,9 @@ def _with_lang(inputs: list[Input]) -> list[str]:
 
 
 def _emit_report(cl: CommandLine, report: list[dict], notes: list[str],
-                 report_file: outputs.PendingFile | None) -> None:
+                 report_file: outputs.PendingFile | None, warned: int = 0) -> None:
+    """--report's text on stderr and the --report-json file; `warned`: the warnings
+    printed (an input compiled unchanged has none of its nests in the report)."""
     if "--report" in cl.own:
         from foresight.compiler.report import format_report
 
@@ -336,6 +336,9 @@ def _emit_report(cl: CommandLine, report: list[dict], notes: list[str],
             print(note, file=sys.stderr)
         if report:
             print(format_report(report), file=sys.stderr)
+        elif warned:
+            print("foresight cc: no loop nests analysed (see the warnings above)",
+                  file=sys.stderr)
         elif not notes:
             print("foresight cc: no loop nests found", file=sys.stderr)
     if report_file is not None:

@@ -95,10 +95,28 @@ def planned_writes(cl: CommandLine) -> list[Write]:
         for inp in cl.c_inputs:
             path = str(Path(d) / Path(inp.path).name)
             writes.append(Write(path, f"--emit-c {d} (writing {path})", False))
-    if "--report-json" in cl.own:
-        path = str(cl.own["--report-json"])
+    path = report_json_path(cl)
+    if path is not None:
         writes.append(Write(path, f"--report-json {path}", False))
     return [w for w in writes if w.path not in ("-", "")]
+
+
+def report_json_path(cl: CommandLine) -> str | None:
+    """The file `--report-json` names (None: not asked for).  For builds that compile one
+    file per command (`make` with CFLAGS), a directory (one that exists, or a name
+    ending in `/`) takes `NAME.json` after the command's first C input, and a `%` in
+    the name stands for that input's name without its extension: `--report-json
+    reports/` and `--report-json reports/%.json` write `reports/kernel.c.json` and
+    `reports/kernel.json` for `kernel.c`."""
+    if "--report-json" not in cl.own:
+        return None
+    given = str(cl.own["--report-json"])
+    first = Path(cl.c_inputs[0].path) if cl.c_inputs else Path("stdin")
+    if "%" in given:
+        return given.replace("%", first.stem)
+    if given.endswith("/") or Path(given).is_dir():
+        return str(Path(given) / f"{first.name}.json")
+    return given
 
 
 def _same_file(a: str, b: str) -> bool:

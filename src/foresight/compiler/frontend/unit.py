@@ -22,7 +22,14 @@ def _builtin_headers() -> list[str]:
     """Where libclang finds the compiler's own headers (stddef.h, stdatomic.h, ...), which
     the libclang wheel lacks: clang's, from Debian's libclang-common-N-dev (installed by
     `make setup`; a version no newer than the wheel's, whose builtins it knows), else
-    gcc's (whose <stdatomic.h> clang cannot parse)."""
+    gcc's (whose <stdatomic.h> clang cannot parse).  Headers only gcc has (<omp.h>,
+    <openacc.h>) come from gcc's directory, searched after all others."""
+    try:
+        out = subprocess.run(["cc", "-print-file-name=include"], capture_output=True,
+                             text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    gcc = [out] if out and Path(out).is_dir() else []
     found = []
     for inc in Path("/usr/lib").glob("llvm-*/lib/clang/*/include/stdatomic.h"):
         try:
@@ -32,13 +39,15 @@ def _builtin_headers() -> list[str]:
     if found:
         mine = _libclang_major()
         older = [f for f in found if f[0] <= mine]
-        return ["-resource-dir", str(max(older)[1] if older else min(found)[1])]
-    try:
-        out = subprocess.run(["cc", "-print-file-name=include"], capture_output=True,
-                             text=True, check=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return ["-isystem", out] if out and Path(out).is_dir() else []
+        return ["-resource-dir", str(max(older)[1] if older else min(found)[1]),
+                *(a for d in gcc for a in ("-idirafter", d))]
+    return [a for d in gcc for a in ("-isystem", d)]
+
+
+# gcc's headers that clang rejects, as libclang reads them (the C compiler reads the
+# originals): GCC 12's <omp.h> names a deallocator in the malloc attribute,
+# `__attribute__((__malloc__ (omp_free)))`, which clang takes no argument for.
+_GCC_ONLY = ["-D__malloc__(...)=__malloc__"]
 
 
 def _libclang_major() -> int:
@@ -53,7 +62,7 @@ def _libclang_major() -> int:
 def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
     """`source` parsed by libclang with the compiler's arguments; ParseFailure when it
     has errors."""
-    args = ["-x", "c", *clang_args, *_builtin_headers(), "-Wno-everything"]
+    args = ["-x", "c", *clang_args, *_builtin_headers(), *_GCC_ONLY, "-Wno-everything"]
     try:
         # `./-x.c` is `-x.c` as a Path, which libclang would take for an option.
         name = str(source) if not str(source).startswith("-") else f"./{source}"
