@@ -47,6 +47,9 @@ FIELDS = [
     ("major_faults", "major faults", "n"),
     ("minor_faults", "minor faults", "n"),
     ("read_bytes", "read from storage", "b"),
+    ("write_bytes", "file data written", "b"),
+    ("swap_in_bytes", "swapped in (system-wide)", "b"),
+    ("swap_out_bytes", "swapped out (system-wide)", "b"),
     ("peak_memory_bytes", "peak memory (cgroup)", "b"),
     ("exit_code", "exit code", "n"),
 ]
@@ -93,14 +96,48 @@ def _main_thread_blocked(pid: int, wall: float) -> float | None:
     return max(0.0, wall - int(run_ns) / 1e9 - int(wait_ns) / 1e9)
 
 
-def _io_read_bytes(pid: int) -> int | None:
+def _io_bytes(pid: int) -> tuple[int | None, int | None]:
+    """(bytes read from storage, swap-ins included; file bytes dirtied less those
+    cancelled by truncation) from /proc/PID/io."""
     try:
-        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
-            if line.startswith("read_bytes:"):
-                return int(line.split()[1])
+        io = {k: int(v) for k, v in (line.split(":") for line in
+                                     Path(f"/proc/{pid}/io").read_text().splitlines())}
+    except (OSError, ValueError):
+        return None, None
+    written = io.get("write_bytes")
+    if written is not None:
+        written = max(0, written - io.get("cancelled_write_bytes", 0))
+    return io.get("read_bytes"), written
+
+
+def vmstat_swap() -> dict[str, int]:
+    """The system's swap-in and swap-out counters (pages) from /proc/vmstat."""
+    try:
+        text = Path("/proc/vmstat").read_text()
     except OSError:
-        pass
-    return None
+        return {}
+    return parse_vmstat(text, ("pswpin", "pswpout"))
+
+
+def parse_vmstat(text: str, keys: tuple[str, ...]) -> dict[str, int]:
+    """KEYS' values in /proc/vmstat's `name value` lines (those present)."""
+    out = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in keys and value.strip().isdigit():
+            out[name] = int(value)
+    return out
+
+
+def swap_traffic(before: dict[str, int], after: dict[str, int],
+                 page_size: int) -> tuple[int | None, int | None]:
+    """Bytes swapped in and out between two vmstat_swap() readings (system-wide
+    counters: other processes' swapping counts too); None where a reading lacks one."""
+    def delta(key: str) -> int | None:
+        if key not in before or key not in after:
+            return None
+        return max(0, after[key] - before[key]) * page_size
+    return delta("pswpin"), delta("pswpout")
 
 
 def check_mem(mem: int) -> None:
@@ -192,6 +229,7 @@ def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
 
 def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout=None,
                        stderr=None) -> dict:
+    swap0 = vmstat_swap()
     t0 = time.perf_counter()
     try:
         proc = subprocess.Popen(cap.prefix + cmd, env=env, stdout=stdout, stderr=stderr,
@@ -213,7 +251,8 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         wall = time.perf_counter() - t0
         stall = _main_thread_blocked(proc.pid, wall)
-        read_bytes = _io_read_bytes(proc.pid)
+        read_bytes, write_bytes = _io_bytes(proc.pid)
+        swap_in, swap_out = swap_traffic(swap0, vmstat_swap(), os.sysconf("SC_PAGE_SIZE"))
         _, status, usage = os.wait4(proc.pid, 0)
     finally:
         if timer:
@@ -231,6 +270,9 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
         "major_faults": usage.ru_majflt,
         "minor_faults": usage.ru_minflt,
         "read_bytes": read_bytes,
+        "write_bytes": write_bytes,
+        "swap_in_bytes": swap_in,
+        "swap_out_bytes": swap_out,
         "peak_memory_bytes": cap.cgroup.peak() if cap.cgroup else None,
         "exit_code": code if code >= 0 else 128 - code,
         "signal": signal_name(-code) if code < 0 else None,
