@@ -10,6 +10,8 @@ python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
 # Csmith generates the random programs of tests/test_differential.py
 command -v csmith >/dev/null || need+=(csmith)
 [ -e /usr/include/csmith/csmith.h ] || need+=(libcsmith-dev)
+# fio measures the disk for the physical bound of `foresight bench nas` and `compiler`
+command -v fio >/dev/null || need+=(fio)
 # clang's own headers (stdatomic.h, stddef.h) for the front end's libclang, which the
 # libclang wheel lacks; gcc's <stdatomic.h> is not parseable by clang
 compgen -G '/usr/lib/llvm-*/lib/clang/*/include/stdatomic.h' >/dev/null || need+=(libclang-common-16-dev)

@@ -86,17 +86,18 @@ def build(name: str, out_dir: Path, src: Path, libs: Sequence[str] = (),
 
 
 SUMMARY_KEYS = ("access_seconds", "wall_seconds", "io_stall_seconds", "read_bytes",
-                "major_faults")
+                "write_bytes", "swap_in_bytes", "swap_out_bytes", "major_faults")
 
 
 def median_summary(runs: list[dict], checksum: str) -> dict:
     """One variant's runs: the median of each measurement, the checksum, the runs."""
-    out = {k: statistics.median(vals) if (vals := [x[k] for x in runs if x[k] is not None])
-           else None for k in SUMMARY_KEYS}
+    out = {k: statistics.median(vals)
+           if (vals := [x[k] for x in runs if x.get(k) is not None]) else None
+           for k in SUMMARY_KEYS}
     out["checksum"] = checksum
     out["cgroup_version"] = runs[0]["cgroup_version"]
     out["runtime"] = runs[-1].get("runtime")
-    out["runs"] = [{k: x[k] for k in SUMMARY_KEYS} for x in runs]
+    out["runs"] = [{k: x.get(k) for k in SUMMARY_KEYS} for x in runs]
     return out
 
 

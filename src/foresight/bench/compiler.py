@@ -21,13 +21,14 @@ stencils, whose data is malloc'd); `run` prints `checksum ...` and
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from foresight import paths
-from foresight.bench import suite
+from foresight.bench import bound, suite
 from foresight.bench.common import (
     bench_dir,
     binary,
@@ -70,6 +71,33 @@ KERNELS = {
                    "double per page"),
 }
 COLSUM_PASSES = 8192 // 1024   # colsum.c: 8192 columns, every 1024th summed
+
+
+def minimum_traffic(name: str, size: int, mem: int) -> dict:
+    """The least traffic kernel NAME needs on SIZE bytes under a MEM cap, with its rule:
+    malloc'd data, the excess over the cap written to swap and read back once; a mapped
+    file, the pages its access phase touches read once and the pages it writes written
+    once (the other pages of the file need never be read)."""
+    if KERNELS[name].data == "anon":
+        return bound.spilled(size, mem)
+    page = 4096
+    if name == "gather":     # size/16 KiB uniform random doubles: expected distinct pages
+        pages = size // page
+        read = pages * -math.expm1((size // 4096 // 4) * math.log1p(-1 / pages)) * page
+        rule = "distinct pages of its size/16 KiB random indices (expected), read once"
+    elif name == "matvec_t":  # every 512th column of an n x n matrix: one double per page
+        n = math.isqrt(size // 8)
+        read, rule = n * n * 8, "the n × n matrix (every page holds a used column), read once"
+    elif name == "colsum":   # columns 0, 1024, ... of 64 KiB rows: 8 of each row's 16 pages
+        read, rule = size // 2, "half of each 64 KiB row's pages (8 columns), read once"
+    elif name == "bucket_sort":
+        return {"file_read": size // 2, "file_write": size // 2, "swap_in": 0, "swap_out": 0,
+                "rule": "the keys (half the file) read once, the output (the other half) "
+                        "written once"}
+    else:                    # rowptr, walk: every page
+        read, rule = size, "the whole file read once"
+    return {"file_read": int(read), "file_write": 0, "swap_in": 0, "swap_out": 0,
+            "rule": rule}
 
 
 def kernels_dir() -> Path:
@@ -139,6 +167,7 @@ def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat
     if size < (1 << 20):
         raise BenchError(f"{ratio:g} × {format_size(mem)} is less than 1 MiB of data")
     check_swap(names, size, mem)
+    device_probe = bound.probe()
     rows = []
     with tempfile.TemporaryDirectory(prefix="foresight-bench-") as tmp:
         devices = devices_for([str(bench_dir())])  # the data files live there
@@ -172,6 +201,12 @@ def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat
                         "pattern": k.micro, "command": cmd[1:], "runs_per_kernel_run": scale,
                         "access_seconds": m["access_seconds"] * scale,
                         "measured": m}
+                ic = bound.in_core(name, exes, ["run", data, str(size)],
+                                   [] if data == "-" else [data], repeat, lambda _: None)
+                row["in_core"] = ic["runs"]
+                row["bound"] = bound.assess({v: row[v]["wall_seconds"] for v in ("O", "P")},
+                                            {v: row[v] for v in ("O", "P")}, ic["t_cpu"],
+                                            minimum_traffic(name, size, mem), device_probe)
                 row["cc_report"] = cc_report
                 rows.append(row)
     measured = [r["O"] for r in rows if "O" in r]
@@ -180,7 +215,7 @@ def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat
             "readahead_kb": readahead_kb, "repeat": repeat, "rows": rows,
             "micro_comparison": "micro_hints: the hand-instrumented micro-hints on the same "
             "data file, same session (access_seconds scaled by runs_per_kernel_run)",
-            "environment": env}
+            "device_probe": device_probe, "environment": env}
 
 
 def _run_micro(pattern: str, data: str, size: int, mem: int) -> dict:
@@ -224,12 +259,22 @@ class Compiler(suite.Suite):
                       f"{res['readahead_kb']}, median of {res['repeat']}",
                       ("kernel", "O access", "P access", "speedup O/P", "micro P", "O faults",
                        "P faults", "O read", "P read", "O stall", "P stall"), rows,
-                      left=("kernel",))]
+                      left=("kernel",)), *self.bound_tables(res)]
+
+    def bound_tables(self, res: dict) -> list[Table]:
+        rows = [(r["kernel"], r["bound"]) for r in res["rows"] if r.get("bound")]
+        if not rows:
+            return []
+        return [bound.table(f"the physical bound: {format_size(res['rows'][0]['data_bytes'])} "
+                            f"data, {format_size(res['mem_limit_bytes'])} cap, whole-program "
+                            "wall times", rows)]
 
     def notes(self, res: dict) -> list[str]:
         return [f"{machine(res['environment'])}; outputs identical with and without hints; "
                 "micro P = hand-instrumented micro-hints on the same data (colsum: 8 strided "
-                "passes)"]
+                "passes)",
+                *([bound.probe_note(res["device_probe"]), bound.BOUND_NOTE]
+                  if res.get("device_probe") and self.bound_tables(res) else [])]
 
     def plot(self, res: dict, directory: str) -> list[str]:
         plt = pyplot()
@@ -249,7 +294,14 @@ class Compiler(suite.Suite):
         ax.legend(fontsize=8)
         ax.set_title(f"foresight cc kernels, {format_size(res['mem_limit_bytes'])} cap, ratio "
                      f"{res['ratio']:g}, read_ahead_kb {res['readahead_kb']}", fontsize=9)
-        return [save_figure(fig, directory, "compiler-speedup.png")]
+        written = [save_figure(fig, directory, "compiler-speedup.png")]
+        rows = [(r["kernel"], r["bound"]) for r in res["rows"] if r.get("bound")]
+        if rows:
+            written.append(bound.plot(rows, directory, "compiler-bound.png",
+                                      f"O, P and the physical bound, "
+                                      f"{format_size(res['mem_limit_bytes'])} cap, ratio "
+                                      f"{res['ratio']:g}"))
+        return written
 
 
 SUITE = Compiler()

@@ -22,8 +22,8 @@ import tempfile
 from pathlib import Path
 
 from foresight import paths
+from foresight.bench import bound, suite
 from foresight.bench import coverage as cov
-from foresight.bench import suite
 from foresight.bench.common import build as build_variants
 from foresight.bench.common import pyplot, sources, swap_shortfall
 from foresight.bench.tables import Table, machine
@@ -109,11 +109,22 @@ def _why(r: dict) -> str:
     return "verification failed: " + (r["result_lines"][-1] if r["result_lines"] else "")
 
 
+def kernel_args(mb: int, iters: int | None, backing: str, tmp: Path) -> list[str]:
+    return ["--mb", str(mb), "--backing", backing, "--data-dir", str(tmp),
+            *(["--iters", str(iters)] if iters else [])]
+
+
+def minimum_traffic(data_bytes: int, mem: int, backing: str) -> dict:
+    """The least a NAS kernel must move: its arrays are generated in memory (malloc'd,
+    or mapped from files unlinked at once, whose pages need never reach the disk), so
+    what exceeds the cap is written out once and read back once."""
+    return bound.spilled(data_bytes, mem, "malloc'd" if backing == "anon"
+                         else "file-mapped (unlinked files)")
+
+
 def kernel(name: str, exes: dict[str, str], mb: int, iters: int | None, mem: int,
            backing: str, timeout: float, tmp: Path, step) -> dict:
-    args = ["--mb", str(mb), "--backing", backing, "--data-dir", str(tmp)]
-    if iters:
-        args += ["--iters", str(iters)]
+    args = kernel_args(mb, iters, backing, tmp)
     runs = {}
     # Timed runs are not traced (tracing slows a run that takes many minor faults, up to
     # 2x for CG here); two more runs of O and P, traced, measure coverage.
@@ -135,6 +146,7 @@ def kernel(name: str, exes: dict[str, str], mb: int, iters: int | None, mem: int
             row["verified"] = False
             problems.append(f"{v}: results differ from the original's")
     row["problems"] = problems
+    row["data_bytes"] = sum(a.size for a in cov.parse_arrays(runs["O"]["stderr"])) or mb << 20
     row["variants"] = {v: _slim(r) for v, r in runs.items()}
     o, p = runs["O"], runs["P"]
     if o["verified"] and p["verified"]:
@@ -185,7 +197,9 @@ def nas(size: str, mem_text: str | None, readahead_kb: int, names: list[str], ba
     sweep_plan = []
     if sweep:
         sweep_plan = [(f, max(1, int(mem * f) >> 20)) for f in SWEEP_FRACTIONS]
-    total = sum(7 if n == "is" else 6 for n in names) + 2 * len(sweep_plan) + (4 if sweep else 0)
+    # per kernel: build, its runs, and bench incore's 6 in-core runs (T_cpu)
+    total = (sum(13 if n == "is" else 12 for n in names) + 2 * len(sweep_plan)
+             + (4 if sweep else 0))
     rows, sweep_rows = [], []
     with tempfile.TemporaryDirectory(prefix="foresight-nas-", dir="/var/tmp") as tmpname:
         tmp = Path(tmpname)
@@ -197,11 +211,22 @@ def nas(size: str, mem_text: str | None, readahead_kb: int, names: list[str], ba
                 bar.update(task, advance=1, description=f"nas: {what}")
 
             env = environment.environment(None)
+            bar.update(task, description="nas: device probe")
+            device_probe = bound.probe(tmp)
             built: dict[str, dict[str, str]] = {}
             for n, mb in plan:
                 step(f"{n} build")
                 built[n] = build(n, tmp)
-                rows.append(kernel(n, built[n], mb, iters, mem, backing, timeout, tmp, step))
+                row = kernel(n, built[n], mb, iters, mem, backing, timeout, tmp, step)
+                if "speedup" in row:   # O and P verified: their bound
+                    ic = bound.in_core(n, built[n], kernel_args(mb, iters, backing, tmp), [],
+                                       1, step)
+                    row["in_core"] = ic["runs"]
+                    v = row["variants"]
+                    row["bound"] = bound.assess(
+                        {x: v[x]["wall_seconds"] for x in ("O", "P")}, v, ic["t_cpu"],
+                        minimum_traffic(row["data_bytes"], mem, backing), device_probe)
+                rows.append(row)
                 for f in tmp.glob(f"{n}-*.trace"):
                     f.unlink()
             if sweep:
@@ -226,7 +251,7 @@ def nas(size: str, mem_text: str | None, readahead_kb: int, names: list[str], ba
     env["cgroup_version"] = next((r["variants"]["O"]["cgroup_version"] for r in rows), None)
     return {"suite": "nas", "size": size, "mem_limit_bytes": mem, "readahead_kb": readahead_kb,
             "backing": backing, "timeout_seconds": timeout, "kernels": rows,
-            "sweep": sweep_rows, "environment": env}
+            "sweep": sweep_rows, "device_probe": device_probe, "environment": env}
 
 
 def _seconds(x: float | None) -> str:
@@ -280,7 +305,8 @@ class Nas(suite.Suite):
                      f" cap, read_ahead_kb {res['readahead_kb']}, {res['backing']} backing",
                      ("kernel", "data", "O wall", "P wall", "speedup", "O stall", "P stall",
                       "stall cut", "O faults", "P faults", "coverage hit/late/none", "filtered",
-                      "P no-filter", "verified"), rows, left=("kernel", "verified"))]
+                      "P no-filter", "verified"), rows, left=("kernel", "verified")),
+               *self.bound_tables(res)]
         sweep = [s for s in res["sweep"] if "fraction_of_memory" in s]
         if sweep:
             out.append(Table("IS against its data size (Figure 19): cold, under the cap",
@@ -299,6 +325,13 @@ class Nas(suite.Suite):
                               for cache in ("cold", "warm")], left=("page cache",)))
         return out
 
+    def bound_tables(self, res: dict) -> list[Table]:
+        rows = [(r["name"], r["bound"]) for r in res["kernels"] if r.get("bound")]
+        if not rows:
+            return []
+        return [bound.table(f"the physical bound: {format_size(res['mem_limit_bytes'])} cap, "
+                            "whole-program wall times", rows)]
+
     def notes(self, res: dict) -> list[str]:
         out = []
         for r in res["kernels"]:
@@ -310,6 +343,8 @@ class Nas(suite.Suite):
                                        f"{ph['P'].get(k, 0):.2f} s" for k in names))
         out.append(f"{machine(res['environment'])}; O/P/D/no-filter runs are single cold runs; "
                    "coverage from FORESIGHT_TRACE of the O and P runs")
+        if res.get("device_probe") and self.bound_tables(res):
+            out += [bound.probe_note(res["device_probe"]), bound.BOUND_NOTE]
         return out
 
     def plot(self, res: dict, directory: str) -> list[str]:
@@ -364,6 +399,11 @@ class Nas(suite.Suite):
             ax.set_ylabel("wall time (s)")
             ax.legend(fontsize=8)
             written.append(save_figure(fig, out_dir, "nas-is-sweep.png"))
+        bounds = [(r["name"].upper(), r["bound"]) for r in rows if r.get("bound")]
+        if bounds:
+            written.append(bound.plot(bounds, directory, "nas-bound.png",
+                                      f"O, P and the physical bound, "
+                                      f"{format_size(res['mem_limit_bytes'])} cap"))
         return written
 
     def exit_code(self, res: dict) -> int:
