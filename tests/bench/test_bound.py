@@ -5,6 +5,7 @@ device probe.  Nothing here asserts a time."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -14,6 +15,8 @@ import pytest
 
 from foresight.bench import bound, nas
 from foresight.bench import compiler as ck
+from foresight.bench.common import by_ratio, ratio_list
+from foresight.bench.tables import run_conditions
 from foresight.harness.environment import swap_summary
 from foresight.harness.run import parse_vmstat, run_once, swap_traffic
 
@@ -212,3 +215,55 @@ def test_a_run_under_a_cap_records_its_swap_traffic():
     assert r["read_bytes"] >= 48 * MB          # its own swap-ins are in its read_bytes
     assert r["swap_in_bytes"] >= 48 * MB
     assert r["write_bytes"] is not None
+
+
+# --ratio 2,4,10: one block of rows per ratio, the JSON keyed by ratio
+
+def test_ratio_lists_parse_each_once_in_order():
+    assert ratio_list("2,4,10") == [2.0, 4.0, 10.0]
+    assert ratio_list("4,2,4") == [4.0, 2.0]
+    with pytest.raises(argparse.ArgumentTypeError, match="not a number"):
+        ratio_list("2,,4")
+
+
+def test_by_ratio_keys_the_results_and_a_single_one_stays_as_it_is():
+    one = compiler_result(True)
+    assert by_ratio([one]) is one
+    two = {**compiler_result(True), "ratio": 4.0}
+    res = by_ratio([one, two])
+    assert res["ratios"] == [2.0, 4.0] and list(res["by_ratio"]) == ["2", "4"]
+    assert res["by_ratio"]["4"] is two and res["device_probe"] == PROBE
+    assert "rows" not in res and "ratio" not in res
+    assert "data 2, 4× the cap" in run_conditions(res)
+
+
+def test_compiler_at_several_ratios_has_a_block_each_and_a_summary(tmp_path):
+    a, b = compiler_result(True), {**compiler_result(True), "ratio": 10.0}
+    b["rows"] = [{**b["rows"][0], "speedup": 3.0}]
+    res = by_ratio([a, b])
+    tables = ck.SUITE.tables(res)
+    assert len(tables) == 2 + 2 + 1
+    assert "(2×)" in tables[0].title and "(10×)" in tables[2].title
+    summary = tables[-1]
+    assert summary.columns == ("kernel", "O/P at 2×", "O/P at 10×", "P distance at 2×",
+                               "P distance at 10×")
+    assert summary.rows == [("gather", "1.00×", "3.00×", "2.00×", "2.00×")]
+    assert len(ck.SUITE.notes(res)) == len(ck.SUITE.notes(a))   # said once
+    files = {str(Path(f).relative_to(tmp_path)) for f in ck.SUITE.plot(res, str(tmp_path))}
+    assert {"ratio-2/compiler-bound.png", "ratio-10/compiler-speedup.png",
+            "compiler-ratios.png"} <= files
+
+
+def test_nas_at_several_ratios_exits_1_when_one_block_is_unverified():
+    def sub(ratio: float, verified: bool) -> dict:
+        v = {"wall_seconds": 2.0, "major_faults": 1}
+        return {"suite": "nas", "size": "test", "ratio": ratio, "mem_limit_bytes": 32 * MB,
+                "readahead_kb": 128, "backing": "anon", "sweep": [],
+                "environment": {"kernel": "k", "cpus": 2},
+                "kernels": [{"name": "is", "mb": 64, "verified": verified,
+                             "problems": [] if verified else ["P: exit 1"], "speedup": 1.5,
+                             "variants": {"O": v, "P": v, "P_nofilter": v}}]}
+    res = by_ratio([sub(2, True), sub(4, True)])
+    assert nas.SUITE.exit_code(res) == 0
+    assert nas.SUITE.tables(res)[-1].rows == [("is", "1.50×", "1.50×", "–", "–")]
+    assert nas.SUITE.exit_code(by_ratio([sub(2, True), sub(4, False)])) == 1

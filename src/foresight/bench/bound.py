@@ -302,11 +302,12 @@ def plot(rows: list[tuple[str, Mapping]], directory: str, name: str, title: str)
     from foresight.reports import save_figure
 
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(rows)), 3.6))
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(rows)) + 2.5, 3.6))
     width = 0.2
     series = (("O", "tab:gray"), ("P", "tab:green"),
               ("max(T_cpu, T_io), the lower of O's and P's", "tab:blue"),
               ("minimum-traffic bound", "tab:purple"))
+    lowest = float("inf")
     for i, (_, b) in enumerate(rows):
         bounds = [x for x in b["bound"].values() if x is not None]
         values = [b["wall"].get("O"), b["wall"].get("P"), min(bounds) if bounds else None,
@@ -315,6 +316,7 @@ def plot(rows: list[tuple[str, Mapping]], directory: str, name: str, title: str)
             x = i + (k - 1.5) * width
             if value is not None:
                 ax.bar(x, value, width, color=color, label=label if i == 0 else None)
+                lowest = min(lowest, value)
             own = b["bound"].get(label) if label in VARIANTS else None
             if own is not None:
                 ax.hlines(own, x - width / 2, x + width / 2, color="black", linewidth=1.5,
@@ -322,8 +324,10 @@ def plot(rows: list[tuple[str, Mapping]], directory: str, name: str, title: str)
     ax.set_xticks(range(len(rows)), [n for n, _ in rows], rotation=30, ha="right",
                   fontsize=8)
     ax.set_yscale("log")   # bounds of milliseconds beside walls of seconds
+    if lowest < float("inf"):
+        ax.set_ylim(bottom=lowest / 3)   # the smallest bar stands clear of the axis
     ax.set_ylabel("seconds (log scale)")
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1))   # beside the bars
     ax.set_title(title, fontsize=9)
     return save_figure(fig, directory, name)
 

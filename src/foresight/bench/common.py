@@ -121,3 +121,25 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def ratio_list(text: str) -> list[float]:
+    """`--ratio 2,4,10`: data/memory ratios, each a positive number, each once, in the
+    order given (argparse turns the ArgumentTypeError into a one-line error)."""
+    from foresight.bench.suite import positive  # suite imports tables, which imports us
+
+    return list(dict.fromkeys(positive(x) for x in text.split(",")))
+
+
+def by_ratio(results: list[dict]) -> dict:
+    """One suite's results at several data/memory ratios: RESULTS (one per ratio, each
+    what the suite returns for a single ratio) keyed by ratio as `%g` ("2", "10"), with
+    the conditions they share at the top; a single result is returned as it is."""
+    if len(results) == 1:
+        return results[0]
+    first = results[0]
+    shared = ("suite", "size", "mem_limit_bytes", "readahead_kb", "backing", "repeat",
+              "device_probe", "environment")
+    return {**{k: first[k] for k in shared if k in first},
+            "ratios": [r["ratio"] for r in results],
+            "by_ratio": {f"{r['ratio']:g}": r for r in results}}

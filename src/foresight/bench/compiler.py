@@ -33,8 +33,10 @@ from foresight.bench.common import (
     bench_dir,
     binary,
     build,
+    by_ratio,
     median_summary,
     pyplot,
+    ratio_list,
     sources,
     swap_shortfall,
 )
@@ -162,12 +164,18 @@ def check_swap(names: list[str], size: int, mem: int) -> None:
                          + (f", or leave it out with --kernels {others}" if others else ""))
 
 
-def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat: int) -> dict:
+def data_size(mem: int, ratio: float) -> int:
+    """RATIO × MEM bytes of data, in whole MiB."""
     size = int(mem * ratio) // (1 << 20) * (1 << 20)
     if size < (1 << 20):
         raise BenchError(f"{ratio:g} × {format_size(mem)} is less than 1 MiB of data")
+    return size
+
+
+def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat: int,
+             device_probe: dict) -> dict:
+    size = data_size(mem, ratio)
     check_swap(names, size, mem)
-    device_probe = bound.probe()
     rows = []
     with tempfile.TemporaryDirectory(prefix="foresight-bench-") as tmp:
         devices = devices_for([str(bench_dir())])  # the data files live there
@@ -232,14 +240,26 @@ class Compiler(suite.Suite):
     help = "unmodified kernels built by foresight cc, O vs P"
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
-        suite.add_cap(parser, "256M", 4.0)
+        suite.add_cap(parser, "256M")
+        parser.add_argument("--ratio", type=ratio_list, default=[4.0], metavar="R[,R...]",
+                            help="data/memory ratios, comma-separated, each run in turn "
+                            "(default 4)")
         suite.add_kernels(parser, ", ".join(KERNELS))
 
     def measure(self, ns: argparse.Namespace) -> dict:
         names = suite.choose(ns.kernels, list(KERNELS), "kernel", "--kernels")
-        return compiler(parse_size(ns.mem), ns.ratio, ns.readahead_kb, names, ns.repeat)
+        mem = parse_size(ns.mem)
+        for r in ns.ratio:   # every ratio's data and swap checked before anything runs
+            check_swap(names, data_size(mem, r), mem)
+        device_probe = bound.probe()
+        return by_ratio([compiler(mem, r, ns.readahead_kb, names, ns.repeat, device_probe)
+                         for r in ns.ratio])
 
     def tables(self, res: dict) -> list[Table]:
+        if "by_ratio" in res:
+            subs = list(res["by_ratio"].values())
+            return [t for sub in subs for t in self.tables(sub)] + [ratio_table(subs)]
+
         def n(x, fmt) -> str:
             return "–" if x is None else fmt(x)
 
@@ -255,7 +275,8 @@ class Compiler(suite.Suite):
                          n(o["io_stall_seconds"], "{:.2f} s".format),
                          n(p["io_stall_seconds"], "{:.2f} s".format)))
         return [Table(f"foresight bench compiler: {format_size(res['rows'][0]['data_bytes'])} "
-                      f"data, {format_size(res['mem_limit_bytes'])} cap, read_ahead_kb "
+                      f"data ({res['ratio']:g}×), {format_size(res['mem_limit_bytes'])} cap, "
+                      "read_ahead_kb "
                       f"{res['readahead_kb']}, median of {res['repeat']}",
                       ("kernel", "O access", "P access", "speedup O/P", "micro P", "O faults",
                        "P faults", "O read", "P read", "O stall", "P stall"), rows,
@@ -270,6 +291,8 @@ class Compiler(suite.Suite):
                             "wall times", rows)]
 
     def notes(self, res: dict) -> list[str]:
+        if "by_ratio" in res:
+            return self.notes(next(iter(res["by_ratio"].values())))
         return [f"{machine(res['environment'])}; outputs identical with and without hints; "
                 "micro P = hand-instrumented micro-hints on the same data (colsum: 8 strided "
                 "passes)",
@@ -277,6 +300,11 @@ class Compiler(suite.Suite):
                   if res.get("device_probe") and self.bound_tables(res) else [])]
 
     def plot(self, res: dict, directory: str) -> list[str]:
+        if "by_ratio" in res:   # each ratio's plots in DIRECTORY/ratio-R, then speedup by ratio
+            subs = res["by_ratio"]
+            return [f for r, sub in subs.items()
+                    for f in self.plot(sub, str(Path(directory) / f"ratio-{r}"))] + [
+                ratio_plot(list(subs.values()), directory)]
         plt = pyplot()
         rows = res["rows"]
         fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows)), 3.5))
@@ -302,6 +330,43 @@ class Compiler(suite.Suite):
                                       f"{format_size(res['mem_limit_bytes'])} cap, ratio "
                                       f"{res['ratio']:g}"))
         return written
+
+
+def _speedups(sub: dict) -> dict[str, dict]:
+    return {r["kernel"]: r for r in sub["rows"]}
+
+
+def ratio_table(subs: list[dict]) -> Table:
+    """Per kernel, the O/P speedup and P's distance from its bound at each ratio."""
+    by = [_speedups(s) for s in subs]
+    names = list(dict.fromkeys(k for b in by for k in b))
+    rows = []
+    for k in names:
+        cells = [k]
+        cells += [f"{b[k]['speedup']:.2f}×" if k in b else "–" for b in by]
+        cells += [(f"{b[k]['bound']['distance']['P']:.2f}×"
+                   if k in b and (b[k].get("bound") or {}).get("distance", {}).get("P")
+                   else "–") for b in by]
+        rows.append(tuple(cells))
+    ratios = [f"{s['ratio']:g}×" for s in subs]
+    return Table("speedup O/P (access phase) and P's distance from its bound, by data/memory "
+                 "ratio", ("kernel", *(f"O/P at {r}" for r in ratios),
+                           *(f"P distance at {r}" for r in ratios)), rows, left=("kernel",))
+
+
+def ratio_plot(subs: list[dict], directory: str) -> str:
+    """compiler-ratios.png: each kernel's O/P speedup against the data/memory ratio."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    by = [_speedups(s) for s in subs]
+    for k in dict.fromkeys(k for b in by for k in b):
+        pts = [(s["ratio"], b[k]["speedup"]) for s, b in zip(subs, by, strict=True) if k in b]
+        ax.plot([x for x, _ in pts], [y for _, y in pts], "o-", label=k)
+    ax.set_xlabel("data / memory")
+    ax.set_ylabel("speedup O/P (access phase)")
+    ax.legend(fontsize=6)
+    ax.set_title(f"{format_size(subs[0]['mem_limit_bytes'])} cap", fontsize=9)
+    return save_figure(fig, directory, "compiler-ratios.png")
 
 
 SUITE = Compiler()

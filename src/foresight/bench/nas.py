@@ -25,7 +25,7 @@ from foresight import paths
 from foresight.bench import bound, suite
 from foresight.bench import coverage as cov
 from foresight.bench.common import build as build_variants
-from foresight.bench.common import pyplot, sources, swap_shortfall
+from foresight.bench.common import by_ratio, pyplot, ratio_list, sources, swap_shortfall
 from foresight.bench.tables import Table, machine
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment, readahead
@@ -44,6 +44,7 @@ SIZES = {
     "paper": ("64M", None, None),
 }
 SWEEP_FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
+DATA_PARENT = "/var/tmp"   # the runs' data directory is made here (on a disk, not tmpfs)
 
 
 def nas_dir() -> Path:
@@ -182,16 +183,19 @@ def check_swap(mb: int, mem: int, backing: str) -> None:
         raise BenchError(f"{lacking}, or use --backing file")
 
 
-def nas(size: str, mem_text: str | None, readahead_kb: int, names: list[str], backing: str,
-        timeout: float, sweep: bool) -> dict:
+def plan_sizes(size: str, mem: int, names: list[str], ratio: float | None
+               ) -> list[tuple[str, int]]:
+    """(kernel, MiB of data) for each of NAMES: RATIO × MEM, or the --size's ratio."""
+    default = SIZES[size][1]
+    return [(n, max(1, int(mem * (ratio or default or PAPER_RATIO[n])) >> 20)) for n in names]
+
+
+def nas(size: str, mem: int, readahead_kb: int, names: list[str], backing: str,
+        timeout: float, sweep: bool, ratio: float | None, device_probe: dict) -> dict:
     from rich.progress import Progress
 
-    mem_default, ratio, iters = SIZES[size]
-    mem = parse_size(mem_text or mem_default)
-    plan = []
-    for n in names:
-        r = ratio if ratio is not None else PAPER_RATIO[n]
-        plan.append((n, max(1, int(mem * r) >> 20)))
+    iters = SIZES[size][2]
+    plan = plan_sizes(size, mem, names, ratio)
     for _, mb in plan:
         check_swap(mb, mem, backing)
     sweep_plan = []
@@ -201,7 +205,7 @@ def nas(size: str, mem_text: str | None, readahead_kb: int, names: list[str], ba
     total = (sum(13 if n == "is" else 12 for n in names) + 2 * len(sweep_plan)
              + (4 if sweep else 0))
     rows, sweep_rows = [], []
-    with tempfile.TemporaryDirectory(prefix="foresight-nas-", dir="/var/tmp") as tmpname:
+    with tempfile.TemporaryDirectory(prefix="foresight-nas-", dir=DATA_PARENT) as tmpname:
         tmp = Path(tmpname)
         devices = devices_for([str(tmp)])
         with readahead.Setting(devices, readahead_kb), Progress(transient=True) as bar:
@@ -211,8 +215,6 @@ def nas(size: str, mem_text: str | None, readahead_kb: int, names: list[str], ba
                 bar.update(task, advance=1, description=f"nas: {what}")
 
             env = environment.environment(None)
-            bar.update(task, description="nas: device probe")
-            device_probe = bound.probe(tmp)
             built: dict[str, dict[str, str]] = {}
             for n, mb in plan:
                 step(f"{n} build")
@@ -250,7 +252,8 @@ def nas(size: str, mem_text: str | None, readahead_kb: int, names: list[str], ba
                                            "mb": incore_mb, "run": _slim(r)})
     env["cgroup_version"] = next((r["variants"]["O"]["cgroup_version"] for r in rows), None)
     return {"suite": "nas", "size": size, "mem_limit_bytes": mem, "readahead_kb": readahead_kb,
-            "backing": backing, "timeout_seconds": timeout, "kernels": rows,
+            **({"ratio": ratio} if ratio else {}), "backing": backing,
+            "timeout_seconds": timeout, "kernels": rows,
             "sweep": sweep_rows, "device_probe": device_probe, "environment": env}
 
 
@@ -268,6 +271,9 @@ class Nas(suite.Suite):
                             help="test (32M cap, 1.5x data, one iteration), default (64M "
                             "cap, 3x data) or paper (Table V ratios)")
         suite.add_cap(parser, None, mem_default="per --size")
+        parser.add_argument("--ratio", type=ratio_list, metavar="R[,R...]",
+                            help="data/memory ratios, comma-separated, each run in turn "
+                            "(default per --size); --sweep runs with the first")
         suite.add_kernels(parser, ", ".join(KERNELS))
         parser.add_argument("--backing", default="anon", choices=("anon", "file"),
                             help="the main arrays in ordinary memory (anon, paged to swap) "
@@ -281,9 +287,20 @@ class Nas(suite.Suite):
         sweep = bool(ns.sweep)
         if sweep and ns.sweep.lower() != "is":
             raise UsageError(f"--sweep {ns.sweep!r}: only IS has a size sweep")
-        return nas(ns.size, ns.mem, ns.readahead_kb, names, ns.backing, ns.timeout, sweep)
+        mem = parse_size(ns.mem or SIZES[ns.size][0])
+        ratios = ns.ratio or [None]
+        for r in ratios:   # every ratio's swap checked before anything runs
+            for _, mb in plan_sizes(ns.size, mem, names, r):
+                check_swap(mb, mem, ns.backing)
+        device_probe = bound.probe(Path(DATA_PARENT))
+        return by_ratio([nas(ns.size, mem, ns.readahead_kb, names, ns.backing, ns.timeout,
+                             sweep and i == 0, r, device_probe)
+                         for i, r in enumerate(ratios)])
 
     def tables(self, res: dict) -> list[Table]:
+        if "by_ratio" in res:
+            subs = list(res["by_ratio"].values())
+            return [t for sub in subs for t in self.tables(sub)] + [ratio_table(subs)]
         rows = []
         for r in res["kernels"]:
             o, p = r["variants"]["O"], r["variants"]["P"]
@@ -301,8 +318,10 @@ class Nas(suite.Suite):
                          f"{r['filter']['filtered_share']:.1%}" if r.get("filter") else "–",
                          f"{nf['wall_seconds']:.2f} s",
                          "yes" if r["verified"] else "NO: " + "; ".join(r["problems"])))
-        out = [Table(f"foresight bench nas ({res['size']}): {format_size(res['mem_limit_bytes'])}"
-                     f" cap, read_ahead_kb {res['readahead_kb']}, {res['backing']} backing",
+        ratio = f", data {res['ratio']:g}× the cap" if res.get("ratio") else ""
+        out = [Table(f"foresight bench nas ({res['size']}{ratio}): "
+                     f"{format_size(res['mem_limit_bytes'])} cap, read_ahead_kb "
+                     f"{res['readahead_kb']}, {res['backing']} backing",
                      ("kernel", "data", "O wall", "P wall", "speedup", "O stall", "P stall",
                       "stall cut", "O faults", "P faults", "coverage hit/late/none", "filtered",
                       "P no-filter", "verified"), rows, left=("kernel", "verified")),
@@ -333,6 +352,10 @@ class Nas(suite.Suite):
                             "whole-program wall times", rows)]
 
     def notes(self, res: dict) -> list[str]:
+        if "by_ratio" in res:   # each ratio's IS phases, the machine and probe lines once
+            return list(dict.fromkeys(f"at {r}×, {n}" if " phases (" in n else n
+                                      for r, sub in res["by_ratio"].items()
+                                      for n in self.notes(sub)))
         out = []
         for r in res["kernels"]:
             if "D" in r["variants"]:
@@ -348,6 +371,11 @@ class Nas(suite.Suite):
         return out
 
     def plot(self, res: dict, directory: str) -> list[str]:
+        if "by_ratio" in res:   # each ratio's plots in DIRECTORY/ratio-R, then speedup by ratio
+            subs = res["by_ratio"]
+            return [f for r, sub in subs.items()
+                    for f in self.plot(sub, str(Path(directory) / f"ratio-{r}"))] + [
+                ratio_plot(list(subs.values()), directory)]
         plt = pyplot()
         out_dir = Path(directory)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -407,7 +435,41 @@ class Nas(suite.Suite):
         return written
 
     def exit_code(self, res: dict) -> int:
-        return 0 if all(r["verified"] for r in res["kernels"]) else 1
+        subs = res["by_ratio"].values() if "by_ratio" in res else [res]
+        return 0 if all(r["verified"] for sub in subs for r in sub["kernels"]) else 1
+
+
+def ratio_table(subs: list[dict]) -> Table:
+    """Per kernel, the O/P speedup and P's distance from its bound at each ratio."""
+    by = [{r["name"]: r for r in s["kernels"]} for s in subs]
+    rows = []
+    for k in dict.fromkeys(k for b in by for k in b):
+        cells = [k]
+        cells += [f"{b[k]['speedup']:.2f}×" if "speedup" in b.get(k, {}) else "–" for b in by]
+        cells += [(f"{b[k]['bound']['distance']['P']:.2f}×"
+                   if (b.get(k, {}).get("bound") or {}).get("distance", {}).get("P")
+                   else "–") for b in by]
+        rows.append(tuple(cells))
+    ratios = [f"{s['ratio']:g}×" for s in subs]
+    return Table("speedup O/P (wall) and P's distance from its bound, by data/memory ratio",
+                 ("kernel", *(f"O/P at {r}" for r in ratios),
+                  *(f"P distance at {r}" for r in ratios)), rows, left=("kernel",))
+
+
+def ratio_plot(subs: list[dict], directory: str) -> str:
+    """nas-ratios.png: each kernel's O/P speedup against the data/memory ratio."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    by = [{r["name"]: r for r in s["kernels"]} for s in subs]
+    for k in dict.fromkeys(k for b in by for k in b):
+        pts = [(s["ratio"], b[k]["speedup"]) for s, b in zip(subs, by, strict=True)
+               if "speedup" in b.get(k, {})]
+        ax.plot([x for x, _ in pts], [y for _, y in pts], "o-", label=k.upper())
+    ax.set_xlabel("data / memory")
+    ax.set_ylabel("speedup O/P (wall)")
+    ax.legend(fontsize=6)
+    ax.set_title(f"{format_size(subs[0]['mem_limit_bytes'])} cap", fontsize=9)
+    return save_figure(fig, directory, "nas-ratios.png")
 
 
 SUITE = Nas()

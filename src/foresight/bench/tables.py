@@ -106,6 +106,7 @@ CONDITIONS = (
     ("size", lambda v: f"size {v}"),
     ("mem_limit_bytes", lambda v: f"memory cap {format_size(v)}"),
     ("ratio", lambda v: f"data {v:g}× the cap"),
+    ("ratios", lambda v: "data " + ", ".join(f"{r:g}" for r in v) + "× the cap"),
     ("data_bytes", lambda v: f"{format_size(v)} of data"),
     ("readahead_kb", lambda v: f"read_ahead_kb {v} (set for the run)"),
     ("backing", lambda v: f"{v} backing"),
