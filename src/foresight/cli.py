@@ -60,6 +60,10 @@ def build_parser(bench_suites: bool = True) -> argparse.ArgumentParser:
     )
     r.add_argument("--mem", metavar="SIZE",
                    help="memory cap, at least 4M, e.g. 256M (default: no cap)")
+    r.add_argument("--cap", choices=("cgroup", "balloon"), default="cgroup",
+                   help="how --mem is enforced: a memory cgroup limit on the program "
+                   "(default), or a balloon locking the rest of the machine's memory "
+                   "(root; the kernel's global reclaim pages the program out)")
     r.add_argument("--cold", action="store_true", help="start with a cold page cache")
     r.add_argument("--file", dest="files", metavar="PATH", action="append", default=[],
                    help="data file the program reads (for --cold without root, and readahead)")

@@ -305,3 +305,33 @@ def test_a_file_that_cannot_be_evicted_is_a_clear_error(tmp_path):
 def test_an_empty_json_path_is_refused():
     r = foresight("run", "--json", "", "--", "true")
     assert r.returncode == 2 and "the path is empty" in r.stderr, r.stderr
+
+
+def test_balloon_cap_takes_the_machine_s_memory_and_gives_it_back(root, tmp_path):
+    # --cap balloon: the rest of the machine's memory locked outside the program, which
+    # runs with no cgroup limit and pages out under the kernel's global reclaim.
+    from foresight.harness import balloon
+
+    if environment.swap_free_bytes() < (1 << 30):
+        pytest.skip("needs 1 GiB of free swap")
+    out = tmp_path / "r.json"
+    r = foresight("run", "--mem", "256M", "--cap", "balloon", "--json", str(out), "--",
+                  sys.executable, "-c", TOUCH.format(n=768 << 20, code=0))
+    assert r.returncode == 0, r.stderr
+    report = json.loads(out.read_text())
+    assert report["cap"] == "balloon" and not report["cap_lost"]
+    assert report["balloon_bytes"] > 0 and "balloon" in report["cgroup"]
+    # 768 MiB touched with 256 MiB left: most of it went to swap.
+    assert report["swap_out_bytes"] >= 256 << 20, report["swap_out_bytes"]
+    assert "balloon (" in " ".join(r.stderr.split())
+    # Deflated: the machine's memory is back.
+    assert balloon.headroom() > report["balloon_bytes"] // 2
+
+
+def test_a_lost_balloon_is_explained_and_fails_the_run():
+    from foresight.harness.run import explain_failure
+
+    report = {"oom_killed": False, "cap": "balloon", "runs": [{"cap_lost": True}]}
+    assert "ran without a cap" in explain_failure(report)
+    report = {"oom_killed": True, "cap": "balloon", "runs": [{"cap_lost": False}]}
+    assert "balloon in place" in explain_failure(report)

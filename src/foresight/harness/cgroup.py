@@ -92,7 +92,9 @@ def systemd_user_manager() -> bool:
 class Cgroup:
     """One capped cgroup for one run; create, let the child join, read, remove."""
 
-    def __init__(self, mount: Mount, limit_bytes: int):
+    def __init__(self, mount: Mount, limit_bytes: int | None):
+        """limit_bytes None: no limit (the run is capped another way; the cgroup still
+        measures its peak and holds what the program leaves behind)."""
         self.mount = mount
         self.limit = limit_bytes
         parent = mount.root / mount.own.lstrip("/")
@@ -103,7 +105,9 @@ class Cgroup:
         except OSError as e:
             raise HarnessError(f"cannot create cgroup {self.path}: {e.strerror}") from None
         try:
-            if mount.version == 2:
+            if limit_bytes is None:
+                pass
+            elif mount.version == 2:
                 self._write("memory.max", str(limit_bytes))
                 self._write("memory.high", "max")
             else:

@@ -35,6 +35,7 @@ from pathlib import Path
 from foresight.errors import HarnessError, UsageError
 from foresight.harness import cgroup as cg
 from foresight.harness import environment, readahead
+from foresight.harness.balloon import Balloon
 from foresight.reports import check_writable, console, write_json
 from foresight.units import format_size, parse_size
 
@@ -147,17 +148,36 @@ def check_mem(mem: int) -> None:
                          "need about 1 MiB before the program touches its data)")
 
 
-class Cap:
-    """How a run is capped: a cgroup we own, a systemd scope, or nothing."""
+# How --mem is enforced: a memory cgroup limit on the program (cgroup v2, v1, or a
+# systemd scope), or a balloon locking the rest of the machine's memory (harness/balloon.py).
+CAPS = ("cgroup", "balloon")
 
-    def __init__(self, mem: int | None):
+
+class Cap:
+    """How a run is capped: a cgroup we own, a systemd scope, a balloon, or nothing."""
+
+    def __init__(self, mem: int | None, kind: str = "cgroup"):
         self.cgroup: cg.Cgroup | None = None
         self.prefix: list[str] = []
         self.version: int | str | None = None
+        self.balloon: Balloon | None = None
         if mem is None:
             return
         mount = cg.find_memory_hierarchy()
         error = "no memory cgroup controller is mounted"
+        if kind == "balloon":
+            # The program's own cgroup, unlimited, still measures its peak and holds
+            # what it leaves behind.
+            if mount is not None:
+                with contextlib.suppress(HarnessError):
+                    self.cgroup = cg.Cgroup(mount, None)
+                    self.version = mount.version
+            try:
+                self.balloon = Balloon(mem)
+            except BaseException:
+                self.close()
+                raise
+            return
         if mount is not None:
             try:
                 self.cgroup = cg.Cgroup(mount, mem)
@@ -173,23 +193,29 @@ class Cap:
                            "systemd user manager is running; refusing to run uncapped")
 
     def describe(self) -> str | None:
+        if self.balloon:
+            return self.balloon.describe()
         if self.cgroup:
             return self.cgroup.describe()
         return "systemd-run --user --scope" if self.prefix else None
 
     def close(self) -> tuple[list[dict], str | None]:
-        """After the program: kill what it left in our cgroup and remove the cgroup;
-        (leftover processes, why the cgroup could not be removed)."""
+        """After the program: kill what it left in our cgroup and remove the cgroup,
+        deflate the balloon; (leftover processes, why the cgroup could not be removed)."""
+        if self.balloon:
+            self.balloon.close()
         return self.cgroup.close() if self.cgroup else ([], None)
 
 
 def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
              files: list[str] | None = None, env: dict | None = None,
-             timeout: float | None = None, capture: bool = False) -> dict:
+             timeout: float | None = None, capture: bool = False,
+             cap: str = "cgroup") -> dict:
     """Run CMD once and return its measurements (the JSON keys of `foresight run`).
 
     With CAPTURE the program's stdout and stderr are returned in the result
-    (through files, so a chatty program cannot block on a full pipe)."""
+    (through files, so a chatty program cannot block on a full pipe).  CAP says how
+    MEM is enforced (CAPS)."""
     files = files or []
     if mem is not None:
         check_mem(mem)
@@ -202,7 +228,8 @@ def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("FORESIGHT_STATS", stats_path)
     try:
-        cap = Cap(mem)
+        cap_kind = cap
+        cap = Cap(mem, cap_kind)
         try:
             if not capture:
                 result = _spawn_and_measure(cmd, cap, child_env, stats_path, timeout,
@@ -282,6 +309,11 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
         "cold": cold_how,
         "cgroup": cap.describe(),
         "cgroup_version": cap.version,
+        # How --mem was enforced, and whether a balloon died during the run (the
+        # program then ran uncapped: the measurement does not hold).
+        "cap": None if mem is None else "balloon" if cap.balloon else "cgroup",
+        "balloon_bytes": cap.balloon.locked if cap.balloon else None,
+        "cap_lost": bool(cap.balloon and cap.balloon.lost()),
     }
     if cap.cgroup and (cap.cgroup.oom_kills() > 0):
         result["oom_killed"] = True
@@ -329,7 +361,8 @@ def devices_for(files: list[str]) -> list[str]:
 
 def measure(cmd: list[str], mem: int | None = None, cold: bool = False,
             files: list[str] | None = None, readahead_kb: int | None = None,
-            env: dict | None = None, timeout: float | None = None, repeat: int = 1) -> dict:
+            env: dict | None = None, timeout: float | None = None, repeat: int = 1,
+            cap: str = "cgroup") -> dict:
     """Run CMD REPEAT times under the given conditions; the full `foresight run` report."""
     files = files or []
     setting = (readahead.Setting(devices_for(files), readahead_kb)
@@ -338,9 +371,10 @@ def measure(cmd: list[str], mem: int | None = None, cold: bool = False,
     with setting:
         env_block = environment.environment(None)
         for _ in range(repeat):
-            r = run_once(cmd, mem=mem, cold=cold, files=files, env=env, timeout=timeout)
+            r = run_once(cmd, mem=mem, cold=cold, files=files, env=env, timeout=timeout,
+                         cap=cap)
             runs.append(r)
-            if r["exit_code"] != 0:
+            if r["exit_code"] != 0 or r["cap_lost"]:
                 break
     report = summarize(runs)
     env_block["cgroup_version"] = report["cgroup_version"]
@@ -349,6 +383,14 @@ def measure(cmd: list[str], mem: int | None = None, cold: bool = False,
 
 
 def explain_failure(report: dict) -> str | None:
+    if any(r.get("cap_lost") for r in report.get("runs", [report])):
+        return ("the balloon holding the machine's memory was killed (the kernel's OOM "
+                "killer takes it first) and the program ran without a cap: the "
+                "measurement does not hold.  Free memory on the machine, or use a larger "
+                "--mem.")
+    if report["oom_killed"] and report.get("cap") == "balloon":
+        return ("the program was killed by the kernel's out-of-memory killer with the "
+                "balloon in place: memory and swap together could not hold it.")
     if report["oom_killed"]:
         cap = format_size(report["mem_limit_bytes"] or 0)
         free = environment.swap_free_bytes()
@@ -360,7 +402,8 @@ def explain_failure(report: dict) -> str | None:
                 f"{cap} cap although {format_size(free)} of swap is free: either memory that "
                 "cannot be swapped (locked, or kernel memory) filled the cap, or the memory "
                 "cgroup gave up reclaiming while the program thrashed (seen with cgroup v1 "
-                "at 3x data/memory).  Rerun, or raise --mem.")
+                "at 3x data/memory).  Use `--cap balloon` (the machine's memory taken "
+                "away instead, reclaimed by the kernel's global reclaim), or raise --mem.")
     if report.get("timed_out"):
         return "the program exceeded its time limit and was killed"
     if report.get("signal"):
@@ -456,9 +499,11 @@ def main(ns) -> int:
         check_mem(mem)
     prepare(ns.json)
     report = measure(cmd, mem=mem, cold=ns.cold, files=ns.files,
-                     readahead_kb=ns.readahead_kb, repeat=ns.repeat)
+                     readahead_kb=ns.readahead_kb, repeat=ns.repeat, cap=ns.cap)
     print_report(report)
     if ns.json is not None:
         write_json(ns.json, report)
     sys.stdout.flush()
+    if report["exit_code"] == 0 and any(r["cap_lost"] for r in report["runs"]):
+        return 1
     return report["exit_code"]
