@@ -51,7 +51,8 @@ from foresight.units import format_size, parse_size
 
 @dataclass(frozen=True)
 class Kernel:
-    data: str          # "anon" (malloc'd, pages to swap), "doubles" or "keys1024" (a mapped file)
+    data: str          # "anon" (malloc'd, pages to swap); else the kind of mapped file
+                       # its `create` writes ("doubles", "keys1024", "seismo")
     what: str
     micro: str | None = None   # the hand-instrumented micro pattern with the same accesses
 
@@ -71,6 +72,18 @@ KERNELS = {
                      "shuffled, 64 KiB rows"),
     "walk": Kernel("doubles", "pointer walks over a mapped file: backward sum, then one "
                    "double per page"),
+    # Programs written the way scientists write them (issue 26): rows malloc'd in loops,
+    # structs of arrays, static arrays with global bounds, helpers called in loops.
+    "heat3d": Kernel("anon", "3-D explicit heat steps over double ***, every 8 KiB row "
+                     "malloc'd in loops, a helper called per row (swap)"),
+    "md": Kernel("anon", "particles as a struct of arrays: kick, drift, cell sort, pair "
+                 "forces gathered through the cell order (swap)"),
+    "zsolve": Kernel("anon", "NPB-style static u[k][j][i][m] with global bounds: rhs, a z "
+                     "sweep with k innermost (160 KiB per step), add (swap)"),
+    "cholqr": Kernel("anon", "blocked Cholesky QR of 16 malloc'd columns, ddot/daxpy "
+                     "helpers on 16 KiB segments (swap)"),
+    "seismo": Kernel("seismo", "16-channel recording in a mapped file: common average "
+                     "(channel loop innermost), STA/LTA, histogram"),
 }
 COLSUM_PASSES = 8192 // 1024   # colsum.c: 8192 columns, every 1024th summed
 
