@@ -26,8 +26,8 @@
  * page is read back from swap or its file when touched, so no data is ever at stake
  * here.  Without a readable pagemap no site is trusted: releases deactivate, as in auto.
  *
- * Not the default: under a cgroup v1 memory cap it made the memory cgroup's OOM
- * killer likelier.  NAS CG, 64 MiB under 32 MiB, killed in 5 of 34 runs against 0 of
+ * The default (FORESIGHT_RELEASE=adaptive) since the look-ahead was capped, though under
+ * a cgroup v1 memory cap it makes the memory cgroup's OOM killer likelier.  NAS CG, 64 MiB under 32 MiB, killed in 5 of 34 runs against 0 of
  * 20 with auto (6 of 10 with every release paged out): data paged out eagerly at the
  * end of its initialisation is read back at once, the kernel's refault detection
  * activates all of it, and with no inactive pages left the v1 cgroup gives up
