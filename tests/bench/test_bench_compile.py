@@ -16,7 +16,8 @@ import pytest
 
 from foresight.bench import compile as suite
 from foresight.bench import gen_nests
-from foresight.bench.compiler import kernels_dir
+from foresight.bench.compiler import KERNELS, kernels_dir
+from foresight.bench.nas import KERNELS as NAS_KERNELS
 from foresight.errors import UsageError
 
 FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
@@ -190,7 +191,8 @@ def test_inputs_by_name_each_once():
     assert suite.parse_lines("none") == []
     assert suite.parse_programs("cg,nas/cg,kernels/gather") == ["cg", "gather"]
     assert suite.parse_programs("none") == []
-    assert len(suite.parse_programs(None)) == 17
+    # Every NAS kernel and every kernel of bench compiler.
+    assert len(suite.parse_programs(None)) == len(NAS_KERNELS) + len(KERNELS) == 22
     with pytest.raises(UsageError, match="unknown program 'kernels/cg'"):
         suite.parse_programs("kernels/cg")
 
