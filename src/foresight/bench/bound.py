@@ -34,10 +34,11 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from foresight.bench.common import bench_dir
+from foresight.bench.common import bench_dir, pyplot
 from foresight.bench.tables import Table
 from foresight.errors import BenchError
 from foresight.harness import environment
+from foresight.reports import save_figure
 from foresight.units import format_size
 
 SCRATCH_NAME = "foresight-probe.dat"
@@ -329,5 +330,40 @@ def plot(rows: list[tuple[str, Mapping]], directory: str, name: str, title: str)
     ax.set_ylabel("seconds (log scale)")
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1))   # beside the bars
     ax.set_title(title, fontsize=9)
+    return save_figure(fig, directory, name)
+
+
+def ratio_table(subs: list[dict], rows: Callable[[dict], dict[str, dict]], what: str) -> Table:
+    """Per kernel, the O/P speedup (`what`: of the access phase, of wall) and P's distance
+    from its bound at each data/memory ratio; `rows` gives one ratio's rows by kernel."""
+    by = [rows(s) for s in subs]
+    cells = []
+    for k in dict.fromkeys(k for b in by for k in b):
+        row = [k]
+        row += [f"{b[k]['speedup']:.2f}×" if "speedup" in b.get(k, {}) else "–" for b in by]
+        row += [(f"{b[k]['bound']['distance']['P']:.2f}×"
+                 if (b.get(k, {}).get("bound") or {}).get("distance", {}).get("P")
+                 else "–") for b in by]
+        cells.append(tuple(row))
+    ratios = [f"{s['ratio']:g}×" for s in subs]
+    return Table(f"speedup O/P ({what}) and P's distance from its bound, by data/memory ratio",
+                 ("kernel", *(f"O/P at {r}" for r in ratios),
+                  *(f"P distance at {r}" for r in ratios)), cells, left=("kernel",))
+
+
+def ratio_plot(subs: list[dict], rows: Callable[[dict], dict[str, dict]], what: str,
+               directory: str, name: str, label: Callable[[str], str] = str) -> str:
+    """NAME (a PNG in DIRECTORY): each kernel's O/P speedup against the data/memory ratio."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    by = [rows(s) for s in subs]
+    for k in dict.fromkeys(k for b in by for k in b):
+        pts = [(s["ratio"], b[k]["speedup"]) for s, b in zip(subs, by, strict=True)
+               if "speedup" in b.get(k, {})]
+        ax.plot([x for x, _ in pts], [y for _, y in pts], "o-", label=label(k))
+    ax.set_xlabel("data / memory")
+    ax.set_ylabel(f"speedup O/P ({what})")
+    ax.legend(fontsize=6)
+    ax.set_title(f"{format_size(subs[0]['mem_limit_bytes'])} cap", fontsize=9)
     return save_figure(fig, directory, name)
 

@@ -271,7 +271,8 @@ class Compiler(suite.Suite):
     def tables(self, res: dict) -> list[Table]:
         if "by_ratio" in res:
             subs = list(res["by_ratio"].values())
-            return [t for sub in subs for t in self.tables(sub)] + [ratio_table(subs)]
+            return ([t for sub in subs for t in self.tables(sub)]
+                    + [bound.ratio_table(subs, _rows, "access phase")])
 
         def n(x, fmt) -> str:
             return "–" if x is None else fmt(x)
@@ -317,7 +318,8 @@ class Compiler(suite.Suite):
             subs = res["by_ratio"]
             return [f for r, sub in subs.items()
                     for f in self.plot(sub, str(Path(directory) / f"ratio-{r}"))] + [
-                ratio_plot(list(subs.values()), directory)]
+                bound.ratio_plot(list(subs.values()), _rows, "access phase", directory,
+                                 "compiler-ratios.png")]
         plt = pyplot()
         rows = res["rows"]
         fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows)), 3.5))
@@ -345,41 +347,8 @@ class Compiler(suite.Suite):
         return written
 
 
-def _speedups(sub: dict) -> dict[str, dict]:
+def _rows(sub: dict) -> dict[str, dict]:
     return {r["kernel"]: r for r in sub["rows"]}
-
-
-def ratio_table(subs: list[dict]) -> Table:
-    """Per kernel, the O/P speedup and P's distance from its bound at each ratio."""
-    by = [_speedups(s) for s in subs]
-    names = list(dict.fromkeys(k for b in by for k in b))
-    rows = []
-    for k in names:
-        cells = [k]
-        cells += [f"{b[k]['speedup']:.2f}×" if k in b else "–" for b in by]
-        cells += [(f"{b[k]['bound']['distance']['P']:.2f}×"
-                   if k in b and (b[k].get("bound") or {}).get("distance", {}).get("P")
-                   else "–") for b in by]
-        rows.append(tuple(cells))
-    ratios = [f"{s['ratio']:g}×" for s in subs]
-    return Table("speedup O/P (access phase) and P's distance from its bound, by data/memory "
-                 "ratio", ("kernel", *(f"O/P at {r}" for r in ratios),
-                           *(f"P distance at {r}" for r in ratios)), rows, left=("kernel",))
-
-
-def ratio_plot(subs: list[dict], directory: str) -> str:
-    """compiler-ratios.png: each kernel's O/P speedup against the data/memory ratio."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3.6))
-    by = [_speedups(s) for s in subs]
-    for k in dict.fromkeys(k for b in by for k in b):
-        pts = [(s["ratio"], b[k]["speedup"]) for s, b in zip(subs, by, strict=True) if k in b]
-        ax.plot([x for x, _ in pts], [y for _, y in pts], "o-", label=k)
-    ax.set_xlabel("data / memory")
-    ax.set_ylabel("speedup O/P (access phase)")
-    ax.legend(fontsize=6)
-    ax.set_title(f"{format_size(subs[0]['mem_limit_bytes'])} cap", fontsize=9)
-    return save_figure(fig, directory, "compiler-ratios.png")
 
 
 SUITE = Compiler()

@@ -300,7 +300,8 @@ class Nas(suite.Suite):
     def tables(self, res: dict) -> list[Table]:
         if "by_ratio" in res:
             subs = list(res["by_ratio"].values())
-            return [t for sub in subs for t in self.tables(sub)] + [ratio_table(subs)]
+            return ([t for sub in subs for t in self.tables(sub)]
+                    + [bound.ratio_table(subs, _rows, "wall")])
         rows = []
         for r in res["kernels"]:
             o, p = r["variants"]["O"], r["variants"]["P"]
@@ -375,7 +376,8 @@ class Nas(suite.Suite):
             subs = res["by_ratio"]
             return [f for r, sub in subs.items()
                     for f in self.plot(sub, str(Path(directory) / f"ratio-{r}"))] + [
-                ratio_plot(list(subs.values()), directory)]
+                bound.ratio_plot(list(subs.values()), _rows, "wall", directory, "nas-ratios.png",
+                                 str.upper)]
         plt = pyplot()
         out_dir = Path(directory)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -439,37 +441,8 @@ class Nas(suite.Suite):
         return 0 if all(r["verified"] for sub in subs for r in sub["kernels"]) else 1
 
 
-def ratio_table(subs: list[dict]) -> Table:
-    """Per kernel, the O/P speedup and P's distance from its bound at each ratio."""
-    by = [{r["name"]: r for r in s["kernels"]} for s in subs]
-    rows = []
-    for k in dict.fromkeys(k for b in by for k in b):
-        cells = [k]
-        cells += [f"{b[k]['speedup']:.2f}×" if "speedup" in b.get(k, {}) else "–" for b in by]
-        cells += [(f"{b[k]['bound']['distance']['P']:.2f}×"
-                   if (b.get(k, {}).get("bound") or {}).get("distance", {}).get("P")
-                   else "–") for b in by]
-        rows.append(tuple(cells))
-    ratios = [f"{s['ratio']:g}×" for s in subs]
-    return Table("speedup O/P (wall) and P's distance from its bound, by data/memory ratio",
-                 ("kernel", *(f"O/P at {r}" for r in ratios),
-                  *(f"P distance at {r}" for r in ratios)), rows, left=("kernel",))
-
-
-def ratio_plot(subs: list[dict], directory: str) -> str:
-    """nas-ratios.png: each kernel's O/P speedup against the data/memory ratio."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3.6))
-    by = [{r["name"]: r for r in s["kernels"]} for s in subs]
-    for k in dict.fromkeys(k for b in by for k in b):
-        pts = [(s["ratio"], b[k]["speedup"]) for s, b in zip(subs, by, strict=True)
-               if "speedup" in b.get(k, {})]
-        ax.plot([x for x, _ in pts], [y for _, y in pts], "o-", label=k.upper())
-    ax.set_xlabel("data / memory")
-    ax.set_ylabel("speedup O/P (wall)")
-    ax.legend(fontsize=6)
-    ax.set_title(f"{format_size(subs[0]['mem_limit_bytes'])} cap", fontsize=9)
-    return save_figure(fig, directory, "nas-ratios.png")
+def _rows(sub: dict) -> dict[str, dict]:
+    return {r["name"]: r for r in sub["kernels"]}
 
 
 SUITE = Nas()
