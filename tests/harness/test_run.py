@@ -328,6 +328,12 @@ def test_balloon_cap_takes_the_machine_s_memory_and_gives_it_back(root, tmp_path
     assert balloon.headroom() > report["balloon_bytes"] // 2
 
 
+def test_balloon_cap_needs_a_size():
+    r = foresight("run", "--cap", "balloon", "--", "true")
+    assert r.returncode == 2 and "--cap balloon needs --mem" in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
 def test_a_lost_balloon_is_explained_and_fails_the_run():
     from foresight.harness.run import explain_failure
 

@@ -497,6 +497,8 @@ def main(ns) -> int:
     mem = parse_size(ns.mem) if ns.mem is not None else None
     if mem is not None:
         check_mem(mem)
+    elif ns.cap != "cgroup":
+        raise UsageError(f"--cap {ns.cap} needs --mem SIZE (the memory to leave the program)")
     prepare(ns.json)
     report = measure(cmd, mem=mem, cold=ns.cold, files=ns.files,
                      readahead_kb=ns.readahead_kb, repeat=ns.repeat, cap=ns.cap)
