@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,10 +76,22 @@ def test_report_and_emit_c(tmp_path):
     assert [(h["ref"], h["pipelining_loop"]) for h in nest["hints"]] == [("A[i][j]", "i")]
     text = (tmp_path / "out" / "k.c").read_text()
     assert "foresight_streams_step" in text and '#line 1 "k.c"' in text
-    # No line of the user's code moved: every original line is still at its number.
+    # No line of the user's code moved: every original line is still at its number as
+    # cc counts lines (#line directives included), in the hinted nest and in its
+    # unhinted copy (the nest's lines twice).
     original = (tmp_path / "k.c").read_text().splitlines()
-    emitted = text.splitlines()[2:]
-    assert len(emitted) == len(original)
+    at: dict[int, list[str]] = {}
+    number = 0
+    for line in text.splitlines():
+        if m := re.match(r'#line (\d+) "k.c"$', line):
+            number = int(m[1])
+            continue
+        if number:   # not the runtime's #include before the first #line
+            at.setdefault(number, []).append(line)
+        number += number > 0
+    assert sorted(at) == list(range(1, len(original) + 1))
+    copies = [sum(line.strip() in e for e in at[n]) for n, line in enumerate(original, 1)]
+    assert copies == [1, 1, 1, 2, 2, 2, 1, 1]
 
 
 TRAPS = {
@@ -229,3 +242,22 @@ def test_one_nest_gets_at_most_64_hints(tmp_path):
     o = subprocess.run(["./O"], cwd=tmp_path, capture_output=True, text=True, check=True)
     q = subprocess.run(["./P"], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert q.stdout == o.stdout
+
+
+def test_unhinted_runs_take_a_copy_of_the_nest_unless_it_cannot_be_copied(tmp_path):
+    # The first nest runs as the hinted version or a copy of its text, chosen at entry;
+    # the second holds a static local, which a copy would make a second object.
+    (tmp_path / "k.c").write_text(
+        "double A[1 << 20];\nint main(void) {\n  double s = 0;\n"
+        "  for (int i = 0; i < 1 << 20; i++) s += A[i];\n"
+        "  for (int i = 0; i < 1 << 20; i++) { static int k; k++; s += A[i] * k; }\n"
+        "  return (int)s;\n}\n")
+    p = cc("--report", "--report-json", "r.json", "--emit-c", "out", "-c", "k.c",
+           cwd=tmp_path)
+    first, second = json.loads((tmp_path / "r.json").read_text())
+    assert first["hints"] and first["no_unhinted_copy"] is None
+    assert second["hints"] and "static local (k, line 5)" in second["no_unhinted_copy"]
+    assert "unhinted runs run the hinted code with its hints off: a static local" in p.stderr
+    text = (tmp_path / "out" / "k.c").read_text()
+    assert text.count("s += A[i];") == 2 and text.count("s += A[i] * k;") == 1
+    assert text.count("static int k;") == 1

@@ -222,6 +222,9 @@ class LoopNest:
     file: str
     skipped: str | None = None   # why the whole nest is left unchanged
     unanalysed_line: int = 0     # the line of a loop with no root
+    # Why the nest's text cannot be copied into an unhinted version (a `static` local
+    # would become two objects, an `asm` label two symbols...); None: it can.
+    uncopyable: str | None = None
 
     @property
     def line(self) -> int:

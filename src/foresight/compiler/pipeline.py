@@ -35,7 +35,7 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions,
         nests, data, header_places = parse(source, clang_args)
     except ParseFailure as e:
         return Transformed(unchanged, False, [], [f"{e}; compiled unchanged"])
-    unit = Unit(Path(name), data, tuple(nests))
+    unit = Unit(name, data, tuple(nests))
     report, insertions, warnings = [], [], []
     for pass_name, run in (PASSES if passes is None else passes).items():
         result = run(unit, opts)

@@ -8,6 +8,7 @@ from dataclasses import asdict
 from foresight.compiler.analysis.locality import NestFacts
 from foresight.compiler.ir import LoopNest, sym_str
 from foresight.compiler.options import CompileOptions
+from foresight.compiler.rewrite.emit import no_copy
 from foresight.compiler.schedule import distance
 from foresight.compiler.schedule.plan import NestPlan
 
@@ -65,6 +66,9 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
     out["decisions"] = plan.decisions
     # A run spanning less than a block runs unhinted, tested at entry (plan._small_runs).
     out["small_runs_unhinted"] = plan.footprint is not None
+    # Runs left unhinted run a copy of the nest as written (rewrite/emit.no_copy), unless
+    # this says why not.
+    out["no_unhinted_copy"] = no_copy(nest, opts) if plan.hints else None
     out["prefetch"] = opts.prefetch
     return out
 
@@ -101,6 +105,9 @@ def format_report(entries: list[dict]) -> str:
             block = e["hints"][0]["block_bytes"]
             lines.append(f"  at nest entry: a run spanning less than a {block}-byte block "
                          "in all runs unhinted")
+        if e.get("hints") and e.get("no_unhinted_copy"):
+            lines.append("  unhinted runs run the hinted code with its hints off: "
+                         + e["no_unhinted_copy"])
         if e.get("hints") == [] and not e.get("skipped"):
             lines.append("  no hints inserted")
     lines.extend(file_summaries(entries))

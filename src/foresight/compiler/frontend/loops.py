@@ -7,6 +7,7 @@ annotates none of its loops) is recorded with the reason."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
@@ -100,7 +101,8 @@ class _Loops:
                     self.scan(ch)
                     continue
                 self.nests.append(LoopNest(function=self.fn.spelling, root=loop,
-                                           file=self.main, skipped=self.refusal(loop, ch)))
+                                           file=self.main, skipped=self.refusal(loop, ch),
+                                           uncopyable=_uncopyable(ch, self.t)))
             elif ch.kind in (K.WHILE_STMT, K.DO_STMT):
                 self.unanalysed(ch, "a while or do loop: only counted for-loops are analysed")
                 self.scan(ch)
@@ -465,6 +467,27 @@ def _loop_step(inc: ci.Cursor) -> tuple[ci.Cursor | None, int | None]:
         if v is not None and op in ("+=", "-="):
             return target.referenced, v if op == "+=" else -v
     return None, None
+
+
+_DIRECTIVE = re.compile(rb"(?:^|\n)[ \t]*#")
+
+
+def _uncopyable(c: ci.Cursor, t: FunctionText) -> str | None:
+    """Why the text of the nest at `c` cannot be compiled twice, as the hinted nest and
+    its unhinted copy (rewrite/emit.py), with the same meaning; None when it can."""
+    if _DIRECTIVE.search(t.data[c.extent.start.offset:c.extent.end.offset]):
+        return "a preprocessor directive inside the nest (an #include may expand once only)"
+    if t.reads_counter(c):
+        return "__COUNTER__ read inside the nest (a copy would count on)"
+    for d in c.walk_preorder():
+        if d.kind == K.VAR_DECL and d.storage_class == ci.StorageClass.STATIC:
+            return (f"a static local ({d.spelling}, line {d.location.line}): a copy would "
+                    "be a second object")
+        if d.kind in (K.ASM_STMT, K.MS_ASM_STMT):
+            return f"an asm statement (line {d.location.line}): its labels would be defined twice"
+        if d.kind == K.FUNCTION_DECL:
+            return f"a nested function ({d.spelling}, line {d.location.line})"
+    return None
 
 
 def _jump_target(c: ci.Cursor, in_switch: bool) -> str | None:

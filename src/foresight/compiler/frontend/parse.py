@@ -12,6 +12,8 @@ on the nest, and the passes leave it untouched.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import clang.cindex as ci
@@ -28,6 +30,8 @@ from foresight.compiler.frontend.unit import (
 from foresight.compiler.ir import LoopNest
 
 K = ci.CursorKind
+
+_LINE_DIRECTIVE = re.compile(rb"(?:^|\n)[ \t]*#[ \t]*(?:line\b|[0-9])")
 
 
 def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, list[int]]:
@@ -47,6 +51,10 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, l
         if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file
                 and str(fn.location.file) == main):
             nests += function_nests(fn, data, main, macros, sync, counting)
+    if _LINE_DIRECTIVE.search(data):
+        # The unhinted copy of a nest repeats its lines with #line (rewrite/emit.py).
+        why = "the file sets its own line numbers (#line), which a copy could not keep"
+        nests = [replace(n, uncopyable=n.uncopyable or why) for n in nests]
     return nests, data, header_places(top, data, main)
 
 

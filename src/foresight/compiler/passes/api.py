@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from foresight.compiler.ir import LoopNest
 from foresight.compiler.options import CompileOptions
@@ -20,7 +19,7 @@ from foresight.compiler.rewrite.splice import Insertion
 @dataclass(frozen=True)
 class Unit:
     """One parsed C file."""
-    path: Path                  # as the user wrote it (what cc puts in __FILE__)
+    path: str                   # as the user wrote it (what cc puts in __FILE__)
     data: bytes                 # its bytes: the IR's offsets index into them
     nests: tuple[LoopNest, ...]  # every outermost loop nest, analysable or not (skipped)
 

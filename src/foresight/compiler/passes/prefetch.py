@@ -28,7 +28,8 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
         try:
             facts = analyse(nest, opts)
             plan = schedule(facts, opts)
-            insertions = NestEmitter(plan, n, opts).insertions() if plan.hints else []
+            insertions = (NestEmitter(plan, n, opts, unit).insertions() if plan.hints
+                          else [])
         except Exception as e:  # noqa: BLE001 - an analysis bug must never break a build
             why = f"internal error in the analysis ({type(e).__name__}: {e})"
             out.report.append(nest_report(replace(nest, skipped=why), None, None, opts))

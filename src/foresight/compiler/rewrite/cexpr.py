@@ -262,6 +262,11 @@ def if_(c: str, then: str) -> str:
     return f"if ({c}) {then}"
 
 
+def if_head(c: str) -> str:
+    """`if (c) `: the head of an if whose statement is text already in the file."""
+    return f"if ({c}) "
+
+
 def if_chain(branches: list[tuple[str, str]], otherwise: str | None = None) -> str:
     """`if (c1) s1 else if (c2) s2 ... [else otherwise]`."""
     out = " else ".join(if_(c, s) for c, s in branches)

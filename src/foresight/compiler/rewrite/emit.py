@@ -17,25 +17,43 @@ every name through the nest's table (rewrite/names.py).
 
 from __future__ import annotations
 
-from foresight.compiler.ir import Loop, Sym, sym_value
-from foresight.compiler.options import CompileOptions
+from typing import TYPE_CHECKING
+
+from foresight.compiler.ir import Loop, LoopNest, Sym, sym_value
+from foresight.compiler.options import CompileOptions, decode_source
 from foresight.compiler.rewrite import bounds, emit_indirect, emit_rows, emit_stream
 from foresight.compiler.rewrite import cexpr as C
 from foresight.compiler.rewrite.cexpr import U
 from foresight.compiler.rewrite.names import LOCALS
 from foresight.compiler.rewrite.nest import NestCode
-from foresight.compiler.rewrite.splice import Insertion
+from foresight.compiler.rewrite.splice import Insertion, line_name
 from foresight.compiler.schedule import distance
 from foresight.compiler.schedule.plan import NestPlan
+
+if TYPE_CHECKING:
+    from foresight.compiler.passes.api import Unit
 
 # The emitters of the hints written out in the loop body, by schedule/distance.py's kind
 # (streams are stepped together, per pipelining loop: emit_stream.step).
 EMITTERS = {"indirect": emit_indirect, "rows": emit_rows}
 
 
+def no_copy(nest: LoopNest, opts: CompileOptions) -> str | None:
+    """Why nest `nest` runs in one version, or None: a hinted nest runs as two versions,
+    chosen at entry, the hinted one and a copy of the user's text for the runs the entry
+    leaves unhinted (a program that fits in its memory, a run spanning less than a
+    block), which then run the code the C compiler makes of the original.  Not where
+    the text cannot be compiled twice (frontend/loops._uncopyable), nor under the paper
+    preset, whose hint code tests `on` in the loop as the paper's did."""
+    if opts.preset == "paper":
+        return "the paper preset tests in the loop"
+    return nest.uncopyable
+
+
 class NestEmitter:
-    def __init__(self, plan: NestPlan, nest_id: int, opts: CompileOptions):
-        self.plan, self.n, self.opts = plan, nest_id, opts
+    def __init__(self, plan: NestPlan, nest_id: int, opts: CompileOptions, unit: Unit):
+        self.plan, self.n, self.opts, self.unit = plan, nest_id, opts, unit
+        self.copy = no_copy(plan.facts.nest, opts) is None
 
     def insertions(self) -> list[Insertion]:
         plan, opts = self.plan, self.opts
@@ -125,14 +143,20 @@ class NestEmitter:
         at the top of its body (in a block around an unbraced body)."""
         root = self.plan.facts.nest.root
         assert root is not None
-        out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(nest.entry) + " "),
-               Insertion(root.end, 0, -3 * root.depth, " }")]
+        on = nest.names.active
+        if self.copy:
+            out = [Insertion(root.start, 1, 3 * root.depth,
+                             "{ " + " ".join(nest.entry) + " " + C.if_head(on) + "{ "),
+                   Insertion(root.end, 0, -3 * root.depth, self._unhinted_copy(root) + " }")]
+        else:
+            out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(nest.entry) + " "),
+                   Insertion(root.end, 0, -3 * root.depth, " }")]
         for lid, lp in nest.reset_at.items():
             out.append(Insertion(lp.start, 1, 3 * lp.depth + 1,
                                  "{ " + " ".join(nest.resets[lid]) + " "))
             out.append(Insertion(lp.end, 0, -(3 * lp.depth + 1), " }"))
         for pipe in self.plan.pipes():
-            code = C.if_(nest.names.active, C.block(*body[id(pipe)]))
+            code = C.block(*body[id(pipe)]) if self.copy else C.if_(on, C.block(*body[id(pipe)]))
             if pipe.body_compound:
                 out.append(Insertion(pipe.body_start + 1, 1, 3 * pipe.depth + 2, " " + code))
             else:
@@ -141,6 +165,23 @@ class NestEmitter:
                 out.append(Insertion(pipe.body_end, 0, -(3 * pipe.depth + 2), " }"))
         return out
 
+    def _unhinted_copy(self, root: Loop) -> str:
+        """` } else { COPY }` (the hinted nest in braces: an `else` after a body that is an
+        if statement would be its else): the nest's own text, between #line directives that give it
+        its lines in the user's file and give the text after it its line again (the
+        only insertion that spans lines: rewrite/splice.py), each line after a #line
+        indented to the column it had."""
+        data, name = self.unit.data, line_name(self.unit.path)
+
+        def at(offset: int) -> str:
+            line_start = data.rfind(b"\n", 0, offset) + 1
+            indent = "".join(ch if ch == "\t" else " "
+                             for ch in decode_source(data[line_start:offset]))
+            line = data.count(b"\n", 0, offset) + 1
+            return f"\n#line {line} {name}\n{indent}"
+
+        copy = decode_source(data[root.start:root.end])
+        return f" }} else {{{at(root.start)}{copy}{at(root.end)}}}"
 
 
 def _span(footprint: tuple[int, list[tuple[Loop, list[Sym]]]]) -> str:

@@ -1,9 +1,11 @@
 """Text insertions into a C file, and the transformed translation unit they make.
 
 Every insertion is one line with no newline, so the user's code keeps its line
-numbers; the runtime's header goes after the file's own `#include`s with a `#line`
-after it, and a `#line 1` at the top names the file exactly as the user did, so
-diagnostics, __FILE__, __LINE__ and debuggers point at the user's file.
+numbers, except a nest's unhinted copy (rewrite/emit.py), which carries the #line
+directives that give its lines and the lines after it their numbers.  The runtime's
+header goes after the file's own `#include`s with a `#line` after it, and a `#line 1`
+at the top names the file exactly as the user did, so diagnostics, __FILE__, __LINE__
+and debuggers point at the user's file.
 """
 
 from __future__ import annotations
