@@ -130,3 +130,27 @@ def test_the_ir_is_frozen(tmp_path):
     assert isinstance(nest.root.refs, tuple) and isinstance(nest.root.children, tuple)
     moved = dataclasses.replace(nest.root, var="k")
     assert moved.var == "k" and nest.root.var == "i"
+
+
+ROW_ALIAS = r"""
+void f(double **A, double *out, int n, int m)
+{
+    for (int i = 0; i < n; i++) {
+        double *row = A[i];            /* stands for A[i] */
+        double *moved = A[i];
+        moved += 1;                    /* changed after its declaration: not A[i] */
+        for (int j = 0; j < m; j++) out[i] += row[j] + moved[j];
+    }
+}
+"""
+
+
+def test_a_local_pointer_declared_as_a_row_pointer_is_that_row_pointer(tmp_path):
+    (nest,) = nests_of(tmp_path, ROW_ALIAS)
+    inner = nest.root.children[0]
+    (row,) = [r for r in inner.refs if r.text == "row[j]"]
+    assert row.base == "A[i]" and row.base_loaded and row.base_loops == ("i",)
+    assert row.base_rows is not None and row.base_rows[0] == "A"
+    assert not any(r.text == "moved[j]" for r in inner.refs)
+    assert any("moved[j]: the base pointer moved is assigned" in p
+               for p in inner.problems)

@@ -154,6 +154,8 @@ def left_alone_reason(e: dict) -> str:
         why = re.sub(r"\b(the index|initialises|steps) \w+", r"\1", why)
         return "not analysed: " + re.split(r": |; ", why, maxsplit=1)[0]
     if not e.get("references"):
+        if any(lp["problems"] for lp in e["loops"]):
+            return "no reference analysable"
         return "no array references"
     decisions = [d.split(": ", 1)[-1] for d in e.get("decisions", [])]
     if decisions and all(any(s in d for s in _SMALL) for d in decisions):

@@ -211,6 +211,12 @@ class References:
         (A, i, pointer bytes), and the number of loads; or why it cannot be used."""
         if c.type.is_volatile_qualified() or c.type.get_canonical().kind != ci.TypeKind.POINTER:
             return "the base is not a variable, array member or parameter"
+        if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
+            # `double *row = A[i];` in the nest, then row[j]: row stands for A[i].
+            init = self.row_alias(c.referenced, nest_start)
+            if isinstance(init, str):
+                return f"the base pointer {c.spelling} {init}"
+            return self.loaded_base(init, loops, nest_start)
         if c.kind == K.MEMBER_REF_EXPR:
             text = self.member_chain(c, nest_start)
             if text is None:
@@ -243,6 +249,32 @@ class References:
         # change with the loops (T[i] of T[i][j] does).
         ahead = (rows_text, aff, c.type.get_size()) if not rows_loops else None
         return self.t.text(c), depends, ahead, rows_loads + 1
+
+    def row_alias(self, d: ci.Cursor, nest_start: int) -> ci.Cursor | str:
+        """The initializer of a pointer `d` declared inside the nest and never changed
+        after it (not assigned, address not taken, no pointer stored through memory in
+        the nest), when it is a row pointer `A[i]` or a pointer member `p->q` written in
+        this file: each use of d has its value, so a reference through d is one through
+        it.  Otherwise why not, completing "the base pointer d ..."."""
+        if (d.kind != K.VAR_DECL or d.storage_class == ci.StorageClass.STATIC
+                or d.type.is_volatile_qualified() or d.location.file is None
+                or d.location.offset < nest_start):
+            return ("may change while the nest runs (written in it, or a global that a "
+                    "call or a store may write)")
+        key = decl_key(d)
+        if key in self.v.effects.address_taken or self.v.effects.writes.get(key):
+            return "is assigned or has its address taken after its declaration in the nest"
+        init = [k for k in d.get_children() if k.kind.is_expression()]
+        e = strip(init[0]) if len(init) == 1 else None
+        if (e is None or e.kind not in (K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR)
+                or not self.t.spelled(e)):
+            return "is declared in the nest with no row pointer or pointer member as its value"
+        # A pointer stored through memory in the nest may change A[i] after d took it.
+        end = self.v.nest_end.get(nest_start, len(self.t.data))
+        if any(nest_start <= o < end for o in self.v.effects.pointer_stores):
+            return ("is a row pointer taken before a pointer store in the nest, which may "
+                    "change the row array")
+        return e
 
     def member_chain(self, c: ci.Cursor, nest_start: int, links: int = 0) -> str | None:
         """The text of a pointer member read through invariant links: `p->q` of an
