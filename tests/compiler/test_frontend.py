@@ -154,3 +154,37 @@ def test_a_local_pointer_declared_as_a_row_pointer_is_that_row_pointer(tmp_path)
     assert not any(r.text == "moved[j]" for r in inner.refs)
     assert any("moved[j]: the base pointer moved is assigned" in p
                for p in inner.problems)
+
+
+UNCOPYABLE = r"""
+#define POP _Pragma("GCC diagnostic pop")
+#define CAT(a, b) a##b
+static double A[1 << 20];
+double f(int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++) {   /* the
+        # of elements, in a comment: no directive */
+        int g(int);
+        s += A[i];
+    }
+    for (int i = 0; i < n; i++) { s += A[i];
+    /* c */ %:define Y 3
+    }
+    for (int i = 0; i < n; i++) { s += A[i]; POP }
+    for (int i = 0; i < n; i++) s += A[i] * CAT(1, 2);
+    for (int i = 0; i < n; i++) s += A[i] * NEXT;
+    return s;
+}
+"""
+
+
+def test_nests_whose_text_means_more_when_compiled_twice_have_no_copy(tmp_path):
+    nests = nests_of(tmp_path, UNCOPYABLE, ["-DNEXT=__COUNTER__"])
+    assert [n.uncopyable is None for n in nests] == [True, False, False, False, False]
+    assert "preprocessor directive" in nests[1].uncopyable
+    assert all("_Pragma" in n.uncopyable for n in nests[2:])
+    # Lone carriage returns end lines for cc, not for the #line of a copy.
+    lone = nests_of(tmp_path, "static double A[1 << 20];\rdouble f(int n)\r{ double s = 0;\r"
+                    "  for (int i = 0; i < n; i++) s += A[i];\r  return s; }\r")
+    assert "carriage return" in lone[0].uncopyable

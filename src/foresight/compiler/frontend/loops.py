@@ -7,7 +7,7 @@ annotates none of its loops) is recorded with the reason."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
@@ -67,12 +67,15 @@ class _Cond:
 
 
 def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int, int]],
-                   sync: SyncPoints, counting: set[str]) -> list[LoopNest]:
+                   sync: SyncPoints, counting: set[str],
+                   unrepeatable: Callable[[str], bool] | None = None) -> list[LoopNest]:
     """The loop nests of function definition `fn` of file `main`, in source order, with
     the outermost loops that are not nests recorded as unanalysed."""
     effects = Effects(fn, sync, main, includes=b"include" in data[
         fn.extent.start.offset:fn.extent.end.offset])
-    builder = _Loops(fn, FunctionText(fn, data, main, macros, counting),
+    text = FunctionText(fn, data, main, macros, counting,
+                        *(() if unrepeatable is None else (unrepeatable,)))
+    builder = _Loops(fn, text,
                      Values(fn, data, effects))
     builder.scan(fn)
     return builder.nests
@@ -469,23 +472,28 @@ def _loop_step(inc: ci.Cursor) -> tuple[ci.Cursor | None, int | None]:
     return None, None
 
 
-_DIRECTIVE = re.compile(rb"(?:^|\n)[ \t]*#")
+# Tokens that only a preprocessor directive or a macro definition holds (digraphs too).
+_DIRECTIVE_TOKENS = {"#", "%:", "##", "%:%:"}
 
 
 def _uncopyable(c: ci.Cursor, t: FunctionText) -> str | None:
     """Why the text of the nest at `c` cannot be compiled twice, as the hinted nest and
     its unhinted copy (rewrite/emit.py), with the same meaning; None when it can."""
-    if _DIRECTIVE.search(t.data[c.extent.start.offset:c.extent.end.offset]):
+    tokens = t.tokens(c)
+    if any(k.kind == ci.TokenKind.PUNCTUATION and k.spelling in _DIRECTIVE_TOKENS
+           for k in tokens) or b"??=" in t.data[c.extent.start.offset:c.extent.end.offset]:
         return "a preprocessor directive inside the nest (an #include may expand once only)"
-    if t.reads_counter(c):
-        return "__COUNTER__ read inside the nest (a copy would count on)"
+    if t.reads_counter(c) or any(k.kind == ci.TokenKind.IDENTIFIER and t.unrepeatable(k.spelling)
+                                 for k in tokens):
+        return ("__COUNTER__ or _Pragma read inside the nest, itself or through a macro "
+                "(a copy would count on, or act twice)")
     for d in c.walk_preorder():
         if d.kind == K.VAR_DECL and d.storage_class == ci.StorageClass.STATIC:
             return (f"a static local ({d.spelling}, line {d.location.line}): a copy would "
                     "be a second object")
         if d.kind in (K.ASM_STMT, K.MS_ASM_STMT):
             return f"an asm statement (line {d.location.line}): its labels would be defined twice"
-        if d.kind == K.FUNCTION_DECL:
+        if d.kind == K.FUNCTION_DECL and d.is_definition():
             return f"a nested function ({d.spelling}, line {d.location.line})"
     return None
 

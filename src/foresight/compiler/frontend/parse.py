@@ -22,6 +22,7 @@ from foresight.compiler.frontend.loops import function_nests
 from foresight.compiler.frontend.sync import SyncPoints
 from foresight.compiler.frontend.unit import (
     ParseFailure,
+    Unrepeatable,
     counting_macros,
     header_places,
     load,
@@ -31,7 +32,7 @@ from foresight.compiler.ir import LoopNest
 
 K = ci.CursorKind
 
-_LINE_DIRECTIVE = re.compile(rb"(?:^|\n)[ \t]*#[ \t]*(?:line\b|[0-9])")
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, list[int]]:
@@ -43,19 +44,38 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, l
     main = str(tu.spelling)
     top = list(tu.cursor.get_children())
     macros = macro_ranges(top, main)
-    counting = counting_macros(tu, top, data)
+    counting = counting_macros(tu, top, data, clang_args)
+    unrepeatable = Unrepeatable(top, clang_args)
     sync = SyncPoints({fn.get_usr(): fn for fn in top
                        if fn.kind == K.FUNCTION_DECL and fn.is_definition()})
     nests: list[LoopNest] = []
     for fn in top:
         if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file
                 and str(fn.location.file) == main):
-            nests += function_nests(fn, data, main, macros, sync, counting)
-    if _LINE_DIRECTIVE.search(data):
-        # The unhinted copy of a nest repeats its lines with #line (rewrite/emit.py).
+            nests += function_nests(fn, data, main, macros, sync, counting, unrepeatable)
+    # The unhinted copy of a nest repeats its lines with #line (rewrite/emit.py), counted
+    # in newlines.
+    why = None
+    if _LONE_CR.search(data):
+        why = "the file ends lines with a lone carriage return, which #line would miscount"
+    elif _sets_lines(tu, main, data):
         why = "the file sets its own line numbers (#line), which a copy could not keep"
+    if why is not None:
         nests = [replace(n, uncopyable=n.uncopyable or why) for n in nests]
     return nests, data, header_places(top, data, main)
+
+
+def _sets_lines(tu: ci.TranslationUnit, main: str, data: bytes) -> bool:
+    """Whether the file has a `#line N` or `# N` directive (its tokens: not in comments)."""
+    if b"line" not in data and not re.search(rb"#\s*[0-9]|%:\s*[0-9]", data):
+        return False
+    here = tu.get_file(main)
+    span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, 0),
+                                         ci.SourceLocation.from_offset(tu, here, len(data)))
+    tokens = list(tu.get_tokens(extent=span))
+    return any(a.spelling in ("#", "%:")
+               and (b.spelling == "line" or b.kind == ci.TokenKind.LITERAL)
+               for a, b in zip(tokens, tokens[1:], strict=False))
 
 
 __all__ = ["parse", "ParseFailure"]

@@ -6,6 +6,7 @@ text that is the code may be repeated."""
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 
 import clang.cindex as ci
 
@@ -19,10 +20,12 @@ class FunctionText:
     expansions (unit.macro_ranges) and __COUNTER__-reading macros (unit.counting_macros)."""
 
     def __init__(self, fn: ci.Cursor, data: bytes, main: str,
-                 macros: list[tuple[int, int]], counting: set[str] | frozenset[str]):
+                 macros: list[tuple[int, int]], counting: set[str] | frozenset[str],
+                 unrepeatable: Callable[[str], bool] = frozenset(("_Pragma",)).__contains__):
         self.fn, self.data, self.main = fn, data, main
         self.macros = macros
         self.counting = counting    # text holding them is never repeated
+        self.unrepeatable = unrepeatable  # names whose text means more when compiled twice
         self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
         self._parents: dict[int, tuple[int, int]] | None = None
 

@@ -4,6 +4,7 @@ header may be included."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -123,11 +124,28 @@ def header_places(top: list[ci.Cursor], data: bytes, main: str) -> list[int]:
     return places
 
 
-def counting_macros(tu: ci.TranslationUnit, top: list[ci.Cursor], data: bytes) -> set[str]:
+def command_line_macros(clang_args: list[str]) -> dict[str, str]:
+    """The macros `-DNAME=VALUE` (or `-D NAME`) defines: name -> value text."""
+    out, args = {}, iter(clang_args)
+    for a in args:
+        if a == "-D":
+            a = "-D" + next(args, "")
+        if a.startswith("-D") and len(a) > 2:
+            name, _, value = a[2:].partition("=")
+            out[name.split("(")[0]] = value if "=" in a else "1"
+    return out
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def counting_macros(tu: ci.TranslationUnit, top: list[ci.Cursor], data: bytes,
+                    clang_args: list[str] = ()) -> set[str]:
     """`__COUNTER__` and the names of the macros whose expansion reads it: text holding
     one of them gives another value each time it is repeated, and repeating it in a hint
     would change the values the program's own later uses get."""
-    seen = b"__COUNTER__" in data
+    defined = command_line_macros(list(clang_args))
+    seen = b"__COUNTER__" in data or any("__COUNTER__" in v for v in defined.values())
     for inc in tu.get_includes():
         if seen:
             break
@@ -143,6 +161,8 @@ def counting_macros(tu: ci.TranslationUnit, top: list[ci.Cursor], data: bytes) -
             words = {t.spelling for t in c.get_tokens()
                      if t.kind == ci.TokenKind.IDENTIFIER} - {c.spelling}
             bodies.setdefault(c.spelling, set()).update(words)
+    for name, value in defined.items():
+        bodies.setdefault(name, set()).update(_WORD.findall(value))
     counting = {"__COUNTER__"}
     grew = True
     while grew:
@@ -150,3 +170,32 @@ def counting_macros(tu: ci.TranslationUnit, top: list[ci.Cursor], data: bytes) -
         counting |= more
         grew = bool(more)
     return counting
+
+
+class Unrepeatable:
+    """Whether a name, as a macro, expands to `_Pragma`, `__COUNTER__` or a token paste
+    (which may make either), itself or through other macros: text holding it does not
+    mean the same when compiled twice.  Looked up lazily, for the names nests use."""
+
+    def __init__(self, top: list[ci.Cursor], clang_args: list[str]):
+        self.defs = {c.spelling: c for c in top if c.kind == K.MACRO_DEFINITION}
+        self.command_line = command_line_macros(clang_args)
+        self.memo: dict[str, bool] = {"_Pragma": True, "__COUNTER__": True}
+
+    def __call__(self, name: str) -> bool:
+        if name in self.memo:
+            return self.memo[name]
+        self.memo[name] = False   # a macro naming itself does not expand again
+        words: list[str] = []
+        pastes = False
+        if name in self.command_line:
+            value = self.command_line[name]
+            words += _WORD.findall(value)
+            pastes = "##" in value or "%:%:" in value
+        if name in self.defs:
+            tokens = list(self.defs[name].get_tokens())[1:]
+            words += [t.spelling for t in tokens if t.kind == ci.TokenKind.IDENTIFIER]
+            pastes = pastes or any(t.spelling in ("##", "%:%:") for t in tokens)
+        self.memo[name] = pastes or any(self(w) for w in words)
+        return self.memo[name]
+
