@@ -73,9 +73,7 @@ def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int
     the outermost loops that are not nests recorded as unanalysed."""
     effects = Effects(fn, sync, main, includes=b"include" in data[
         fn.extent.start.offset:fn.extent.end.offset])
-    text = FunctionText(fn, data, main, macros, counting,
-                        *(() if unrepeatable is None else (unrepeatable,)))
-    builder = _Loops(fn, text,
+    builder = _Loops(fn, FunctionText(fn, data, main, macros, counting, unrepeatable),
                      Values(fn, data, effects))
     builder.scan(fn)
     return builder.nests
@@ -483,8 +481,7 @@ def _uncopyable(c: ci.Cursor, t: FunctionText) -> str | None:
     if any(k.kind == ci.TokenKind.PUNCTUATION and k.spelling in _DIRECTIVE_TOKENS
            for k in tokens) or b"??=" in t.data[c.extent.start.offset:c.extent.end.offset]:
         return "a preprocessor directive inside the nest (an #include may expand once only)"
-    if t.reads_counter(c) or any(k.kind == ci.TokenKind.IDENTIFIER and t.unrepeatable(k.spelling)
-                                 for k in tokens):
+    if any(k.kind == ci.TokenKind.IDENTIFIER and t.unrepeatable(k.spelling) for k in tokens):
         return ("__COUNTER__ or _Pragma read inside the nest, itself or through a macro "
                 "(a copy would count on, or act twice)")
     for d in c.walk_preorder():

@@ -21,11 +21,12 @@ class FunctionText:
 
     def __init__(self, fn: ci.Cursor, data: bytes, main: str,
                  macros: list[tuple[int, int]], counting: set[str] | frozenset[str],
-                 unrepeatable: Callable[[str], bool] = frozenset(("_Pragma",)).__contains__):
+                 unrepeatable: Callable[[str], bool] | None = None):
         self.fn, self.data, self.main = fn, data, main
         self.macros = macros
         self.counting = counting    # text holding them is never repeated
-        self.unrepeatable = unrepeatable  # names whose text means more when compiled twice
+        # Names whose text means more when compiled twice (unit.Unrepeatable).
+        self.unrepeatable = unrepeatable or {"_Pragma", "__COUNTER__"}.__contains__
         self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
         self._parents: dict[int, tuple[int, int]] | None = None
 

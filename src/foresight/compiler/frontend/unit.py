@@ -198,4 +198,3 @@ class Unrepeatable:
             pastes = pastes or any(t.spelling in ("##", "%:%:") for t in tokens)
         self.memo[name] = pastes or any(self(w) for w in words)
         return self.memo[name]
-

@@ -144,19 +144,19 @@ class NestEmitter:
         root = self.plan.facts.nest.root
         assert root is not None
         on = nest.names.active
-        if self.copy:
-            out = [Insertion(root.start, 1, 3 * root.depth,
-                             "{ " + " ".join(nest.entry) + " " + C.if_head(on) + "{ "),
-                   Insertion(root.end, 0, -3 * root.depth, self._unhinted_copy(root) + " }")]
-        else:
-            out = [Insertion(root.start, 1, 3 * root.depth, "{ " + " ".join(nest.entry) + " "),
-                   Insertion(root.end, 0, -3 * root.depth, " }")]
+        hinted = C.if_head(on) + "{ " if self.copy else ""
+        copy = self._unhinted_copy(root) if self.copy else ""
+        out = [Insertion(root.start, 1, 3 * root.depth,
+                         "{ " + " ".join(nest.entry) + " " + hinted),
+               Insertion(root.end, 0, -3 * root.depth, copy + " }")]
         for lid, lp in nest.reset_at.items():
             out.append(Insertion(lp.start, 1, 3 * lp.depth + 1,
                                  "{ " + " ".join(nest.resets[lid]) + " "))
             out.append(Insertion(lp.end, 0, -(3 * lp.depth + 1), " }"))
         for pipe in self.plan.pipes():
-            code = C.block(*body[id(pipe)]) if self.copy else C.if_(on, C.block(*body[id(pipe)]))
+            code = C.block(*body[id(pipe)])
+            if not self.copy:   # one version: its unhinted runs skip the hints
+                code = C.if_(on, code)
             if pipe.body_compound:
                 out.append(Insertion(pipe.body_start + 1, 1, 3 * pipe.depth + 2, " " + code))
             else:
@@ -166,11 +166,11 @@ class NestEmitter:
         return out
 
     def _unhinted_copy(self, root: Loop) -> str:
-        """` } else { COPY }` (the hinted nest in braces: an `else` after a body that is an
-        if statement would be its else): the nest's own text, between #line directives that give it
-        its lines in the user's file and give the text after it its line again (the
-        only insertion that spans lines: rewrite/splice.py), each line after a #line
-        indented to the column it had."""
+        """` } else { COPY }` (the hinted nest in braces: an `else` after a body that is
+        an if statement would be its else): the nest's own text, between #line
+        directives that give it its lines in the user's file and give the text after it
+        its line again (the only insertion that spans lines: rewrite/splice.py), each
+        line after a #line indented to the column it had."""
         data, name = self.unit.data, line_name(self.unit.path)
 
         def at(offset: int) -> str:
