@@ -11,7 +11,14 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from foresight.compiler.frontend.cshim import binary_operator, unary_operator
-from foresight.compiler.frontend.cursors import decl_key, mark_variable, strip
+from foresight.compiler.frontend.cursors import (
+    children,
+    decl_key,
+    mark_variable,
+    preorder,
+    start_of,
+    strip,
+)
 from foresight.compiler.frontend.sync import SyncPoints
 
 K = ci.CursorKind
@@ -23,12 +30,12 @@ def _placed(fn: ci.Cursor, main: str):
     where its nearest ancestor in the main file starts.  (Asking each cursor its file
     costs the front end a tenth: Effects does it only for a function whose text may
     #include something.)"""
-    stack = [(fn, fn.extent.start.offset)]
+    stack = [(fn, start_of(fn))]
     while stack:
         c, outer = stack.pop()
         start = c.extent.start
         at = start.offset if start.file is not None and start.file.name == main else outer
-        stack.extend((k, at) for k in reversed(list(c.get_children())))
+        stack.extend((k, at) for k in reversed(list(children(c))))
         yield c, at
 
 
@@ -49,16 +56,16 @@ class Effects:
         # Offsets and value type kinds of every store through memory (a[i] = ..., p->x += ...).
         self.memory_stores: list[tuple[int, ci.TypeKind]] = []
         for c, at in _placed(fn, main) if includes else (
-                (c, c.extent.start.offset) for c in fn.walk_preorder()):
+                (c, start_of(c)) for c in preorder(fn)):
             written: set[tuple] = set()
             target = None
             if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
                 op = binary_operator(c)
                 if op.endswith("=") and op not in ("==", "!=", "<=", ">="):
-                    target = next(c.get_children())
+                    target = children(c)[0]
             elif c.kind == K.UNARY_OPERATOR:
                 op = unary_operator(c)
-                kids = list(c.get_children())
+                kids = list(children(c))
                 if op in ("post++", "post--", "pre++", "pre--") and kids:
                     target = kids[0]
                 elif op == "&" and kids:

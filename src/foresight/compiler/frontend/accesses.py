@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 import clang.cindex as ci
 
 from foresight.compiler.frontend.cshim import binary_operator, unary_operator, var_initializer
-from foresight.compiler.frontend.cursors import ARRAY_KINDS, decl_key, strip
+from foresight.compiler.frontend.cursors import (
+    ARRAY_KINDS,
+    children,
+    decl_key,
+    end_of,
+    start_of,
+    strip,
+)
 from foresight.compiler.frontend.text import FunctionText
 from foresight.compiler.program_ir import Access, Arg, Call, Scope, Var, VarKey
 
@@ -94,7 +101,7 @@ class Expressions:
         key = self.var(v)
         f.declares[key] = None
         init = var_initializer(v)
-        for k in v.get_children():
+        for k in children(v):
             if k.kind.is_expression() and (init is None or k != init):
                 self.expr(k, f)
         if init is not None:
@@ -107,7 +114,7 @@ class Expressions:
         """Walk expression `c`, evaluated for its value, into `f`."""
         c = strip(c)
         k = c.kind
-        kids = list(c.get_children())
+        kids = list(children(c))
         if k == K.DECL_REF_EXPR:
             d = c.referenced
             if d is not None and d.kind in (K.VAR_DECL, K.PARM_DECL):
@@ -162,7 +169,7 @@ class Expressions:
     def inner_statements(self, c: ci.Cursor, f: Facts) -> None:
         """Statements inside an expression (GNU `({ int t = x; t; })`): their
         declarations and expressions belong to the enclosing statement."""
-        for ch in c.get_children():
+        for ch in children(c):
             if ch.kind == K.VAR_DECL:
                 self.declare(ch, f)
             elif ch.kind.is_expression():
@@ -198,7 +205,7 @@ class Expressions:
     def lvalue(self, c: ci.Cursor, f: Facts) -> Place:
         """Where lvalue `c` lies; the indexes and pointers it reads go into `f`."""
         c = strip(c)
-        kids = list(c.get_children())
+        kids = list(children(c))
         if c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.kind in (
                 K.VAR_DECL, K.PARM_DECL):
             return Place(var=self.var(c.referenced))
@@ -225,7 +232,7 @@ class Expressions:
     def pointer(self, c: ci.Cursor, f: Facts) -> Place:
         """Where pointer value `c` points, reading it into `f`."""
         c = strip(c)
-        kids = list(c.get_children())
+        kids = list(children(c))
         t = c.type.get_canonical().kind
         if t in ARRAY_KINDS:
             pl = self.lvalue(c, f)                 # an array: its own storage
@@ -331,7 +338,7 @@ class Expressions:
             f.merge(af)
         target = name if name is not None else self.text(kids[0])
         f.calls.append(Call(callee=name, target=target, line=c.extent.start.line,
-                            start=c.extent.start.offset, end=c.extent.end.offset,
+                            start=start_of(c), end=end_of(c),
                             args=tuple(args), callee_uses=tuple(cf.uses)))
 
     def access(self, pl: Place, c: ci.Cursor) -> Access:

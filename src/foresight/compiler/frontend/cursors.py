@@ -17,10 +17,46 @@ ARRAY_KINDS = {ci.TypeKind.CONSTANTARRAY, ci.TypeKind.VARIABLEARRAY,
                ci.TypeKind.INCOMPLETEARRAY}
 
 
+def children(c: ci.Cursor) -> tuple[ci.Cursor, ...]:
+    """`c`'s children, asked of libclang once per cursor object and kept on it: the
+    front end walks each function many times, and every walk from the same cursor then
+    reuses the same child objects (and the attributes libclang's bindings keep on them)."""
+    kids = c.__dict__.get("_fs_children")
+    if kids is None:
+        kids = c._fs_children = tuple(c.get_children())
+    return kids
+
+
+def start_of(c: ci.Cursor) -> int:
+    """The file offset where `c`'s extent starts, kept on the cursor as children() keeps
+    its children (libclang's bindings make a new location object at each ask)."""
+    at = c.__dict__.get("_fs_start")
+    if at is None:
+        at = c._fs_start = c.extent.start.offset
+    return at
+
+
+def end_of(c: ci.Cursor) -> int:
+    """The file offset where `c`'s extent ends, kept on the cursor (as start_of())."""
+    at = c.__dict__.get("_fs_end")
+    if at is None:
+        at = c._fs_end = c.extent.end.offset
+    return at
+
+
+def preorder(c: ci.Cursor):
+    """`c` and its descendants depth first, as `Cursor.walk_preorder`, through children()."""
+    stack = [c]
+    while stack:
+        d = stack.pop()
+        yield d
+        stack.extend(reversed(children(d)))
+
+
 def strip(c: ci.Cursor) -> ci.Cursor:
     """`c` without implicit conversions and parentheses around one child."""
     while c.kind in _TRANSPARENT:
-        kids = list(c.get_children())
+        kids = children(c)
         if len(kids) != 1:
             break
         c = kids[0]
@@ -39,7 +75,7 @@ def mark_variable(c: ci.Cursor, into: set) -> None:
     changes the struct variable s; writing b[i] or p->x changes no variable."""
     c = strip(c)
     while c.kind == K.MEMBER_REF_EXPR:
-        kids = list(c.get_children())
+        kids = children(c)
         if not kids:
             return
         owner = strip(kids[0])

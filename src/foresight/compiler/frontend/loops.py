@@ -18,9 +18,13 @@ from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, una
 from foresight.compiler.frontend.cursors import (
     FLOAT_KINDS,
     INT_KINDS,
+    children,
     decl_key,
+    end_of,
     is_unsigned,
     mark_variable,
+    preorder,
+    start_of,
     strip,
 )
 from foresight.compiler.frontend.refs import References
@@ -72,7 +76,7 @@ def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int
     """The loop nests of function definition `fn` of file `main`, in source order, with
     the outermost loops that are not nests recorded as unanalysed."""
     effects = Effects(fn, sync, main, includes=b"include" in data[
-        fn.extent.start.offset:fn.extent.end.offset])
+        start_of(fn):end_of(fn)])
     builder = _Loops(fn, FunctionText(fn, data, main, macros, counting, unrepeatable),
                      Values(fn, data, effects))
     builder.scan(fn)
@@ -93,10 +97,10 @@ class _Loops:
 
     def scan(self, c: ci.Cursor) -> None:
         """Find outermost analysable for-loops below `c` and build a nest for each."""
-        for ch in c.get_children():
+        for ch in children(c):
             if ch.kind == K.FOR_STMT:
-                self.v.nest_end[ch.extent.start.offset] = ch.extent.end.offset
-                loop = self.loop(ch, depth=0, outer={}, nest_start=ch.extent.start.offset)
+                self.v.nest_end[start_of(ch)] = end_of(ch)
+                loop = self.loop(ch, depth=0, outer={}, nest_start=start_of(ch))
                 if isinstance(loop, Refusal):
                     self.unanalysed(ch, loop.why)
                     self.scan(ch)
@@ -121,7 +125,7 @@ class _Loops:
         if c.location.file is None or str(c.location.file) != self.main:
             return
         if inside and any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
-                          for d in c.walk_preorder() if d != c):
+                          for d in preorder(c) if d != c):
             why += "; the loops inside it are looked at on their own"
         self.nests.append(LoopNest(function=self.fn.spelling, root=None, file=self.main,
                                    skipped=why, unanalysed_line=c.location.line))
@@ -168,7 +172,7 @@ class _Loops:
         """A Loop for a canonical counted for-statement, or why it is not one."""
         if c.location.file is None or str(c.location.file) != self.main:
             return Refusal("not in the file being compiled")
-        start = c.extent.start.offset
+        start = start_of(c)
         if self.data[start:start + 3] != b"for":
             # the text is not where the AST says
             return Refusal("the loop comes from a macro expansion")
@@ -177,8 +181,8 @@ class _Loops:
             return Refusal("the for header could not be read from the source text")
         lparen, semi1, semi2, rparen = parts
         init = cond = inc = body = None
-        for ch in c.get_children():
-            o = ch.extent.start.offset
+        for ch in children(c):
+            o = start_of(ch)
             if o < semi1:
                 init = ch
             elif o < semi2:
@@ -241,7 +245,7 @@ class _Loops:
             bound_runtime = self.v.plain_in(bound.bound, body)
             bound_fixed = bound_runtime and self.v.fixed_in_nest(bound.bound, nest_start)
         body_exits = body_calls = False
-        for d in body.walk_preorder():
+        for d in preorder(body):
             if d.kind in _JUMPS:
                 body_exits = True
             elif d.kind == K.CALL_EXPR:
@@ -253,7 +257,7 @@ class _Loops:
         return Loop(
             var=name, lower=lower_text, upper=bound.text if bound is not None else None,
             cond_op=op, step=step, line=c.location.line, depth=depth, start=start,
-            end=body_end, body_start=body.extent.start.offset, body_end=body_end,
+            end=body_end, body_start=start_of(body), body_end=body_end,
             body_compound=body.kind == K.COMPOUND_STMT,
             trip=_trip(lower_sym, upper_sym, step, op),
             lower_sym=lower_sym, upper_sym=upper_sym,
@@ -261,7 +265,7 @@ class _Loops:
             bound_runtime=bound_runtime, lower_aff=lower_aff,
             upper_aff=bound.aff if bound is not None else None,
             body_exits=body_exits, conditional=conditional, body_calls=body_calls,
-            int_stores=any(body.extent.start.offset <= o < body_end and t not in FLOAT_KINDS
+            int_stores=any(start_of(body) <= o < body_end and t not in FLOAT_KINDS
                            for o, t in self.v.effects.memory_stores),
             bound_fixed=bound_fixed,
             csr=self.row_range(lower, bound, step, op, outer, nest_start),
@@ -278,7 +282,7 @@ class _Loops:
         op = binary_operator(cond)
         if op not in _FLIP:
             return None
-        lhs, rhs = list(cond.get_children())
+        lhs, rhs = children(cond)
         ls, rs = strip(lhs), strip(rhs)
         if ls.kind == K.DECL_REF_EXPR and ls.referenced and decl_key(ls.referenced) == key:
             bound = rhs
@@ -307,7 +311,7 @@ class _Loops:
         lo, hi = strip(lower), strip(bound.bound)
         if lo.kind != K.ARRAY_SUBSCRIPT_EXPR or hi.kind != K.ARRAY_SUBSCRIPT_EXPR:
             return None
-        (lb, li), (hb, hix) = list(lo.get_children()), list(hi.get_children())
+        (lb, li), (hb, hix) = children(lo), children(hi)
         rows = self.refs.base(strip(lb), nest_start)
         rows_hi = self.refs.base(strip(hb), nest_start)
         if rows is None or rows != rows_hi or lo.type.get_canonical().kind not in INT_KINDS:
@@ -344,7 +348,7 @@ class _Loops:
         if c.kind == K.UNARY_OPERATOR and unary_operator(c) == "*":
             ref = self.refs.dereference(c, loops, nest_start, conditional)
             if ref is not None:
-                found.ops += sum(1 for d in c.walk_preorder() if d.kind in _OPS)
+                found.ops += sum(1 for d in preorder(c) if d.kind in _OPS)
                 found.refs.append(ref)
                 return
         if c.kind == K.MEMBER_REF_EXPR:
@@ -355,7 +359,7 @@ class _Loops:
         if c.kind == K.ARRAY_SUBSCRIPT_EXPR:
             ref = self.refs.reference(c, loops, nest_start, conditional)
             if isinstance(ref, ArrayRef):
-                found.ops += sum(1 for d in c.walk_preorder() if d.kind in _OPS)
+                found.ops += sum(1 for d in preorder(c) if d.kind in _OPS)
                 found.refs.append(ref)
                 ix = ref.indirect
                 while ix is not None:   # a[c[b[i]]]: c[b[i]] and b[i] are read too
@@ -367,11 +371,11 @@ class _Loops:
             # look for references inside the indices only
             sub = c
             while sub.kind == K.ARRAY_SUBSCRIPT_EXPR:
-                base, idx = list(sub.get_children())
+                base, idx = children(sub)
                 self.body(idx, depth, found, loops, nest_start, conditional)
                 sub = strip(base)
             return
-        kids = list(c.get_children())
+        kids = list(children(c))
         if c.kind in _OPS:
             found.ops += 1
         if c.kind in (K.IF_STMT, K.CONDITIONAL_OPERATOR):
@@ -400,15 +404,15 @@ def _loops(root: Loop) -> list[Loop]:
 def _changed_in(body: ci.Cursor, key: tuple) -> int | None:
     """The line of a statement in `body` that changes variable `key`, if any (a loop's
     index must change only in its increment)."""
-    for d in body.walk_preorder():
+    for d in preorder(body):
         if d.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR):
             written: set[tuple] = set()
             if d.kind == K.UNARY_OPERATOR:
                 if unary_operator(d) in ("post++", "post--", "pre++", "pre--", "&"):
-                    mark_variable(next(d.get_children()), written)
+                    mark_variable(children(d)[0], written)
             elif binary_operator(d).endswith("=") and binary_operator(d) not in (
                     "==", "!=", "<=", ">="):
-                mark_variable(next(d.get_children()), written)
+                mark_variable(children(d)[0], written)
             if key in written:
                 return d.location.line
     return None
@@ -434,14 +438,14 @@ def _loop_init(init: ci.Cursor | None) -> tuple[ci.Cursor | None, ci.Cursor | No
     if init is None:
         return None, None
     if init.kind == K.DECL_STMT:
-        decls = list(init.get_children())
+        decls = list(children(init))
         if len(decls) == 1 and decls[0].kind == K.VAR_DECL:
-            kids = [k for k in decls[0].get_children() if k.kind.is_expression()]
+            kids = [k for k in children(decls[0]) if k.kind.is_expression()]
             return decls[0], (kids[-1] if kids else None)
         return None, None
     init = strip(init)
     if init.kind == K.BINARY_OPERATOR and binary_operator(init) == "=":
-        lhs, rhs = list(init.get_children())
+        lhs, rhs = children(init)
         lhs = strip(lhs)
         if lhs.kind == K.DECL_REF_EXPR:
             return lhs.referenced, rhs
@@ -450,7 +454,7 @@ def _loop_init(init: ci.Cursor | None) -> tuple[ci.Cursor | None, ci.Cursor | No
 
 def _loop_step(inc: ci.Cursor) -> tuple[ci.Cursor | None, int | None]:
     inc = strip(inc)
-    kids = list(inc.get_children())
+    kids = list(children(inc))
     if not kids:
         return None, None
     target = strip(kids[0])
@@ -479,12 +483,12 @@ def _uncopyable(c: ci.Cursor, t: FunctionText) -> str | None:
     its unhinted copy (rewrite/emit.py), with the same meaning; None when it can."""
     tokens = t.tokens(c)
     if any(k.kind == ci.TokenKind.PUNCTUATION and k.spelling in _DIRECTIVE_TOKENS
-           for k in tokens) or b"??=" in t.data[c.extent.start.offset:c.extent.end.offset]:
+           for k in tokens) or b"??=" in t.data[start_of(c):end_of(c)]:
         return "a preprocessor directive inside the nest (an #include may expand once only)"
     if any(k.kind == ci.TokenKind.IDENTIFIER and t.unrepeatable(k.spelling) for k in tokens):
         return ("__COUNTER__ or _Pragma read inside the nest, itself or through a macro "
                 "(a copy would count on, or act twice)")
-    for d in c.walk_preorder():
+    for d in preorder(c):
         if d.kind == K.VAR_DECL and d.storage_class == ci.StorageClass.STATIC:
             return (f"a static local ({d.spelling}, line {d.location.line}): a copy would "
                     "be a second object")
@@ -498,7 +502,7 @@ def _uncopyable(c: ci.Cursor, t: FunctionText) -> str | None:
 def _jump_target(c: ci.Cursor, in_switch: bool) -> str | None:
     """A label below `c` that a jump from outside `c` could reach: any `goto` label, and a
     `case`/`default` not enclosed by a switch below `c` (Duff's device)."""
-    for k in c.get_children():
+    for k in children(c):
         if k.kind == K.LABEL_STMT:
             return (f"a label inside the nest ({k.spelling}, line {k.location.line}): a "
                     "goto into it would skip nest entry")

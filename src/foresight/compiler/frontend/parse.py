@@ -18,6 +18,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from foresight.compiler.frontend.cursors import children
 from foresight.compiler.frontend.loops import function_nests
 from foresight.compiler.frontend.sync import SyncPoints
 from foresight.compiler.frontend.unit import (
@@ -42,7 +43,7 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, l
     data = Path(source).read_bytes()
     tu = load(source, clang_args)
     main = str(tu.spelling)
-    top = list(tu.cursor.get_children())
+    top = list(children(tu.cursor))
     macros = macro_ranges(top, main)
     counting = counting_macros(tu, top, data, clang_args)
     unrepeatable = Unrepeatable(top, clang_args)

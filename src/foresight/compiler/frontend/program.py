@@ -15,6 +15,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from foresight.compiler.frontend.accesses import Expressions, Facts, variable
+from foresight.compiler.frontend.cursors import children, end_of, preorder, start_of
 from foresight.compiler.frontend.text import FunctionText
 from foresight.compiler.frontend.unit import counting_macros, load, macro_ranges
 from foresight.compiler.program_ir import Access, Function, Program, Scope, Stmt, StmtKind, VarKey
@@ -42,7 +43,7 @@ def parse_program(path: Path | str, clang_args: list[str]) -> Program:
 def build(tu: ci.TranslationUnit, data: bytes, main_file: str) -> Program:
     """The statement IR of the function definitions of `main_file` (whose bytes are
     `data`) in translation unit `tu`."""
-    top = list(tu.cursor.get_children())
+    top = list(children(tu.cursor))
     macros = macro_ranges(top, main_file)
     counting = counting_macros(tu, top, data)
     mine = [c for c in top if c.location.file is not None and str(c.location.file) == main_file]
@@ -51,7 +52,7 @@ def build(tu: ci.TranslationUnit, data: bytes, main_file: str) -> Program:
     for c in mine:
         if c.kind == K.INCLUSION_DIRECTIVE and c.get_included_file() is not None:
             includes.setdefault(c.get_included_file().name, []).append(
-                (c.extent.start.offset, c.extent.end.offset, c.extent.start.line))
+                (start_of(c), end_of(c), c.extent.start.line))
     functions, named = [], set()
     for fn in mine:
         if fn.kind == K.FUNCTION_DECL and fn.is_definition():
@@ -67,7 +68,7 @@ def build(tu: ci.TranslationUnit, data: bytes, main_file: str) -> Program:
                 seen.add(v.key)
                 globals_.append(v)
             # A function named in an initialiser (`struct ops o = { .read = myread };`).
-            named.update(d.referenced.spelling for d in c.walk_preorder()
+            named.update(d.referenced.spelling for d in preorder(c)
                          if d.kind == K.DECL_REF_EXPR and d.referenced is not None
                          and d.referenced.kind == K.FUNCTION_DECL)
     return Program(file=main_file, functions=tuple(functions), globals=tuple(globals_),
@@ -106,21 +107,21 @@ class _Function:
         self.labels: dict[str, int] = {}
         # Asking every statement its file costs; only a body whose text may #include
         # something can hold statements of another file (as analysis/effects.py does).
-        self.includes = b"include" in text.data[fn.extent.start.offset:fn.extent.end.offset]
-        lo, hi = fn.extent.start.offset, fn.extent.end.offset
+        self.includes = b"include" in text.data[start_of(fn):end_of(fn)]
+        lo, hi = start_of(fn), end_of(fn)
         self.included = {name: next(r for r in places if lo <= r[0] < hi)
                          for name, places in included.items()
                          if any(lo <= r[0] < hi for r in places)}
 
     def build(self) -> Function:
         params = []
-        for c in self.fn.get_children():
+        for c in children(self.fn):
             if c.kind == K.PARM_DECL:
                 params.append(self.x.vars[self.x.var(c)])
-        body = next((c for c in self.fn.get_children() if c.kind == K.COMPOUND_STMT), None)
+        body = next((c for c in children(self.fn) if c.kind == K.COMPOUND_STMT), None)
         if body is not None:
             self.stmt(body, None, None, None, None,
-                      (self.fn.extent.start.offset, self.fn.extent.end.offset,
+                      (start_of(self.fn), end_of(self.fn),
                        self.fn.location.line))
         stmts = []
         for i, d in enumerate(self.drafts):
@@ -140,7 +141,7 @@ class _Function:
                    for k in (*d.facts.defs, *d.facts.uses, *d.facts.address)}
         return Function(
             name=self.fn.spelling, line=self.fn.location.line,
-            start=self.fn.extent.start.offset, end=self.fn.extent.end.offset,
+            start=start_of(self.fn), end=end_of(self.fn),
             params=tuple(params),
             locals=tuple(v for k, v in self.x.vars.items()
                          if k in declared and v.scope in (Scope.LOCAL, Scope.STATIC)),
@@ -175,7 +176,7 @@ class _Function:
         me = len(self.drafts)
         d = _Draft(kind, c, line, start, end, parent, control, spelled, from_macro)
         self.drafts.append(d)
-        kids = list(c.get_children())
+        kids = list(children(c))
         place = (start, end, line)
 
         def child(k: ci.Cursor, ctl: int | None = control, brk: int | None = breaks,
@@ -255,12 +256,12 @@ class _Function:
         for k in header:
             kf = Facts()
             if k.kind == K.DECL_STMT:
-                for v in k.get_children():
+                for v in children(k):
                     if v.kind == K.VAR_DECL:
                         self.x.declare(v, kf)
             else:
                 self.x.expr(k, kf)
-            o = k.extent.start.offset
+            o = start_of(k)
             # Without the text's semicolons every part counts as the condition: a
             # superset, so the slicer keeps more, never less.
             if parts is None or parts[1] <= o < parts[2]:

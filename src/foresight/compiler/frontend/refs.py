@@ -10,7 +10,14 @@ from dataclasses import replace
 import clang.cindex as ci
 
 from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
-from foresight.compiler.frontend.cursors import ARRAY_KINDS, INT_KINDS, decl_key, strip
+from foresight.compiler.frontend.cursors import (
+    ARRAY_KINDS,
+    INT_KINDS,
+    children,
+    decl_key,
+    preorder,
+    strip,
+)
 from foresight.compiler.frontend.text import FunctionText
 from foresight.compiler.frontend.values import Values
 from foresight.compiler.ir import Affine, ArrayRef, Sym, sym_atom, sym_const
@@ -41,7 +48,7 @@ class References:
         levels = []  # (index cursor, element type) from the innermost subscript outwards
         cur = c
         while cur.kind == K.ARRAY_SUBSCRIPT_EXPR:
-            base, idx = list(cur.get_children())
+            base, idx = children(cur)
             levels.append((idx, cur.type))
             inner = strip(base)
             # A[i][j] of `double **A`: A[i] is a pointer read from memory, the base.
@@ -87,7 +94,7 @@ class References:
                 # its increment; one element apart, the same page to prefetch.
                 if inner.kind == K.UNARY_OPERATOR and unary_operator(inner) in (
                         "post++", "post--", "pre++", "pre--"):
-                    inner = strip(next(inner.get_children()))
+                    inner = strip(children(inner)[0])
                 if (inner.kind == K.ARRAY_SUBSCRIPT_EXPR and len(levels) == 1
                         and INT_KINDS.__contains__(inner.type.get_canonical().kind)):
                     ix = self.reference(inner, loops, nest_start, conditional)
@@ -154,14 +161,14 @@ class References:
         any other dereference (left to the body walk)."""
         if not self.t.spelled(c):
             return None
-        kids = list(c.get_children())
+        kids = list(children(c))
         if len(kids) != 1:
             return None
         inner = strip(kids[0])
         walk, offset = self.walk_var(inner, loops), Affine()
         if walk is None and inner.kind == K.BINARY_OPERATOR and binary_operator(inner) in (
                 "+", "-"):
-            a, b = list(inner.get_children())
+            a, b = children(inner)
             walk = self.walk_var(a, loops)
             if walk is None and binary_operator(inner) == "+":
                 a, b = b, a
@@ -183,7 +190,7 @@ class References:
         offset; None for any other member access (left to the body walk)."""
         if not self.t.spelled(c):
             return None
-        kids = list(c.get_children())
+        kids = list(children(c))
         if len(kids) != 1 or c.referenced is None or c.referenced.kind != K.FIELD_DECL:
             return None
         walk = self.walk_var(kids[0], loops)
@@ -224,7 +231,7 @@ class References:
             return text, (), None, text.count("->")
         if c.kind != K.ARRAY_SUBSCRIPT_EXPR:
             return "the base is not a variable, array member or parameter"
-        rows, idx = list(c.get_children())
+        rows, idx = children(c)
         rows = strip(rows)
         rows_text, rows_loops, rows_loads = self.base(rows, nest_start), (), 0
         if rows_text is None and rows.kind in (K.MEMBER_REF_EXPR, K.ARRAY_SUBSCRIPT_EXPR):
@@ -238,7 +245,7 @@ class References:
         aff = self.v.affine(idx, loops, nest_start)
         if aff is None:
             return "the row pointer's index is not affine in the loop variables"
-        for d in idx.walk_preorder():
+        for d in preorder(idx):
             if d.kind == K.DECL_REF_EXPR and d.referenced is not None and d.referenced.kind in (
                     K.VAR_DECL, K.PARM_DECL):
                 if (decl_key(d.referenced) not in loops
@@ -264,7 +271,7 @@ class References:
         key = decl_key(d)
         if key in self.v.effects.address_taken or self.v.effects.writes.get(key):
             return "is assigned or has its address taken after its declaration in the nest"
-        init = [k for k in d.get_children() if k.kind.is_expression()]
+        init = [k for k in children(d) if k.kind.is_expression()]
         e = strip(init[0]) if len(init) == 1 else None
         if (e is None or e.kind not in (K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR)
                 or not self.t.spelled(e)):
@@ -281,7 +288,7 @@ class References:
         invariant pointer p, or a chain of up to four loads (`S->g->v`, `s.g->v` of an
         invariant struct s); None otherwise.  Each link must be written `->` or `.` in
         the source right after its owner, so the text can be evaluated again."""
-        kids = list(c.get_children())
+        kids = list(children(c))
         owner = strip(kids[0]) if len(kids) == 1 else None
         if owner is None or links > 3:
             return None
@@ -321,12 +328,12 @@ class References:
         key = decl_key(d)
         if key in self.v.effects.writes or key in self.v.effects.address_taken:
             return None
-        init = [k for k in d.get_children() if k.kind.is_expression()]
+        init = [k for k in children(d) if k.kind.is_expression()]
         if len(init) != 1:
             return None
         call = strip(init[0])
         while call.kind == K.CSTYLE_CAST_EXPR:
-            kids = [k for k in call.get_children() if k.kind.is_expression()]
+            kids = [k for k in children(call) if k.kind.is_expression()]
             if not kids:
                 return None
             call = strip(kids[-1])
@@ -354,7 +361,7 @@ class References:
                 return d.spelling
             return None
         if c.kind == K.MEMBER_REF_EXPR:
-            kids = list(c.get_children())
+            kids = list(children(c))
             if len(kids) != 1:
                 return None
             owner = strip(kids[0])

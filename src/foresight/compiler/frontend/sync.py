@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
+from foresight.compiler.frontend.cursors import children, preorder
+
 K = ci.CursorKind
 
 _SYNC_PREFIXES = ("__sync_", "__atomic_", "__c11_atomic_", "atomic_", "pthread_", "sem_",
@@ -63,8 +65,7 @@ def _atomic_builtin(c: ci.Cursor) -> str | None:
     """The name of the GNU atomic builtin `c` is (`__atomic_store_n(p, v, order)`, which
     libclang shows as an unexposed expression, not a call), or None.  Only expressions
     with two children or more are looked at: implicit conversions have one."""
-    kids = c.get_children()
-    if next(kids, None) is None or next(kids, None) is None:
+    if len(children(c)) < 2:
         return None
     first = next(iter(c.get_tokens()), None)
     if first is not None and first.spelling.startswith(("__atomic_", "__c11_atomic_")):
@@ -119,7 +120,7 @@ class SyncPoints:
             return self._function[usr]
         self._function[usr] = None      # recursion: assume quiet while looking
         why = None
-        for c in self.definitions[usr].walk_preorder():
+        for c in preorder(self.definitions[usr]):
             why = self.point(c)
             if why is not None:
                 break

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import clang.cindex as ci
 
+from foresight.compiler.frontend.cursors import children, end_of, preorder, start_of
 from foresight.compiler.options import decode_source
 
 K = ci.CursorKind
@@ -41,7 +42,7 @@ class FunctionText:
         would change the values of later uses)."""
         if not self.in_file(c) or self.reads_counter(c):
             return False
-        cs, ce = c.extent.start.offset, c.extent.end.offset
+        cs, ce = start_of(c), end_of(c)
         lo = bisect_left(self.macros, (cs, -1))
         while lo > 0 and self.macros[lo - 1][1] > cs:
             lo -= 1
@@ -56,7 +57,7 @@ class FunctionText:
         """Whether `c`'s extent is a non-empty range of this file: code from a macro
         call's arguments has an empty extent at the call (`N` of `COND(i, N)`), code from
         an #include'd file offsets into that file."""
-        return c.extent.end.offset > c.extent.start.offset and all(
+        return end_of(c) > start_of(c) and all(
             x.file is not None and str(x.file) == self.main
             for x in (c.extent.start, c.extent.end))
 
@@ -71,14 +72,14 @@ class FunctionText:
         tokens as written, one space wherever the source has white space, a comment or a
         line break between two, so a `//` comment or a newline inside never reaches the
         inserted line."""
-        start, end = c.extent.start.offset, c.extent.end.offset
+        start, end = start_of(c), end_of(c)
         out, last = [], None
         for t in self.tokens(c):
-            o = t.extent.start.offset
+            o = start_of(t)
             if last is not None and o > last:
                 out.append(" ")
             out.append(t.spelling.replace("\\\n", "").replace("\\\r\n", ""))
-            last = t.extent.end.offset
+            last = end_of(t)
         if not out:
             return decode_source(self.data[start:end])
         return "".join(out)
@@ -87,18 +88,18 @@ class FunctionText:
         """The file's own tokens in `c`'s extent, comments left out (a cursor's
         get_tokens would start at a macro's definition when the expression begins with a
         macro)."""
-        start, end = c.extent.start.offset, c.extent.end.offset
+        start, end = start_of(c), end_of(c)
         tu = c.translation_unit
         here = tu.get_file(self.main)
         span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, start),
                                              ci.SourceLocation.from_offset(tu, here, end))
         return [t for t in tu.get_tokens(extent=span)
-                if t.extent.start.offset < end and t.kind != ci.TokenKind.COMMENT]
+                if start_of(t) < end and t.kind != ci.TokenKind.COMMENT]
 
     def member_op(self, owner: ci.Cursor, member: ci.Cursor) -> str | None:
         """How the source writes member access `member` of `owner`: "->", "." or None
         (text elsewhere, e.g. from a macro)."""
-        sep = self.data[owner.extent.end.offset:member.extent.end.offset].lstrip()
+        sep = self.data[end_of(owner):end_of(member)].lstrip()
         return "->" if sep.startswith(b"->") else "." if sep.startswith(b".") else None
 
     def header_parts(self, c: ci.Cursor) -> tuple[int, int, int, int] | None:
@@ -106,7 +107,7 @@ class FunctionText:
         toks = list(c.get_tokens())
         if len(toks) < 5 or toks[0].spelling != "for" or toks[1].spelling != "(":
             return None
-        depth, semis, lparen = 0, [], toks[1].extent.start.offset
+        depth, semis, lparen = 0, [], start_of(toks[1])
         for t in toks[1:]:
             s = t.spelling
             if s in ("(", "[", "{"):
@@ -116,17 +117,17 @@ class FunctionText:
                 if depth == 0:
                     if len(semis) != 2:
                         return None
-                    rparen = t.extent.start.offset
+                    rparen = start_of(t)
                     offs = (lparen, semis[0], semis[1], rparen)
                     ok = all(self.data[o:o + 1] in (b"(", b";", b")") for o in offs)
                     return offs if ok else None
             elif s == ";" and depth == 1:
-                semis.append(t.extent.start.offset)
+                semis.append(start_of(t))
         return None
 
     def stmt_end(self, c: ci.Cursor) -> int | None:
         """Offset just past statement `c`, including the ';' the extent leaves out."""
-        end = c.extent.end.offset
+        end = end_of(c)
         if c.kind in (K.COMPOUND_STMT,) or self.data[end - 1:end] in (b";", b"}"):
             return end
         i = end
@@ -151,7 +152,7 @@ class FunctionText:
         near = [m for m in self.macros[lo:hi] if m[1] > start]
         if not near:
             return None
-        body_start = body.extent.start.offset
+        body_start = start_of(body)
         edges = (start, body_start, body_start + 1, body_end) if body.kind == K.COMPOUND_STMT \
             else (start, body_start, body_end)
         if body.kind == K.COMPOUND_STMT and (self.data[body_start:body_start + 1] != b"{"
@@ -166,7 +167,7 @@ class FunctionText:
             return None
         # An unbraced body touching a macro: every statement the text holds must be the
         # loop's own.
-        mine = {d.hash for d in c.walk_preorder()}
+        mine = {d.hash for d in preorder(c)}
         cursors = self.cursors()
         i = bisect_left(cursors, (start, -1))
         while i < len(cursors) and cursors[i][0] < body_end:
@@ -184,8 +185,8 @@ class FunctionText:
             stack = [self.fn]
             while stack:
                 p = stack.pop()
-                ext = (p.extent.start.offset, p.extent.end.offset)
-                for k in p.get_children():
+                ext = (start_of(p), end_of(p))
+                for k in children(p):
                     self._parents[k.hash] = ext
                     stack.append(k)
         return self._parents
@@ -194,6 +195,6 @@ class FunctionText:
         """(start offset, hash) of every cursor of the function in this file, by offset."""
         if self._cursors is None:
             self._cursors = sorted(
-                (d.extent.start.offset, d.hash) for d in self.fn.walk_preorder()
+                (start_of(d), d.hash) for d in preorder(self.fn)
                 if d.location.file is not None and str(d.location.file) == self.main)
         return self._cursors

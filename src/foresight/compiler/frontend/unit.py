@@ -11,6 +11,8 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from foresight.compiler.frontend.cursors import end_of, start_of
+
 K = ci.CursorKind
 
 
@@ -82,7 +84,7 @@ def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
 def macro_ranges(top: list[ci.Cursor], main: str) -> list[tuple[int, int]]:
     """Byte ranges of the macro expansions in the file, by start: the text there is not
     the code."""
-    return sorted((c.extent.start.offset, c.extent.end.offset) for c in top
+    return sorted((start_of(c), end_of(c)) for c in top
                   if c.kind == K.MACRO_INSTANTIATION and c.location.file
                   and str(c.location.file) == main)
 
@@ -105,14 +107,14 @@ def header_places(top: list[ci.Cursor], data: bytes, main: str) -> list[int]:
                for c in top):
         return []
     mine = [c for c in top if c.location.file is not None and str(c.location.file) == main]
-    code = [(c.extent.start.offset, c.extent.end.offset) for c in mine
+    code = [(start_of(c), end_of(c)) for c in mine
             if c.kind not in (K.INCLUSION_DIRECTIVE, K.MACRO_DEFINITION,
                               K.MACRO_INSTANTIATION)]
     places = []
     for c in mine:
         if c.kind != K.INCLUSION_DIRECTIVE:
             continue
-        end = c.extent.end.offset
+        end = end_of(c)
         if any(s <= end <= e for s, e in code):
             continue   # an #include inside a declaration or a function (X-macros)
         nl = data.find(b"\n", end)

@@ -9,7 +9,16 @@ import clang.cindex as ci
 
 from foresight.compiler.analysis.effects import Effects
 from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
-from foresight.compiler.frontend.cursors import INT_KINDS, decl_key, is_unsigned, strip
+from foresight.compiler.frontend.cursors import (
+    INT_KINDS,
+    children,
+    decl_key,
+    end_of,
+    is_unsigned,
+    preorder,
+    start_of,
+    strip,
+)
 from foresight.compiler.ir import Affine, sym_atom, sym_const
 
 K = ci.CursorKind
@@ -41,8 +50,8 @@ class Values:
         globals and statics nothing in the body may change (analysis/effects.py), and
         on members of them (`g->m`, `s.n`) that the body does not assign."""
         used: set[tuple] = set()
-        lo, hi = body.extent.start.offset, body.extent.end.offset
-        for d in expr.walk_preorder():
+        lo, hi = start_of(body), end_of(body)
+        for d in preorder(expr):
             if d.kind == K.MEMBER_REF_EXPR:
                 writes = self.effects.member_writes.get(d.spelling, ())
                 if d.type.is_volatile_qualified() or any(lo <= w < hi for w in writes):
@@ -78,7 +87,7 @@ class Values:
         """`expr` (already plain_in its loop) reads only invariant variables of the nest
         and members of them that the nest never assigns."""
         lo, hi = nest_start, self.nest_end.get(nest_start, len(self.data))
-        for d in expr.walk_preorder():
+        for d in preorder(expr):
             if d.kind == K.DECL_REF_EXPR and (d.referenced is None
                                               or not self.invariant_var(d.referenced,
                                                                         nest_start)):
@@ -94,7 +103,7 @@ class Values:
         if c.kind == K.CSTYLE_CAST_EXPR:
             if c.type.get_canonical().kind not in INT_KINDS:
                 return None
-            kids = [k for k in c.get_children() if k.kind.is_expression()]
+            kids = [k for k in children(c) if k.kind.is_expression()]
             return self.affine(kids[-1], loops, nest_start) if kids else None
         if c.type.get_canonical().kind not in INT_KINDS:
             return None
@@ -107,7 +116,7 @@ class Values:
                 return Affine({loops[key]: sym_const(1)}, {})
             if self.invariant_var(c.referenced, nest_start):
                 return Affine({}, sym_atom(c.referenced.spelling))
-            value = self.assigned_constant(c.referenced, c.extent.start.offset, nest_start)
+            value = self.assigned_constant(c.referenced, start_of(c), nest_start)
             if value is not None:
                 return Affine({}, sym_const(value))
             return self.local_definition(c.referenced, loops, nest_start)
@@ -144,21 +153,21 @@ class Values:
         in a block of the function with no label or case in it."""
         if self._constant_stores is None:
             self._constant_stores = {}
-            for b in self.fn.walk_preorder():
+            for b in preorder(self.fn):
                 if b.kind != K.COMPOUND_STMT or any(
                         k.kind in (K.LABEL_STMT, K.CASE_STMT, K.DEFAULT_STMT)
-                        for k in b.walk_preorder()):
+                        for k in preorder(b)):
                     continue
-                for st in b.get_children():
+                for st in children(b):
                     if st.kind != K.BINARY_OPERATOR or binary_operator(st) != "=":
                         continue
-                    lhs, rhs = (strip(k) for k in st.get_children())
+                    lhs, rhs = (strip(k) for k in children(st))
                     value = evaluate_int(rhs)
                     if lhs.kind == K.DECL_REF_EXPR and lhs.referenced is not None and \
                             value is not None:
-                        self._constant_stores[(st.extent.start.offset,
+                        self._constant_stores[(start_of(st),
                                                decl_key(lhs.referenced))] = (
-                            value, st.extent.end.offset, b.extent.end.offset)
+                            value, end_of(st), end_of(b))
         return self._constant_stores
 
     def local_definition(self, d: ci.Cursor, loops: dict[tuple, str],
@@ -176,7 +185,7 @@ class Values:
         key = decl_key(d)
         if key in self.effects.writes or key in self.effects.address_taken or key in self.expanding:
             return None
-        init = [k for k in d.get_children() if k.kind.is_expression()]
+        init = [k for k in children(d) if k.kind.is_expression()]
         if len(init) != 1:
             return None
         self.expanding.add(key)
@@ -190,7 +199,7 @@ class Values:
         """`c`, an arithmetic operator, as an affine function (None if it is not one)."""
         if c.kind == K.BINARY_OPERATOR:
             op = binary_operator(c)
-            kids = list(c.get_children())
+            kids = list(children(c))
             a = self.affine(kids[0], loops, nest_start)
             b = self.affine(kids[1], loops, nest_start)
             if a is None or b is None:
@@ -207,7 +216,7 @@ class Values:
             return None
         if c.kind == K.UNARY_OPERATOR:
             op = unary_operator(c)
-            kids = list(c.get_children())
+            kids = list(children(c))
             a = self.affine(kids[0], loops, nest_start) if kids else None
             if a is None:
                 return None
