@@ -156,6 +156,65 @@ def test_a_local_pointer_declared_as_a_row_pointer_is_that_row_pointer(tmp_path)
                for p in inner.problems)
 
 
+HELD_INDEX = r"""
+double f(const int *order, const short *sh, const double *x, int n)
+{
+    double s = 0;
+    int j;
+    for (int b = 0; b < n; b++) { int k = order[b]; s += x[k]; }
+    for (int b = 0; b < n; b++) { j = order[b]; s += x[j]; }
+    for (int b = 0; b < n; b++) { long l = sh[b]; s += x[l]; }
+    for (int b = 0; b < n; b++) { j = order[b]; if (b & 1) j = 0; s += x[j]; }
+    for (int b = 0; b < n; b++) { s += x[j]; j = order[b]; }
+    for (int b = 0; b < n; b++) { char c = order[b]; s += x[c]; }
+    for (int b = 0; b < n; b++) { unsigned u = order[b]; s += x[u]; }
+    for (int b = 0; b < n; b++) { int k = order[b]; k++; s += x[k]; }
+    return s;
+}
+"""
+
+
+def test_a_local_holding_an_array_element_is_an_indirect_index(tmp_path):
+    nests = nests_of(tmp_path, HELD_INDEX)
+    held = []
+    for nest in nests:
+        (x,) = [r for r in nest.root.refs if r.text.startswith("x[")] or [None]
+        held.append(x.indirect.text if x is not None and x.indirect is not None else None)
+    # Declared with the element, or assigned it once before the use in the same block;
+    # not when another write may replace it, when the use comes first, when the local
+    # is narrower or of other signedness than the element, or when it is changed.
+    assert held == ["order[b]", "order[b]", "sh[b]", None, None, None, None, None]
+
+ESCAPED = r"""
+struct particles { double *x, *v; int n; };
+void setup(struct particles *p, int *n);
+void g(void);
+double f(double **rows, int *counts)
+{
+    struct particles p;
+    int n;
+    double s = 0;
+    setup(&p, &n);
+    for (int i = 0; i < n; i++) p.x[i] = p.v[i] * 2;       /* double stores only */
+    for (int i = 0; i < n; i++) { s += p.x[i]; g(); }      /* g may change p and n */
+    for (int i = 0; i < n; i++) { s += p.x[i]; rows[i] = 0; }   /* a pointer store */
+    for (int i = 0; i < n; i++) { s += p.x[i]; counts[i] = 1; } /* an int store: n */
+    return s;
+}
+"""
+
+
+def test_a_local_whose_address_is_taken_is_invariant_where_nothing_may_write_it(tmp_path):
+    nests = nests_of(tmp_path, ESCAPED)
+    analysed = [sorted(r.text for r in n.root.refs) for n in nests]
+    assert analysed[0] == ["p.v[i]", "p.x[i]"]
+    # A call may change both the struct and n; a store of a pointer may change p.x;
+    # a store of an int may change n, so the loop's bound is not known.
+    assert not any(r.startswith("p.x") for r in analysed[1] + analysed[2])
+    invariant = [n.root.bounds_invariant for n in nests]
+    assert invariant == [True, False, True, False]
+
+
 UNCOPYABLE = r"""
 #define POP _Pragma("GCC diagnostic pop")
 #define CAT(a, b) a##b

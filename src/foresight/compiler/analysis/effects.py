@@ -89,28 +89,31 @@ class Effects:
             for key in written:
                 self.writes.setdefault(key, []).append(at)
 
-    def invariant(self, decl: ci.Cursor, nest_start: int, nest_end: int) -> bool:
-        """A variable whose value cannot change while the nest [nest_start, nest_end) runs."""
+    def invariant(self, decl: ci.Cursor, nest_start: int, nest_end: int,
+                  member: ci.Type | None = None) -> bool:
+        """A variable whose value cannot change while the nest [nest_start, nest_end) runs
+        (with `member`, the type of the member `decl.m` read: only that member's value)."""
         if decl.kind not in (K.VAR_DECL, K.PARM_DECL):
             return False
         if decl.type.is_volatile_qualified() or decl.type.get_canonical().kind.name == "ATOMIC":
             return False
         key = decl_key(decl)
-        if key in self.address_taken:
-            return False
         if any(nest_start <= w < nest_end for w in self.writes.get(key, ())):
             return False
         local = decl.semantic_parent is not None and decl.semantic_parent.kind == K.FUNCTION_DECL
         if decl.kind == K.PARM_DECL or (local and decl.storage_class != ci.StorageClass.STATIC):
-            return decl.location.file is not None and decl.location.offset < nest_start
-        # A global or static: the nest neither writes it (above) nor calls anything (a
-        # call may write it, and so may another thread at a synchronisation point,
-        # counted as a call) nor stores through memory what may be it (a pointer may
-        # point to it: a store of its kind of value, or of a char, or any store for an
-        # aggregate).
+            if decl.location.file is None or decl.location.offset >= nest_start:
+                return False
+            if key not in self.address_taken:
+                return True
+        # A global, a static, or a local whose address is taken: the nest neither writes
+        # it (above) nor calls anything (a call may write it, and so may another thread
+        # at a synchronisation point, counted as a call) nor stores through memory what
+        # may be it (a pointer may point to it: a store of its kind of value, or of a
+        # char, or any store for an aggregate; for a member read, of the member's kind).
         if any(nest_start <= o < nest_end for o in self.calls):
             return False
-        kind = _alias_class(decl.type.get_canonical().kind)
+        kind = _alias_class((member if member is not None else decl.type).get_canonical().kind)
         return not any(nest_start <= o < nest_end and (
             kind is None or _alias_class(k) in (kind, None, "char"))
             for o, k in self.memory_stores)

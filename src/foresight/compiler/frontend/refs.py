@@ -95,6 +95,9 @@ class References:
                 if inner.kind == K.UNARY_OPERATOR and unary_operator(inner) in (
                         "post++", "post--", "pre++", "pre--"):
                     inner = strip(children(inner)[0])
+                # x[j] after `j = order[b];`: the indirect x[order[b]].
+                if inner.kind == K.DECL_REF_EXPR:
+                    inner = self.v.held_element(inner, nest_start) or inner
                 if (inner.kind == K.ARRAY_SUBSCRIPT_EXPR and len(levels) == 1
                         and INT_KINDS.__contains__(inner.type.get_canonical().kind)):
                     ix = self.reference(inner, loops, nest_start, conditional)
@@ -296,7 +299,8 @@ class References:
         if op is None or owner.type.is_volatile_qualified():
             return None
         if owner.kind == K.DECL_REF_EXPR and owner.referenced is not None:
-            if not self.v.invariant_var(owner.referenced, nest_start):
+            if not self.v.invariant_var(owner.referenced, nest_start,
+                                        c.type if op == "." else None):
                 return None
             if op == "." and links == 0:
                 return None   # s.p of a struct variable is not read through a pointer
@@ -378,7 +382,8 @@ class References:
                 return None
             if member_kind in ARRAY_KINDS and od.kind in (K.VAR_DECL, K.PARM_DECL):
                 return f"{od.spelling}.{c.spelling}"
-            if member_kind == ci.TypeKind.POINTER and self.v.invariant_var(od, nest_start):
+            if member_kind == ci.TypeKind.POINTER and self.v.invariant_var(od, nest_start,
+                                                                          c.type):
                 return f"{od.spelling}.{c.spelling}"
         return None
 

@@ -32,12 +32,14 @@ class Values:
         self.fn, self.data, self.effects = fn, data, effects
         self.nest_end: dict[int, int] = {}
         self.expanding: set[tuple] = set()      # locals being replaced by their initializer
-        self._constant_stores: dict[tuple[int, tuple], tuple[int, int, int]] | None = None
+        self._stores: dict[tuple[int, tuple], tuple[ci.Cursor, int, int]] | None = None
 
-    def invariant_var(self, decl: ci.Cursor, nest_start: int) -> bool:
-        """A variable whose value cannot change while the nest runs."""
+    def invariant_var(self, decl: ci.Cursor, nest_start: int,
+                      member: ci.Type | None = None) -> bool:
+        """A variable (with `member`, the member of that type read from it) whose value
+        cannot change while the nest runs."""
         return self.effects.invariant(decl, nest_start,
-                                      self.nest_end.get(nest_start, len(self.data)))
+                                      self.nest_end.get(nest_start, len(self.data)), member)
 
     def sync_in(self, nest_start: int) -> str | None:
         """The first point in the nest where it may synchronise with other threads."""
@@ -129,30 +131,69 @@ class Values:
         every path to `at` passes that write, and only those writes follow it (the
         variable is local and its address never taken).  A block with a label or a
         `case` may be entered past the write: none then."""
-        if d.kind != K.VAR_DECL or d.type.is_volatile_qualified() or \
-                d.storage_class == ci.StorageClass.STATIC or d.semantic_parent is None or \
-                d.semantic_parent.kind != K.FUNCTION_DECL:
+        writes = self._local_writes(d, nest_start)
+        if not writes:
             return None
-        key = decl_key(d)
-        if key in self.effects.address_taken:
-            return None
-        nest_end = self.nest_end.get(nest_start, len(self.data))
-        writes = {w for w in self.effects.writes.get(key, ()) if nest_start <= w < nest_end}
-        stores = self.constant_stores()
-        values = {stores.get((w, key), (None,))[0] for w in writes}
-        if not writes or len(values) != 1 or None in values:
+        stores = self.stores()
+        values = {evaluate_int(stores[(w, decl_key(d))][0]) if (w, decl_key(d)) in stores
+                  else None for w in writes}
+        if len(values) != 1 or None in values:
             return None
         for w in writes:
-            _, end, block_end = stores[(w, key)]
+            _, end, block_end = stores[(w, decl_key(d))]
             if end <= at < block_end:
                 return _converted(values.pop(), d.type.get_canonical())
         return None
 
-    def constant_stores(self) -> dict[tuple[int, tuple], tuple[int, int, int]]:
-        """(offset, variable) -> (C, end, block end) for each statement `v = C;` directly
-        in a block of the function with no label or case in it."""
-        if self._constant_stores is None:
-            self._constant_stores = {}
+    def held_element(self, c: ci.Cursor, nest_start: int) -> ci.Cursor | None:
+        """The array element a local integer holds where `c` (a use of it) reads it, so
+        that `x[j]` is the indirect `x[order[b]]`: `int j = order[b];` declared in the
+        nest and never written, or `j = order[b];` its only write in the nest, directly
+        in a block enclosing `c` and before it (as assigned_constant).  The variable
+        must hold every value of the element's type (as wide, and as signed when as
+        wide), or the element is not its value."""
+        d = c.referenced
+        if d is None or not self._plain_local(d):
+            return None
+        key = decl_key(d)
+        nest_end = self.nest_end.get(nest_start, len(self.data))
+        if nest_start <= d.location.offset < nest_end and key not in self.effects.writes:
+            init = [k for k in children(d) if k.kind.is_expression()]
+            rhs = strip(init[0]) if len(init) == 1 else None
+        else:
+            writes = self._local_writes(d, nest_start)
+            found = self.stores().get((min(writes), key)) if len(writes) == 1 else None
+            if found is None or not found[1] <= start_of(c) < found[2]:
+                return None
+            rhs = strip(found[0])
+        if rhs is None or rhs.kind != K.ARRAY_SUBSCRIPT_EXPR:
+            return None
+        held, elem = d.type.get_canonical(), rhs.type.get_canonical()
+        if held.kind not in INT_KINDS or elem.kind not in INT_KINDS or \
+                held.get_size() < elem.get_size() or (
+                    held.get_size() == elem.get_size() and is_unsigned(held) != is_unsigned(elem)):
+            return None
+        return rhs
+
+    def _plain_local(self, d: ci.Cursor) -> bool:
+        """`d` is a non-volatile, non-static local variable whose address is not taken."""
+        return (d.kind == K.VAR_DECL and not d.type.is_volatile_qualified()
+                and d.storage_class != ci.StorageClass.STATIC and d.semantic_parent is not None
+                and d.semantic_parent.kind == K.FUNCTION_DECL
+                and decl_key(d) not in self.effects.address_taken)
+
+    def _local_writes(self, d: ci.Cursor, nest_start: int) -> set[int]:
+        """The offsets of the writes of plain local `d` in the nest (empty for others)."""
+        if not self._plain_local(d):
+            return set()
+        nest_end = self.nest_end.get(nest_start, len(self.data))
+        return {w for w in self.effects.writes.get(decl_key(d), ()) if nest_start <= w < nest_end}
+
+    def stores(self) -> dict[tuple[int, tuple], tuple[ci.Cursor, int, int]]:
+        """(offset, variable) -> (value, end, block end) for each statement `v = value;`
+        directly in a block of the function with no label or case in it."""
+        if self._stores is None:
+            self._stores = {}
             for b in preorder(self.fn):
                 if b.kind != K.COMPOUND_STMT or any(
                         k.kind in (K.LABEL_STMT, K.CASE_STMT, K.DEFAULT_STMT)
@@ -162,13 +203,10 @@ class Values:
                     if st.kind != K.BINARY_OPERATOR or binary_operator(st) != "=":
                         continue
                     lhs, rhs = (strip(k) for k in children(st))
-                    value = evaluate_int(rhs)
-                    if lhs.kind == K.DECL_REF_EXPR and lhs.referenced is not None and \
-                            value is not None:
-                        self._constant_stores[(start_of(st),
-                                               decl_key(lhs.referenced))] = (
-                            value, end_of(st), end_of(b))
-        return self._constant_stores
+                    if lhs.kind == K.DECL_REF_EXPR and lhs.referenced is not None:
+                        self._stores[(start_of(st), decl_key(lhs.referenced))] = (
+                            rhs, end_of(st), end_of(b))
+        return self._stores
 
     def local_definition(self, d: ci.Cursor, loops: dict[tuple, str],
                          nest_start: int) -> Affine | None:
