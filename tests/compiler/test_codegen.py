@@ -995,6 +995,28 @@ double f(double **A, long n, long m, long stop, double **T)
                                    ("T[i][j]", "i", None, "j")]
 
 
+def test_a_base_read_from_memory_needs_one_unconditional_reference_of_its_group(tmp_path):
+    nests = {n["line"]: n for n in report(tmp_path, """
+struct particles { double *x, *v; long n; };
+void drift(struct particles *p, double dt)
+{
+    for (long i = 0; i < p->n; i++) {
+        p->x[i] += dt * p->v[i];
+        if (p->x[i] < 0.0) p->x[i] = -p->x[i];
+    }
+    for (long i = 0; i < p->n; i++)
+        if (p->v[i] < 0.0) p->x[i] = -p->x[i];
+}
+""")}
+    # The first loop reads p->x on every iteration (line 6): the conditional copies of
+    # the reference beside it do not stop the hints from loading the base.  In the
+    # second, p->x is read only under the condition.
+    assert {h["ref"] for h in nests[5]["hints"]} == {"p->x[i]", "p->v[i]"}
+    assert [h["ref"] for h in nests[9]["hints"]] == ["p->v[i]"]
+    assert any("p->x[i]: not prefetched: its base p->x is read from memory and the "
+               "reference is conditional" in d for d in nests[9]["decisions"])
+
+
 def test_row_array_in_a_struct_with_member_bounds_is_streamed(tmp_path):
     # g->rows[i][j]: the row array is a pointer member of an invariant g, and the loop
     # bounds are members too (the loop evaluates them every iteration, so the hints may

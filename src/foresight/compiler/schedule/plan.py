@@ -427,9 +427,10 @@ def _loaded_base_unsafe(f: RefFacts, pipe: Loop, refs: list[RefFacts]) -> str | 
 
     The hints compute addresses at the top of the pipelining loop's body, loading the
     base there.  That load must be one the program makes in the same iteration anyway
-    (so it adds no invalid read): the reference, and its group's trailing one whose
-    address the releases compute, run unconditionally on every iteration from the
-    pipelining loop down, with no early exit and inner loops that always run.  And the
+    (so it adds no invalid read): a reference of the group (all read the same base) runs
+    unconditionally on every iteration from the pipelining loop down, with no early exit
+    and inner loops that always run; the others may be conditional (`if (p->x[i] < 0)
+    p->x[i] = -p->x[i];` beside `p->x[i] += ...`).  And the
     base must stay the same while the loops inside the last loop it depends on run: no
     pointer is stored through memory there (A[i] = ..., p->q = ...), or the hints would
     chase a stale row.  A base read through more than one pointer (S->g->v, g->rows[i])
@@ -439,16 +440,23 @@ def _loaded_base_unsafe(f: RefFacts, pipe: Loop, refs: list[RefFacts]) -> str | 
         return (f"its base {f.ref.base} is read through more than one pointer and the loop "
                 f"at line {pipe.line} makes calls (one might change a link)")
     group = [g for g in refs if g.ref is f.ref or g.leader is f.ref]
-    if any(g.ref.conditional for g in group):
+    sure = [g for g in group if not g.ref.conditional]
+    if not sure:
         return f"its base {f.ref.base} is read from memory and the reference is conditional"
-    for g in group:
+    why = None
+    for g in sure:
         inner = g.loops[g.loops.index(pipe):]
         if any(lp.body_exits for lp in inner):
-            return (f"its base {f.ref.base} is read from memory and the body can leave "
-                    "the loop early")
-        if any(lp.trip is None or lp.trip < 1 for lp in inner[1:]):
-            return (f"its base {f.ref.base} is read from memory and an inner loop may run "
-                    "no iteration")
+            why = (f"its base {f.ref.base} is read from memory and the body can leave "
+                   "the loop early")
+        elif any(lp.trip is None or lp.trip < 1 for lp in inner[1:]):
+            why = (f"its base {f.ref.base} is read from memory and an inner loop may run "
+                   "no iteration")
+        else:
+            why = None
+            break
+    if why is not None:
+        return why
     if f.ref.base_loops and (not pipe.bound_runtime or pipe.upper is None or not pipe.step):
         return (f"its base {f.ref.base} is read from memory and the bound of {pipe.var} "
                 "cannot be evaluated again (the hints could not stop at the row's end)")
