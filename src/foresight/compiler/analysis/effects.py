@@ -35,7 +35,7 @@ def _placed(fn: ci.Cursor, main: str):
         c, outer = stack.pop()
         start = c.extent.start
         at = start.offset if start.file is not None and start.file.name == main else outer
-        stack.extend((k, at) for k in reversed(list(children(c))))
+        stack.extend((k, at) for k in reversed(children(c)))
         yield c, at
 
 
@@ -65,7 +65,7 @@ class Effects:
                     target = children(c)[0]
             elif c.kind == K.UNARY_OPERATOR:
                 op = unary_operator(c)
-                kids = list(children(c))
+                kids = children(c)
                 if op in ("post++", "post--", "pre++", "pre--") and kids:
                     target = kids[0]
                 elif op == "&" and kids:

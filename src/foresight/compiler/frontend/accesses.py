@@ -114,7 +114,7 @@ class Expressions:
         """Walk expression `c`, evaluated for its value, into `f`."""
         c = strip(c)
         k = c.kind
-        kids = list(children(c))
+        kids = children(c)
         if k == K.DECL_REF_EXPR:
             d = c.referenced
             if d is not None and d.kind in (K.VAR_DECL, K.PARM_DECL):
@@ -205,7 +205,7 @@ class Expressions:
     def lvalue(self, c: ci.Cursor, f: Facts) -> Place:
         """Where lvalue `c` lies; the indexes and pointers it reads go into `f`."""
         c = strip(c)
-        kids = list(children(c))
+        kids = children(c)
         if c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.kind in (
                 K.VAR_DECL, K.PARM_DECL):
             return Place(var=self.var(c.referenced))
@@ -232,7 +232,7 @@ class Expressions:
     def pointer(self, c: ci.Cursor, f: Facts) -> Place:
         """Where pointer value `c` points, reading it into `f`."""
         c = strip(c)
-        kids = list(children(c))
+        kids = children(c)
         t = c.type.get_canonical().kind
         if t in ARRAY_KINDS:
             pl = self.lvalue(c, f)                 # an array: its own storage

@@ -375,7 +375,7 @@ class _Loops:
                 self.body(idx, depth, found, loops, nest_start, conditional)
                 sub = strip(base)
             return
-        kids = list(children(c))
+        kids = children(c)
         if c.kind in _OPS:
             found.ops += 1
         if c.kind in (K.IF_STMT, K.CONDITIONAL_OPERATOR):
@@ -438,7 +438,7 @@ def _loop_init(init: ci.Cursor | None) -> tuple[ci.Cursor | None, ci.Cursor | No
     if init is None:
         return None, None
     if init.kind == K.DECL_STMT:
-        decls = list(children(init))
+        decls = children(init)
         if len(decls) == 1 and decls[0].kind == K.VAR_DECL:
             kids = [k for k in children(decls[0]) if k.kind.is_expression()]
             return decls[0], (kids[-1] if kids else None)
@@ -454,7 +454,7 @@ def _loop_init(init: ci.Cursor | None) -> tuple[ci.Cursor | None, ci.Cursor | No
 
 def _loop_step(inc: ci.Cursor) -> tuple[ci.Cursor | None, int | None]:
     inc = strip(inc)
-    kids = list(children(inc))
+    kids = children(inc)
     if not kids:
         return None, None
     target = strip(kids[0])

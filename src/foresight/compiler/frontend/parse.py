@@ -43,7 +43,7 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, l
     data = Path(source).read_bytes()
     tu = load(source, clang_args)
     main = str(tu.spelling)
-    top = list(children(tu.cursor))
+    top = children(tu.cursor)
     macros = macro_ranges(top, main)
     counting = counting_macros(tu, top, data, clang_args)
     unrepeatable = Unrepeatable(top, clang_args)

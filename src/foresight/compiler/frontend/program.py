@@ -43,7 +43,7 @@ def parse_program(path: Path | str, clang_args: list[str]) -> Program:
 def build(tu: ci.TranslationUnit, data: bytes, main_file: str) -> Program:
     """The statement IR of the function definitions of `main_file` (whose bytes are
     `data`) in translation unit `tu`."""
-    top = list(children(tu.cursor))
+    top = children(tu.cursor)
     macros = macro_ranges(top, main_file)
     counting = counting_macros(tu, top, data)
     mine = [c for c in top if c.location.file is not None and str(c.location.file) == main_file]
@@ -176,7 +176,7 @@ class _Function:
         me = len(self.drafts)
         d = _Draft(kind, c, line, start, end, parent, control, spelled, from_macro)
         self.drafts.append(d)
-        kids = list(children(c))
+        kids = children(c)
         place = (start, end, line)
 
         def child(k: ci.Cursor, ctl: int | None = control, brk: int | None = breaks,

@@ -164,7 +164,7 @@ class References:
         any other dereference (left to the body walk)."""
         if not self.t.spelled(c):
             return None
-        kids = list(children(c))
+        kids = children(c)
         if len(kids) != 1:
             return None
         inner = strip(kids[0])
@@ -193,7 +193,7 @@ class References:
         offset; None for any other member access (left to the body walk)."""
         if not self.t.spelled(c):
             return None
-        kids = list(children(c))
+        kids = children(c)
         if len(kids) != 1 or c.referenced is None or c.referenced.kind != K.FIELD_DECL:
             return None
         walk = self.walk_var(kids[0], loops)
@@ -291,7 +291,7 @@ class References:
         invariant pointer p, or a chain of up to four loads (`S->g->v`, `s.g->v` of an
         invariant struct s); None otherwise.  Each link must be written `->` or `.` in
         the source right after its owner, so the text can be evaluated again."""
-        kids = list(children(c))
+        kids = children(c)
         owner = strip(kids[0]) if len(kids) == 1 else None
         if owner is None or links > 3:
             return None
@@ -365,7 +365,7 @@ class References:
                 return d.spelling
             return None
         if c.kind == K.MEMBER_REF_EXPR:
-            kids = list(children(c))
+            kids = children(c)
             if len(kids) != 1:
                 return None
             owner = strip(kids[0])

@@ -134,13 +134,13 @@ class Values:
         writes = self._local_writes(d, nest_start)
         if not writes:
             return None
-        stores = self.stores()
-        values = {evaluate_int(stores[(w, decl_key(d))][0]) if (w, decl_key(d)) in stores
-                  else None for w in writes}
+        key, stores = decl_key(d), self.stores()
+        values = {evaluate_int(stores[(w, key)][0]) if (w, key) in stores else None
+                  for w in writes}
         if len(values) != 1 or None in values:
             return None
         for w in writes:
-            _, end, block_end = stores[(w, decl_key(d))]
+            _, end, block_end = stores[(w, key)]
             if end <= at < block_end:
                 return _converted(values.pop(), d.type.get_canonical())
         return None
@@ -237,7 +237,7 @@ class Values:
         """`c`, an arithmetic operator, as an affine function (None if it is not one)."""
         if c.kind == K.BINARY_OPERATOR:
             op = binary_operator(c)
-            kids = list(children(c))
+            kids = children(c)
             a = self.affine(kids[0], loops, nest_start)
             b = self.affine(kids[1], loops, nest_start)
             if a is None or b is None:
@@ -254,7 +254,7 @@ class Values:
             return None
         if c.kind == K.UNARY_OPERATOR:
             op = unary_operator(c)
-            kids = list(children(c))
+            kids = children(c)
             a = self.affine(kids[0], loops, nest_start) if kids else None
             if a is None:
                 return None
