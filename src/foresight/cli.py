@@ -47,6 +47,8 @@ def build_parser(bench_suites: bool = True) -> argparse.ArgumentParser:
 
     sub.add_parser("cc", help="the prefetching C compiler: foresight cc [--no-prefetch] "
                    "[--report] [--report-json F] [--emit-c DIR] [--fs-*] CC-ARGS")
+    sub.add_parser("sim", help="simulate clients sharing I/O-node caches on a trace "
+                   "(paper 3): foresight sim --trace FILE... [--policy P] [--json OUT]")
     c = sub.add_parser("config", help="compiler and linker flags for using the runtime")
     c.add_argument("--cflags", action="store_true", help="print the compiler flags")
     c.add_argument("--libs", action="store_true", help="print the linker flags (with rpath)")
@@ -107,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return cc_run(argv[1:], "foresight cc")
     try:
+        if argv[:1] == ["sim"]:
+            # the simulator is a C program with its own options, help and errors
+            from foresight.sharedcache import sim
+
+            return sim.main(argv[1:])
         ns, unknown = build_parser(bench_suites=argv[:1] == ["bench"]).parse_known_args(argv)
         if unknown:   # named by the subcommand that does not know them
             ns.parser.error(f"unrecognized arguments: {' '.join(unknown)}")

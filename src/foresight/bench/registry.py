@@ -5,7 +5,7 @@ A new suite is one module with a `Suite` subclass and its instance `SUITE`
 
 from __future__ import annotations
 
-from foresight.bench import compile, compiler, demo, incore, micro, nas, overhead
+from foresight.bench import compile, compiler, demo, incore, micro, nas, overhead, sharedcache
 from foresight.bench.suite import Suite
 
 SUITES: tuple[Suite, ...] = (
@@ -16,4 +16,5 @@ SUITES: tuple[Suite, ...] = (
     nas.SUITE,
     incore.SUITE,
     compile.SUITE,
+    sharedcache.SUITE,
 )

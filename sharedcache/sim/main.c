@@ -1,0 +1,306 @@
+/*
+ * main.c — `foresight sim`: the command line of the shared I/O-node cache simulator.
+ * Bad input is one line on stderr and exit status 2, with nothing written.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+/* The device models.  `vm` is this project's VM (70 µs random 4 KiB reads, 0.8 GB/s
+ * sequential; a Unix-socket link); `paper` is our labelled reading of paper 3's cluster
+ * (its disk at 10 ms per access plus 25 MB/s, a 100 Mb/s network): the paper gives no
+ * latencies, so these are assumptions. */
+static const struct device DEVICES[] = {
+    {"vm", 70000, 0.8e9, 10000, 4e9, 2000},
+    {"paper", 10000000, 25e6, 100000, 12.5e6, 10000},
+};
+
+static const char USAGE[] =
+    "usage: foresight sim --trace FILE... [--policy none|plain|obl|coarse|fine|optimal]\n"
+    "         [--prefetcher hints|obl] [--replacement lru|lru-aging] [--cache SIZE]\n"
+    "         [--block SIZE] [--ionodes N] [--per-node-cache] [--epochs N] [--threshold T]\n"
+    "         [--k K] [--metric ratio|share] [--no-throttle] [--no-pin] [--shadows N]\n"
+    "         [--client-cache SIZE]\n"
+    "         [--disk vm|paper] [--serial] [--json OUT] [--speed]\n"
+    "\n"
+    "Simulates clients sharing I/O-node caches on a trace (lines `CLIENT OP BLOCK [THINK_US]`,\n"
+    "OP R, W, P or B) and writes the results as JSON (to OUT, else to stdout).\n"
+    "  --policy      none ignores P lines; plain issues every one; obl = --prefetcher obl\n"
+    "                with plain; coarse and fine throttle and pin (paper 3, Section V);\n"
+    "                optimal drops exactly the harmful prefetches (default fine)\n"
+    "  --prefetcher  hints: the trace's P lines; obl: the next block of the same disk on\n"
+    "                every demand fetch (default hints)\n"
+    "  --replacement lru or lru-aging, Multi-Queue (default lru-aging)\n"
+    "  --cache       the cache over all I/O nodes, or each node's with --per-node-cache\n"
+    "                (default 64M)\n"
+    "  --block       block size, a power of two (default 64K)\n"
+    "  --client-cache  each client's own LRU cache in front of the I/O nodes: its read\n"
+    "                hits and hints for blocks in it go no further (default 0: none)\n"
+    "  --ionodes     I/O nodes, blocks striped over them one by one (default 1)\n"
+    "  --epochs      the trace's requests in this many equal epochs (default 100)\n"
+    "  --threshold   in (0, 1] (default 0.35 coarse, 0.20 fine)\n"
+    "  --k           epochs a decision holds (default 3)\n"
+    "  --metric      coarse throttling by harmful/issued (ratio) or share of harm (share)\n"
+    "  --no-throttle, --no-pin   switch either mechanism off\n"
+    "  --shadows     evictions remembered per node to find harmful prefetches (default:\n"
+    "                the node's cache blocks)\n"
+    "  --disk        vm (this machine) or paper (10 ms + 25 MB/s, 100 Mb/s) (default vm)\n"
+    "  --serial      requests in the order of the trace's lines (as one server receives\n"
+    "                them), not interleaved by simulated time; times still modelled\n"
+    "  --speed       print the simulation's speed on stderr\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "foresight sim: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see `foresight sim --help`)\n");
+    return 2;
+}
+
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-')
+        return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return false;
+    unsigned shift = 0;
+    if (*end) {
+        const char *units = "KMGT";
+        const char *u = strchr(units, *end >= 'a' ? *end - 32 : *end);
+        if (!u || !*u)
+            return false;
+        shift = 10 * (unsigned)(u - units + 1);
+        end++;
+        if (*end == 'i')
+            end++;
+        if (*end == 'B' || *end == 'b')
+            end++;
+        if (*end)
+            return false;
+    }
+    if (v > (UINT64_MAX >> shift))
+        return false;
+    *out = (uint64_t)v << shift;
+    return true;
+}
+
+static bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-')
+        return false;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+static int choose(const char *arg, const char *const *names, unsigned count, const char *what,
+                  const char *valid, unsigned *out)
+{
+    for (unsigned i = 0; i < count; i++)
+        if (!strcmp(arg, names[i])) {
+            *out = i;
+            return 0;
+        }
+    fprintf(stderr, "foresight sim: error: unknown %s '%s' (valid: %s)\n", what, arg, valid);
+    return 2;
+}
+
+/* Writes the result to PATH through a temporary file renamed into place. */
+static int write_json(const char *path, const struct trace *t, const struct config *cfg,
+                      const struct result *r, char *const *paths, unsigned npaths)
+{
+    if (!path) {
+        json_write(stdout, t, cfg, r, paths, npaths);
+        return fflush(stdout) ? 2 : 0;
+    }
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return 2;
+    snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "foresight sim: error: cannot write %s: %s\n", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        free(tmp);
+        return 2;
+    }
+    json_write(f, t, cfg, r, paths, npaths);
+    int bad = ferror(f) | fclose(f);
+    if (bad || rename(tmp, path)) {
+        fprintf(stderr, "foresight sim: error: cannot write %s: %s\n", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return 2;
+    }
+    free(tmp);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"trace", required_argument, 0, 't'},   {"policy", required_argument, 0, 'p'},
+        {"prefetcher", required_argument, 0, 'f'}, {"replacement", required_argument, 0, 'r'},
+        {"cache", required_argument, 0, 'c'},   {"block", required_argument, 0, 'b'},
+        {"ionodes", required_argument, 0, 'n'}, {"per-node-cache", no_argument, 0, 'N'},
+        {"epochs", required_argument, 0, 'e'},  {"threshold", required_argument, 0, 'T'},
+        {"k", required_argument, 0, 'k'},       {"metric", required_argument, 0, 'm'},
+        {"no-throttle", no_argument, 0, 'x'},   {"no-pin", no_argument, 0, 'y'},
+        {"shadows", required_argument, 0, 's'}, {"disk", required_argument, 0, 'd'},
+        {"json", required_argument, 0, 'j'},    {"speed", no_argument, 0, 'S'},
+        {"serial", no_argument, 0, 'O'},      {"client-cache", required_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
+    };
+    static const char *const POLICIES[] = {"none", "plain", "coarse", "fine", "optimal", "obl"};
+    static const char *const PREFETCHERS[] = {"hints", "obl"};
+    static const char *const REPLACEMENTS[] = {"lru", "lru-aging"};
+    static const char *const METRICS[] = {"ratio", "share"};
+    static const char *const DISKS[] = {"vm", "paper"};
+    struct config cfg = {
+        .policy = POL_FINE, .prefetcher = PF_HINTS, .replacement = IOCACHE_LRU_AGING,
+        .cache_bytes = 64ull << 20, .block_bytes = 64ull << 10, .ionodes = 1, .epochs = 100,
+        .k = 3, .metric = IOCACHE_METRIC_RATIO, .throttle = true, .pin = true,
+        .device = DEVICES[0],
+    };
+    char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    unsigned npaths = 0, v;
+    const char *json = NULL;
+    bool speed = false, prefetcher_set = false;
+    int rc = 0, o;
+    opterr = 0;
+    if (!paths)
+        return 2;
+    while (!rc && (o = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        switch (o) {
+        case 't': paths[npaths++] = optarg; break;
+        case 'p':
+            rc = choose(optarg, POLICIES, 6, "policy", "none, plain, obl, coarse, fine, optimal",
+                        &v);
+            if (!rc && v == 5) {
+                cfg.policy = POL_PLAIN;
+                cfg.prefetcher = PF_OBL;
+                prefetcher_set = true;
+            } else if (!rc) {
+                cfg.policy = (enum policy)v;
+            }
+            break;
+        case 'f':
+            rc = choose(optarg, PREFETCHERS, 2, "prefetcher", "hints, obl", &v);
+            cfg.prefetcher = (enum prefetcher)v;
+            prefetcher_set = true;
+            break;
+        case 'r':
+            rc = choose(optarg, REPLACEMENTS, 2, "replacement", "lru, lru-aging", &v);
+            cfg.replacement = v == 0 ? IOCACHE_LRU : IOCACHE_LRU_AGING;
+            break;
+        case 'c':
+            if (!parse_size(optarg, &cfg.cache_bytes) || cfg.cache_bytes == 0)
+                rc = usage_error("--cache takes a size such as 64M, not '%s'", optarg);
+            break;
+        case 'b':
+            if (!parse_size(optarg, &cfg.block_bytes) || cfg.block_bytes == 0 ||
+                (cfg.block_bytes & (cfg.block_bytes - 1)))
+                rc = usage_error("--block takes a power of two such as 64K, not '%s'", optarg);
+            break;
+        case 'n':
+            if (!parse_uint(optarg, 1, 1024, &cfg.ionodes))
+                rc = usage_error("--ionodes takes 1 to 1024, not '%s'", optarg);
+            break;
+        case 'N': cfg.per_node_cache = true; break;
+        case 'e':
+            if (!parse_uint(optarg, 1, 1000000, &cfg.epochs))
+                rc = usage_error("--epochs takes 1 to 1000000, not '%s'", optarg);
+            break;
+        case 'T': {
+            char *end;
+            errno = 0;
+            cfg.threshold = strtod(optarg, &end);
+            if (errno || *end || !*optarg || !(cfg.threshold > 0 && cfg.threshold <= 1))
+                rc = usage_error("--threshold takes a number in (0, 1], not '%s'", optarg);
+            break;
+        }
+        case 'k':
+            if (!parse_uint(optarg, 1, 1000000, &cfg.k))
+                rc = usage_error("--k takes an integer of at least 1, not '%s'", optarg);
+            break;
+        case 'm':
+            rc = choose(optarg, METRICS, 2, "metric", "ratio, share", &v);
+            cfg.metric = v == 0 ? IOCACHE_METRIC_RATIO : IOCACHE_METRIC_SHARE;
+            break;
+        case 'x': cfg.throttle = false; break;
+        case 'y': cfg.pin = false; break;
+        case 's':
+            if (!parse_size(optarg, &cfg.shadows) || cfg.shadows == 0 ||
+                cfg.shadows >= UINT32_MAX)
+                rc = usage_error("--shadows takes 1 to 2^32-1, not '%s'", optarg);
+            break;
+        case 'd':
+            rc = choose(optarg, DISKS, 2, "disk model", "vm, paper", &v);
+            cfg.device = DEVICES[v];
+            break;
+        case 'j': json = optarg; break;
+        case 'S': speed = true; break;
+        case 'O': cfg.serial = true; break;
+        case 'C':
+            if (!parse_size(optarg, &cfg.client_cache_bytes))
+                rc = usage_error("--client-cache takes a size such as 16M, not '%s'", optarg);
+            break;
+        case 'h': fputs(USAGE, stdout); free(paths); return 0;
+        case ':': rc = usage_error("%s needs a value", argv[optind - 1]); break;
+        default: rc = usage_error("unknown option '%s'", argv[optind - 1]); break;
+        }
+    }
+    for (int i = optind; !rc && i < argc; i++)   /* --trace A B C */
+        paths[npaths++] = argv[i];
+    if (!rc && npaths == 0)
+        rc = usage_error("%s", "no trace given (--trace FILE)");
+    if (!rc && cfg.prefetcher == PF_OBL && cfg.policy == POL_NONE && prefetcher_set)
+        rc = usage_error("%s", "--prefetcher obl with --policy none prefetches nothing");
+    uint64_t blocks = cfg.cache_bytes / cfg.block_bytes;
+    if (!rc && (cfg.per_node_cache ? blocks : blocks / cfg.ionodes) == 0)
+        rc = usage_error("%s", "--cache is less than one block per I/O node");
+    if (rc) {
+        free(paths);
+        return rc;
+    }
+    struct trace *t = malloc(sizeof *t);
+    if (!t || (rc = trace_read(t, paths, npaths)) != 0) {
+        free(t);
+        free(paths);
+        return 2;
+    }
+    struct result r;
+    int err = sim_run(t, &cfg, &r);
+    if (err) {
+        fprintf(stderr, "foresight sim: error: %s\n", strerror(err));
+        rc = 2;
+    } else {
+        rc = write_json(json, t, &cfg, &r, paths, npaths);
+        if (speed)
+            fprintf(stderr, "foresight sim: %llu requests in %.3f s of CPU: %.2f M/s\n",
+                    (unsigned long long)t->requests, r.seconds,
+                    r.seconds > 0 ? (double)t->requests / r.seconds * 1e-6 : 0.0);
+    }
+    result_free(&r);
+    trace_free(t);
+    free(t);
+    free(paths);
+    return rc;
+}

@@ -1,0 +1,203 @@
+"""`foresight bench sharedcache`: clients sharing an I/O node's cache, simulated (paper 3).
+
+Each workload (src/foresight/sharedcache/workloads.py) is written as a trace for each
+client count and run by `foresight sim` under every policy: none (hints ignored), plain
+(every hint carried out), coarse and fine (throttling and pinning, Section V) and
+optimal (the oracle of Figure 21).  Reported per workload and client count: the
+makespan without prefetching, each policy's gain over no prefetching and over plain
+prefetching (the two are kept apart: the paper's headline mixes them), and the fraction
+of plain prefetches that were harmful (Figure 4).  The simulator is deterministic, so
+each configuration runs once.
+
+Compute per block (the trace's think time) is `--compute` times the time the device
+model takes to read one block sequentially and send it, so a single client is about as
+busy computing as reading, as in the paper's one-client runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+from foresight.bench import suite
+from foresight.bench.common import pyplot
+from foresight.bench.tables import Table, machine
+from foresight.errors import BenchError, UsageError
+from foresight.harness import environment
+from foresight.sharedcache import sim
+from foresight.sharedcache.workloads import NAMES, write_trace
+from foresight.units import format_size, parse_size
+
+POLICIES = ("none", "plain", "coarse", "fine", "optimal")
+# block read + link transfer of one 64 KiB block, µs, per device model (docs/sharedcache.md)
+BLOCK_US = {"vm": 65536 / 0.8e9 * 1e6 + 65536 / 4e9 * 1e6,
+            "paper": 65536 / 25e6 * 1e6 + 65536 / 12.5e6 * 1e6}
+BLOCK = 64 * 1024
+FULL = {"clients": "1,2,4,8,16", "data": "2G", "cache": "64M", "client_cache": "16M"}
+QUICK = {"clients": "1,2,4,8", "data": "256M", "cache": "8M", "client_cache": "2M"}
+# The paper's numbers at 8 clients (percent gain over no prefetching), for the notes.
+PAPER = {"plain": {"mgrid": 14.5, "cholesky": 13.7, "neighbor": 4.3, "med": 6.1},
+         "coarse": {"mgrid": 19.6, "cholesky": 16.7, "neighbor": 10.4, "med": 13.3},
+         "fine": {"mgrid": 34.6, "cholesky": 25.9}}
+
+
+def gain(base: float, t: float) -> float:
+    """Percent of BASE's time saved by T."""
+    return (base - t) / base * 100 if base > 0 else 0.0
+
+
+def run_one(trace: Path, policy: str, ns: argparse.Namespace, out: Path) -> dict:
+    args = [sim.binary(), "--trace", str(trace), "--policy", policy, "--cache", ns.cache,
+            "--client-cache", ns.client_cache, "--disk", ns.disk, "--json", str(out)]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BenchError(f"foresight sim failed on {trace.name} ({policy}): "
+                         f"{p.stderr.strip()}")
+    d = json.loads(out.read_text())
+    issued = d["prefetches_issued"]
+    return {"makespan_s": d["makespan_s"], "prefetches_issued": issued,
+            "harmful_prefetches": d["harmful_prefetches"],
+            "harmful_fraction": d["harmful_prefetches"] / issued if issued else 0.0,
+            "intra_client": d["intra_client"], "inter_client": d["inter_client"],
+            "throttled_prefetches": d["throttled_prefetches"],
+            "pinned_blocks": d["pinned_blocks"], "oracle_dropped": d["oracle_dropped"],
+            "late_hits": d["late_hits"]}
+
+
+def measure(ns: argparse.Namespace) -> dict:
+    workloads = suite.choose(ns.workloads, NAMES, "workload", "--workloads")
+    try:
+        clients = sorted({int(c) for c in ns.clients.split(",") if c})
+    except ValueError:
+        clients = []
+    if not clients or clients[0] < 1 or clients[-1] > 256:
+        raise UsageError(f"--clients {ns.clients!r}: give 1 to 256 clients, comma-separated")
+    data = parse_size(ns.data)
+    for opt in ("cache", "client_cache"):
+        parse_size(getattr(ns, opt))   # a UsageError names a bad size before the run
+    blocks = data // BLOCK
+    if blocks < 64:
+        raise UsageError(f"--data {ns.data}: at least 4M (64 blocks of 64K)")
+    think = ns.compute * BLOCK_US[ns.disk]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="foresight-sharedcache-") as tmp:
+        for w in workloads:
+            for n in clients:
+                trace = Path(tmp) / f"{w}-{n}.trace"
+                lines = write_trace(w, trace, n, blocks, think)
+                runs = {p: run_one(trace, p, ns, Path(tmp) / "out.json") for p in POLICIES}
+                base, plain = runs["none"]["makespan_s"], runs["plain"]["makespan_s"]
+                rows.append({"workload": w, "clients": n, "trace_lines": lines, "runs": runs,
+                             "gain_over_none": {p: gain(base, r["makespan_s"])
+                                                for p, r in runs.items()},
+                             "gain_over_plain": {p: gain(plain, r["makespan_s"])
+                                                 for p, r in runs.items()}})
+                print(f"{w} at {n} clients: " + ", ".join(
+                    f"{p} {rows[-1]['gain_over_none'][p]:+.1f}%" for p in POLICIES[1:]),
+                    flush=True)
+    return {"suite": "sharedcache", "workloads": workloads, "clients": clients,
+            "data_bytes": data, "block_bytes": BLOCK, "cache": ns.cache,
+            "client_cache": ns.client_cache, "disk": ns.disk, "compute": ns.compute,
+            "think_us": think, "epochs": 100, "k": 3, "rows": rows, "paper_8_clients": PAPER,
+            "environment": environment.environment(None)}
+
+
+class SharedCache(suite.Suite):
+    name = "sharedcache"
+    help = "clients sharing an I/O node's cache, simulated: throttling and pinning (paper 3)"
+    repeat = False
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--workloads", metavar="A,B",
+                            help=f"comma-separated: {', '.join(NAMES)} (default all)")
+        parser.add_argument("--clients", metavar="N,N",
+                            help="client counts (default 1,2,4,8,16)")
+        parser.add_argument("--data", help="the shared file (default 2G)")
+        parser.add_argument("--cache", help="the I/O node's cache (default 64M)")
+        parser.add_argument("--client-cache", help="each client's own cache (default 16M)")
+        parser.add_argument("--disk", choices=sorted(BLOCK_US), default="vm",
+                            help="the device model (default vm; paper: 10 ms + 25 MB/s, "
+                            "100 Mb/s)")
+        parser.add_argument("--compute", type=suite.positive, default=1.0,
+                            help="compute per block, in sequential block reads (default 1)")
+        parser.add_argument("--quick", action="store_true",
+                            help="defaults an eighth the size: 256M of data, 8M cache, "
+                            "2M client caches, 1-8 clients")
+
+    def measure(self, ns: argparse.Namespace) -> dict:
+        defaults = QUICK if ns.quick else FULL
+        for opt, value in defaults.items():
+            if getattr(ns, opt) is None:
+                setattr(ns, opt, value)
+        return measure(ns)
+
+    def tables(self, res: dict) -> list[Table]:
+        out = []
+        for w in res["workloads"]:
+            rows = []
+            for r in (x for x in res["rows"] if x["workload"] == w):
+                g, gp, plain = r["gain_over_none"], r["gain_over_plain"], r["runs"]["plain"]
+                rows.append((str(r["clients"]), f"{r['runs']['none']['makespan_s']:.2f} s",
+                             *(f"{g[p]:+.1f}%" for p in POLICIES[1:]),
+                             f"{gp['fine']:+.1f}%",
+                             f"{plain['harmful_fraction'] * 100:.1f}%",
+                             f"{r['runs']['fine']['harmful_prefetches']:,}"
+                             f" / {plain['harmful_prefetches']:,}"))
+            out.append(Table(
+                f"{w}: gain over no prefetching ({format_size(res['data_bytes'])} of data, "
+                f"{res['cache']} cache, {res['client_cache']} client caches, disk "
+                f"{res['disk']})",
+                ("clients", "none", "plain", "coarse", "fine", "optimal", "fine over plain",
+                 "harmful (plain)", "harmful fine / plain"), rows))
+        return out
+
+    def notes(self, res: dict) -> list[str]:
+        paper = ", ".join(f"{p} " + "/".join(f"{v}" for v in d.values())
+                          for p, d in PAPER.items())
+        return [f"Simulated (foresight sim, deterministic), compute {res['think_us']:.0f} us "
+                f"per block, hints 8 blocks ahead, 100 epochs, K 3. The paper at 8 clients, "
+                f"gain over none in % (mgrid/cholesky/neighbor/med): {paper}.",
+                machine(res["environment"])]
+
+    def plot(self, res: dict, directory: str) -> list[str]:
+        plt = pyplot()
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        files = []
+        fig, axes = plt.subplots(1, len(res["workloads"]), figsize=(4 * len(res["workloads"]),
+                                                                    3.2), squeeze=False)
+        for ax, w in zip(axes[0], res["workloads"], strict=True):
+            rows = [r for r in res["rows"] if r["workload"] == w]
+            xs = [r["clients"] for r in rows]
+            for p in POLICIES[1:]:
+                ax.plot(xs, [r["gain_over_none"][p] for r in rows], marker="o", label=p)
+            ax.set_xscale("log", base=2)
+            ax.set_title(w)
+            ax.set_xlabel("clients")
+            ax.axhline(0, color="grey", lw=0.5)
+        axes[0][0].set_ylabel("gain over no prefetching (%)")
+        axes[0][-1].legend(fontsize=8)
+        fig.tight_layout()
+        files.append(str(Path(directory) / "sharedcache-gain.png"))
+        fig.savefig(files[-1], dpi=120)
+        plt.close(fig)
+        fig, ax = plt.subplots(figsize=(6, 3.2))
+        for w in res["workloads"]:
+            rows = [r for r in res["rows"] if r["workload"] == w]
+            ax.plot([r["clients"] for r in rows],
+                    [r["runs"]["plain"]["harmful_fraction"] * 100 for r in rows],
+                    marker="o", label=w)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("clients")
+        ax.set_ylabel("harmful prefetches (% of issued)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        files.append(str(Path(directory) / "sharedcache-harmful.png"))
+        fig.savefig(files[-1], dpi=120)
+        plt.close(fig)
+        return files
+
+
+SUITE = SharedCache()

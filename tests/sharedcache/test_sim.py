@@ -1,0 +1,220 @@
+"""`foresight sim` (paper 3's shared I/O-node cache, simulated): its harmful-prefetch
+detector against a brute-force reference, its determinism, the oracle, and its errors."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+import pytest
+
+FORESIGHT = [sys.executable, "-m", "foresight.cli"]
+
+
+def sim(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    p = subprocess.run([*FORESIGHT, "sim", *args], capture_output=True, text=True)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def run_json(trace: Path, out: Path, *args: str) -> dict:
+    sim("--trace", str(trace), "--json", str(out), *args)
+    return json.loads(out.read_text())
+
+
+def write(path: Path, lines: list[tuple[int, str, int]]) -> Path:
+    path.write_text("".join(f"{c} {op} {b}\n" for c, op, b in lines))
+    return path
+
+
+def random_lines(seed: int, n: int = 3000, clients: int = 4, blocks: int = 40):
+    rng = random.Random(seed)
+    return [(rng.randrange(clients), rng.choice("RRRWPP"), rng.randrange(blocks))
+            for _ in range(n)]
+
+
+def brute_force(lines, capacity: int) -> dict:
+    """Harmful, benign and open prefetches by their definition: an LRU cache replayed in
+    the lines' order, and for every eviction by a prefetch, a scan of the lines after it
+    for whichever of the two blocks is referenced first."""
+    cache: OrderedDict[int, None] = OrderedDict()
+    evictions, missed = [], {}
+    for pos, (c, op, b) in enumerate(lines):
+        if op in "RW":
+            missed[pos] = b not in cache
+            if b in cache:
+                cache.move_to_end(b)
+            else:
+                if len(cache) == capacity:
+                    cache.popitem(last=False)
+                cache[b] = None
+        elif b not in cache:
+            if len(cache) == capacity:
+                victim, _ = cache.popitem(last=False)
+                evictions.append((pos, victim, b, c))
+            cache[b] = None
+    out = {"harmful": 0, "benign": 0, "open": 0, "intra": 0, "inter": 0,
+           "by_client": {}, "harm_miss_refs": set()}
+    for pos, victim, fetched, k in evictions:
+        for later in range(pos + 1, len(lines)):
+            c, op, b = lines[later]
+            if op not in "RW" or b not in (victim, fetched):
+                continue
+            if b == victim:
+                out["harmful"] += 1
+                out["intra" if c == k else "inter"] += 1
+                out["by_client"][k] = out["by_client"].get(k, 0) + 1
+                if missed[later]:
+                    out["harm_miss_refs"].add(later)
+            else:
+                out["benign"] += 1
+            break
+        else:
+            out["open"] += 1
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_detector_finds_what_the_definition_finds(tmp_path, seed):
+    lines = random_lines(seed)
+    trace = write(tmp_path / "t.trace", lines)
+    got = run_json(trace, tmp_path / "o.json", "--serial", "--policy", "plain",
+                   "--replacement", "lru", "--cache", "8", "--block", "1",
+                   "--shadows", "100000")
+    want = brute_force(lines, 8)
+    assert want["harmful"] > 20 and want["benign"] > 20   # the sequence tests something
+    assert got["harmful_prefetches"] == want["harmful"]
+    assert got["benign_prefetches"] == want["benign"]
+    assert got["open_shadows"] == want["open"]
+    assert got["unresolved_prefetches"] == 0
+    assert got["intra_client"] == want["intra"]
+    assert got["inter_client"] == want["inter"]
+    assert got["harm_misses"] == len(want["harm_miss_refs"])
+    for client in got["clients"]:
+        assert client["harmful_prefetches"] == want["by_client"].get(client["id"], 0)
+
+
+def test_a_bounded_shadow_memory_leaves_prefetches_unresolved(tmp_path):
+    lines = random_lines(4)
+    trace = write(tmp_path / "t.trace", lines)
+    got = run_json(trace, tmp_path / "o.json", "--serial", "--policy", "plain",
+                   "--replacement", "lru", "--cache", "8", "--block", "1", "--shadows", "2")
+    want = brute_force(lines, 8)
+    assert got["unresolved_prefetches"] > 0
+    resolved = got["harmful_prefetches"] + got["benign_prefetches"]
+    assert resolved + got["unresolved_prefetches"] + got["open_shadows"] == \
+        want["harmful"] + want["benign"] + want["open"]
+
+
+@pytest.mark.parametrize("policy", ["none", "plain", "obl", "coarse", "fine", "optimal"])
+def test_the_same_inputs_give_byte_identical_json(tmp_path, policy):
+    trace = write(tmp_path / "t.trace", random_lines(5, n=5000, clients=6, blocks=300))
+    args = ["--trace", str(trace), "--policy", policy, "--cache", "1M", "--epochs", "10"]
+    sim(*args, "--json", str(tmp_path / "a.json"))
+    sim(*args, "--json", str(tmp_path / "b.json"))
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def test_the_oracle_drops_exactly_the_harmful_prefetches(tmp_path):
+    lines = random_lines(6)
+    trace = write(tmp_path / "t.trace", lines)
+    common = ["--serial", "--replacement", "lru", "--cache", "8", "--block", "1",
+              "--shadows", "100000"]
+    plain = run_json(trace, tmp_path / "p.json", *common, "--policy", "plain")
+    best = run_json(trace, tmp_path / "o.json", *common, "--policy", "optimal")
+    assert plain["harmful_prefetches"] > 0
+    assert best["harmful_prefetches"] == 0
+    assert best["oracle_dropped"] > 0
+
+
+def test_without_prefetches_every_policy_serves_the_same(tmp_path):
+    lines = [(c, op, b) for c, op, b in random_lines(7, n=4000) if op != "P"]
+    trace = write(tmp_path / "t.trace", lines)
+    keys = ("hits", "misses", "finish_s", "stall_s")
+    seen = []
+    for policy in ("none", "plain", "coarse", "fine", "optimal"):
+        got = run_json(trace, tmp_path / f"{policy}.json", "--policy", policy,
+                       "--cache", "512K", "--epochs", "20")
+        seen.append(([{k: c[k] for k in keys} for c in got["clients"]], got["makespan_s"]))
+    assert all(s == seen[0] for s in seen)
+
+
+def test_none_ignores_the_prefetch_lines(tmp_path):
+    trace = write(tmp_path / "t.trace", [(0, "P", 5), (0, "R", 5)])
+    none = run_json(trace, tmp_path / "n.json", "--policy", "none")
+    plain = run_json(trace, tmp_path / "p.json", "--policy", "plain")
+    assert none["clients"][0]["prefetches_issued"] == 0
+    assert none["clients"][0]["misses"] == 1
+    assert plain["clients"][0]["prefetches_issued"] == 1
+    assert plain["clients"][0]["hits"] == 1
+
+
+def test_a_barrier_waits_for_every_client_of_its_trace(tmp_path):
+    trace = tmp_path / "t.trace"
+    trace.write_text("0 R 1 1000\n0 B 0\n0 R 2\n1 R 3\n1 B 0\n1 R 4\n")
+    got = run_json(trace, tmp_path / "o.json", "--policy", "none")
+    by_id = {c["id"]: c for c in got["clients"]}
+    # client 1 thinks nothing, yet leaves the barrier only after client 0's 1 ms
+    assert by_id[1]["finish_s"] > 0.001
+    alone = tmp_path / "alone.trace"
+    alone.write_text("1 R 3\n1 B 0\n1 R 4\n")
+    assert run_json(alone, tmp_path / "a.json", "--policy", "none")["makespan_s"] < 0.001
+
+
+@pytest.mark.parametrize("text,reason", [
+    ("0 R 1\n0 X 2\n", "t.trace:2: OP must be R, W, P or B: 'X'"),
+    ("0 R\n", "t.trace:1: expected CLIENT OP BLOCK [THINK_US]"),
+    ("-1 R 1\n", "t.trace:1: CLIENT must be a non-negative integer: '-1'"),
+    ("0 R 1 2 3\n", "t.trace:1: too many fields"),
+    ("# fine\n\n0 R x\n", "t.trace:3: BLOCK must be a non-negative integer: 'x'"),
+    ("0 R 1 -5\n", "t.trace:1: THINK_US must be a non-negative number of microseconds"),
+    ("256 R 1\n", "t.trace:1: too many clients"),
+    ("# nothing\n", "t.trace: no requests"),
+])
+def test_a_bad_trace_is_named_by_file_and_line_and_nothing_is_written(tmp_path, text, reason):
+    trace = tmp_path / "t.trace"
+    trace.write_text(text)
+    out = tmp_path / "o.json"
+    p = sim("--trace", str(trace), "--json", str(out), check=False)
+    assert p.returncode == 2
+    assert reason in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert p.stdout == ""
+    assert list(tmp_path.iterdir()) == [trace]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--policy", "lfu"], "unknown policy 'lfu' (valid: none, plain, obl, coarse, fine, optimal)"),
+    (["--threshold", "0"], "--threshold takes a number in (0, 1]"),
+    (["--threshold", "1.5"], "--threshold takes a number in (0, 1]"),
+    (["--k", "0"], "--k takes an integer of at least 1"),
+    (["--block", "3000"], "--block takes a power of two"),
+    (["--cache", "32K"], "--cache is less than one block per I/O node"),
+    (["--replacement", "fifo"], "unknown replacement 'fifo' (valid: lru, lru-aging)"),
+    (["--disk", "ssd"], "unknown disk model 'ssd' (valid: vm, paper)"),
+    (["--metric", "x"], "unknown metric 'x' (valid: ratio, share)"),
+])
+def test_a_bad_parameter_is_one_line_naming_the_valid_values(tmp_path, args, message):
+    trace = write(tmp_path / "t.trace", [(0, "R", 1)])
+    p = sim("--trace", str(trace), *args, check=False)
+    assert p.returncode == 2
+    assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert p.stdout == ""
+
+
+def test_a_missing_trace_is_an_error(tmp_path):
+    p = sim("--trace", str(tmp_path / "nope.trace"), check=False)
+    assert p.returncode == 2 and "nope.trace: cannot read" in p.stderr
+
+
+def test_a_client_cache_serves_its_own_rereads_and_keeps_their_hints(tmp_path):
+    trace = write(tmp_path / "t.trace", [(0, "R", 7), (0, "P", 7), (0, "R", 7)])
+    got = run_json(trace, tmp_path / "o.json", "--policy", "plain", "--client-cache", "1M")
+    c = got["clients"][0]
+    assert c["demand_requests"] == 2 and c["client_cache_hits"] == 1
+    assert c["hints_kept_local"] == 1 and c["prefetches_requested"] == 0
+    assert got["nodes"][0]["misses"] == 1 and got["nodes"][0]["hits"] == 0
