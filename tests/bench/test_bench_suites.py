@@ -77,7 +77,7 @@ OPTIONS = {
     "compile": {"--lines", "--kernels", "--timeout", "--repeat", "--json", "--markdown",
                 "--plots"},
     "sharedcache": {"--workloads", "--clients", "--data", "--cache", "--client-cache", "--disk",
-                    "--compute", "--quick", "--json", "--markdown", "--plots"},
+                    "--compute", "--figs", "--quick", "--json", "--markdown", "--plots"},
 }
 
 

@@ -56,3 +56,23 @@ def test_bad_options_are_one_line_before_any_run(tmp_path):
         assert p.returncode == 2, (args, p.stderr)
         assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "r.json").exists()
+
+
+def test_figures_sweep_one_parameter_against_no_prefetching(tmp_path):
+    out = tmp_path / "r.json"
+    p = bench("--quick", "--workloads", "neighbor", "--clients", "1", "--figs", "15,20,19",
+              "--json", str(out), "--plots", str(tmp_path / "plots"))
+    assert p.returncode == 0, p.stderr
+    figs = json.loads(out.read_text())["figures"]
+    assert set(figs) == {"15", "19", "20"}
+    assert figs["15"]["values"] == ["0.1", "0.2", "0.35", "0.5", "0.7", "0.9"]
+    assert figs["19"]["rows"][0]["clients"] is None   # the client count is the parameter
+    for f in figs.values():
+        for row in f["rows"]:
+            for pt in row["points"].values():
+                want = (pt["none_s"] - pt["policy_s"]) / pt["none_s"] * 100
+                assert abs(pt["gain_over_none"] - want) < 1e-9
+        assert (tmp_path / "plots" / f"sharedcache-fig{f['fig']}.png").exists()
+    # mgrid alone, then beside 1-3 other applications
+    assert figs["20"]["values"] == ["0", "1", "2", "3"]
+    assert bench("--figs", "13").returncode == 2

@@ -17,18 +17,17 @@ busy computing as reading, as in the paper's one-client runs.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import tempfile
 from pathlib import Path
 
 from foresight.bench import suite
 from foresight.bench.common import pyplot
 from foresight.bench.tables import Table, machine
-from foresight.errors import BenchError, UsageError
+from foresight.errors import UsageError
 from foresight.harness import environment
-from foresight.sharedcache import sim
-from foresight.sharedcache.workloads import NAMES, write_trace
+from foresight.sharedcache import sweeps
+from foresight.sharedcache.sweeps import FIGURES
+from foresight.sharedcache.workloads import NAMES
 from foresight.units import format_size, parse_size
 
 POLICIES = ("none", "plain", "coarse", "fine", "optimal")
@@ -44,27 +43,10 @@ PAPER = {"plain": {"mgrid": 14.5, "cholesky": 13.7, "neighbor": 4.3, "med": 6.1}
          "fine": {"mgrid": 34.6, "cholesky": 25.9}}
 
 
-def gain(base: float, t: float) -> float:
-    """Percent of BASE's time saved by T."""
-    return (base - t) / base * 100 if base > 0 else 0.0
-
-
-def run_one(trace: Path, policy: str, ns: argparse.Namespace, out: Path) -> dict:
-    args = [sim.binary(), "--trace", str(trace), "--policy", policy, "--cache", ns.cache,
-            "--client-cache", ns.client_cache, "--disk", ns.disk, "--json", str(out)]
-    p = subprocess.run(args, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise BenchError(f"foresight sim failed on {trace.name} ({policy}): "
-                         f"{p.stderr.strip()}")
-    d = json.loads(out.read_text())
-    issued = d["prefetches_issued"]
-    return {"makespan_s": d["makespan_s"], "prefetches_issued": issued,
-            "harmful_prefetches": d["harmful_prefetches"],
-            "harmful_fraction": d["harmful_prefetches"] / issued if issued else 0.0,
-            "intra_client": d["intra_client"], "inter_client": d["inter_client"],
-            "throttled_prefetches": d["throttled_prefetches"],
-            "pinned_blocks": d["pinned_blocks"], "oracle_dropped": d["oracle_dropped"],
-            "late_hits": d["late_hits"]}
+def figures_list(text: str | None) -> list[str]:
+    if not text:
+        return []
+    return suite.choose(text, FIGURES, "figure", "--figs")
 
 
 def measure(ns: argparse.Namespace) -> dict:
@@ -75,6 +57,7 @@ def measure(ns: argparse.Namespace) -> dict:
         clients = []
     if not clients or clients[0] < 1 or clients[-1] > 256:
         raise UsageError(f"--clients {ns.clients!r}: give 1 to 256 clients, comma-separated")
+    figs = figures_list(ns.figs)
     data = parse_size(ns.data)
     for opt in ("cache", "client_cache"):
         parse_size(getattr(ns, opt))   # a UsageError names a bad size before the run
@@ -82,27 +65,33 @@ def measure(ns: argparse.Namespace) -> dict:
     if blocks < 64:
         raise UsageError(f"--data {ns.data}: at least 4M (64 blocks of 64K)")
     think = ns.compute * BLOCK_US[ns.disk]
-    rows = []
+    rows, figures = [], {}
+    common = ["--cache", ns.cache, "--client-cache", ns.client_cache, "--disk", ns.disk]
     with tempfile.TemporaryDirectory(prefix="foresight-sharedcache-") as tmp:
+        r = sweeps.Runner(Path(tmp), blocks, think, common)
         for w in workloads:
             for n in clients:
-                trace = Path(tmp) / f"{w}-{n}.trace"
-                lines = write_trace(w, trace, n, blocks, think)
-                runs = {p: run_one(trace, p, ns, Path(tmp) / "out.json") for p in POLICIES}
+                trace = [r.trace(w, n)]
+                runs = {p: r.run(trace, p) for p in POLICIES}
                 base, plain = runs["none"]["makespan_s"], runs["plain"]["makespan_s"]
-                rows.append({"workload": w, "clients": n, "trace_lines": lines, "runs": runs,
-                             "gain_over_none": {p: gain(base, r["makespan_s"])
-                                                for p, r in runs.items()},
-                             "gain_over_plain": {p: gain(plain, r["makespan_s"])
-                                                 for p, r in runs.items()}})
+                rows.append({"workload": w, "clients": n, "trace_lines": r.lines[w, n],
+                             "runs": runs,
+                             "gain_over_none": {p: sweeps.gain(base, x["makespan_s"])
+                                                for p, x in runs.items()},
+                             "gain_over_plain": {p: sweeps.gain(plain, x["makespan_s"])
+                                                 for p, x in runs.items()}})
                 print(f"{w} at {n} clients: " + ", ".join(
                     f"{p} {rows[-1]['gain_over_none'][p]:+.1f}%" for p in POLICIES[1:]),
                     flush=True)
+        for f in figs:
+            figures[f] = (sweeps.other_applications(r) if f == "20"
+                          else sweeps.sweep(r, sweeps.SWEEPS[f], workloads))
+            print(f"figure {f} done", flush=True)
     return {"suite": "sharedcache", "workloads": workloads, "clients": clients,
             "data_bytes": data, "block_bytes": BLOCK, "cache": ns.cache,
             "client_cache": ns.client_cache, "disk": ns.disk, "compute": ns.compute,
-            "think_us": think, "epochs": 100, "k": 3, "rows": rows, "paper_8_clients": PAPER,
-            "environment": environment.environment(None)}
+            "think_us": think, "epochs": 100, "k": 3, "rows": rows, "figures": figures,
+            "paper_8_clients": PAPER, "environment": environment.environment(None)}
 
 
 class SharedCache(suite.Suite):
@@ -123,6 +112,9 @@ class SharedCache(suite.Suite):
                             "100 Mb/s)")
         parser.add_argument("--compute", type=suite.positive, default=1.0,
                             help="compute per block, in sequential block reads (default 1)")
+        parser.add_argument("--figs", metavar="N,N",
+                            help="also the sensitivity figures: " + ", ".join(FIGURES) +
+                            " (paper 3's numbering; default none)")
         parser.add_argument("--quick", action="store_true",
                             help="defaults an eighth the size: 256M of data, 8M cache, "
                             "2M client caches, 1-8 clients")
@@ -152,6 +144,13 @@ class SharedCache(suite.Suite):
                 f"{res['disk']})",
                 ("clients", "none", "plain", "coarse", "fine", "optimal", "fine over plain",
                  "harmful (plain)", "harmful fine / plain"), rows))
+        for f in res.get("figures", {}).values():
+            rows = [(r["workload"], "" if r["clients"] is None else str(r["clients"]),
+                     *(f"{r['points'][v]['gain_over_none']:+.1f}%" for v in f["values"]))
+                    for r in f["rows"]]
+            out.append(Table(f"Figure {f['fig']}: {f['title']}: {f['policy']}'s gain over no "
+                             f"prefetching, by {f['param']}",
+                             ("workload", "clients", *f["values"]), rows, left=("workload",)))
         return out
 
     def notes(self, res: dict) -> list[str]:
@@ -197,6 +196,21 @@ class SharedCache(suite.Suite):
         files.append(str(Path(directory) / "sharedcache-harmful.png"))
         fig.savefig(files[-1], dpi=120)
         plt.close(fig)
+        for f in res.get("figures", {}).values():
+            fig, ax = plt.subplots(figsize=(6, 3.2))
+            for r in f["rows"]:
+                label = r["workload"] + ("" if r["clients"] is None else f", {r['clients']}")
+                ax.plot(f["values"], [r["points"][v]["gain_over_none"] for v in f["values"]],
+                        marker="o", label=label)
+            ax.set_xlabel(f["param"])
+            ax.set_ylabel(f"{f['policy']}: gain over none (%)")
+            ax.set_title(f"Figure {f['fig']}: {f['title']}", fontsize=9)
+            ax.axhline(0, color="grey", lw=0.5)
+            ax.legend(fontsize=6, ncol=2)
+            fig.tight_layout()
+            files.append(str(Path(directory) / f"sharedcache-fig{f['fig']}.png"))
+            fig.savefig(files[-1], dpi=120)
+            plt.close(fig)
         return files
 
 
