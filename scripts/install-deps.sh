@@ -12,6 +12,13 @@ command -v csmith >/dev/null || need+=(csmith)
 [ -e /usr/include/csmith/csmith.h ] || need+=(libcsmith-dev)
 # fio measures the disk for the physical bound of `foresight bench nas` and `compiler`
 command -v fio >/dev/null || need+=(fio)
+# the shared I/O-node cache's server (paper 3): nbdkit and its filter headers, libnbd for
+# its test clients, fuse3 for nbdfuse mounts
+command -v nbdkit >/dev/null || need+=(nbdkit)
+[ -e /usr/include/nbdkit-filter.h ] || need+=(nbdkit-plugin-dev)
+[ -e /usr/include/libnbd.h ] || need+=(libnbd-dev)
+command -v nbdfuse >/dev/null || need+=(libnbd-bin)
+command -v fusermount3 >/dev/null || need+=(fuse3)
 # clang's own headers (stdatomic.h, stddef.h) for the front end's libclang, which the
 # libclang wheel lacks; gcc's <stdatomic.h> is not parseable by clang
 compgen -G '/usr/lib/llvm-*/lib/clang/*/include/stdatomic.h' >/dev/null || need+=(libclang-common-16-dev)

@@ -116,6 +116,8 @@ enum iocache_result {
     IOCACHE_ADMITTED,  /* prefetch: the block is now cached; the caller reads it */
     IOCACHE_CACHED,    /* prefetch: already cached, nothing to do */
     IOCACHE_DROPPED,   /* prefetch: not carried out (see the reason) */
+    IOCACHE_BYPASS,    /* access: missed, and every cached block is held (iocache_hold):
+                          not cached; the caller reads or writes around the cache */
 };
 
 enum iocache_drop {
@@ -124,8 +126,7 @@ enum iocache_drop {
                                 victim's owner) */
     IOCACHE_DROP_PINNED,     /* every block the prefetch could evict is pinned against it */
     IOCACHE_DROP_ORACLE,     /* optimal: the prefetch would be harmful */
-    IOCACHE_DROP_NOROOM,     /* capacity full of blocks no request may evict (never with
-                                the policies here; kept for callers' own pins) */
+    IOCACHE_DROP_NOROOM,     /* every cached block is held by the caller */
 };
 
 struct iocache_outcome {
@@ -149,8 +150,15 @@ int iocache_access(struct iocache *c, unsigned client, uint64_t block, bool writ
 int iocache_prefetch(struct iocache *c, unsigned client, uint64_t block, uint64_t now,
                      struct iocache_outcome *out);
 
-/* Whether BLOCK is cached (no request: nothing changes). */
-bool iocache_contains(const struct iocache *c, uint64_t block);
+/* The caller's hold on a cached block's SLOT: while held (holds nest), no request
+ * evicts it, as a server must while it reads the block's data in or copies them out.
+ * iocache_hold returns EINVAL for a slot not in use. */
+int iocache_hold(struct iocache *c, uint32_t slot);
+void iocache_unhold(struct iocache *c, uint32_t slot);
+
+/* BLOCK's slot, or IOCACHE_NOT_CACHED (no request: nothing changes). */
+#define IOCACHE_NOT_CACHED UINT32_MAX
+uint32_t iocache_lookup(const struct iocache *c, uint64_t block);
 
 /* Ends the current epoch: takes the decisions for the next K epochs from its counters
  * (coarse and fine, whichever is on), then resets the counters. */

@@ -229,7 +229,7 @@ static int request(struct run *s, unsigned id, size_t index)
     int err = 0;
     if (q->op == OP_PREFETCH) {
         if (s->cfg->policy != POL_NONE && s->cfg->prefetcher == PF_HINTS) {
-            if (c->own && iocache_contains(c->own, q->block)) {
+            if (c->own && iocache_lookup(c->own, q->block) != IOCACHE_NOT_CACHED) {
                 cr->local_skips++;
             } else {
                 c->t += d->issue_ns;

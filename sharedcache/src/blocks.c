@@ -133,6 +133,7 @@ uint32_t blocks_insert(struct blocks *t, uint64_t block, uint32_t victim, unsign
     x->block = block;
     x->owner = (uint16_t)owner;
     x->unreferenced = true;
+    x->holds = 0;
     x->refs = 0;
     x->last_ref = t->clock;
     index_insert(t, block, s);
@@ -177,6 +178,8 @@ uint32_t blocks_victim(const struct blocks *t, blocks_skip_fn skip, const void *
     for (unsigned q = 0; q < QUEUES; q++) {
         uint32_t head = t->capacity + q;
         for (uint32_t s = t->slot[head].next; s != head; s = t->slot[s].next) {
+            if (t->slot[s].holds)
+                continue;
             if (!skip || !skip(ctx, &t->slot[s]))
                 return s;
             if (skipped)

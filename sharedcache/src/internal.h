@@ -16,6 +16,7 @@ struct slot {
     uint8_t queue;
     uint8_t refs;          /* references while cached, saturating */
     bool unreferenced;     /* admitted by a prefetch and not referenced since */
+    uint16_t holds;        /* the caller's holds: never a victim while held */
 };
 
 struct blocks {
@@ -36,8 +37,8 @@ uint32_t blocks_insert(struct blocks *t, uint64_t block, uint32_t victim, unsign
                        bool prefetched);
 void blocks_reference(struct blocks *t, uint32_t s, unsigned client);
 bool blocks_full(const struct blocks *t);
-/* The victim replacement would choose, passing over slots SKIP says are protected
- * (counted in *SKIPPED); NONE when every cached block is protected. */
+/* The victim replacement would choose, passing over held slots and those SKIP says are
+ * protected (counted in *SKIPPED); NONE when every cached block is held or protected. */
 typedef bool (*blocks_skip_fn)(const void *ctx, const struct slot *s);
 uint32_t blocks_victim(const struct blocks *t, blocks_skip_fn skip, const void *ctx,
                        uint64_t *skipped);

@@ -111,6 +111,11 @@ int iocache_access(struct iocache *c, unsigned client, uint64_t block, bool writ
     uint32_t victim = NONE;
     if (blocks_full(&c->blocks)) {   /* pins protect against prefetches only */
         victim = blocks_victim(&c->blocks, NULL, NULL, NULL);
+        if (victim == NONE) {        /* every block held by the caller */
+            out->result = IOCACHE_BYPASS;
+            out->slot = NONE;
+            return 0;
+        }
         evicting(c, victim, out);
     }
     out->result = IOCACHE_MISS;
@@ -182,9 +187,23 @@ int iocache_prefetch(struct iocache *c, unsigned client, uint64_t block, uint64_
     return 0;
 }
 
-bool iocache_contains(const struct iocache *c, uint64_t block)
+int iocache_hold(struct iocache *c, uint32_t slot)
 {
-    return blocks_find(&c->blocks, block) != NONE;
+    if (slot >= c->blocks.used || c->blocks.slot[slot].holds == UINT16_MAX)
+        return EINVAL;
+    c->blocks.slot[slot].holds++;
+    return 0;
+}
+
+void iocache_unhold(struct iocache *c, uint32_t slot)
+{
+    if (slot < c->blocks.used && c->blocks.slot[slot].holds)
+        c->blocks.slot[slot].holds--;
+}
+
+uint32_t iocache_lookup(const struct iocache *c, uint64_t block)
+{
+    return blocks_find(&c->blocks, block);
 }
 
 void iocache_epoch_end(struct iocache *c)

@@ -13,7 +13,9 @@
  *   pseudo-random accesses over 5000 block numbers (many equal in their low 10 or 32
  *   bits, some near 2^40, 0 and UINT64_MAX) into a 1000-block cache: with LRU every
  *   outcome (hit or miss, victim, slot) matches an array-based LRU model, and with
- *   LRU-aging every hit, miss and victim is consistent with the blocks cached.
+ *   LRU-aging every hit, miss and victim is consistent with the blocks cached;
+ * - a slot the caller holds is never a victim: with every slot held an access goes
+ *   around the cache and a prefetch is dropped.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -373,8 +375,32 @@ static void churn(enum iocache_replacement r)
     iocache_free(c);
 }
 
+/* A held slot is never a victim; with every slot held, an access goes around the cache
+ * (BYPASS) and a prefetch is dropped (NOROOM); unheld again, it is evicted as before. */
+static void held_slots_are_not_victims(void)
+{
+    struct iocache *c = make(2, IOCACHE_LRU);
+    struct iocache_outcome a = acc(c, A), b = acc(c, B);
+    CHECK_EQ(iocache_hold(c, a.slot), 0);
+    struct iocache_outcome o = acc(c, C);   /* A is LRU but held: B goes */
+    CHECK(o.result == IOCACHE_MISS && o.evicted && o.victim == B);
+    CHECK_EQ(iocache_hold(c, o.slot), 0);
+    o = acc(c, D);
+    CHECK(o.result == IOCACHE_BYPASS && !o.evicted);
+    CHECK(iocache_lookup(c, D) == IOCACHE_NOT_CACHED && iocache_lookup(c, A) == a.slot);
+    o = pf(c, E);
+    CHECK(o.result == IOCACHE_DROPPED && o.drop == IOCACHE_DROP_NOROOM);
+    iocache_unhold(c, a.slot);
+    o = acc(c, D);
+    CHECK(o.result == IOCACHE_MISS && o.victim == A && o.slot == a.slot);
+    CHECK_EQ(iocache_hold(c, 7), EINVAL);   /* not a slot in use */
+    (void)b;
+    iocache_free(c);
+}
+
 int main(void)
 {
+    held_slots_are_not_victims();
     lru_order_and_slots();
     lru_prefetch_enters_mru();
     aging_survives_scan();

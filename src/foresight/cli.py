@@ -22,6 +22,12 @@ def _run(ns: argparse.Namespace) -> int:
     return run.main(ns)
 
 
+def _ionode(ns: argparse.Namespace) -> int:
+    from foresight.sharedcache import ionode
+
+    return ionode.main(ns)
+
+
 def _swap(ns: argparse.Namespace) -> int:
     from foresight.harness import swap
 
@@ -76,6 +82,13 @@ def build_parser(bench_suites: bool = True) -> argparse.ArgumentParser:
                    help="run K times and report the median and spread")
     r.add_argument("cmd", nargs=argparse.REMAINDER, help="-- PROG ARGS")
     r.set_defaults(func=_run)
+
+    io = sub.add_parser("ionode", help="the shared I/O-node cache as an NBD server "
+                        "(paper 3): start or stop it")
+    from foresight.sharedcache.ionode import add_arguments as ionode_arguments
+
+    ionode_arguments(io)
+    io.set_defaults(func=_ionode)
 
     s = sub.add_parser("swap", help="manage a swap file for anonymous out-of-core data")
     s.add_argument("action", choices=["enable", "disable", "status"])

@@ -15,7 +15,7 @@ def test_every_module_is_in_the_architecture_map():
     words = set(re.findall(r"[\w.]+\.(?:py|c|h)\b", block))
     modules = [p for p in (ROOT / "src" / "foresight").rglob("*.py") if p.name != "__init__.py"]
     modules += list((ROOT / "runtime" / "src").glob("*.c"))
-    for part in ("src", "sim"):
+    for part in ("src", "sim", "nbdkit"):
         modules += list((ROOT / "sharedcache" / part).glob("*.c"))
     modules += list((ROOT / "sharedcache" / "include").glob("*.h"))
     missing = sorted(str(p.relative_to(ROOT)) for p in modules if p.name not in words)
