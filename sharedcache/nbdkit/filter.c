@@ -101,8 +101,11 @@ static int foresight_config(nbdkit_next_config *next, nbdkit_backend *nxdata, co
     int v;
     if (!strcmp(key, "iocache-size") || !strcmp(key, "iocache-block")) {
         int64_t n = nbdkit_parse_size(value);
-        if (n <= 0)
+        if (n <= 0) {
+            if (n == 0)
+                nbdkit_error("%s=%s: must be positive", key, value);
             return -1;
+        }
         *(!strcmp(key, "iocache-size") ? &cache_bytes : &block_bytes) = (uint64_t)n;
         return 0;
     }
@@ -167,8 +170,12 @@ static int foresight_config(nbdkit_next_config *next, nbdkit_backend *nxdata, co
         memcpy(buf, value, n - (ms ? 2 : 0));
         buf[n - (ms ? 2 : 0)] = 0;
         uint64_t e;
-        if (nbdkit_parse_uint64_t(key, buf, &e) == -1 || e == 0)
+        if (nbdkit_parse_uint64_t(key, buf, &e) == -1)
             return -1;
+        if (e == 0 || e > (ms ? UINT64_MAX / 1000000u : UINT64_MAX)) {
+            nbdkit_error("iocache-epoch=%s: N requests or Nms, N at least 1", value);
+            return -1;
+        }
         epoch_ms = ms ? e : 0;
         epoch_requests = ms ? 0 : e;
         return 0;
@@ -236,11 +243,28 @@ static int foresight_get_ready(int thread_model)
         nbdkit_error("%s: %m", stats_path);
         return -1;
     }
-    if (trace)
+    if (trace) {   /* flushed now: nbdkit forks after this, and the parent exits */
         fprintf(trace, "# foresight ionode trace: CLIENT OP BLOCK THINK_US, block %" PRIu64
                 " bytes\n", block_bytes);
+        fflush(trace);
+    }
     epoch_start_ns = now_ns();
     return 0;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
 }
 
 static void write_stats(const char *what)   /* lock held */
@@ -259,11 +283,13 @@ static void write_stats(const char *what)   /* lock held */
             st->benign, st->unresolved);
     for (unsigned i = 0; i < nnames; i++) {
         const struct iocache_client_stats *c = &st->client[i];
-        fprintf(stats, "%s{\"id\": %u, \"name\": \"%s\", \"hits\": %" PRIu64
+        fprintf(stats, "%s{\"id\": %u, \"name\": ", i ? ", " : "", i);
+        json_string(stats, names[i]);
+        fprintf(stats, ", \"hits\": %" PRIu64
                 ", \"misses\": %" PRIu64 ", \"prefetches\": %" PRIu64 ", \"admitted\": %" PRIu64
                 ", \"dropped_throttled\": %" PRIu64 ", \"dropped_pinned\": %" PRIu64
                 ", \"harmful\": %" PRIu64 ", \"harm_misses\": %" PRIu64 "}",
-                i ? ", " : "", i, names[i], c->hits, c->misses, c->prefetches, c->admitted,
+                c->hits, c->misses, c->prefetches, c->admitted,
                 c->dropped_throttled, c->dropped_pinned, c->harmful, c->harm_misses);
     }
     fprintf(stats, "]}\n");
@@ -331,8 +357,9 @@ static void *foresight_open(nbdkit_next_open *next, nbdkit_context *nxdata, int 
         i++;
     if (i == nnames && nnames < params.clients && (names[i] = strdup(exportname)))
         nnames++;
+    bool known = i < nnames;
     pthread_mutex_unlock(&lock);
-    if (i == nnames) {
+    if (!known) {
         nbdkit_error("iocache: more than %u clients (export names)", params.clients);
         free(h);
         return NULL;
@@ -366,12 +393,12 @@ static void loaded(uint32_t s, bool ok)   /* lock held */
     pthread_cond_broadcast(&changed);
 }
 
-static int foresight_finalize(nbdkit_next *next, void *handle)
+/* Stops the connection's worker and drops the prefetches it had not read in (from
+ * .finalize, or from .close when a failed handshake skipped .finalize). */
+static void stop_worker(struct handle *h)
 {
-    (void)next;
-    struct handle *h = handle;
     if (!h->running)
-        return 0;
+        return;
     pthread_mutex_lock(&h->jlock);
     h->quit = true;
     pthread_cond_signal(&h->jcond);
@@ -382,12 +409,19 @@ static int foresight_finalize(nbdkit_next *next, void *handle)
     for (; h->len; h->len--, h->head = (h->head + 1) % h->cap)
         loaded(h->jobs[h->head].slot, false);
     pthread_mutex_unlock(&lock);
+}
+
+static int foresight_finalize(nbdkit_next *next, void *handle)
+{
+    (void)next;
+    stop_worker(handle);
     return 0;
 }
 
 static void foresight_close(void *handle)
 {
     struct handle *h = handle;
+    stop_worker(h);
     free(h->jobs);
     pthread_mutex_destroy(&h->jlock);
     pthread_cond_destroy(&h->jcond);
@@ -530,15 +564,11 @@ static int write_block(struct handle *h, uint64_t block, uint64_t in, uint32_t n
     struct iocache_outcome o;
     pthread_mutex_lock(&lock);
     request(h->client, op, block);
-    iocache_access(cache, h->client, block, true, 0, &o);
-    if (o.result == IOCACHE_BYPASS) {
-        pthread_mutex_unlock(&lock);
-        int r = do_io(ctx, err);
-        pthread_mutex_lock(&lock);
-        done(h->client);
-        pthread_mutex_unlock(&lock);
-        return r;
-    }
+    /* A write never goes around the cache: a read-in of the block beside it could cache
+     * the data it replaces.  With every slot held it waits for one (holders never wait
+     * for a write that holds nothing); each try counts as an access. */
+    while (iocache_access(cache, h->client, block, true, 0, &o), o.result == IOCACHE_BYPASS)
+        pthread_cond_wait(&changed, &lock);
     uint32_t s = o.slot;
     iocache_hold(cache, s);
     if (o.result == IOCACHE_MISS)
@@ -649,6 +679,7 @@ static int foresight_cache(nbdkit_next *next, void *handle, uint32_t count, uint
                     loaded(o.slot, false);
             }
         }
+        done(h->client);   /* answered at once */
         pthread_mutex_unlock(&lock);
     }
     return 0;

@@ -25,7 +25,7 @@ static const char USAGE[] =
     "         [--prefetcher hints|obl] [--replacement lru|lru-aging] [--cache SIZE]\n"
     "         [--block SIZE] [--ionodes N] [--per-node-cache] [--epochs N] [--threshold T]\n"
     "         [--k K] [--metric ratio|share] [--no-throttle] [--no-pin] [--shadows N]\n"
-    "         [--client-cache SIZE]\n"
+    "         [--client-cache SIZE] [--epoch-log FILE]\n"
     "         [--disk vm|paper] [--serial] [--json OUT] [--speed]\n"
     "\n"
     "Simulates clients sharing I/O-node caches on a trace (lines `CLIENT OP BLOCK [THINK_US]`,\n"
@@ -52,6 +52,8 @@ static const char USAGE[] =
     "  --disk        vm (this machine) or paper (10 ms + 25 MB/s, 100 Mb/s) (default vm)\n"
     "  --serial      requests in the order of the trace's lines (as one server receives\n"
     "                them), not interleaved by simulated time; times still modelled\n"
+    "  --epoch-log   each node's harm per epoch as JSON lines: harmful prefetches and\n"
+    "                harm-misses by [prefetching, affected] client (Figure 5)\n"
     "  --speed       print the simulation's speed on stderr\n";
 
 static int usage_error(const char *fmt, const char *arg)
@@ -166,6 +168,7 @@ int main(int argc, char **argv)
         {"shadows", required_argument, 0, 's'}, {"disk", required_argument, 0, 'd'},
         {"json", required_argument, 0, 'j'},    {"speed", no_argument, 0, 'S'},
         {"serial", no_argument, 0, 'O'},      {"client-cache", required_argument, 0, 'C'},
+        {"epoch-log", required_argument, 0, 'L'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
     };
     static const char *const POLICIES[] = {"none", "plain", "coarse", "fine", "optimal", "obl"};
@@ -181,8 +184,8 @@ int main(int argc, char **argv)
     };
     char **paths = calloc((size_t)argc + 1, sizeof *paths);
     unsigned npaths = 0, v;
-    const char *json = NULL;
-    bool speed = false, prefetcher_set = false;
+    const char *json = NULL, *epoch_log = NULL;
+    bool speed = false, prefetcher_set = false, json_written = false;
     int rc = 0, o;
     opterr = 0;
     if (!paths)
@@ -202,13 +205,13 @@ int main(int argc, char **argv)
             }
             break;
         case 'f':
-            rc = choose(optarg, PREFETCHERS, 2, "prefetcher", "hints, obl", &v);
-            cfg.prefetcher = (enum prefetcher)v;
+            if (!(rc = choose(optarg, PREFETCHERS, 2, "prefetcher", "hints, obl", &v)))
+                cfg.prefetcher = (enum prefetcher)v;
             prefetcher_set = true;
             break;
         case 'r':
-            rc = choose(optarg, REPLACEMENTS, 2, "replacement", "lru, lru-aging", &v);
-            cfg.replacement = v == 0 ? IOCACHE_LRU : IOCACHE_LRU_AGING;
+            if (!(rc = choose(optarg, REPLACEMENTS, 2, "replacement", "lru, lru-aging", &v)))
+                cfg.replacement = v == 0 ? IOCACHE_LRU : IOCACHE_LRU_AGING;
             break;
         case 'c':
             if (!parse_size(optarg, &cfg.cache_bytes) || cfg.cache_bytes == 0)
@@ -216,8 +219,9 @@ int main(int argc, char **argv)
             break;
         case 'b':
             if (!parse_size(optarg, &cfg.block_bytes) || cfg.block_bytes == 0 ||
-                (cfg.block_bytes & (cfg.block_bytes - 1)))
-                rc = usage_error("--block takes a power of two such as 64K, not '%s'", optarg);
+                (cfg.block_bytes & (cfg.block_bytes - 1)) || cfg.block_bytes > (1ull << 30))
+                rc = usage_error("--block takes a power of two up to 1G such as 64K, not '%s'",
+                                 optarg);
             break;
         case 'n':
             if (!parse_uint(optarg, 1, 1024, &cfg.ionodes))
@@ -238,24 +242,25 @@ int main(int argc, char **argv)
         }
         case 'k':
             if (!parse_uint(optarg, 1, 1000000, &cfg.k))
-                rc = usage_error("--k takes an integer of at least 1, not '%s'", optarg);
+                rc = usage_error("--k takes an integer from 1 to 1000000, not '%s'", optarg);
             break;
         case 'm':
-            rc = choose(optarg, METRICS, 2, "metric", "ratio, share", &v);
-            cfg.metric = v == 0 ? IOCACHE_METRIC_RATIO : IOCACHE_METRIC_SHARE;
+            if (!(rc = choose(optarg, METRICS, 2, "metric", "ratio, share", &v)))
+                cfg.metric = v == 0 ? IOCACHE_METRIC_RATIO : IOCACHE_METRIC_SHARE;
             break;
         case 'x': cfg.throttle = false; break;
         case 'y': cfg.pin = false; break;
         case 's':
             if (!parse_size(optarg, &cfg.shadows) || cfg.shadows == 0 ||
                 cfg.shadows >= UINT32_MAX)
-                rc = usage_error("--shadows takes 1 to 2^32-1, not '%s'", optarg);
+                rc = usage_error("--shadows takes 1 to 2^32-2, not '%s'", optarg);
             break;
         case 'd':
-            rc = choose(optarg, DISKS, 2, "disk model", "vm, paper", &v);
-            cfg.device = DEVICES[v];
+            if (!(rc = choose(optarg, DISKS, 2, "disk model", "vm, paper", &v)))
+                cfg.device = DEVICES[v];
             break;
         case 'j': json = optarg; break;
+        case 'L': epoch_log = optarg; break;
         case 'S': speed = true; break;
         case 'O': cfg.serial = true; break;
         case 'C':
@@ -274,8 +279,14 @@ int main(int argc, char **argv)
     if (!rc && cfg.prefetcher == PF_OBL && cfg.policy == POL_NONE && prefetcher_set)
         rc = usage_error("%s", "--prefetcher obl with --policy none prefetches nothing");
     uint64_t blocks = cfg.cache_bytes / cfg.block_bytes;
-    if (!rc && (cfg.per_node_cache ? blocks : blocks / cfg.ionodes) == 0)
+    if (!cfg.per_node_cache)
+        blocks /= cfg.ionodes;
+    if (!rc && blocks == 0)
         rc = usage_error("%s", "--cache is less than one block per I/O node");
+    if (!rc && blocks >= (1ull << 31))
+        rc = usage_error("%s", "--cache is 2^31 blocks or more per I/O node");
+    if (!rc && cfg.client_cache_bytes / cfg.block_bytes >= (1ull << 31))
+        rc = usage_error("%s", "--client-cache is 2^31 blocks or more");
     if (rc) {
         free(paths);
         return rc;
@@ -287,16 +298,52 @@ int main(int argc, char **argv)
         return 2;
     }
     struct result r;
+    char *log_tmp = NULL;
+    if (epoch_log) {   /* written beside its place, renamed there when all went well */
+        size_t n = strlen(epoch_log) + 16;
+        int fd = -1;
+        if ((log_tmp = malloc(n)) != NULL) {
+            snprintf(log_tmp, n, "%s.tmp.XXXXXX", epoch_log);
+            fd = mkstemp(log_tmp);
+        }
+        if (fd < 0 || !(cfg.epoch_log = fdopen(fd, "w"))) {
+            fprintf(stderr, "foresight sim: error: cannot write %s: %s\n", epoch_log,
+                    strerror(errno));
+            if (fd >= 0) {
+                close(fd);
+                unlink(log_tmp);
+            }
+            free(log_tmp);
+            trace_free(t);
+            free(t);
+            free(paths);
+            return 2;
+        }
+    }
     int err = sim_run(t, &cfg, &r);
     if (err) {
         fprintf(stderr, "foresight sim: error: %s\n", strerror(err));
         rc = 2;
     } else {
         rc = write_json(json, t, &cfg, &r, paths, npaths);
+        json_written = rc == 0;
         if (speed)
             fprintf(stderr, "foresight sim: %llu requests in %.3f s of CPU: %.2f M/s\n",
                     (unsigned long long)t->requests, r.seconds,
                     r.seconds > 0 ? (double)t->requests / r.seconds * 1e-6 : 0.0);
+    }
+    if (cfg.epoch_log) {
+        bool bad = ferror(cfg.epoch_log) | fclose(cfg.epoch_log);
+        if (!rc && (bad || rename(log_tmp, epoch_log))) {
+            fprintf(stderr, "foresight sim: error: cannot write %s\n", epoch_log);
+            rc = 2;
+        }
+        if (rc) {
+            unlink(log_tmp);
+            if (json && json_written)
+                unlink(json);   /* no half of the output */
+        }
+        free(log_tmp);
     }
     result_free(&r);
     trace_free(t);

@@ -175,11 +175,39 @@ static int prefetch(struct run *s, unsigned id, uint64_t block, uint64_t at, uin
     return err;
 }
 
+/* --epoch-log: node I's epoch, its harm matrices as [k, l, count] triples (Figure 5). */
+static void log_epoch(const struct run *s, unsigned i)
+{
+    FILE *f = s->cfg->epoch_log;
+    const struct iocache_epoch *e = iocache_epoch(s->node[i].cache);
+    unsigned n = s->t->clients;
+    fprintf(f, "{\"node\": %u, \"epoch\": %u, \"harmful\": %llu, \"harm_misses\": %llu",
+            i, iocache_epoch_number(s->node[i].cache), (unsigned long long)e->harmful,
+            (unsigned long long)e->harm_misses);
+    const uint64_t *m[2] = {e->harm, e->miss};
+    for (int which = 0; which < 2; which++) {
+        fprintf(f, which ? ", \"miss\": [" : ", \"harm\": [");
+        bool first = true;
+        for (unsigned k = 0; k < n; k++)
+            for (unsigned l = 0; l < n; l++)
+                if (m[which][k * n + l]) {
+                    fprintf(f, "%s[%u, %u, %llu]", first ? "" : ", ", k, l,
+                            (unsigned long long)m[which][k * n + l]);
+                    first = false;
+                }
+        fputc(']', f);
+    }
+    fputs("}\n", f);
+}
+
 static void epoch_tick(struct run *s)
 {
     if (++s->processed % s->epoch_len == 0)
-        for (unsigned i = 0; i < s->nodes; i++)
+        for (unsigned i = 0; i < s->nodes; i++) {
+            if (s->cfg->epoch_log && !s->record)
+                log_epoch(s, i);
             iocache_epoch_end(s->node[i].cache);
+        }
 }
 
 /* Every live client of FILE's trace waits at a barrier: release them all. */
@@ -390,6 +418,9 @@ static int simulate(const struct trace *t, const struct config *cfg, struct resu
     }
     for (unsigned i = 0; i < t->clients; i++)
         r->makespan_ns = max64(r->makespan_ns, r->client[i].finish_ns);
+    if (!err && cfg->epoch_log && !record && s.processed % s.epoch_len != 0)
+        for (unsigned i = 0; i < s.nodes; i++)   /* the last, partial epoch */
+            log_epoch(&s, i);
     for (unsigned i = 0; i < s.nodes; i++) {
         if (!s.node[i].cache)
             continue;
@@ -462,6 +493,7 @@ static int foresee(const struct trace *t, const struct config *cfg, struct futur
 int sim_run(const struct trace *t, const struct config *cfg, struct result *r)
 {
     struct timespec a, b;
+    memset(r, 0, sizeof *r);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
     int err;
     if (cfg->policy == POL_OPTIMAL) {

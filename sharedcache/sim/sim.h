@@ -25,6 +25,7 @@ struct client_trace {
     unsigned file;           /* which --trace file (an application: its own barriers) */
     unsigned file_client;    /* its CLIENT number in that file */
     bool present;            /* some line names it */
+    uint64_t think_total;    /* its THINK_US summed, in ns */
 };
 
 struct trace {
@@ -68,6 +69,7 @@ struct config {
     uint64_t shadows;         /* 0: the cache's capacity */
     bool serial;              /* requests in the order of the trace's lines, not by time */
     uint64_t client_cache_bytes;   /* each client's own LRU cache in front (0: none) */
+    FILE *epoch_log;          /* --epoch-log: each node's harm matrices per epoch, or NULL */
     struct device device;
 };
 

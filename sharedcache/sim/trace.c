@@ -67,7 +67,7 @@ static bool integer(const char *s, size_t len, uint64_t *v)
 static bool think(const char *s, size_t len, uint64_t *ns)
 {
     char buf[64];
-    if (len == 0 || len >= sizeof buf || s[0] == '-' || s[0] == '+')
+    if (len == 0 || len >= sizeof buf || s[0] == '-' || s[0] == '+' || memchr(s, 0, len))
         return false;
     memcpy(buf, s, len);
     buf[len] = 0;
@@ -163,7 +163,7 @@ static int read_file(struct trace *t, const char *path, unsigned file, unsigned 
             break;
         }
         struct request r = {0};
-        if (n[1] != 1 || !strchr("RWPB", tok[1][0])) {
+        if (n[1] != 1 || !memchr("RWPB", tok[1][0], 4)) {
             rc = bad(path, line, "OP must be R, W, P or B", tok[1], n[1]);
             break;
         }
@@ -181,6 +181,11 @@ static int read_file(struct trace *t, const char *path, unsigned file, unsigned 
         r.block = r.op == OP_BARRIER ? 0 : block;
         r.think_ns = ns;
         struct client_trace *c = &t->client[base + client];
+        if (ns > (UINT64_MAX >> 2) - c->think_total) {   /* simulated time must not wrap */
+            rc = bad(path, line, "the client's think times add up to too long", tok[3], n[3]);
+            break;
+        }
+        c->think_total += ns;
         c->present = true;
         c->file = file;
         c->file_client = (unsigned)client;

@@ -60,11 +60,14 @@ def test_bad_options_are_one_line_before_any_run(tmp_path):
 
 def test_figures_sweep_one_parameter_against_no_prefetching(tmp_path):
     out = tmp_path / "r.json"
-    p = bench("--quick", "--workloads", "neighbor", "--clients", "1", "--figs", "15,20,19",
+    p = bench("--quick", "--workloads", "neighbor", "--clients", "1", "--figs", "5,15,20,19",
               "--json", str(out), "--plots", str(tmp_path / "plots"))
     assert p.returncode == 0, p.stderr
     figs = json.loads(out.read_text())["figures"]
-    assert set(figs) == {"15", "19", "20"}
+    assert set(figs) == {"5", "15", "19", "20"}
+    five = figs.pop("5")["rows"][0]
+    assert len(five["matrix"]) == 8 and five["epochs"] >= five["epochs_with_harm"]
+    assert (tmp_path / "plots" / "sharedcache-fig5.png").exists()
     assert figs["15"]["values"] == ["0.1", "0.2", "0.35", "0.5", "0.7", "0.9"]
     assert figs["19"]["rows"][0]["clients"] is None   # the client count is the parameter
     for f in figs.values():

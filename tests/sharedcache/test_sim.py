@@ -175,6 +175,10 @@ def test_a_barrier_waits_for_every_client_of_its_trace(tmp_path):
     ("0 R 1 -5\n", "t.trace:1: THINK_US must be a non-negative number of microseconds"),
     ("256 R 1\n", "t.trace:1: too many clients"),
     ("# nothing\n", "t.trace: no requests"),
+    ("0 \0 1\n", "t.trace:1: OP must be R, W, P or B"),
+    ("0 R 1 1\0\n", "t.trace:1: THINK_US must be"),
+    ("".join("0 R 1 900000000000\n" for _ in range(20000)),
+     "think times add up to too long"),
 ])
 def test_a_bad_trace_is_named_by_file_and_line_and_nothing_is_written(tmp_path, text, reason):
     trace = tmp_path / "t.trace"
@@ -191,12 +195,15 @@ def test_a_bad_trace_is_named_by_file_and_line_and_nothing_is_written(tmp_path, 
     (["--policy", "lfu"], "unknown policy 'lfu' (valid: none, plain, obl, coarse, fine, optimal)"),
     (["--threshold", "0"], "--threshold takes a number in (0, 1]"),
     (["--threshold", "1.5"], "--threshold takes a number in (0, 1]"),
-    (["--k", "0"], "--k takes an integer of at least 1"),
+    (["--k", "0"], "--k takes an integer from 1 to 1000000"),
     (["--block", "3000"], "--block takes a power of two"),
     (["--cache", "32K"], "--cache is less than one block per I/O node"),
     (["--replacement", "fifo"], "unknown replacement 'fifo' (valid: lru, lru-aging)"),
     (["--disk", "ssd"], "unknown disk model 'ssd' (valid: vm, paper)"),
     (["--metric", "x"], "unknown metric 'x' (valid: ratio, share)"),
+    (["--policy", "obl", "--disk", "x"], "unknown disk model 'x'"),
+    (["--block", "2G"], "--block takes a power of two up to 1G"),
+    (["--cache", "4T", "--block", "512"], "--cache is 2^31 blocks or more"),
 ])
 def test_a_bad_parameter_is_one_line_naming_the_valid_values(tmp_path, args, message):
     trace = write(tmp_path / "t.trace", [(0, "R", 1)])
@@ -218,3 +225,18 @@ def test_a_client_cache_serves_its_own_rereads_and_keeps_their_hints(tmp_path):
     assert c["demand_requests"] == 2 and c["client_cache_hits"] == 1
     assert c["hints_kept_local"] == 1 and c["prefetches_requested"] == 0
     assert got["nodes"][0]["misses"] == 1 and got["nodes"][0]["hits"] == 0
+
+
+def test_the_epoch_log_has_each_epochs_harm_by_pair(tmp_path):
+    lines = random_lines(8)
+    trace = write(tmp_path / "t.trace", lines)
+    log = tmp_path / "e.jsonl"
+    got = run_json(trace, tmp_path / "o.json", "--serial", "--policy", "plain",
+                   "--replacement", "lru", "--cache", "8", "--block", "1",
+                   "--shadows", "100000", "--epochs", "7", "--epoch-log", str(log))
+    epochs = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [e["epoch"] for e in epochs] == list(range(len(epochs))) and len(epochs) <= 7
+    assert sum(e["harmful"] for e in epochs) == got["harmful_prefetches"]
+    for e in epochs:
+        assert sum(n for _, _, n in e["harm"]) == e["harmful"]
+        assert sum(n for _, _, n in e["miss"]) == e["harm_misses"]

@@ -17,6 +17,7 @@ busy computing as reading, as in the paper's one-client runs.
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 from pathlib import Path
 
@@ -59,8 +60,10 @@ def measure(ns: argparse.Namespace) -> dict:
         raise UsageError(f"--clients {ns.clients!r}: give 1 to 256 clients, comma-separated")
     figs = figures_list(ns.figs)
     data = parse_size(ns.data)
-    for opt in ("cache", "client_cache"):
-        parse_size(getattr(ns, opt))   # a UsageError names a bad size before the run
+    for opt in ("cache", "client_cache"):   # sizes as the simulator reads them, before the run
+        if not re.fullmatch(r"\d+[KMGT]?", getattr(ns, opt)):
+            raise UsageError(f"--{opt.replace('_', '-')} {getattr(ns, opt)!r}: a whole "
+                             "number of bytes, K, M, G or T, e.g. 64M")
     blocks = data // BLOCK
     if blocks < 64:
         raise UsageError(f"--data {ns.data}: at least 4M (64 blocks of 64K)")
@@ -85,6 +88,7 @@ def measure(ns: argparse.Namespace) -> dict:
                     flush=True)
         for f in figs:
             figures[f] = (sweeps.other_applications(r) if f == "20"
+                          else sweeps.harm_matrices(r, workloads) if f == "5"
                           else sweeps.sweep(r, sweeps.SWEEPS[f], workloads))
             print(f"figure {f} done", flush=True)
     return {"suite": "sharedcache", "workloads": workloads, "clients": clients,
@@ -145,6 +149,16 @@ class SharedCache(suite.Suite):
                 ("clients", "none", "plain", "coarse", "fine", "optimal", "fine over plain",
                  "harmful (plain)", "harmful fine / plain"), rows))
         for f in res.get("figures", {}).values():
+            if f["fig"] == "5":
+                out.append(Table(
+                    f"Figure 5: {f['title']}, {f['clients']} clients: epochs where",
+                    ("workload", "epochs with harm", "one prefetcher > 66%",
+                     "two prefetchers > 85%", "one affected > 50%", "intra-client share"),
+                    [(r["workload"], f"{r['epochs_with_harm']} of {r['epochs']}",
+                      str(r["one_prefetcher_66"]), str(r["two_prefetchers_85"]),
+                      str(r["one_affected_50"]), f"{r['intra_share'] * 100:.0f}%")
+                     for r in f["rows"]], left=("workload",)))
+                continue
             rows = [(r["workload"], "" if r["clients"] is None else str(r["clients"]),
                      *(f"{r['points'][v]['gain_over_none']:+.1f}%" for v in f["values"]))
                     for r in f["rows"]]
@@ -197,6 +211,9 @@ class SharedCache(suite.Suite):
         fig.savefig(files[-1], dpi=120)
         plt.close(fig)
         for f in res.get("figures", {}).values():
+            if f["fig"] == "5":
+                files.append(self._matrices(plt, f, directory))
+                continue
             fig, ax = plt.subplots(figsize=(6, 3.2))
             for r in f["rows"]:
                 label = r["workload"] + ("" if r["clients"] is None else f", {r['clients']}")
@@ -212,6 +229,23 @@ class SharedCache(suite.Suite):
             fig.savefig(files[-1], dpi=120)
             plt.close(fig)
         return files
+
+
+    @staticmethod
+    def _matrices(plt, f: dict, directory: str) -> str:
+        """Figure 5: each workload's worst epoch, prefetching x affected client."""
+        fig, axes = plt.subplots(1, len(f["rows"]), figsize=(3.2 * len(f["rows"]), 3.2),
+                                 squeeze=False)
+        for ax, r in zip(axes[0], f["rows"], strict=True):
+            ax.imshow(r["matrix"], cmap="Reds")
+            ax.set_title(f"{r['workload']}, epoch {r['worst_epoch']}", fontsize=9)
+            ax.set_xlabel("affected client")
+            ax.set_ylabel("prefetching client")
+        fig.tight_layout()
+        path = str(Path(directory) / "sharedcache-fig5.png")
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        return path
 
 
 SUITE = SharedCache()

@@ -79,11 +79,15 @@ def main(ns: argparse.Namespace) -> int:
         try:
             pid = int(Path(ns.pidfile).read_text().split()[0])
         except (OSError, ValueError, IndexError):
-            raise UsageError(f"--pidfile {ns.pidfile}: no server pid in it") from None
+            pid = 0
+        if pid <= 1:   # 0 and -1 would signal a process group or everyone
+            raise UsageError(f"--pidfile {ns.pidfile}: no server pid in it")
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             raise UsageError(f"no server with pid {pid} (from {ns.pidfile})") from None
+        except PermissionError:
+            raise UsageError(f"pid {pid} (from {ns.pidfile}) is not yours to stop") from None
         for _ in range(100):
             try:
                 os.kill(pid, 0)

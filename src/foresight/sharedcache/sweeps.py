@@ -39,11 +39,13 @@ class Runner:
                                                         self.think)
         return path
 
-    def run(self, traces: list[Path], policy: str, extra: list[str] = ()) -> dict:
+    def run(self, traces: list[Path], policy: str, extra: list[str] = (),
+            cache: bool = True) -> dict:
+        """The simulator's summary for TRACES under POLICY (run again unless CACHE)."""
         args = [a for t in traces for a in ("--trace", str(t))]
         args += ["--policy", policy, *self.common, *extra]
         key = tuple(args)
-        if key not in self.done:
+        if key not in self.done or not cache:
             out = self.tmp / "out.json"
             p = subprocess.run([sim.binary(), *args, "--json", str(out)], capture_output=True,
                                text=True)
@@ -105,7 +107,7 @@ SWEEPS = {s.fig: s for s in (
           lambda v: {"throttle": ["--no-pin"], "pin": ["--no-throttle"], "both": []}[v],
           baseline_args=False),
 )}
-FIGURES = tuple(SWEEPS) + ("20",)
+FIGURES = ("5", *SWEEPS, "20")
 
 
 def sweep(r: Runner, s: Sweep, workloads: list[str]) -> dict:
@@ -129,6 +131,43 @@ def sweep(r: Runner, s: Sweep, workloads: list[str]) -> dict:
             rows.append({"workload": w, "clients": n, "points": gains})
     return {"fig": s.fig, "title": s.title, "param": s.param, "policy": s.policy,
             "values": [str(v) for v in s.values], "rows": rows}
+
+
+def harm_matrices(r: Runner, workloads: list[str], clients: int = 8) -> dict:
+    """Figure 5: who harms whom, epoch by epoch, with plain prefetching at CLIENTS
+    clients: per workload the epochs where one prefetching client made over 66% of the
+    harmful prefetches, two over 85%, one affected client took over 50%, the share that
+    was intra-client, and the matrix (prefetching x affected) of the epoch with the most."""
+    rows = []
+    for w in workloads:
+        log = r.tmp / "epochs.jsonl"
+        r.run([r.trace(w, clients)], "plain", ["--epoch-log", str(log)], cache=False)
+        epochs = [json.loads(line) for line in log.read_text().splitlines()]
+        counts = {"one_prefetcher_66": 0, "two_prefetchers_85": 0, "one_affected_50": 0}
+        intra = total = 0
+        worst = max(epochs, key=lambda e: e["harmful"], default=None)
+        for e in epochs:
+            if not e["harmful"]:
+                continue
+            by_k, by_l = [0] * clients, [0] * clients
+            for k, ll, n in e["harm"]:
+                by_k[k] += n
+                by_l[ll] += n
+                intra += n if k == ll else 0
+            total += e["harmful"]
+            top = sorted(by_k, reverse=True)
+            counts["one_prefetcher_66"] += top[0] > 0.66 * e["harmful"]
+            counts["two_prefetchers_85"] += sum(top[:2]) > 0.85 * e["harmful"]
+            counts["one_affected_50"] += max(by_l) > 0.5 * e["harmful"]
+        matrix = [[0] * clients for _ in range(clients)]
+        for k, ll, n in (worst or {"harm": []})["harm"]:
+            matrix[k][ll] = n
+        rows.append({"workload": w, "clients": clients, "epochs": len(epochs),
+                     "epochs_with_harm": sum(1 for e in epochs if e["harmful"]), **counts,
+                     "intra_share": intra / total if total else 0.0,
+                     "worst_epoch": worst["epoch"] if worst else None, "matrix": matrix})
+    return {"fig": "5", "title": "who harms whom, per epoch (plain prefetching)",
+            "clients": clients, "rows": rows}
 
 
 def other_applications(r: Runner, clients: int = 8) -> dict:
