@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim.h"
@@ -123,6 +124,18 @@ static int choose(const char *arg, const char *const *names, unsigned count, con
 static int write_json(const char *path, const struct trace *t, const struct config *cfg,
                       const struct result *r, char *const *paths, unsigned npaths)
 {
+    struct stat st;
+    if (path && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* /dev/null, a pipe, a terminal: written in place, never renamed over */
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            fprintf(stderr, "foresight sim: error: cannot write %s: %s\n", path,
+                    strerror(errno));
+            return 2;
+        }
+        json_write(f, t, cfg, r, paths, npaths);
+        return (ferror(f) | fclose(f)) ? 2 : 0;
+    }
     if (!path) {
         json_write(stdout, t, cfg, r, paths, npaths);
         return fflush(stdout) ? 2 : 0;
@@ -299,6 +312,15 @@ int main(int argc, char **argv)
     }
     struct result r;
     char *log_tmp = NULL;
+    struct stat log_st;
+    if (epoch_log && stat(epoch_log, &log_st) == 0 && !S_ISREG(log_st.st_mode)) {
+        fprintf(stderr, "foresight sim: error: --epoch-log %s is not a regular file\n",
+                epoch_log);
+        trace_free(t);
+        free(t);
+        free(paths);
+        return 2;
+    }
     if (epoch_log) {   /* written beside its place, renamed there when all went well */
         size_t n = strlen(epoch_log) + 16;
         int fd = -1;

@@ -24,6 +24,15 @@ def write_text(path: str, text: str) -> None:
 
 
 def _write(path: str, write: Callable[[TextIO], object]) -> None:
+    if os.path.exists(path) and not os.path.isfile(path):
+        # /dev/null, a pipe, a terminal: written in place (renaming a file over
+        # /dev/null would replace the device with a regular file)
+        try:
+            with open(path, "w") as f:
+                write(f)
+        except OSError as e:
+            raise UsageError(f"cannot write {path}: {e.strerror}") from None
+        return
     tmp = f"{path}.tmp.{os.getpid()}"
     try:
         with open(tmp, "w") as f:

@@ -240,3 +240,25 @@ def test_the_epoch_log_has_each_epochs_harm_by_pair(tmp_path):
     for e in epochs:
         assert sum(n for _, _, n in e["harm"]) == e["harmful"]
         assert sum(n for _, _, n in e["miss"]) == e["harm_misses"]
+
+
+def test_an_output_that_is_no_regular_file_is_written_in_place(tmp_path):
+    # renaming a temporary file over /dev/null once made it a regular file; a FIFO
+    # stands in for it here
+    import os
+    import stat
+    import threading
+
+    trace = write(tmp_path / "t.trace", [(0, "R", 1)])
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    p = sim("--trace", str(trace), "--json", str(fifo), check=False)
+    reader.join(timeout=10)
+    assert p.returncode == 0, p.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert json.loads(got[0])["requests"] == 1
+    bad = sim("--trace", str(trace), "--epoch-log", str(fifo), check=False)
+    assert bad.returncode == 2 and "not a regular file" in bad.stderr
