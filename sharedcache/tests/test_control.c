@@ -23,9 +23,9 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "requests.h"
 #include "foresight_iocache.h"
 
-static uint64_t now;
 static uint64_t next_fresh = 1000;
 
 static uint64_t fresh(void)   /* a block number never used before */
@@ -51,27 +51,6 @@ static struct iocache *make(const struct iocache_params *p)
     CHECK_EQ(iocache_create(p, &c), 0);
     CHECK(c != NULL);
     return c;
-}
-
-static struct iocache_outcome acc(struct iocache *c, unsigned client, uint64_t block)
-{
-    struct iocache_outcome o;
-    CHECK_EQ(iocache_access(c, client, block, false, now++, &o), 0);
-    return o;
-}
-
-static struct iocache_outcome pf(struct iocache *c, unsigned client, uint64_t block)
-{
-    struct iocache_outcome o;
-    CHECK_EQ(iocache_prefetch(c, client, block, now++, &o), 0);
-    return o;
-}
-
-static struct iocache_stats stats(const struct iocache *c)
-{
-    struct iocache_stats st;
-    iocache_stats(c, &st);
-    return st;
 }
 
 /* L accesses CAPACITY fresh blocks, which then fill the LRU cache; returns the LRU one. */

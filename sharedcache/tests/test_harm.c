@@ -23,11 +23,11 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "requests.h"
 #include "foresight_iocache.h"
 
 enum { V = 10, W = 11, P = 12, Q = 13, R = 14, S = 15, T = 16, X = 17 };
 
-static uint64_t now;
 
 static struct iocache *make(uint64_t capacity, unsigned clients, uint64_t shadows)
 {
@@ -42,27 +42,6 @@ static struct iocache *make(uint64_t capacity, unsigned clients, uint64_t shadow
     CHECK_EQ(iocache_create(&p, &c), 0);
     CHECK(c != NULL);
     return c;
-}
-
-static struct iocache_outcome acc(struct iocache *c, unsigned client, uint64_t block)
-{
-    struct iocache_outcome o;
-    CHECK_EQ(iocache_access(c, client, block, false, now++, &o), 0);
-    return o;
-}
-
-static struct iocache_outcome pf(struct iocache *c, unsigned client, uint64_t block)
-{
-    struct iocache_outcome o;
-    CHECK_EQ(iocache_prefetch(c, client, block, now++, &o), 0);
-    return o;
-}
-
-static struct iocache_stats stats(const struct iocache *c)
-{
-    struct iocache_stats st;
-    iocache_stats(c, &st);
-    return st;
 }
 
 /* Client 0 prefetches P, evicting client 1's V; client 1 then misses on V. */
