@@ -60,9 +60,15 @@ static void start_server(void)
                "iocache-policy=fine", "iocache-epoch=200", (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 500; i++) {   /* up to 5 s for the socket */
-        struct stat st;
-        if (stat(sock, &st) == 0)
+    for (int i = 0; i < 1000; i++) {   /* up to 10 s until it accepts a connection (the
+                                           socket file exists before nbdkit listens) */
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
+        int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+        if (fd >= 0)
+            close(fd);
+        if (ok)
             return;
         usleep(10000);
     }
