@@ -51,13 +51,14 @@
  *   FORESIGHT_MEM=SIZE           memory budget (default: the cgroup's limit, else RAM)
  *   FORESIGHT_WORKERS=N          worker threads issuing requests (1..64; default 2, at most
  *                                the usable CPUs minus one, at least 1)
- *   FORESIGHT_INLINE=M           anon | all | none   (default anon): which requests the
+ *   FORESIGHT_INLINE=M           none | anon | all   (default none): which requests the
  *                                program's own thread issues instead of queueing them for
- *                                the workers.  anon: releases, and prefetches of at least
- *                                16 pages, of anonymous memory (heap, malloc'd arrays:
- *                                swap-backed); file mappings and one-page gathers are
- *                                queued.  Only with FORESIGHT_METHOD=willneed, which never
- *                                waits for the reads.  Measured: docs/decisions.md
+ *                                the workers.  none: every request is queued.  anon:
+ *                                releases, and prefetches of at least 16 pages, of
+ *                                anonymous memory (heap, malloc'd arrays: swap-backed);
+ *                                file mappings and one-page gathers are queued.  Only with
+ *                                FORESIGHT_METHOD=willneed, which never waits for the
+ *                                reads.  Measured: docs/decisions.md
  *   FORESIGHT_QUEUE=N            request queue slots (default 1024)
  *   FORESIGHT_METHOD=M           willneed | populate | both   (default willneed: fastest
  *                                measured, see docs/decisions.md)

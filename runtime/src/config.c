@@ -172,7 +172,7 @@ void fs_config_load(void)
     fs_cfg.issue_inline = fs_cfg.method != FS_WILLNEED
                               ? FS_INLINE_NONE
                               : (enum fs_inline)env_choice("FORESIGHT_INLINE", inline_names, 3,
-                                                           FS_INLINE_ANON);
+                                                           FS_INLINE_NONE);
     static const char *const off_on[] = {"0", "1"};
     fs_cfg.filter = env_choice("FORESIGHT_FILTER", off_on, 2, 1) == 1;
     fs_cfg.random_advice = env_choice("FORESIGHT_RANDOM", off_on, 2, 1);

@@ -76,8 +76,8 @@ def test_bad_environment_value_gets_one_message_and_the_default(cc, tmp_path):
 
 
 @pytest.mark.parametrize("env, shown", [
-    ({"FORESIGHT_INLINE": "sometimes"}, "inline=anon "),
-    ({"FORESIGHT_INLINE": "none"}, "inline=none "),
+    ({"FORESIGHT_INLINE": "sometimes"}, "inline=none "),
+    ({"FORESIGHT_INLINE": "anon"}, "inline=anon "),
     # MADV_POPULATE_READ waits for the reads, so it is never made by the program's thread.
     ({"FORESIGHT_INLINE": "all", "FORESIGHT_METHOD": "populate"}, "inline=none "),
 ])
