@@ -17,7 +17,6 @@ import pytest
 
 from foresight.bench.common import build, foresight_exe
 from foresight.bench.compiler import kernels_dir
-from foresight.harness.environment import swap_free_bytes
 
 # name: where its data live ("anon": malloc'd or static, pages to swap under a cap;
 # "file": a file it maps, written by its `create`)
@@ -100,9 +99,9 @@ def run_capped(exe: str, data: str, env: dict | None = None) -> subprocess.Compl
 
 
 @pytest.mark.parametrize("name", list(APPS))
-def test_same_output_under_a_small_cap(built, root, disk_tmp, name):
-    if APPS[name] == "anon" and swap_free_bytes() < 2 * CAPPED:
-        pytest.skip("needs swap for malloc'd data beyond the cap (foresight swap enable)")
+def test_same_output_under_a_small_cap(built, root, disk_tmp, name, request):
+    if APPS[name] == "anon":
+        request.getfixturevalue("swap")
     exes, _ = built[name]
     data = data_arg(name, CAPPED, disk_tmp, exes["O"])
     out = {}

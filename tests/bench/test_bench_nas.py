@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from foresight.harness.environment import swap_summary
-
 FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
 
 
@@ -20,11 +18,9 @@ def bench(*args: str, **kw) -> subprocess.CompletedProcess:
                           timeout=600, **kw)
 
 
-def test_end_to_end_json_plots_and_verification(tmp_path):
+def test_end_to_end_json_plots_and_verification(tmp_path, swap):
     if os.geteuid() != 0:
         pytest.skip("memory cgroups and cold caches need root here")
-    if swap_summary()["total_bytes"] < (256 << 20):
-        pytest.skip("out-of-core anonymous data needs swap: `foresight swap enable`")
     out = tmp_path / "nas.json"
     r = bench("--size", "test", "--kernels", "is,cg", "--json", str(out),
               "--plots", str(tmp_path / "plots"))

@@ -17,7 +17,6 @@ from foresight.bench import bound, nas
 from foresight.bench import compiler as ck
 from foresight.bench.common import by_ratio, ratio_list
 from foresight.bench.tables import run_conditions
-from foresight.harness.environment import swap_summary
 from foresight.harness.run import parse_vmstat, run_once, swap_traffic
 
 MB = 1 << 20
@@ -202,11 +201,9 @@ TOUCH = ("b = bytearray({n})\n"
          "print(sum(b[i] for i in range(0, {n}, 4096)))\n")
 
 
-def test_a_run_under_a_cap_records_its_swap_traffic():
+def test_a_run_under_a_cap_records_its_swap_traffic(swap):
     if os.geteuid() != 0:
         pytest.skip("memory cgroups need root here")
-    if swap_summary()["total_bytes"] < 256 * MB:
-        pytest.skip("needs swap: `foresight swap enable`")
     r = run_once([sys.executable, "-c", TOUCH.format(n=96 * MB)], mem=32 * MB, capture=True)
     assert r["exit_code"] == 0, r["stderr"]
     # 96 MiB touched twice under 32 MiB: at least the excess went out and came back

@@ -103,11 +103,9 @@ def test_demo_end_to_end_on_mapped_files(root, disk_tmp, monkeypatch, capsys):
     assert 'make CC="' in text and "foresight run --mem" in text
 
 
-def test_temporary_swap_is_removed_even_on_error(root, disk_tmp, monkeypatch):
+def test_temporary_swap_is_removed_even_on_error(root, no_swap, disk_tmp, monkeypatch):
     # heat's malloc'd rows need swap beyond the cap: as root the demo makes a swap file
     # for its runs and turns it off and removes it afterwards, also when a run fails.
-    if swap_summary()["areas"]:
-        pytest.skip("swap is already active")
     monkeypatch.setenv("FORESIGHT_BENCH_DIR", str(disk_tmp))
     path = demo.demo_swap()
     with pytest.raises(BenchError, match="a run failed"), \
@@ -305,13 +303,11 @@ def test_make_demo_does_not_print_every_directory_make_enters():
     assert "Entering directory" not in r.stdout + r.stderr
 
 
-def test_a_swap_file_a_killed_demo_left_is_removed_or_made_large_enough(root, disk_tmp,
+def test_a_swap_file_a_killed_demo_left_is_removed_or_made_large_enough(root, no_swap, disk_tmp,
                                                                         monkeypatch):
     # A SIGKILLed demo leaves its swap file active.  The next demo removes it when it needs
     # no swap (it said "--size 0 B is too small"), and makes it anew when it is smaller
     # than the data need (it ran with too little swap, and said it had enough).
-    if swap_summary()["areas"]:
-        pytest.skip("swap is already active")
     monkeypatch.setenv("FORESIGHT_BENCH_DIR", str(disk_tmp))
     path = demo.demo_swap()
     try:

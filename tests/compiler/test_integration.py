@@ -202,10 +202,9 @@ def test_small_programs_out_of_core(name, doubles, tmp_path):
 
 
 @pytest.mark.parametrize("size, out_of_core", [(16 << 20, False), (64 << 20, True)])
-def test_stencil_over_malloced_arrays(size, out_of_core, tmp_path):
-    if out_of_core and not _swap_ok(size):
-        pytest.skip(f"malloc'd data beyond the cap needs swap ({swap_summary()['total_bytes']} "
-                    "bytes active); run `foresight swap enable` as root")
+def test_stencil_over_malloced_arrays(size, out_of_core, tmp_path, request):
+    if out_of_core:
+        request.getfixturevalue("swap")
     src = tmp_path / "stencil_malloc.c"
     src.write_text(PROGRAMS["stencil_malloc"])
     exes = build(src, tmp_path)
@@ -216,11 +215,10 @@ def test_stencil_over_malloced_arrays(size, out_of_core, tmp_path):
 
 @pytest.mark.parametrize("name", ["gather", "colsum", "matvec_t", "bucket_sort", "stencil",
                                   "stencil_rows", "rowptr", "tensor3", "walk"])
-def test_bench_kernels_out_of_core(name, doubles, tmp_path):
+def test_bench_kernels_out_of_core(name, doubles, tmp_path, request):
     k = bench.KERNELS[name]
-    if k.data == "anon" and not _swap_ok(DATA):
-        pytest.skip("the stencil kernel's malloc'd data beyond the cap needs swap; run "
-                    "`foresight swap enable` as root")
+    if k.data == "anon":
+        request.getfixturevalue("swap")
     exes = build(bench.kernels_dir() / f"{name}.c", tmp_path)
     data = {"anon": "-", "doubles": doubles}.get(k.data) or bench.data_file(k.data, DATA,
                                                                            exes["O"])
@@ -248,9 +246,7 @@ def test_bench_compiler_end_to_end(tmp_path):
     assert "gather" in p.stdout
 
 
-def test_bench_compiler_asks_for_swap_for_malloced_data(tmp_path):
-    if _swap_ok(64 << 20):
-        pytest.skip("swap is active: the stencil would run")
+def test_bench_compiler_asks_for_swap_for_malloced_data(tmp_path, no_swap):
     p = subprocess.run([FORESIGHT, "bench", "compiler", "--kernels", "stencil,gather",
                         "--mem", MEM, "--ratio", "2"], capture_output=True, text=True,
                        timeout=60)

@@ -307,13 +307,11 @@ def test_an_empty_json_path_is_refused():
     assert r.returncode == 2 and "the path is empty" in r.stderr, r.stderr
 
 
-def test_balloon_cap_takes_the_machine_s_memory_and_gives_it_back(root, tmp_path):
+def test_balloon_cap_takes_the_machine_s_memory_and_gives_it_back(root, swap, tmp_path):
     # --cap balloon: the rest of the machine's memory locked outside the program, which
     # runs with no cgroup limit and pages out under the kernel's global reclaim.
     from foresight.harness import balloon
 
-    if environment.swap_free_bytes() < (1 << 30):
-        pytest.skip("needs 1 GiB of free swap")
     out = tmp_path / "r.json"
     r = foresight("run", "--mem", "256M", "--cap", "balloon", "--json", str(out), "--",
                   sys.executable, "-c", TOUCH.format(n=768 << 20, code=0))

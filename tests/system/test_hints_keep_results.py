@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from foresight import config
-from foresight.harness import cgroup, environment
+from foresight.harness import cgroup
 from foresight.harness.run import run_once
 
 WRITER = r"""
@@ -66,10 +66,10 @@ def test_micro_outputs_identical_under_a_cap(pattern, micro_bin, disk_tmp):
 
 
 @pytest.mark.parametrize("with_anon", [False, True])
-def test_writes_survive_releases_under_a_cap(with_anon, cc, disk_tmp):
+def test_writes_survive_releases_under_a_cap(with_anon, cc, disk_tmp, request):
     _need_cap()
-    if with_anon and environment.swap_summary()["total_bytes"] < 256 << 20:
-        pytest.skip("anonymous part needs swap (foresight swap enable)")
+    if with_anon:
+        request.getfixturevalue("swap")
     src, exe, data = disk_tmp / "w.c", disk_tmp / "w", disk_tmp / "data"
     src.write_text(WRITER)
     subprocess.run([cc, "-O2", str(src), "-o", str(exe),

@@ -121,7 +121,7 @@ def _runtime_ok(need: int) -> str | None:
 
 
 @pytest.mark.parametrize("kernel, mb", [("is", 96), ("cg", 64)])
-def test_out_of_core_same_results_with_and_without_hints(kernel, mb, builds, tmp_path):
+def test_out_of_core_same_results_with_and_without_hints(kernel, mb, builds, tmp_path, swap):
     """IS at 3x and CG at 2x data/memory under a 32 MiB cap (Linux's default 128 KiB
     readahead): both variants really page (major faults) and print the same results."""
     why = _runtime_ok(mb << 20)

@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from foresight import config
-from foresight.harness import cgroup, environment
+from foresight.harness import cgroup
 from foresight.harness.run import run_once
 
 PROGRAM = r"""
@@ -40,11 +40,9 @@ int main(void) {
 """
 
 
-def test_swapped_out_pages_come_back_with_a_prefetch(cc, disk_tmp):
+def test_swapped_out_pages_come_back_with_a_prefetch(cc, disk_tmp, swap):
     if cgroup.find_memory_hierarchy() is None:
         pytest.skip("no memory cgroup")
-    if environment.swap_summary()["total_bytes"] < 256 << 20:
-        pytest.skip("needs swap (foresight swap enable)")
     src, exe = disk_tmp / "s.c", disk_tmp / "s"
     src.write_text(PROGRAM)
     subprocess.run([cc, "-O2", str(src), "-o", str(exe),
