@@ -97,8 +97,7 @@ static void start(void)
     }
     /* Now rather than at the first queued request: pthread_create allocates, and the
      * first request may come from a signal handler that interrupted malloc. */
-    if (fs_cfg.issue_inline != FS_INLINE_ALL)
-        fs_workers_ensure_started();
+    fs_workers_ensure_started();
 }
 
 /* Start-up and exit run library code on the program's thread: a handler's hint that

@@ -31,6 +31,7 @@ static uint64_t limit_bytes;
 static uint64_t ram_bytes;
 static char source[64] = "physical memory";
 static char usage_path[4200]; /* the cgroup's usage file, when the limit is the cgroup's */
+static char stat_path[4200];  /* the cgroup's memory.stat, when it has a limit (memcg.c) */
 
 /* The start of a small kernel file into BUF (NUL-terminated); false when unreadable. */
 static bool read_small(const char *path, char *buf, size_t len)
@@ -200,6 +201,7 @@ void fs_budget_init(void)
     uint64_t cg = cgroup_limit(dir, sizeof dir, &v2);
     limit_bytes = ram;
     if (cg > 0 && (ram == 0 || cg < ram)) {
+        snprintf(stat_path, sizeof stat_path, "%s/memory.stat", dir);
         limit_bytes = cg;
         snprintf(source, sizeof source, "cgroup %s", v2 ? "v2" : "v1");
         snprintf(usage_path, sizeof usage_path, "%s/%s", dir,
@@ -252,6 +254,11 @@ bool fs_budget_pressure(void)
         __atomic_store_n(&pressed, used == 0 || used >= limit_bytes / 4 * 3, __ATOMIC_RELAXED);
     }
     return __atomic_load_n(&pressed, __ATOMIC_RELAXED);
+}
+
+const char *fs_budget_stat_path(void)
+{
+    return stat_path;
 }
 
 uint64_t fs_budget_limit_bytes(void)

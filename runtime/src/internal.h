@@ -163,6 +163,8 @@ size_t fs_budget_pages(void);                  /* prefetch footprint allowed, in
 size_t fs_budget_call_pages(void);             /* the most pages one prefetch may name */
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
 bool fs_budget_pressure(void);                 /* memory in use >= 3/4 of the limit */
+const char *fs_budget_stat_path(void);         /* the limiting cgroup's memory.stat, or "" */
+void fs_memcg_keeper_start(void);              /* memcg.c: its statistics kept fresh */
 
 /* deferred.c: auto releases skipped for lack of pressure; their marks go when it comes. */
 void fs_deferred_add(uintptr_t page, size_t npages);
@@ -235,6 +237,7 @@ void fs_site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT])
 void fs_stats_report(void);
 extern unsigned long fs_global_reconcile_cleared;  /* marks cleared by reconciliation */
 extern unsigned long fs_global_pageouts;           /* releases done with MADV_PAGEOUT */
+extern unsigned long fs_global_memcg_flushes;      /* reads of memory.stat (memcg.c) */
 extern unsigned long fs_global_releases_idle;      /* auto releases skipped: no pressure */
 extern unsigned long fs_global_random_pages;       /* pages advised MADV_RANDOM (random.c) */
 extern unsigned long fs_global_random_readaround;  /* runs of sites left to read-around */

@@ -14,6 +14,7 @@
 
 unsigned long fs_global_reconcile_cleared;
 unsigned long fs_global_pageouts;
+unsigned long fs_global_memcg_flushes;
 unsigned long fs_global_releases_idle;
 unsigned long fs_global_random_pages;
 unsigned long fs_global_random_readaround;
@@ -139,7 +140,8 @@ static void write_json(FILE *f)
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
                "\"releases_idle\": %lu, \"coalesced\": %zu, \"random_advised_pages\": %lu, "
-               "\"random_left_to_readaround\": %lu, \"nest_entries_unhinted\": %lu},"
+               "\"random_left_to_readaround\": %lu, \"nest_entries_unhinted\": %lu, "
+               "\"memcg_stat_flushes\": %lu},"
                "\n  \"sites\": [",
             fs_residency_footprint(), fs_residency_peak(),
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
@@ -148,7 +150,8 @@ static void write_json(FILE *f)
             fs_queue_global ? fs_queue_coalesced(fs_queue_global) : 0,
             __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED),
-            __atomic_load_n(&fs_global_gate_closed, __ATOMIC_RELAXED));
+            __atomic_load_n(&fs_global_gate_closed, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_memcg_flushes, __ATOMIC_RELAXED));
     int first = 1;
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
          s = s->fs_next) {

@@ -233,9 +233,12 @@ MADE_UP = {
                       {"kernel": "gather", "data_bytes": 192 << 20, "O": _run(2.0),
                        "P": _run(1.0), "speedup": 2.0, "micro_hints": {"access_seconds": 0.9}},
                       {"kernel": "walk", "data_bytes": 192 << 20, "O": _run(1.0),
-                       "P": _run(1.0), "speedup": 1.0}]},
+                       "P": _run(1.0), "speedup": 1.0},
+                      {"kernel": "zsolve", "data_bytes": 192 << 20,
+                       "failed": "zsolve-P killed by the OOM killer"}]},
                  ["| gather | 2.00 s | 1.00 s | 2.00× | 0.90 s | 1,234 | 1,234 | 3.0 MiB |",
-                  "| walk | 1.00 s | 1.00 s | 1.00× |  |"]),
+                  "| walk | 1.00 s | 1.00 s | 1.00× |  |",
+                  "| zsolve | failed: zsolve-P killed by the OOM killer | – |"]),
     "nas": ({"suite": "nas", "size": "default", "mem_limit_bytes": 64 << 20,
              "readahead_kb": 128, "backing": "anon", "environment": ENV,
              "kernels": [_nas_kernel("is")],
@@ -298,3 +301,29 @@ def test_plots_of_each_suites_results(name, tmp_path):
     assert written and all(Path(f).stat().st_size > 0 for f in written)
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == sorted(
         Path(f).name for f in written)
+
+
+def test_a_failed_kernel_is_reported_and_the_others_still_run(monkeypatch, tmp_path, capsys):
+    # bench compiler at 10x once stopped at zsolve's OOM kill and wrote no table: a run
+    # that fails now marks its kernel's row and the suite goes on (exit status 1).
+    from foresight.bench import compiler as bc
+
+    monkeypatch.setattr(bc, "build", lambda name, out, src: ({"O": f"{name}-O",
+                                                             "P": f"{name}-P"}, []))
+    monkeypatch.setattr(bc, "devices_for", lambda files: [])
+
+    def run_kernel(exe, data, size, mem):
+        if exe == "zsolve-P":
+            raise bc.KernelFailed("zsolve-P killed by the OOM killer", "details")
+        return {**_run(2.0 if exe.endswith("-O") else 1.0), "checksum": "c 1",
+                "wall_seconds": 3.0, "cgroup_version": 1}
+
+    monkeypatch.setattr(bc, "run_kernel", run_kernel)
+    monkeypatch.setattr(bc.bound, "in_core", lambda *a: {"runs": {}, "t_cpu": None})
+    monkeypatch.setattr(bc.bound, "assess", lambda *a: None)
+    res = bc.compiler(64 << 20, 1.0, 128, ["zsolve", "stencil"], 1, {})
+    rows = {r["kernel"]: r for r in res["rows"]}
+    assert rows["zsolve"]["failed"] == "zsolve-P killed by the OOM killer"
+    assert rows["stencil"]["speedup"] == 2.0
+    assert "zsolve: details" in capsys.readouterr().err
+    assert bc.SUITE.exit_code(res) == 1 and bc.SUITE.exit_code({"rows": [rows["stencil"]]}) == 0

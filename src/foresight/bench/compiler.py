@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,14 +146,22 @@ def parse_output(stdout: str) -> tuple[str, float]:
     return "\n".join(checksum), seconds
 
 
+class KernelFailed(BenchError):
+    """A run of a kernel failed (killed, timed out, a non-zero exit) or its variants'
+    outputs differ: the kernel's row says so and the suite goes on to the next."""
+
+
 def run_kernel(exe: str, data: str, size: int, mem: int) -> dict:
     """One cold run of a kernel under the cap, with its checksum and access time."""
     files = [] if data == "-" else [data]
     r = run_once([exe, "run", data, str(size)], mem=mem, cold=True, files=files,
                  capture=True, timeout=1800)
     if r["exit_code"] != 0:
-        why = "killed by the OOM killer" if r["oom_killed"] else f"exit {r['exit_code']}"
-        raise BenchError(f"{Path(exe).name} run {data} {size}: {why}\n{r['stderr'].strip()}")
+        why = ("killed by the OOM killer" if r["oom_killed"] else "timed out"
+               if r["timed_out"] else f"exit {r['exit_code']}")
+        raise KernelFailed(f"{Path(exe).name} {why}",
+                           f"{Path(exe).name} run {data} {size}: {why}\n"
+                           f"{r['stderr'].strip()[-2000:]}")
     r["checksum"], r["access_seconds"] = parse_output(r["stdout"])
     return r
 
@@ -201,16 +210,24 @@ def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat
                 row: dict = {"kernel": name, "what": k.what, "data_bytes": size,
                              "backing": "anon" if k.data == "anon" else "file"}
                 runs: dict[str, list[dict]] = {"O": [], "P": [], "micro": []}
-                for _ in range(repeat):   # alternate the variants: noise hits both alike
-                    for v in ("O", "P"):
-                        runs[v].append(run_kernel(exes[v], data, size, mem))
-                    if k.micro:
-                        runs["micro"].append(_run_micro(k.micro, data, size, mem))
-                sums = {r["checksum"] for v in ("O", "P") for r in runs[v]}
-                if len(sums) != 1:
-                    raise BenchError(f"{name}: outputs differ with and without hints:\n  O: "
-                                     f"{runs['O'][0]['checksum']}\n  P: "
-                                     f"{runs['P'][0]['checksum']}")
+                try:
+                    for _ in range(repeat):   # alternate the variants: noise hits both alike
+                        for v in ("O", "P"):
+                            runs[v].append(run_kernel(exes[v], data, size, mem))
+                        if k.micro:
+                            runs["micro"].append(_run_micro(k.micro, data, size, mem))
+                    sums = {r["checksum"] for v in ("O", "P") for r in runs[v]}
+                    if len(sums) != 1:
+                        raise KernelFailed("outputs differ with and without hints",
+                                           f"{name}: outputs differ with and without hints:"
+                                           f"\n  O: {runs['O'][0]['checksum']}\n  P: "
+                                           f"{runs['P'][0]['checksum']}")
+                except KernelFailed as e:
+                    # Reported as failed, never as a time; the other kernels still run.
+                    print(f"foresight: {name}: {e.args[1]}", file=sys.stderr, flush=True)
+                    row["failed"] = e.args[0]
+                    rows.append(row)
+                    continue
                 for v in ("O", "P"):
                     row[v] = median_summary(runs[v], runs[v][0]["checksum"])
                 row["speedup"] = row["O"]["access_seconds"] / max(row["P"]["access_seconds"],
@@ -243,7 +260,8 @@ def _run_micro(pattern: str, data: str, size: int, mem: int) -> dict:
     cmd, _ = _micro_cmd(pattern, data, size)
     r = run_once(cmd, mem=mem, cold=True, files=[data], capture=True, timeout=1800)
     if r["exit_code"] != 0:
-        raise BenchError(f"{' '.join(cmd)}: exit {r['exit_code']}\n{r['stderr'].strip()}")
+        raise KernelFailed(f"micro-hints exit {r['exit_code']}",
+                           f"{' '.join(cmd)}: exit {r['exit_code']}\n{r['stderr'].strip()}")
     r["access_seconds"] = micro_access_seconds(r["stderr"])
     return r
 
@@ -279,6 +297,9 @@ class Compiler(suite.Suite):
 
         rows = []
         for row in res["rows"]:
+            if "failed" in row:
+                rows.append((row["kernel"], f"failed: {row['failed']}", *["–"] * 9))
+                continue
             o, p = row["O"], row["P"]
             micro = row.get("micro_hints")
             rows.append((row["kernel"], f"{o['access_seconds']:.2f} s",
@@ -307,7 +328,8 @@ class Compiler(suite.Suite):
     def notes(self, res: dict) -> list[str]:
         if "by_ratio" in res:
             return self.notes(next(iter(res["by_ratio"].values())))
-        return [f"{machine(res['environment'])}; outputs identical with and without hints; "
+        return [f"{machine(res['environment'])}; outputs identical with and without hints "
+                "(a failed kernel's row says why); "
                 "micro P = hand-instrumented micro-hints on the same data (colsum: 8 strided "
                 "passes)",
                 *([bound.probe_note(res["device_probe"]), bound.BOUND_NOTE]
@@ -321,7 +343,7 @@ class Compiler(suite.Suite):
                 bound.ratio_plot(list(subs.values()), _rows, "access phase", directory,
                                  "compiler-ratios.png")]
         plt = pyplot()
-        rows = res["rows"]
+        rows = [r for r in res["rows"] if "failed" not in r]
         fig, ax = plt.subplots(figsize=(max(4, 1.3 * len(rows)), 3.5))
         x = range(len(rows))
         ax.bar([i - 0.2 for i in x], [r["O"]["access_seconds"] for r in rows], 0.4,
@@ -345,6 +367,11 @@ class Compiler(suite.Suite):
                                       f"{format_size(res['mem_limit_bytes'])} cap, ratio "
                                       f"{res['ratio']:g}"))
         return written
+
+
+    def exit_code(self, res: dict) -> int:
+        subs = res["by_ratio"].values() if "by_ratio" in res else [res]
+        return 1 if any("failed" in r for sub in subs for r in sub["rows"]) else 0
 
 
 def _rows(sub: dict) -> dict[str, dict]:

@@ -159,20 +159,15 @@ def arguments(name: str, size: int, mkdata: str, data_dir: Path) -> tuple[list[s
 
 
 def run(exe: str, args: list[str], files: list[str], mem: int | None, cold: bool) -> dict:
-    """One run under the harness; an OOM kill (the v1 memory cgroup occasionally kills a
-    process thrashing on swap with swap free) is retried once, as `bench nas` does."""
-    for attempt in (1, 2):
-        r = run_once([exe, *args], mem=mem, cold=cold, files=files, capture=True,
-                     timeout=TIMEOUT)
-        r["attempts"] = attempt
-        if not r["oom_killed"]:
-            break
+    """One run under the harness; a run that fails (an OOM kill too) fails the demo."""
+    r = run_once([exe, *args], mem=mem, cold=cold, files=files, capture=True,
+                 timeout=TIMEOUT)
     if r["exit_code"] != 0 and r["signal"] in INTERRUPTS:
         # Ctrl-C or a kill of the demo reached the program too: the demo is interrupted
         # (and cleans up), the program did not fail.
         raise KeyboardInterrupt
     if r["exit_code"] != 0:
-        why = ("timed out" if r["timed_out"] else "killed by the OOM killer twice"
+        why = ("timed out" if r["timed_out"] else "killed by the OOM killer"
                if r["oom_killed"] else f"exit {r['exit_code']}")
         raise BenchError(f"{Path(exe).name} {' '.join(args)}: {why}\n{r['stderr'].strip()}")
     r["access_seconds"] = None   # the whole program is timed: wall_seconds
@@ -262,8 +257,7 @@ def measure(name: str, exes: dict[str, str], args: list[str], files: list[str], 
                             (("out of core", out), ("in core", inc))
                             for v in ("O", "P") for r in runs[v]])
     row = {"program": name, "what": PROGRAMS[name].what, "backing": PROGRAMS[name].backing,
-           "arguments": args, "output": output, "outputs_identical": True,
-           "retried_after_oom": sum(r["attempts"] - 1 for v in out for r in out[v] + inc[v])}
+           "arguments": args, "output": output, "outputs_identical": True}
     for v in ("O", "P"):
         row[v] = median_summary(out[v], output)
         row[f"{v}_in_core"] = median_summary(inc[v], output)

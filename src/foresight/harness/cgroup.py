@@ -16,6 +16,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +149,31 @@ class Cgroup:
         text = self._read("memory.peak" if self.mount.version == 2
                           else "memory.max_usage_in_bytes")
         return int(text) if text and text.strip().isdigit() else None
+
+    def keep_stats_fresh(self, period: float = 0.1) -> threading.Event:
+        """Read the cgroup's memory.stat every PERIOD seconds until the returned event is
+        set.  The kernel's reclaim decides whether to deactivate anonymous pages from
+        statistics it flushes lazily (every 2 s), and a read flushes them: without it,
+        a program thrashing on swap under a v1 limit was OOM-killed with swap free (NAS
+        MG's original, 450 MiB under 150 MiB: 2 of 2 runs; 0 of 2 with the reads).  The
+        runtime does the same for hinted programs (runtime/src/memcg.c)."""
+        stop = threading.Event()
+        if self.limit is None:
+            stop.set()
+            return stop
+        path = self.path / "memory.stat"
+
+        def loop() -> None:
+            while not stop.wait(period):
+                try:
+                    with open(path, "rb", buffering=0) as f:
+                        while f.read(65536):
+                            pass
+                except OSError:
+                    return
+
+        threading.Thread(target=loop, name="memcg-stats", daemon=True).start()
+        return stop
 
     def oom_kills(self) -> int:
         """OOM kills inside the cgroup (v2 memory.events, v1 memory.oom_control)."""

@@ -270,6 +270,7 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
     except subprocess.SubprocessError as e:
         raise HarnessError(f"cannot start {cmd[0]!r} in {cap.describe()}: {e}") from None
     previous = {s: signal.signal(s, lambda sig, _f: proc.send_signal(sig)) for s in FORWARDED}
+    fresh = cap.cgroup.keep_stats_fresh() if cap.cgroup else None
     timer, expired = None, threading.Event()
     if timeout:
         timer = threading.Timer(timeout, lambda: (expired.set(), proc.kill()))
@@ -282,6 +283,8 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
         swap_in, swap_out = swap_traffic(swap0, vmstat_swap(), os.sysconf("SC_PAGE_SIZE"))
         _, status, usage = os.wait4(proc.pid, 0)
     finally:
+        if fresh:
+            fresh.set()
         if timer:
             timer.cancel()
         for s, h in previous.items():
