@@ -1,12 +1,15 @@
 """Shared fixtures: the installed runtime and benchmark binaries, a scratch disk dir."""
 
+import contextlib
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from foresight import paths
+from foresight.errors import HarnessError
 from foresight.harness import environment
 from foresight.harness import swap as swapfile
 
@@ -54,41 +57,86 @@ def disk_tmp(tmp_path_factory):
 # Malloc'd data beyond a memory cap pages to swap: the tests that need it take the `swap`
 # fixture, which as root makes a temporary swap file when too little is free (a fresh
 # machine, CI), so they run instead of being skipped; it is removed when the session ends.
+# One file per session (its pid in the name), so two sessions never turn off each
+# other's; a file whose session is gone (killed) is removed by the next session.
 TEST_SWAP_BYTES = 2 << 30
 
 
-def _test_swap_path() -> Path:
-    return Path(os.environ.get("FORESIGHT_BENCH_DIR", "/var/tmp/foresight-bench")) / "test-swapfile"
+def _bench_base() -> Path:
+    return Path(os.environ.get("FORESIGHT_BENCH_DIR", "/var/tmp/foresight-bench"))
 
 
-def _only_ours_active() -> bool:
-    areas = environment.swap_summary()["areas"]
-    return bool(areas) and all(Path(a["path"]) == _test_swap_path() for a in areas)
+def _test_swap_path(pid: int | None = None) -> Path:
+    return _bench_base() / f"test-swapfile-{os.getpid() if pid is None else pid}"
+
+
+def _remove_stale_test_swap() -> None:
+    for f in _bench_base().glob("test-swapfile-*"):
+        pid = f.name.rsplit("-", 1)[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists() \
+                and swapfile.what_is(f) == "ours":
+            with contextlib.suppress(HarnessError):
+                swapfile.disable(f)
+
+
+def _ours_active() -> bool:
+    mine = os.path.realpath(_test_swap_path())
+    return any(os.path.realpath(a["path"]) == mine
+               for a in environment.swap_summary()["areas"])
+
+
+class _TestSwap:
+    """The session's temporary swap file: made at most once (a failure, e.g. swapon
+    refused in a container, is remembered and skips the tests that need it)."""
+
+    def __init__(self):
+        self.failed: str | None = None
+
+    def on(self) -> None:
+        if self.failed is None and not _ours_active():
+            try:
+                swapfile.enable(_test_swap_path(), TEST_SWAP_BYTES)
+            except HarnessError as e:
+                self.failed = str(e)
+        if self.failed is not None:
+            pytest.skip(f"needs swap, and the temporary swap file failed: {self.failed}")
+
+    def off(self) -> None:
+        if _ours_active():
+            r = subprocess.run(["swapoff", str(_test_swap_path())], capture_output=True)
+            if r.returncode != 0:
+                pytest.skip(f"cannot turn the temporary swap file off: {r.stderr!r}")
 
 
 @pytest.fixture(scope="session")
 def _test_swap_session():
-    yield
-    if os.geteuid() == 0 and swapfile.what_is(_test_swap_path()) == "ours":
+    root = os.geteuid() == 0
+    if root:
+        _remove_stale_test_swap()
+    t = _TestSwap()
+    yield t
+    if root and swapfile.what_is(_test_swap_path()) == "ours":
         swapfile.disable(_test_swap_path())
 
 
 @pytest.fixture
 def swap(_test_swap_session):
-    """At least 1 GiB of free swap: the active swap, else (as root) a temporary swap file."""
+    """At least 1 GiB of free swap: the active swap, else (as root) the session's
+    temporary swap file."""
     if environment.swap_free_bytes() >= TEST_SWAP_BYTES // 2:
         return
     if os.geteuid() != 0:
         pytest.skip("needs swap for malloc'd data beyond the cap: `foresight swap enable`")
-    swapfile.enable(_test_swap_path(), TEST_SWAP_BYTES)
+    _test_swap_session.on()
     if environment.swap_free_bytes() < TEST_SWAP_BYTES // 2:
         pytest.skip("less than 1 GiB of swap is free")
 
 
 @pytest.fixture
 def no_swap(_test_swap_session):
-    """No active swap: the tests' temporary swap file is turned off; any other: skip."""
-    if _only_ours_active():
-        swapfile.disable(_test_swap_path())
+    """No active swap: the session's temporary swap file is turned off (and turned on
+    again by the next test that needs it); any other swap: skip."""
+    if os.geteuid() == 0:
+        _test_swap_session.off()
     if environment.swap_summary()["areas"]:
         pytest.skip("swap is already active")

@@ -34,10 +34,13 @@
  *     and the library's own locks (which no code of the interrupted thread can hold
  *     then, so at worst it waits for another thread's short critical section): no
  *     malloc, no stdio, no thread creation.  The worker threads start with the runtime
- *     (before main) for that reason.  One exception: in a process made by fork(), the
- *     first request that is queued for the workers starts them (pthread_create); a
- *     forked child that hints only from a handler should make one hint from ordinary
- *     code first.  The inline fast path is relaxed atomic loads and stores on the site and
+ *     (before main) for that reason, and so does `foresight-memcg`, which under a memory
+ *     cgroup limit reads the cgroup's memory.stat every 100 ms while its usage is at 3/4
+ *     of the limit (memcg.c: the kernel's reclaim then decides from fresh statistics;
+ *     none without a cgroup limit, none under FORESIGHT_DISABLE=1).  One exception: in
+ *     a process made by fork(), the first hint that reaches the library starts them
+ *     (pthread_create); a forked child that hints only from a handler should make one
+ *     hint from ordinary code first.  The inline fast path is relaxed atomic loads and stores on the site and
  *     the table, safe anywhere.  A hint needs under 3 KiB of stack (built -O2; measured with
  *     -fstack-usage), so an alternate signal stack of SIGSTKSZ is enough.
  *

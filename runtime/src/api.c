@@ -69,6 +69,7 @@ static void after_fork_child(void)
     fs_mapping_reset();
     fs_reuse_reset();
     fs_workers_after_fork_child();
+    fs_memcg_after_fork_child();
 }
 
 static void start(void)
@@ -97,7 +98,9 @@ static void start(void)
     }
     /* Now rather than at the first queued request: pthread_create allocates, and the
      * first request may come from a signal handler that interrupted malloc. */
-    fs_workers_ensure_started();
+    if (fs_cfg.issue_inline != FS_INLINE_ALL)
+        fs_workers_ensure_started();
+    fs_memcg_keeper_ensure_started();
 }
 
 /* Start-up and exit run library code on the program's thread: a handler's hint that
@@ -249,6 +252,7 @@ static void submit(struct foresight_site *site, struct fs_request *reqs, unsigne
 {
     struct fs_request queued[2];
     unsigned nq = 0;
+    fs_memcg_keeper_ensure_started(); /* one load, but in a forked child */
     for (unsigned i = 0; i < n; i++) {
         if (issued_inline(reqs[i].kind, reqs[i].mem, reqs[i].npages))
             fs_issue(&reqs[i]);

@@ -31,7 +31,9 @@ static uint64_t limit_bytes;
 static uint64_t ram_bytes;
 static char source[64] = "physical memory";
 static char usage_path[4200]; /* the cgroup's usage file, when the limit is the cgroup's */
-static char stat_path[4200];  /* the cgroup's memory.stat, when it has a limit (memcg.c) */
+static char cgroup_usage_path[4200]; /* the limiting cgroup's usage, even under FORESIGHT_MEM */
+static char stat_path[4200];  /* its memory.stat (memcg.c) */
+static uint64_t cgroup_limit_bytes;
 
 /* The start of a small kernel file into BUF (NUL-terminated); false when unreadable. */
 static bool read_small(const char *path, char *buf, size_t len)
@@ -147,46 +149,34 @@ static bool own_cgroup_dir(char *out, size_t len, bool *v2)
     return true;
 }
 
+/* The tightest memory limit from this process's cgroup up to the hierarchy's root
+ * (v2 memory.max, v1 memory.limit_in_bytes: its hierarchical limit), with the directory
+ * that sets it left in DIRBUF: that cgroup's usage is what the limit is charged against,
+ * and its statistics are what its reclaim reads (memcg.c).  0 when there is none. */
 static uint64_t cgroup_limit(char *dirbuf, size_t len, bool *v2)
 {
     if (!own_cgroup_dir(dirbuf, len, v2))
         return 0;
-    char path[4200];
+    const char *file = *v2 ? "memory.max" : "memory.limit_in_bytes";
+    const char *member = *v2 ? "cgroup.controllers" : "memory.limit_in_bytes";
+    char path[4200], walk[4096];
     bool ok;
-    if (!*v2) {
-        snprintf(path, sizeof path, "%s/memory.stat", dirbuf);
-        FILE *f = fopen(path, "re");
-        uint64_t lim = 0;
-        if (f != NULL) {
-            char key[128];
-            unsigned long long v;
-            while (fscanf(f, "%127s %llu", key, &v) == 2)
-                if (strcmp(key, "hierarchical_memory_limit") == 0)
-                    lim = v;
-            fclose(f);
-        }
-        if (lim == 0) {
-            snprintf(path, sizeof path, "%s/memory.limit_in_bytes", dirbuf);
-            lim = read_u64_file(path, &ok);
-        }
-        return lim;
-    }
-    /* v2: the tightest memory.max from here up to the hierarchy's root. */
     uint64_t lim = 0;
-    char walk[4096];
     snprintf(walk, sizeof walk, "%s", dirbuf);
     for (;;) {
-        snprintf(path, sizeof path, "%s/memory.max", walk);
+        snprintf(path, sizeof path, "%s/%s", walk, file);
         uint64_t v = read_u64_file(path, &ok);
-        if (ok && (lim == 0 || v < lim))
+        if (ok && (lim == 0 || v < lim)) {
             lim = v;
+            snprintf(dirbuf, len, "%s", walk);
+        }
         char *slash = strrchr(walk, '/');
         if (slash == NULL || slash == walk)
             break;
         *slash = 0;
-        snprintf(path, sizeof path, "%s/cgroup.controllers", walk);
+        snprintf(path, sizeof path, "%s/%s", walk, member);
         if (access(path, F_OK) != 0)
-            break;
+            break;   /* above the hierarchy's root */
     }
     return lim;
 }
@@ -201,11 +191,12 @@ void fs_budget_init(void)
     uint64_t cg = cgroup_limit(dir, sizeof dir, &v2);
     limit_bytes = ram;
     if (cg > 0 && (ram == 0 || cg < ram)) {
-        snprintf(stat_path, sizeof stat_path, "%s/memory.stat", dir);
-        limit_bytes = cg;
+        limit_bytes = cgroup_limit_bytes = cg;
         snprintf(source, sizeof source, "cgroup %s", v2 ? "v2" : "v1");
         snprintf(usage_path, sizeof usage_path, "%s/%s", dir,
                  v2 ? "memory.current" : "memory.usage_in_bytes");
+        snprintf(cgroup_usage_path, sizeof cgroup_usage_path, "%s", usage_path);
+        snprintf(stat_path, sizeof stat_path, "%s/memory.stat", dir);
     }
     if (fs_cfg.mem_override) {
         limit_bytes = fs_cfg.mem_override;
@@ -259,6 +250,17 @@ bool fs_budget_pressure(void)
 const char *fs_budget_stat_path(void)
 {
     return stat_path;
+}
+
+/* The limiting cgroup's usage is at 3/4 of its limit (whatever FORESIGHT_MEM says:
+ * that cgroup's reclaim is what may kill); false without a cgroup limit. */
+bool fs_budget_cgroup_pressure(void)
+{
+    bool ok;
+    if (cgroup_usage_path[0] == 0)
+        return false;
+    uint64_t used = read_u64_file(cgroup_usage_path, &ok);
+    return ok && used >= cgroup_limit_bytes / 4 * 3;
 }
 
 uint64_t fs_budget_limit_bytes(void)

@@ -164,7 +164,9 @@ size_t fs_budget_call_pages(void);             /* the most pages one prefetch ma
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
 bool fs_budget_pressure(void);                 /* memory in use >= 3/4 of the limit */
 const char *fs_budget_stat_path(void);         /* the limiting cgroup's memory.stat, or "" */
-void fs_memcg_keeper_start(void);              /* memcg.c: its statistics kept fresh */
+bool fs_budget_cgroup_pressure(void);          /* its usage >= 3/4 of its limit */
+void fs_memcg_keeper_ensure_started(void);     /* memcg.c: its statistics kept fresh */
+void fs_memcg_after_fork_child(void);
 
 /* deferred.c: auto releases skipped for lack of pressure; their marks go when it comes. */
 void fs_deferred_add(uintptr_t page, size_t npages);

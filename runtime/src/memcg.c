@@ -14,11 +14,13 @@
  * swap-cached, none inactive.  A hint must never be the reason a program dies, and
  * releases and prefetches make such turnover likelier.
  *
- * So while memory in use is at 3/4 of the limit (budget.c), a thread reads the cgroup's
+ * So while the limiting cgroup's usage is at 3/4 of its limit, a thread reads its
  * memory.stat every 100 ms, which makes the kernel flush the counters.  Measured
  * (docs/decisions.md, 2026-11-27): a hinted program killed in 4 of 6 runs without,
  * 0 of 16 with the file read every 20-250 ms by another process; reading
- * memory.usage_in_bytes instead (no flush) left 5 of 8 killed.
+ * memory.usage_in_bytes instead (no flush) left 5 of 8 killed.  The thread starts with
+ * the runtime (before main, as the workers), and in a forked child with its first hint
+ * that reaches the library.
  */
 #include <fcntl.h>
 #include <time.h>
@@ -28,29 +30,47 @@
 
 #define PERIOD_NS 100000000L
 
+static int started;
+static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void *keeper_main(void *arg)
 {
     (void)arg;
+    fs_trace_exclude_self(); /* its own faults are not the program's */
     const char *path = fs_budget_stat_path();
     char buf[4096];
     const struct timespec period = {0, PERIOD_NS};
     for (;;) {
         nanosleep(&period, NULL);
-        if (!fs_budget_pressure())
+        if (!fs_budget_cgroup_pressure())
             continue;
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-            return NULL; /* the cgroup is gone or unreadable: nothing to keep fresh */
+            continue; /* out of descriptors, say: tried again at the next period */
+        bool read_any = read(fd, buf, sizeof buf) > 0;
         while (read(fd, buf, sizeof buf) > 0) {
         }
         close(fd);
-        __atomic_add_fetch(&fs_global_memcg_flushes, 1, __ATOMIC_RELAXED);
+        if (read_any)
+            __atomic_add_fetch(&fs_global_memcg_flushes, 1, __ATOMIC_RELAXED);
     }
     return NULL;
 }
 
-void fs_memcg_keeper_start(void)
+void fs_memcg_keeper_ensure_started(void)
 {
-    if (fs_budget_stat_path()[0] != 0)
-        fs_thread_start(keeper_main, NULL, "foresight-memcg");
+    if (__atomic_load_n(&started, __ATOMIC_ACQUIRE) || fs_budget_stat_path()[0] == 0)
+        return;
+    pthread_mutex_lock(&start_mu);
+    if (!started) {
+        fs_thread_start(keeper_main, NULL, "foresight-memcg"); /* tried once, like workers */
+        __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&start_mu);
+}
+
+void fs_memcg_after_fork_child(void)
+{
+    pthread_mutex_init(&start_mu, NULL);
+    started = 0;
 }

@@ -4,7 +4,7 @@
  * Started with the runtime (api.c: pthread_create allocates, so no hint, which may
  * come from a signal handler, should have to); all signals blocked so the program's
  * handlers run on its own threads; after fork the child starts fresh ones with its
- * first queued request.  The memory cgroup's keeper (memcg.c) starts with them.
+ * first queued request.
  */
 #include <signal.h>
 
@@ -48,10 +48,8 @@ void fs_workers_ensure_started(void)
         return;
     pthread_mutex_lock(&start_mu);
     if (!started) {
-        /* FORESIGHT_INLINE=all queues nothing: no workers, but the cgroup's keeper. */
-        for (int i = 0; fs_cfg.issue_inline != FS_INLINE_ALL && i < fs_cfg.workers; i++)
+        for (int i = 0; i < fs_cfg.workers; i++)
             fs_thread_start(worker_main, NULL, "foresight-io");
-        fs_memcg_keeper_start();
         __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&start_mu);

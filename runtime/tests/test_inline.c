@@ -62,7 +62,7 @@ int main(void)
     CHECK_EQ(workers(), fs_cfg.workers);
     size_t pushed = fs_queue_pushed(fs_queue_global);
 
-    /* "anon" (the setting measured in docs/decisions.md): an anonymous request is
+    /* "anon" (measured in docs/decisions.md; the default is "none"): an anonymous request is
      * issued by this thread (counted before the call returns), and not queued. */
     fs_cfg.issue_inline = FS_INLINE_ANON;
     FORESIGHT_SITE(asite, "anon[i]");

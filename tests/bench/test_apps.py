@@ -76,8 +76,6 @@ def test_same_output_in_core_with_hints_on(built, cc, disk_tmp, tmp_path):
         assert calls > 0, f"{name}: the hinted nests ran without hints"
 
 
-
-
 def run_capped(exe: str, data: str) -> subprocess.CompletedProcess:
     """`foresight run --mem 16M` of one kernel run.  No retry: a hinted run killed where
     the original completes is a failure (the v1 cgroup's kills with swap free came from

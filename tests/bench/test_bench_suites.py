@@ -306,8 +306,12 @@ def test_plots_of_each_suites_results(name, tmp_path):
 def test_a_failed_kernel_is_reported_and_the_others_still_run(monkeypatch, tmp_path, capsys):
     # bench compiler at 10x once stopped at zsolve's OOM kill and wrote no table: a run
     # that fails now marks its kernel's row and the suite goes on (exit status 1).
+    import contextlib
+
     from foresight.bench import compiler as bc
 
+    monkeypatch.setenv("FORESIGHT_BENCH_DIR", str(tmp_path))
+    monkeypatch.setattr(bc.readahead, "Setting", lambda *a: contextlib.nullcontext())
     monkeypatch.setattr(bc, "build", lambda name, out, src: ({"O": f"{name}-O",
                                                              "P": f"{name}-P"}, []))
     monkeypatch.setattr(bc, "devices_for", lambda files: [])
@@ -326,4 +330,11 @@ def test_a_failed_kernel_is_reported_and_the_others_still_run(monkeypatch, tmp_p
     assert rows["zsolve"]["failed"] == "zsolve-P killed by the OOM killer"
     assert rows["stencil"]["speedup"] == 2.0
     assert "zsolve: details" in capsys.readouterr().err
+    assert set(rows["zsolve"]) == {"kernel", "what", "data_bytes", "backing", "cc_report",
+                                   "failed"}
+    # By ratio too: the table of speedups by ratio shows the failed kernel as missing.
+    ratios = bc.by_ratio([res, {**res, "ratio": 2.0}])
+    text = tables.markdown("foresight bench compiler", ratios, bc.SUITE.tables(ratios),
+                           bc.SUITE.notes(ratios))
+    assert "| zsolve | – | – |" in text and "| stencil | 2.00× | 2.00× |" in text
     assert bc.SUITE.exit_code(res) == 1 and bc.SUITE.exit_code({"rows": [rows["stencil"]]}) == 0

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from foresight.bench import compiler as bench
-from foresight.harness.environment import swap_summary
 
 FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
 MEM = "32M"
@@ -142,10 +141,6 @@ int main(int argc, char **argv) {
 }
 """,
 }
-
-
-def _swap_ok(size: int) -> bool:
-    return swap_summary()["total_bytes"] >= size
 
 
 def build(src: Path, out: Path) -> dict[str, str]:

@@ -3,7 +3,7 @@ reads in harness/cgroup.py): under a cgroup limit with memory in use at 3/4 of i
 runtime reads the cgroup's memory.stat (which makes the kernel flush the statistics its
 reclaim decides from) about every 100 ms, and never without a limit."""
 
-import json
+import os
 import subprocess
 
 import pytest
@@ -43,48 +43,62 @@ def program(cc, tmp_path):
     return exe
 
 
-def test_under_a_limit_the_runtime_reads_the_cgroup_s_statistics(program, swap, tmp_path):
+@pytest.mark.parametrize("env", [{}, {"FORESIGHT_MEM": "1G"}])
+def test_under_a_limit_the_runtime_reads_the_cgroup_s_statistics(root, program, request, env):
+    # Gated on the cgroup's own usage against its limit: a FORESIGHT_MEM budget larger
+    # than the cgroup's limit changes nothing (the cgroup's reclaim is what may kill).
     if cgroup.find_memory_hierarchy() is None:
         pytest.skip("no memory cgroup")
-    r = run_once([str(program)], mem=32 << 20, capture=True)
+    request.getfixturevalue("swap")
+    r = run_once([str(program)], mem=32 << 20, capture=True, env={**os.environ, **env})
     assert r["exit_code"] == 0 and r["stdout"] == "1\n", r["stderr"]
     flushes = r["runtime"]["global"]["memcg_stat_flushes"]
     # At least half a second at the cap: about 5 reads at one per 100 ms.
     assert flushes >= 2, flushes
 
 
-def test_without_a_limit_there_is_nothing_to_keep_fresh(program, tmp_path):
-    stats = tmp_path / "s.json"
-    subprocess.run([str(program)], check=True, capture_output=True,
-                   env={"FORESIGHT_STATS": str(stats), "PATH": "/usr/bin:/bin"})
-    assert json.loads(stats.read_text())["global"]["memcg_stat_flushes"] == 0
+def test_far_from_the_cgroup_s_limit_nothing_is_read(root, program):
+    # 48 MiB in a 1 GiB cgroup, with FORESIGHT_MEM=4M putting the runtime itself over
+    # its budget: the cgroup is far from its limit, so nothing reads memory.stat.
+    if cgroup.find_memory_hierarchy() is None:
+        pytest.skip("no memory cgroup")
+    r = run_once([str(program)], mem=1 << 30, capture=True,
+                 env={**os.environ, "FORESIGHT_MEM": "4M"})
+    assert r["exit_code"] == 0 and r["stdout"] == "1\n", r["stderr"]
+    assert r["runtime"]["global"]["memcg_stat_flushes"] == 0
 
 
-def test_the_harness_reads_memory_stat_while_the_program_runs(tmp_path, monkeypatch):
-    # A stand-in cgroup directory: the reads are counted, the stop event ends them.
+def test_the_harness_reads_memory_stat_until_stopped_or_the_cgroup_is_gone(tmp_path):
+    # A stand-in cgroup directory whose memory.stat is a FIFO: each read the harness's
+    # thread makes is one open of the FIFO, which this test counts from the other end.
+    import threading
     import time
 
     g = cgroup.Cgroup.__new__(cgroup.Cgroup)
     g.path, g.limit = tmp_path, 1 << 30
-    (tmp_path / "memory.stat").write_text("active_anon 0\n")
-    reads = []
-    real_open = open
-
-    def counting_open(path, *a, **kw):
-        if str(path).endswith("memory.stat"):
-            reads.append(time.monotonic())
-        return real_open(path, *a, **kw)
-
-    monkeypatch.setattr("builtins.open", counting_open)
-    stop = g.keep_stats_fresh(period=0.05)
-    time.sleep(0.4)
+    fifo = tmp_path / "memory.stat"
+    os.mkfifo(fifo)
+    stop = g.keep_stats_fresh(period=0.02)
+    for _ in range(3):   # three reads, each one open by the thread
+        with open(fifo, "w") as w:
+            w.write("active_anon 0\n")
     stop.set()
-    time.sleep(0.15)
-    n = len(reads)
-    time.sleep(0.15)
-    assert n >= 4 and len(reads) == n
-    g.limit = None   # an unlimited cgroup (the balloon's) is not read
-    reads.clear()
-    stop = g.keep_stats_fresh(period=0.05)
-    time.sleep(0.2)
-    assert stop.is_set() and reads == []
+    deadline = time.monotonic() + 5
+    while any(t.name == "memcg-stats" for t in threading.enumerate()):
+        if time.monotonic() > deadline:
+            # Stopped while blocked opening the FIFO: unblock it once.
+            with open(fifo, "w"):
+                pass
+            deadline = time.monotonic() + 5
+        time.sleep(0.01)
+    # The cgroup gone (the file with it): the thread ends by itself.
+    fifo.unlink()
+    stop = g.keep_stats_fresh(period=0.02)
+    deadline = time.monotonic() + 5
+    while any(t.name == "memcg-stats" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the thread outlived its cgroup"
+        time.sleep(0.01)
+    assert not stop.is_set()
+    g.limit = None   # an unlimited cgroup (the balloon's) is not read at all
+    assert g.keep_stats_fresh(period=0.02).is_set()
+    assert not any(t.name == "memcg-stats" for t in threading.enumerate())

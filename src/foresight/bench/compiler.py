@@ -133,6 +133,11 @@ def data_file(kind: str, size: int, creator: str) -> str:
     return str(path)
 
 
+class KernelFailed(BenchError):
+    """A run of a kernel failed (killed, timed out, a non-zero exit) or its variants'
+    outputs differ: the kernel's row says so and the suite goes on to the next."""
+
+
 def parse_output(stdout: str) -> tuple[str, float]:
     """A kernel's checksum line(s) and its access phase's seconds."""
     checksum, seconds = [], None
@@ -142,13 +147,10 @@ def parse_output(stdout: str) -> tuple[str, float]:
         elif line.strip():
             checksum.append(line.strip())
     if not checksum or seconds is None:
-        raise BenchError(f"kernel printed no checksum/access_seconds; its stdout was:\n{stdout}")
+        raise KernelFailed("no checksum or access_seconds printed",
+                           f"kernel printed no checksum/access_seconds; its stdout was:\n"
+                           f"{stdout}")
     return "\n".join(checksum), seconds
-
-
-class KernelFailed(BenchError):
-    """A run of a kernel failed (killed, timed out, a non-zero exit) or its variants'
-    outputs differ: the kernel's row says so and the suite goes on to the next."""
 
 
 def run_kernel(exe: str, data: str, size: int, mem: int) -> dict:
@@ -194,6 +196,38 @@ def data_size(mem: int, ratio: float) -> int:
     return size
 
 
+def measure_kernel(name: str, exes: dict[str, str], data: str, size: int, mem: int,
+                   repeat: int, device_probe: dict, row: dict) -> None:
+    """Fill ROW with kernel NAME's runs; BenchError (KernelFailed) when one fails."""
+    k = KERNELS[name]
+    runs: dict[str, list[dict]] = {"O": [], "P": [], "micro": []}
+    for _ in range(repeat):   # alternate the variants: noise hits both alike
+        for v in ("O", "P"):
+            runs[v].append(run_kernel(exes[v], data, size, mem))
+        if k.micro:
+            runs["micro"].append(_run_micro(k.micro, data, size, mem))
+    sums = {r["checksum"] for v in ("O", "P") for r in runs[v]}
+    if len(sums) != 1:
+        raise KernelFailed("outputs differ with and without hints",
+                           f"outputs differ with and without hints:\n  O: "
+                           f"{runs['O'][0]['checksum']}\n  P: {runs['P'][0]['checksum']}")
+    ic = bound.in_core(name, exes, ["run", data, str(size)], [] if data == "-" else [data],
+                       repeat, lambda _: None)
+    for v in ("O", "P"):
+        row[v] = median_summary(runs[v], runs[v][0]["checksum"])
+    row["speedup"] = row["O"]["access_seconds"] / max(row["P"]["access_seconds"], 1e-9)
+    if runs["micro"]:
+        cmd, scale = _micro_cmd(k.micro, data, size)
+        m = median_summary(runs["micro"], "")
+        row["micro_hints"] = {"pattern": k.micro, "command": cmd[1:],
+                              "runs_per_kernel_run": scale,
+                              "access_seconds": m["access_seconds"] * scale, "measured": m}
+    row["in_core"] = ic["runs"]
+    row["bound"] = bound.assess({v: row[v]["wall_seconds"] for v in ("O", "P")},
+                                {v: row[v] for v in ("O", "P")}, ic["t_cpu"],
+                                minimum_traffic(name, size, mem), device_probe)
+
+
 def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat: int,
              device_probe: dict) -> dict:
     size = data_size(mem, ratio)
@@ -206,46 +240,18 @@ def compiler(mem: int, ratio: float, readahead_kb: int, names: list[str], repeat
             for name in names:
                 k = KERNELS[name]
                 exes, cc_report = build(name, Path(tmp), kernels_dir() / f"{name}.c")
-                data = "-" if k.data == "anon" else data_file(k.data, size, exes["O"])
                 row: dict = {"kernel": name, "what": k.what, "data_bytes": size,
-                             "backing": "anon" if k.data == "anon" else "file"}
-                runs: dict[str, list[dict]] = {"O": [], "P": [], "micro": []}
+                             "backing": "anon" if k.data == "anon" else "file",
+                             "cc_report": cc_report}
                 try:
-                    for _ in range(repeat):   # alternate the variants: noise hits both alike
-                        for v in ("O", "P"):
-                            runs[v].append(run_kernel(exes[v], data, size, mem))
-                        if k.micro:
-                            runs["micro"].append(_run_micro(k.micro, data, size, mem))
-                    sums = {r["checksum"] for v in ("O", "P") for r in runs[v]}
-                    if len(sums) != 1:
-                        raise KernelFailed("outputs differ with and without hints",
-                                           f"{name}: outputs differ with and without hints:"
-                                           f"\n  O: {runs['O'][0]['checksum']}\n  P: "
-                                           f"{runs['P'][0]['checksum']}")
-                except KernelFailed as e:
+                    data = "-" if k.data == "anon" else data_file(k.data, size, exes["O"])
+                    measure_kernel(name, exes, data, size, mem, repeat, device_probe, row)
+                except BenchError as e:
                     # Reported as failed, never as a time; the other kernels still run.
-                    print(f"foresight: {name}: {e.args[1]}", file=sys.stderr, flush=True)
+                    print(f"foresight: {name}: {e.args[-1]}", file=sys.stderr, flush=True)
+                    row = {key: row[key] for key in ("kernel", "what", "data_bytes",
+                                                     "backing", "cc_report")}
                     row["failed"] = e.args[0]
-                    rows.append(row)
-                    continue
-                for v in ("O", "P"):
-                    row[v] = median_summary(runs[v], runs[v][0]["checksum"])
-                row["speedup"] = row["O"]["access_seconds"] / max(row["P"]["access_seconds"],
-                                                                  1e-9)
-                if runs["micro"]:
-                    cmd, scale = _micro_cmd(k.micro, data, size)
-                    m = median_summary(runs["micro"], "")
-                    row["micro_hints"] = {
-                        "pattern": k.micro, "command": cmd[1:], "runs_per_kernel_run": scale,
-                        "access_seconds": m["access_seconds"] * scale,
-                        "measured": m}
-                ic = bound.in_core(name, exes, ["run", data, str(size)],
-                                   [] if data == "-" else [data], repeat, lambda _: None)
-                row["in_core"] = ic["runs"]
-                row["bound"] = bound.assess({v: row[v]["wall_seconds"] for v in ("O", "P")},
-                                            {v: row[v] for v in ("O", "P")}, ic["t_cpu"],
-                                            minimum_traffic(name, size, mem), device_probe)
-                row["cc_report"] = cc_report
                 rows.append(row)
     measured = [r["O"] for r in rows if "O" in r]
     env["cgroup_version"] = measured[0]["cgroup_version"] if measured else None
@@ -329,7 +335,7 @@ class Compiler(suite.Suite):
         if "by_ratio" in res:
             return self.notes(next(iter(res["by_ratio"].values())))
         return [f"{machine(res['environment'])}; outputs identical with and without hints "
-                "(a failed kernel's row says why); "
+                "in every kernel not marked failed; "
                 "micro P = hand-instrumented micro-hints on the same data (colsum: 8 strided "
                 "passes)",
                 *([bound.probe_note(res["device_probe"]), bound.BOUND_NOTE]
@@ -367,7 +373,6 @@ class Compiler(suite.Suite):
                                       f"{format_size(res['mem_limit_bytes'])} cap, ratio "
                                       f"{res['ratio']:g}"))
         return written
-
 
     def exit_code(self, res: dict) -> int:
         subs = res["by_ratio"].values() if "by_ratio" in res else [res]

@@ -270,12 +270,12 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
     except subprocess.SubprocessError as e:
         raise HarnessError(f"cannot start {cmd[0]!r} in {cap.describe()}: {e}") from None
     previous = {s: signal.signal(s, lambda sig, _f: proc.send_signal(sig)) for s in FORWARDED}
-    fresh = cap.cgroup.keep_stats_fresh() if cap.cgroup else None
-    timer, expired = None, threading.Event()
-    if timeout:
-        timer = threading.Timer(timeout, lambda: (expired.set(), proc.kill()))
-        timer.start()
+    fresh, timer, expired = None, None, threading.Event()
     try:
+        fresh = cap.cgroup.keep_stats_fresh() if cap.cgroup else None
+        if timeout:
+            timer = threading.Timer(timeout, lambda: (expired.set(), proc.kill()))
+            timer.start()
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         wall = time.perf_counter() - t0
         stall = _main_thread_blocked(proc.pid, wall)
@@ -283,7 +283,7 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
         swap_in, swap_out = swap_traffic(swap0, vmstat_swap(), os.sysconf("SC_PAGE_SIZE"))
         _, status, usage = os.wait4(proc.pid, 0)
     finally:
-        if fresh:
+        if fresh is not None:
             fresh.set()
         if timer:
             timer.cancel()
