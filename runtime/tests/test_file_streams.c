@@ -1,7 +1,8 @@
 /* test_file_streams.c — a dense stream upwards over file-backed memory is left to the
  * kernel's readahead (FORESIGHT_FILE_STREAMS=kernel, the default): no hint, counted once
- * per set-up; a stride of a page or more over the same file, a dense stream downwards and a
- * dense stream over anonymous memory keep their hints. */
+ * per set-up; so is a row reached through a row pointer that spans 4 MiB or more; a
+ * stride of a page or more over the same file, a dense stream downwards, a dense stream
+ * over anonymous memory and short rows through row pointers keep their hints. */
 #include <sys/mman.h>
 
 #include "internal.h" /* before check.h: its stream helpers need foresight.h */
@@ -57,6 +58,27 @@ int main(void)
     fs_site_counts(&down_site, c);
     CHECK_EQ(c[FS_KERNEL_READAHEAD], 0);
     CHECK(c[FS_CONSIDERED] + c[FS_FILTERED] > 0);
+
+    /* Rows through row pointers: a 64 KiB row keeps its hints (readahead would read past
+     * its end into another row), a 4 MiB one is left to the kernel. */
+    struct foresight_stream row;
+    foresight_stream_init(&row, 8, 4096, 64 * 1024, 0, 0,
+                          FORESIGHT_STREAM_RUNS | FORESIGHT_STREAM_ROWS);
+    row.ahead = 8192;
+    FORESIGHT_SITE(row_site, "row[i]");
+    walk(&row, &row_site, base + 5 * MiB, 8, 64 * 1024 / 8);
+    fs_site_counts(&row_site, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 0);
+    CHECK(c[FS_CONSIDERED] + c[FS_FILTERED] > 0);
+    struct foresight_stream long_row;
+    foresight_stream_init(&long_row, 8, 4096, 64 * 1024, 0, 0,
+                          FORESIGHT_STREAM_RUNS | FORESIGHT_STREAM_ROWS);
+    long_row.ahead = 8192;
+    FORESIGHT_SITE(long_site, "long_row[i]");
+    CHECK_EQ(walk(&long_row, &long_site, base, 8, 4 * MiB / 8), 1);
+    fs_site_counts(&long_site, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 1);
+    CHECK_EQ(c[FS_ISSUED] + c[FS_PAGES_REQUESTED], 0);
 
     /* Dense upwards over anonymous memory: kept (swap-in has no such readahead). */
     char *anon = mmap(NULL, MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
