@@ -21,6 +21,11 @@
 #define FS_CHUNK_SHIFT 9
 #define FS_CHUNK_PAGES ((uintptr_t)1 << FS_CHUNK_SHIFT)
 
+/* Bits of foresight_site.fs_state. */
+#define FS_SITE_REGISTERED 1ul /* in the statistics' registry (stats.c) */
+#define FS_SITE_STREAM 2ul     /* a compiled loop's stream (stream.c): its pages in flight are
+                                  bounded by its look-ahead, so the budget never drops it */
+
 /* Per-site counters, kept in foresight_site.fs_stat[]. */
 enum fs_stat {
     FS_CONSIDERED,        /* calls that reached the library (not filtered inline) */

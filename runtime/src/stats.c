@@ -22,10 +22,9 @@ static struct foresight_site *registry;
 
 void fs_site_register(struct foresight_site *site)
 {
-    unsigned long expect = 0;
-    if (__atomic_load_n(&site->fs_state, __ATOMIC_ACQUIRE) != 0 ||
-        !__atomic_compare_exchange_n(&site->fs_state, &expect, 1, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
+    if ((__atomic_load_n(&site->fs_state, __ATOMIC_ACQUIRE) & FS_SITE_REGISTERED) ||
+        (__atomic_fetch_or(&site->fs_state, FS_SITE_REGISTERED, __ATOMIC_ACQ_REL) &
+         FS_SITE_REGISTERED))
         return;
     struct foresight_site *head = __atomic_load_n(&registry, __ATOMIC_ACQUIRE);
     do

@@ -227,8 +227,12 @@ static uintptr_t step(struct foresight_stream *st, struct foresight_site *site, 
 {
     if (st->fs_flags & FORESIGHT_STREAM_IDLE)
         return UINTPTR_MAX;
-    if (!(st->fs_flags & CHECKED) && kernel_reads_ahead(st, site, now, rest))
-        return UINTPTR_MAX;
+    if (!(st->fs_flags & CHECKED)) {
+        if (kernel_reads_ahead(st, site, now, rest))
+            return UINTPTR_MAX;
+        if (!(__atomic_load_n(&site->fs_state, __ATOMIC_RELAXED) & FS_SITE_STREAM))
+            __atomic_fetch_or(&site->fs_state, FS_SITE_STREAM, __ATOMIC_RELAXED);
+    }
     const unsigned flags = st->fs_flags;
     const uintptr_t a = st->fs_abs, g = st->fs_granule, s = st->fs_step, ahead = st->ahead;
     now -= st->fs_low;
