@@ -197,7 +197,7 @@ struct foresight_site {
     const char *ref;                /* the reference, e.g. "A[i][j]" */
     unsigned long fs_countdown;     /* filtered calls left before the next verification */
     unsigned long fs_armed;         /* what fs_countdown was last armed with */
-    unsigned long fs_state;         /* registration state (runtime-private) */
+    unsigned long fs_state;         /* registration, stream (runtime-private: internal.h) */
     struct foresight_site *fs_next; /* registry link (runtime-private) */
     unsigned long fs_stat[20];      /* counters (runtime-private) */
     unsigned long fs_quiet;         /* calls the site may skip before checking again */

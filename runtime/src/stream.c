@@ -188,35 +188,56 @@ static uintptr_t skip_marked(struct foresight_stream *st, struct foresight_site 
  * hints (system time 2.9 -> 7.7 s: the worker's WILLNEED reads reclaim from the full
  * cgroup and unmap the main thread's pages, a TLB shootdown on the other CPU each
  * time), 6.6 s without them; CG 4.2, 5.6, 4.2 s; IS 17.9, 19.0, 8.9 s (its gathers
- * keep their hints).  Strides of a page or more, streams downwards, rows reached through
- * row pointers, anonymous memory (swap-in reads no more than 8 pages ahead) and private
- * writable file mappings (a program's data and bss: its pages may be copies) keep
- * their hints, and FORESIGHT_FILE_STREAMS=hint keeps them for all (a device without
- * readahead, read_ahead_kb 0).  Rows reached through row pointers are left to the
- * kernel too when a row spans LONG_ROW or more: readahead then loses one fault per row,
- * and hints cost more (seismo's channels, 16 MiB each through a pointer per channel:
- * 0.525 s hinted against 0.481 s with hints off, median of 5).  Looked at once per
- * set-up of the stream, on its first run.
+ * keep their hints).  Strides of a page or more, streams downwards, anonymous memory
+ * (swap-in reads no more than 8 pages ahead) and private writable file mappings (a
+ * program's data and bss: its pages may be copies) keep their hints, and
+ * FORESIGHT_FILE_STREAMS=hint keeps them for all (a device without readahead,
+ * read_ahead_kb 0).  Looked at once per set-up of the stream; rows reached through row
+ * pointers one row at a time (long_row).
  */
-#define LONG_ROW (4u << 20)
-
-static bool kernel_reads_ahead(struct foresight_stream *st, struct foresight_site *site,
-                               uintptr_t now, uintmax_t rest)
+static bool dense_up_the_page_cache(const struct foresight_stream *st, uintptr_t now)
 {
-    st->fs_flags |= CHECKED;
     /* Dense: it touches every page it passes: a stride under a page, or across an outer
      * loop a region per iteration leaving gaps under a page (a stencil's rows, one plane
      * after another, without their boundary points). */
     const bool dense = st->fs_abs < st->fs_page ||
                        ((st->fs_flags & FORESIGHT_STREAM_REGION) &&
                         st->fs_region + st->fs_page > st->fs_abs);
-    const bool short_rows = (st->fs_flags & FORESIGHT_STREAM_ROWS) &&
-                            !((st->fs_flags & FORESIGHT_STREAM_RUNS) &&
-                              (rest + 1) * st->fs_abs >= LONG_ROW);
-    if (fs_cfg.file_streams_hinted || st->fs_abs == 0 || !dense || !upward(st) || short_rows ||
-        !fs_mapping_page_cache(now >> FORESIGHT_PAGE_SHIFT))
+    return !fs_cfg.file_streams_hinted && st->fs_abs != 0 && dense && upward(st) &&
+           fs_mapping_page_cache(now >> FORESIGHT_PAGE_SHIFT);
+}
+
+static bool kernel_reads_ahead(struct foresight_stream *st, struct foresight_site *site,
+                               uintptr_t now)
+{
+    st->fs_flags |= CHECKED;
+    if ((st->fs_flags & FORESIGHT_STREAM_ROWS) || !dense_up_the_page_cache(st, now))
         return false;
     st->fs_flags |= FORESIGHT_STREAM_IDLE;
+    fs_site_register(site);
+    fs_count(site, FS_KERNEL_READAHEAD, 1);
+    return true;
+}
+
+/*
+ * Rows reached through row pointers are separate objects, so they are looked at one run
+ * (row) at a time: a row of LONG_ROW or more, dense upwards over the page cache, is left
+ * to the kernel's readahead, which then loses one fault per row, and the run goes
+ * unhinted; a shorter row keeps its hints (readahead would read past its end into
+ * another row's memory).  seismo's channels, 16 MiB each through a pointer per channel:
+ * 0.525 s hinted against 0.481 s with hints off (median of 5), 3,297 MADV_WILLNEED calls
+ * and 4,064 releases beside the kernel's readahead.
+ */
+#define LONG_ROW ((uintmax_t)4 << 20)
+
+static bool long_row(struct foresight_stream *st, struct foresight_site *site, uintptr_t now,
+                     uintmax_t rest)
+{
+    const uintptr_t a = st->fs_abs;
+    if ((st->fs_flags & (FORESIGHT_STREAM_ROWS | FORESIGHT_STREAM_RUNS)) !=
+            (FORESIGHT_STREAM_ROWS | FORESIGHT_STREAM_RUNS) ||
+        a == 0 || rest < (LONG_ROW + a - 1) / a - 1 || !dense_up_the_page_cache(st, now))
+        return false;
     fs_site_register(site);
     fs_count(site, FS_KERNEL_READAHEAD, 1);
     return true;
@@ -228,10 +249,19 @@ static uintptr_t step(struct foresight_stream *st, struct foresight_site *site, 
     if (st->fs_flags & FORESIGHT_STREAM_IDLE)
         return UINTPTR_MAX;
     if (!(st->fs_flags & CHECKED)) {
-        if (kernel_reads_ahead(st, site, now, rest))
+        if (kernel_reads_ahead(st, site, now))
             return UINTPTR_MAX;
-        if (!(__atomic_load_n(&site->fs_state, __ATOMIC_RELAXED) & FS_SITE_STREAM))
+        /* Exempt from the budget (issue.c) while the bytes it keeps in flight are within
+         * the default look-ahead's cap, a sixteenth of the limit: not when a look-ahead
+         * set by hand (FORESIGHT_LOOKAHEAD) or the paper preset's fixed distance puts
+         * more in flight. */
+        if ((uintmax_t)st->ahead * st->fs_abs <= fs_budget_limit_bytes() / 16 &&
+            !(__atomic_load_n(&site->fs_state, __ATOMIC_RELAXED) & FS_SITE_STREAM))
             __atomic_fetch_or(&site->fs_state, FS_SITE_STREAM, __ATOMIC_RELAXED);
+    }
+    if (cnt == 0 && long_row(st, site, now, rest)) {
+        st->fs_last = 1; /* the next row abuts nothing hinted */
+        return (uintptr_t)rest + 1;
     }
     const unsigned flags = st->fs_flags;
     const uintptr_t a = st->fs_abs, g = st->fs_granule, s = st->fs_step, ahead = st->ahead;

@@ -79,6 +79,12 @@ int main(void)
     fs_site_counts(&long_site, c);
     CHECK_EQ(c[FS_KERNEL_READAHEAD], 1);
     CHECK_EQ(c[FS_ISSUED] + c[FS_PAGES_REQUESTED], 0);
+    /* Rows are separate objects, looked at one by one: the same stream's next row, a
+     * short one, keeps its hints. */
+    walk(&long_row, &long_site, base + 6 * MiB, 8, 64 * 1024 / 8);
+    fs_site_counts(&long_site, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 1);
+    CHECK(c[FS_CONSIDERED] + c[FS_FILTERED] > 0);
 
     /* Dense upwards over anonymous memory: kept (swap-in has no such readahead). */
     char *anon = mmap(NULL, MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
