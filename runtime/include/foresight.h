@@ -458,7 +458,9 @@ static inline size_t foresight_memory_bytes(void)
  * A stream of a compiled loop nest (code from `foresight cc`; usable by hand): one
  * reference whose address moves by a constant step per iteration of its pipelining
  * loop.  The loop keeps a countdown of iterations in a local and calls
- * foresight_stream_step() only when the look-ahead address leaves its granule:
+ * foresight_stream_step() only when the look-ahead address leaves its granule (its site
+ * is its own: a stream's site is exempt from the memory budget, so other hints through
+ * the same site would be too):
  *
  *     uintptr_t cnt = 0;                                  at each entry of the loop
  *     if (cnt > 1) cnt--;                                 each iteration
