@@ -106,6 +106,13 @@ bool fs_gate_open(void);
 void fs_gate_reset(void); /* after fork */
 extern unsigned long fs_global_gate_closed; /* nest entries run without hints */
 
+/* runs.c: short runs continuing one another across entries of a nest.  Notes the
+ * run [START, START + LEN) at SITE; when it continues an earlier run, true with the
+ * bytes [FROM, TO) to hint ahead of it (LOOK: the look-ahead bytes over all streams). */
+bool fs_run_continues(const struct foresight_site *site, uintptr_t start, uintptr_t len,
+                      uintptr_t look, uintptr_t *from, uintptr_t *to);
+extern unsigned long fs_global_runs_continued;
+
 /* config.c */
 void fs_config_load(void);
 const char *fs_method_name(enum fs_method m);

@@ -140,7 +140,7 @@ static void write_json(FILE *f)
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
                "\"releases_idle\": %lu, \"coalesced\": %zu, \"random_advised_pages\": %lu, "
                "\"random_left_to_readaround\": %lu, \"nest_entries_unhinted\": %lu, "
-               "\"memcg_stat_flushes\": %lu},"
+               "\"memcg_stat_flushes\": %lu, \"short_runs_continued\": %lu},"
                "\n  \"sites\": [",
             fs_residency_footprint(), fs_residency_peak(),
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
@@ -150,7 +150,8 @@ static void write_json(FILE *f)
             __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_gate_closed, __ATOMIC_RELAXED),
-            __atomic_load_n(&fs_global_memcg_flushes, __ATOMIC_RELAXED));
+            __atomic_load_n(&fs_global_memcg_flushes, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_runs_continued, __ATOMIC_RELAXED));
     int first = 1;
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
          s = s->fs_next) {
@@ -224,6 +225,10 @@ static void write_table(FILE *f)
     if (unhinted)
         fprintf(f, "%lu loop nest entries without hints: the program's memory fit in its "
                    "budget (FORESIGHT_INCORE=hint keeps them)\n", unhinted);
+    unsigned long cont = __atomic_load_n(&fs_global_runs_continued, __ATOMIC_RELAXED);
+    if (cont)
+        fprintf(f, "%lu short runs continued an earlier run at their site: hinted ahead "
+                   "of it\n", cont);
     unsigned long kept = __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED);
     if (kept)
         fprintf(f, "%lu runs of indirect sites left to the kernel's read-around: their "

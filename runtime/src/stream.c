@@ -64,8 +64,10 @@ static void window(struct foresight_stream *st, struct foresight_site *site, uin
  * A restart whose run of the loop touches less than a block (a few rows of a
  * column, a plane of a stencil) gains nothing from a window along it: the runs that
  * follow matter.  When runs start a constant jump apart, hint the run `n` jumps ahead
- * (n covers the look-ahead bytes, at most 1024); otherwise this run.  At most one call
- * per run, none when its granule was hinted last.
+ * (n covers the look-ahead bytes, at most 1024); otherwise, for a dense run upwards
+ * that begins where an earlier short run at this site ended (in this entry of the
+ * nest or an earlier one: runs.c), the stream ahead of it; otherwise this run.  At most
+ * one call per run, none when its granule was hinted last.
  */
 static void short_run(struct foresight_stream *st, struct foresight_site *site,
                       uintptr_t now, uintmax_t rest)
@@ -82,6 +84,16 @@ static void short_run(struct foresight_stream *st, struct foresight_site *site,
         q = st->fs_jump_runs - 1;
     } else {
         st->fs_jump_runs = 0;
+        uintptr_t from, to;
+        if (a < page && upward(st) &&
+            fs_run_continues(site, now, ((uintptr_t)rest + 1) * a, foresight__lookahead(), &from,
+                             &to)) {
+            foresight_prefetch_at(site, (const void *)from, to - from);
+            st->fs_short_last = 1;
+            st->fs_jump = jj;
+            st->fs_run_start = now;
+            return;
+        }
     }
     const uintptr_t tb = (now + q * jj) & ~(g - 1);
     if (tb != st->fs_short_last) {

@@ -128,21 +128,21 @@ int main(int argc, char **argv)
 """
 
 
-def test_runs_of_a_nest_spanning_less_than_a_block_go_unhinted(tmp_path):
+def test_runs_of_a_nest_spanning_less_than_the_floor_go_unhinted(tmp_path):
     # A short loop in a function called very often (a key comparison, a small dot
     # product): its bound is known only at run time, so the nest's entry tests its span
-    # and runs it unhinted, with no call into the library, when that is less than a
-    # block.  The same nest over a long array is hinted.
+    # and runs it unhinted, with no call into the library, when that is under a quarter
+    # block (16 KiB).  The same nest over 64 KiB and over a long array is hinted.
     exe = build(tmp_path, SHORT_CALLS)
     plain = build(tmp_path, SHORT_CALLS, "--no-prefetch")
-    for n, calls in (("5", "100000"), ("4000", "10"), ("100000", "3")):
+    for n, calls in (("5", "100000"), ("1000", "10"), ("4000", "10"), ("100000", "3")):
         out, stats = run_stats(exe, n, calls)
         assert out == subprocess.run([str(plain), n, calls], capture_output=True,
                                      text=True).stdout
         sites = {s["ref"] for s in stats["sites"]}
-        if n == "100000":   # 800 KB a run: hinted
+        if n in ("4000", "100000"):   # 2 x 31,992 bytes, 2 x 800 KB a run: hinted
             assert site(stats, "a[i]")["considered"] > 0
-        else:   # 2 x 32 bytes, 2 x 31,992 bytes: the nest never calls the library
+        else:   # 2 x 32 bytes, 2 x 7,992 bytes: the nest never calls the library
             assert stats["global"]["considered"] == 0 and "a[i]" not in sites, stats
     entry = next(e for e in report(tmp_path, SHORT_CALLS) if e["function"] == "dot")
     assert entry["small_runs_unhinted"] is True
@@ -150,6 +150,52 @@ def test_runs_of_a_nest_spanning_less_than_a_block_go_unhinted(tmp_path):
     paper = next(e for e in report(tmp_path, SHORT_CALLS, preset="paper")
                  if e["function"] == "dot")
     assert paper["small_runs_unhinted"] is False
+
+
+SEGMENTS = """
+#include <stdio.h>
+#include <stdlib.h>
+static double dot(int n, const double *x, const double *y)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += x[i] * y[i];
+    return s;
+}
+int main(int argc, char **argv)
+{
+    (void)argc;
+    int m = atoi(argv[1]), nb = 4096;
+    double *a[4], g = 0;
+    for (int c = 0; c < 4; c++) {
+        a[c] = malloc((size_t)m * sizeof(double));
+        for (int r = 0; r < m; r++)
+            a[c][r] = (r + c) % 11;
+    }
+    for (int r0 = 0; r0 < m; r0 += nb)
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j <= i; j++)
+                g += dot(m - r0 < nb ? m - r0 : nb, &a[i][r0], &a[j][r0]);
+    printf("%.1f\\n", g);
+    for (int c = 0; c < 4; c++)
+        free(a[c]);
+    return 0;
+}
+"""
+
+
+def test_a_helper_on_consecutive_segments_is_hinted_ahead_across_calls(tmp_path):
+    # dot() runs 32 KiB per call (under a block), on segments of four columns in turn:
+    # each call is a new entry of its nest, and the library links a call's run to the
+    # run that ended where it begins (runs.c), hinting that column ahead.
+    exe = build(tmp_path, SEGMENTS)
+    plain = build(tmp_path, SEGMENTS, "--no-prefetch")
+    out, stats = run_stats(exe, "262144")
+    assert out == subprocess.run([str(plain), "262144"], capture_output=True,
+                                 text=True).stdout
+    # 64 blocks of rows; from the second on, each column's first run per site continues.
+    assert stats["global"]["short_runs_continued"] >= 63 * 4, stats["global"]
+    assert site(stats, "x[i]")["pages_requested"] > 0
 
 
 def test_indirect_reference_gets_a_prolog_of_d_iterations(tmp_path):

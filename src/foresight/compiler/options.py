@@ -16,6 +16,15 @@ class CompileOptions:
     preset: str = "adaptive"         # "adaptive": distance from the runtime; "paper": Eq. (1)
     latency_cycles: int = 0          # paper preset: I/O latency in cycles; 0: 100,000
 
+    @property
+    def run_floor(self) -> int:
+        """The fewest bytes a run of a nest must span for its hints to be set up at
+        entry (rewrite/emit.py): a quarter block, at least a page.  Runs under a block
+        are hinted by the library as continuations of earlier runs at their site (a
+        helper called on consecutive segments); under the floor, the entry's set-up
+        would cost about as much as the run (a key comparison over `keylen` elements)."""
+        return max(self.page_size, self.block_size // 4)
+
     def __post_init__(self) -> None:
         # The paper's machine (Section 3.2.2.1): 4-page blocks, 100,000-cycle I/O latency,
         # 10,000-cycle prefetch overhead.  Adaptive: 64 KiB blocks, distance from the runtime.

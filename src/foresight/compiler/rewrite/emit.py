@@ -41,10 +41,11 @@ EMITTERS = {"indirect": emit_indirect, "rows": emit_rows}
 def no_copy(nest: LoopNest, opts: CompileOptions) -> str | None:
     """Why nest `nest` runs in one version, or None: a hinted nest runs as two versions,
     chosen at entry, the hinted one and a copy of the user's text for the runs the entry
-    leaves unhinted (a program that fits in its memory, a run spanning less than a
-    block), which then run the code the C compiler makes of the original.  Not where
-    the text cannot be compiled twice (frontend/loops._uncopyable), nor under the paper
-    preset, whose hint code tests `on` in the loop as the paper's did."""
+    leaves unhinted (a program that fits in its memory, a run spanning less than
+    CompileOptions.run_floor), which then run the code the C compiler makes of the
+    original.  Not where the text cannot be compiled twice (frontend/loops._uncopyable),
+    nor under the paper preset, whose hint code tests `on` in the loop as the paper's
+    did."""
     if opts.preset == "paper":
         return "the paper preset tests in the loop"
     return nest.uncopyable
@@ -61,8 +62,8 @@ class NestEmitter:
         names, entry = nest.names, nest.entry
         on = names.active
         active = C.call("foresight_active")
-        if plan.footprint is not None:   # a run spanning less than a block goes unhinted
-            active = C.all_of(C.cmp(_span(plan.footprint), ">=", C.literal(opts.block_size)),
+        if plan.footprint is not None:   # a run spanning under the floor goes unhinted
+            active = C.all_of(C.cmp(_span(plan.footprint), ">=", C.literal(opts.run_floor)),
                               active)
         entry.append(C.decl("int", (on, active)))
         if opts.preset != "paper" and any(h.rows_for is not None for h in plan.hints):

@@ -155,9 +155,9 @@ def _pipe_loop(f: RefFacts, opts: CompileOptions
         return [], (), (f"its object is {f.ref.object_bytes} bytes, less than a "
                         f"{opts.block_size}-byte block: not pipelined (left to demand paging)")
     span = _span(f, varying)
-    if span is not None and span < opts.block_size:
-        return [], (), (f"the whole nest touches {span} bytes of it, less than a "
-                        f"{opts.block_size}-byte block: not pipelined (left to demand paging)")
+    if span is not None and span < opts.run_floor:
+        return [], (), (f"the whole nest touches {span} bytes of it, less than "
+                        f"{opts.run_floor} bytes: not pipelined (left to demand paging)")
     pipe = varying[-1]
     moved: list[Loop] = []
     why = f"pipelining loop {pipe.var} (the innermost loop changing the address)"
