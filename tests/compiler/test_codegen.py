@@ -145,7 +145,7 @@ def test_runs_of_a_nest_spanning_less_than_the_floor_go_unhinted(tmp_path):
         else:   # 2 x 32 bytes, 2 x 7,992 bytes: the nest never calls the library
             assert stats["global"]["considered"] == 0 and "a[i]" not in sites, stats
     entry = next(e for e in report(tmp_path, SHORT_CALLS) if e["function"] == "dot")
-    assert entry["small_runs_unhinted"] is True
+    assert entry["small_runs_unhinted"] is True and entry["run_floor_bytes"] == 16384
     # The paper preset hints every run, as the paper does.
     paper = next(e for e in report(tmp_path, SHORT_CALLS, preset="paper")
                  if e["function"] == "dot")

@@ -64,8 +64,9 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
         "block_bytes": opts.block_size,
     } for h in plan.hints]
     out["decisions"] = plan.decisions
-    # A run spanning less than a block runs unhinted, tested at entry (plan._small_runs).
+    # A run spanning less than the floor runs unhinted, tested at entry (plan._small_runs).
     out["small_runs_unhinted"] = plan.footprint is not None
+    out["run_floor_bytes"] = opts.run_floor
     # Runs left unhinted run a copy of the nest as written (rewrite/emit.no_copy), unless
     # this says why not.
     out["no_unhinted_copy"] = no_copy(nest, opts) if plan.hints else None
@@ -102,9 +103,8 @@ def format_report(entries: list[dict]) -> str:
         for d in e.get("decisions", []):
             lines.append(f"  decision: {d}")
         if e.get("small_runs_unhinted"):
-            block = e["hints"][0]["block_bytes"]
-            lines.append(f"  at nest entry: a run spanning less than a {block}-byte block "
-                         "in all runs unhinted")
+            lines.append(f"  at nest entry: a run spanning less than {e['run_floor_bytes']} "
+                         "bytes in all runs unhinted")
         if e.get("hints") and e.get("no_unhinted_copy"):
             lines.append("  unhinted runs run the hinted code with its hints off: "
                          + e["no_unhinted_copy"])
