@@ -452,7 +452,9 @@ def _interrupt(project: Path, sig: int, args: list[str], partial: bool) -> str:
            "PARTIAL": "1" if partial else ""}
     p = subprocess.Popen([FORESIGHT, "cc", *args], cwd=project, env=env, text=True,
                          stderr=subprocess.PIPE,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         # The signal under test as a terminal would deliver it, also
+                         # where this suite runs ignoring it (nohup, a background job).
+                         preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
     deadline = time.monotonic() + 30
     while not (pids.exists() and pids.read_text().endswith("\n")):
         assert p.poll() is None and time.monotonic() < deadline
