@@ -554,13 +554,30 @@ static inline uintptr_t foresight_stream_step(struct foresight_stream *st,
 }
 
 /*
+ * A compiled loop's countdown test, `if (FORESIGHT_COUNTING(cnt > 1)) cnt--; else ...`:
+ * true but once per granule, and the C compiler is told so.  Told only "likely", gcc
+ * lays out the step's call as a path taken often enough to keep the loop's `double`
+ * values in memory across it (the call clobbers every SSE register): seismo's hinted
+ * `detect` loop, forced on in core, took 0.231 s, 0.212 s with the probability given,
+ * the original 0.199 s.
+ */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_expect_with_probability)
+#define FORESIGHT_COUNTING(cond) __builtin_expect_with_probability(!!(cond), 1, 0.9999)
+#endif
+#endif
+#ifndef FORESIGHT_COUNTING
+#define FORESIGHT_COUNTING(cond) __builtin_expect(!!(cond), 1)
+#endif
+
+/*
  * The streams ST[0..N) of one loop under one countdown: the loop calls this when the
  * countdown runs out (0 where the loop starts), with AT[2k] and AT[2k+1] the current
  * and trailing addresses of stream k and SITES[k] its site; each stream due steps (as
  * foresight_stream_step), streams with FORESIGHT_STREAM_IDLE are left alone.  Returns
  * the iterations until the next stream is due (UINTPTR_MAX: none is active).
  *
- *     if (cnt > 1) cnt--;
+ *     if (FORESIGHT_COUNTING(cnt > 1)) cnt--;
  *     else cnt = foresight_streams_step(st, 2, sites, cnt, (uintptr_t[]){...}, rest);
  */
 static inline uintptr_t foresight_streams_step(struct foresight_stream *st, unsigned n,

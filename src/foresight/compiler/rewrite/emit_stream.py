@@ -79,7 +79,10 @@ def step(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
         at += [C.address(h.ref, subst(h)),
                C.address(h.release, subst(h)) if h.release is not None else "0"]
     rest = bounds.rest_iterations(streams[0].pipe) or "0"
-    code = C.if_chain([(C.cmp(pc, ">", "1"), C.decrement(pc))], C.block(
+    # The test is true but once per granule: FORESIGHT_COUNTING tells the C compiler, so
+    # the loop's values stay in registers past the step's call (foresight.h).
+    code = C.if_chain([(C.call("FORESIGHT_COUNTING", C.cmp(pc, ">", "1")), C.decrement(pc))],
+                      C.block(
         *sites,
         C.decl("static struct foresight_site *const",
                (C.index(LOCALS.sites, ""), C.init_list(*own))),
