@@ -17,6 +17,9 @@
  * not counted.  The table is small and per thread (no locks); streams beyond its size
  * are forgotten, oldest first, and then simply go unhinted.
  */
+#include <signal.h>
+#include <sys/mman.h>
+
 #include "internal.h"
 
 #define SETS 64 /* sets of WAYS entries, by the page of a run's end */
@@ -27,34 +30,77 @@ struct run_end {
     const struct foresight_site *site; /* NULL: a free entry */
     uintptr_t start, end;              /* the stream's last run */
     uintptr_t hinted;                  /* hinted up to here */
-    uintptr_t noted;                   /* `noted` after that run */
+    uint64_t noted;                    /* the table's `noted` after that run */
 };
 
-static __thread struct run_end ends[SETS][WAYS];
-static __thread uintptr_t noted; /* distinct bytes of the short runs noted so far */
+/* A thread's table, mapped at its first short run: only a pointer lives in thread-local
+ * storage (static TLS is small, and a library using initial-exec TLS must fit in it to
+ * be loaded by dlopen), freed when the thread exits. */
+struct table {
+    struct run_end ends[SETS][WAYS];
+    uint64_t noted; /* distinct bytes of the short runs noted so far */
+    volatile sig_atomic_t busy; /* a signal handler interrupted this thread in here */
+};
+
+static __thread struct table *mine __attribute__((tls_model("initial-exec")));
+static pthread_key_t key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 unsigned long fs_global_runs_continued; /* short runs found continuing an earlier one */
 
-static struct run_end *set_of(const struct foresight_site *site, uintptr_t at)
+static void unmap_table(void *t)
 {
-    uintptr_t h = (at >> FORESIGHT_PAGE_SHIFT) ^ ((uintptr_t)site >> 4);
-    h ^= h >> 17;
-    return ends[(h * 0x9E3779B97F4A7C15u) >> 58 & (SETS - 1)];
+    munmap(t, sizeof(struct table));
 }
 
-static struct run_end *find(const struct foresight_site *site, uintptr_t end)
+static void make_key(void)
 {
-    struct run_end *set = set_of(site, end);
+    if (pthread_key_create(&key, unmap_table) != 0)
+        key = (pthread_key_t)-1;
+}
+
+static struct table *table(void)
+{
+    if (mine != NULL)
+        return mine;
+    pthread_once(&key_once, make_key);
+    if (key == (pthread_key_t)-1)
+        return NULL;
+    void *t = mmap(NULL, sizeof(struct table), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (t == MAP_FAILED)
+        return NULL;
+    if (pthread_setspecific(key, t) != 0) {
+        munmap(t, sizeof(struct table));
+        return NULL;
+    }
+    return mine = t;
+}
+
+static struct run_end *set_of(struct table *t, const struct foresight_site *site, uintptr_t at)
+{
+    uint64_t h = (uint64_t)(at >> FORESIGHT_PAGE_SHIFT) ^ ((uint64_t)(uintptr_t)site >> 4);
+    h ^= h >> 17;
+    return t->ends[(h * 0x9E3779B97F4A7C15u) >> 58 & (SETS - 1)];
+}
+
+static struct run_end *find(struct table *t, const struct foresight_site *site, uintptr_t end)
+{
+    struct run_end *set = set_of(t, site, end);
     for (int w = 0; w < WAYS; w++)
         if (set[w].site == site && set[w].end == end)
             return &set[w];
     return NULL;
 }
 
-/* The entry to fill in the set of END: a free one, else the one noted longest ago. */
-static struct run_end *victim(const struct foresight_site *site, uintptr_t end)
+/* The entry to fill in the set of END: the stream's own (another run of the site that
+ * ended there), else a free one, else the one noted longest ago. */
+static struct run_end *victim(struct table *t, const struct foresight_site *site, uintptr_t end)
 {
-    struct run_end *set = set_of(site, end), *v = &set[0];
+    struct run_end *set = set_of(t, site, end), *v = &set[0];
+    for (int w = 0; w < WAYS; w++)
+        if (set[w].site == site && set[w].end == end)
+            return &set[w];
     for (int w = 0; w < WAYS; w++) {
         if (set[w].site == NULL)
             return &set[w];
@@ -70,34 +116,44 @@ bool fs_run_continues(const struct foresight_site *site, uintptr_t start, uintpt
     const uintptr_t end = start + len;
     if (len == 0 || end < start)
         return false;
-    struct run_end *e = find(site, end);
-    if (e != NULL && e->start == start)
+    struct table *t = table();
+    if (t == NULL || t->busy)
+        return false; /* no table; or a signal handler's loop interrupted this one */
+    t->busy = 1;
+    bool hint = false;
+    struct run_end *e = find(t, site, end);
+    if (e != NULL && e->start == start) {
+        t->busy = 0;
         return false; /* the stream's last run again */
-    e = find(site, start);
-    const uintptr_t before = noted;
-    noted += len;
+    }
+    e = find(t, site, start);
+    const uint64_t before = t->noted;
+    t->noted += len;
     if (e == NULL) {
-        struct run_end *v = victim(site, end);
-        *v = (struct run_end){site, start, end, end, noted};
+        struct run_end *v = victim(t, site, end);
+        *v = (struct run_end){site, start, end, end, t->noted};
+        t->busy = 0;
         return false;
     }
     /* Runs of this stream ahead: the look-ahead over the bytes per run of the stream. */
-    const uintptr_t round = before - e->noted + len;
-    uintptr_t n = look / (round != 0 ? round : 1);
+    const uint64_t round = before - e->noted + len;
+    uint64_t n = look / (round != 0 ? round : 1);
     n = n < 1 ? 1 : n > RUNS_AHEAD_MOST ? RUNS_AHEAD_MOST : n;
-    uintptr_t reach = n * len;
+    uintptr_t reach = (uintptr_t)n * len;
     if (reach > look)
         reach = look > len ? look : len;
     const uintptr_t hi = end + reach < end ? UINTPTR_MAX : end + reach;
     const uintptr_t lo = e->hinted > end ? e->hinted : end;
     const uintptr_t hinted = hi > e->hinted ? hi : e->hinted;
     e->site = NULL; /* moves to the set of its new end */
-    struct run_end *v = victim(site, end);
-    *v = (struct run_end){site, start, end, hinted, noted};
-    __atomic_add_fetch(&fs_global_runs_continued, 1, __ATOMIC_RELAXED);
-    if (lo >= hi)
-        return false;
-    *from = lo;
-    *to = hi;
-    return true;
+    struct run_end *v = victim(t, site, end);
+    *v = (struct run_end){site, start, end, hinted, t->noted};
+    if (lo < hi) {
+        *from = lo;
+        *to = hi;
+        hint = true;
+        __atomic_add_fetch(&fs_global_runs_continued, 1, __ATOMIC_RELAXED);
+    }
+    t->busy = 0;
+    return hint;
 }

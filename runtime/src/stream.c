@@ -191,6 +191,8 @@ static uintptr_t skip_marked(struct foresight_stream *st, struct foresight_site 
 /* fs_flags bit (beyond the public FORESIGHT_STREAM_* flags): the stream's memory was
  * looked at (kernel_reads_ahead). */
 #define CHECKED (1u << 8)
+/* fs_flags bit: the current run of the loop touches less than a block (step). */
+#define SHORT_RUN (1u << 9)
 
 /*
  * A dense stream upwards (one that touches every page it passes) over file-backed
@@ -282,11 +284,23 @@ static uintptr_t step(struct foresight_stream *st, struct foresight_site *site, 
     const bool runs = flags & FORESIGHT_STREAM_RUNS;
     /* A run of rows through row pointers: on its first iteration, whether it began
      * where the last one ended (only then do hints pass a run's end). */
-    if (cnt == 0)
+    if (cnt == 0) {
         st->fs_streak = 0; /* a run of the loop starts */
+        /* A run touching less than a block is hinted past its end only by short_run
+         * (the run a constant jump ahead, or its stream ahead when it continues an
+         * earlier run: runs.c), which shares the look-ahead among the streams; its own
+         * steps stay within it. */
+        const uintptr_t unit = a >= st->fs_page ? st->fs_page : a;
+        if (runs && !(flags & FORESIGHT_STREAM_REGION) && rest < st->fs_block &&
+            ((uintptr_t)rest + 1) * unit < st->fs_block)
+            st->fs_flags |= SHORT_RUN;
+        else
+            st->fs_flags &= ~SHORT_RUN;
+    }
     if ((flags & FORESIGHT_STREAM_ROWS) && cnt == 0)
         st->fs_abut = st->fs_last != 1 && (b == st->fs_last || continues(st, b));
-    const bool beyond = flags & FORESIGHT_STREAM_ROWS ? st->fs_abut : a < g;
+    const bool beyond = flags & FORESIGHT_STREAM_ROWS ? st->fs_abut
+                                                      : a < g && !(st->fs_flags & SHORT_RUN);
     /* No hint may pass the run's end, and the look-ahead address is past it. */
     const bool held = runs && !beyond && (uintmax_t)ahead > rest;
     if (b != st->fs_last) {

@@ -164,7 +164,9 @@ int main(void)
         pts_site.fs_quiet = 0; /* not the quiet site's shortcut */
         const uintptr_t left = foresight_streams_step(pts, 1, pts_sites, 0, at, 4);
         CHECK(r == 0 ? left >= 5 : left == 5);
-        CHECK_EQ(pts[0].fs_streak, r == 0 ? 1 : 99);
+        /* The first run steps in the library (which starts the streak over: 0, or 1 past
+         * a skip), the others do not. */
+        CHECK(r == 0 ? pts[0].fs_streak <= 1 : pts[0].fs_streak == 99);
     }
 
     /* Absurd arguments return promptly: a look-ahead of UINTPTR_MAX iterations (the

@@ -22,7 +22,10 @@ class CompileOptions:
         entry (rewrite/emit.py): a quarter block, at least a page.  Runs under a block
         are hinted by the library as continuations of earlier runs at their site (a
         helper called on consecutive segments); under the floor, the entry's set-up
-        would cost about as much as the run (a key comparison over `keylen` elements)."""
+        would cost about as much as the run (a key comparison over `keylen` elements).
+        The paper preset keeps its block (it hints every run of a hinted nest)."""
+        if self.preset == "paper":
+            return self.block_size
         return max(self.page_size, self.block_size // 4)
 
     def __post_init__(self) -> None:

@@ -1,0 +1,22 @@
+/* test_dlopen.c — the runtime loads with dlopen after the program started (a plugin or an
+ * extension module built by foresight cc): its thread-local storage must fit in the
+ * static TLS left over for such libraries.  usage: test_dlopen LIBRARY */
+#include <dlfcn.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 1;
+    }
+    if (dlsym(h, "foresight__lookahead_abi6") == NULL) {
+        fprintf(stderr, "dlsym: %s\n", dlerror());
+        return 1;
+    }
+    printf("dlopen ok\n");
+    return 0;
+}
