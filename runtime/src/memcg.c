@@ -20,9 +20,9 @@
  * program killed in 4 of 6 runs without, 0 of 16 with the file read every 20-250 ms by
  * another process; reading memory.usage_in_bytes instead (no flush) left 5 of 8
  * killed.  A small cgroup turns over faster: md's 48 MiB under a 16 MiB cap, hinted,
- * was killed in 6 of 12 runs with reads every 100 ms, 0 of 20 every 10 ms.  The thread starts with
- * the runtime (before main, as the workers), and in a forked child with its first hint
- * that reaches the library.
+ * was killed in 6 of 12 runs with reads every 100 ms, 0 of 20 every 10 ms.  The thread
+ * starts with the runtime (before main, as the workers), and in a forked child with its
+ * first hint that reaches the library.
  */
 #include <fcntl.h>
 #include <time.h>

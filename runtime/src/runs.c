@@ -48,8 +48,10 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 unsigned long fs_global_runs_continued; /* short runs found continuing an earlier one */
 
+/* At the thread's exit; a hinted loop run by a later destructor maps a new table. */
 static void unmap_table(void *t)
 {
+    mine = NULL;
     munmap(t, sizeof(struct table));
 }
 
@@ -97,10 +99,10 @@ static struct run_end *find(struct table *t, const struct foresight_site *site, 
  * ended there), else a free one, else the one noted longest ago. */
 static struct run_end *victim(struct table *t, const struct foresight_site *site, uintptr_t end)
 {
+    struct run_end *own = find(t, site, end);
+    if (own != NULL)
+        return own;
     struct run_end *set = set_of(t, site, end), *v = &set[0];
-    for (int w = 0; w < WAYS; w++)
-        if (set[w].site == site && set[w].end == end)
-            return &set[w];
     for (int w = 0; w < WAYS; w++) {
         if (set[w].site == NULL)
             return &set[w];
