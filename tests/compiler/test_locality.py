@@ -147,6 +147,37 @@ def test_spatial_group_reuse_within_half_a_page(ir):
     assert all(f.leading and f.group == [] for f in far.refs)
 
 
+def test_a_reference_in_an_offset_loop_joins_the_group_without_leading_it(ir):
+    # u[k + 1][j] leads u[k][j] and u[k - 1][j]; u[k + o][j] in `for (o = lo; o <= hi; o++)`
+    # (o's coefficient that of k) and u[k][j + o] (that of j) are a stencil's offsets:
+    # in the group, never leading nor trailing, wherever they come in the source.
+    u = {"dims": (4096,)}
+    root = ir.loop("k", 4096, ir.loop(
+        "j", 4096,
+        ir.loop("o", "hi", ir.ref("u[k + o][j]", **u), lower="lo", cond="<="),
+        ir.ref("u[k][j]", **u), ir.ref("u[k + 1][j]", **u), ir.ref("u[k - 1][j]", **u),
+        ir.loop("p", "hi", ir.ref("u[k][j + p]", **u), lower="lo", cond="<=")))
+    refs = by_text(ir.facts(root))
+    lead = refs["u[k + 1][j]"]
+    assert lead.leading and refs["u[k - 1][j]"].trailing
+    for text in ("u[k + o][j]", "u[k][j + p]"):
+        assert refs[text].leader is lead.ref and not refs[text].trailing
+        assert refs[text].predicate == "False"
+    # Not an offset: o moving u by other than a loop of the group's (u[2 * k + o][j],
+    # u[o][j]), or a reference alone in its array (v[k + o][j]): no group.
+    for text in ("u[2 * k + o][j]", "u[o][j]", "v[k + o][j]"):
+        alone = by_text(ir.facts(ir.loop("k", 4096, ir.loop(
+            "j", 4096, ir.ref("u[k][j]", **u),
+            ir.loop("o", "hi", ir.ref(text, **u), lower="lo", cond="<=")))))
+        assert alone[text].leading and alone[text].group == []
+    # Not an offset loop: one sweeping the rest of the array (`o < n - i`, its bound moves
+    # with i) or one whose trip count moves the reference by a block (8,192 doubles).
+    for inner in (ir.loop("o", "n", ir.ref("x[i + o]"), upper_aff=ir.aff("n - i")),
+                  ir.loop("o", 8192, ir.ref("x[i + o]"))):
+        swept = by_text(ir.facts(ir.loop("i", 1 << 20, ir.ref("x[i]"), inner)))
+        assert swept["x[i + o]"].leading and swept["x[i + o]"].group == []
+
+
 def test_only_uniformly_generated_references_of_one_array_form_groups(ir):
     f = ir.facts(ir.loop("i", 512, ir.loop(
         "j", 512, ir.ref("A[i][j]", dims=(512,)), ir.ref("A[j][i]", dims=(512,)),
