@@ -247,3 +247,42 @@ def test_nests_whose_text_means_more_when_compiled_twice_have_no_copy(tmp_path):
     lone = nests_of(tmp_path, "static double A[1 << 20];\rdouble f(int n)\r{ double s = 0;\r"
                     "  for (int i = 0; i < n; i++) s += A[i];\r  return s; }\r")
     assert "carriage return" in lone[0].uncopyable
+
+
+SPLITS = """
+double a[1 << 20];
+double f(long n, unsigned long un, unsigned short sn, const double *p, const double *e) {
+  double s = 0;
+  for (long i = 0; i < n; i++) {
+    if (a[i] < 0) continue; switch (i & 1) { case 0: break; } s += a[i]; }
+  for (long i = 0; i < n; i++) { for (int r = 0; r < 3; r++) if (r) break; s += a[i]; }
+  for (long i = 0; i < n; i++) { if (a[i] > 9) break; s += a[i]; }
+  for (unsigned long k = 0; k < un; k++) s += a[k];
+  for (unsigned long k = 0; k <= un; k++) s += a[k];
+  for (unsigned long k = 0; k < un; k += 2) s += a[k];
+  for (unsigned short k = 0; k < n; k++) s += a[k];
+  for (unsigned k = 0; k < sn; k++) s += a[k];
+  for (long i = n; i > 0; i -= 3 /* down */) s += a[i];
+  for (const double *q = p; q < e; q++) s += *q;
+  for (long i = 0; i < un; i++) s += a[i];
+  for (long i = -1; i < un; i++) s += a[i + 1];
+  for (unsigned k = 0; k < n; k++) s += a[k];
+  return s;
+}
+"""
+
+
+def test_loops_record_what_splitting_them_needs(tmp_path):
+    loops = [n.root for n in nests_of(tmp_path, SPLITS)]
+    # A break leaves the loop only outside a loop or switch of its own.
+    assert [lp.breaks for lp in loops[:3]] == [False, False, True]
+    # The index meets its bound before it could wrap: signed, unsigned by ±1 to a strict
+    # unsigned bound no wider than the index, pointers.  Not: `<=` an unsigned bound (it
+    # may be the largest value), a step of 2, an index narrower than its bound, an
+    # unsigned index to a signed bound (-1 converts to the largest value).
+    assert [lp.exact for lp in loops[3:]] == [True, False, False, False, True, True, True,
+                                              False, False, False]
+    assert loops[10].upper is None   # i < un compares as unsigned: no bound modelled
+    # The increment as written, unless it holds a comment.
+    assert loops[0].incr == "i++" and loops[5].incr == "k += 2"
+    assert loops[8].incr is None

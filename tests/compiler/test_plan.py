@@ -267,3 +267,18 @@ def test_paper_distance_is_eq_1_in_blocks(ir):
     assert ir.plan(ir.loop("i", "n", ir.ref("a[i]"))).paper_distance == {}
     p = ir.plan(ir.loop("i", "n", ir.ref("a[i]"), ops=48), preset="paper")
     assert paper_distance(p.hints[0].pipe, p.hints, CompileOptions(preset="paper")) == (1, n)
+
+
+def test_a_loop_is_split_only_where_its_strips_run_the_body_as_the_loop_would(ir):
+    from foresight.compiler.schedule.plan import split_refusal
+    ok = {"incr": "i++", "exact": True}
+    assert split_refusal(ir.loop("i", "n", **ok)) is None
+    assert "break" in split_refusal(ir.loop("i", "n", breaks=True, **ok))
+    assert "increment" in split_refusal(ir.loop("i", "n", exact=True))
+    assert "iterations left" in split_refusal(ir.loop("i", "n", incr="i++"))
+    assert "iterations left" in split_refusal(ir.loop("i", "n", bound_runtime=False, **ok))
+    # The plan says which loops of a hinted nest are split, and why not.
+    loop = ir.loop("i", "n", ir.ref("a[i]"), **ok)
+    assert list(ir.plan(loop).splits.values()) == [None]
+    paper = ir.plan(loop, preset="paper")
+    assert list(paper.splits.values()) == ["the paper preset counts down"]

@@ -25,6 +25,10 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
             "bytes_per_iteration": None if facts is None else facts.volume.get(lp.var),
             "problems": lp.problems,
             **({"omp": asdict(lp.omp)} if lp.omp is not None else {}),
+            # A pipelining loop with streams: "split" where they step once per strip of
+            # it (loop splitting), else why they count down in every iteration.
+            **({"strips": plan.splits[id(lp)] or "split"}
+               if plan is not None and id(lp) in plan.splits else {}),
         })
     out: dict = {"file": nest.file, "function": nest.function, "line": nest.line,
                  "loops": loops, "skipped": nest.skipped}
@@ -92,8 +96,12 @@ def format_report(entries: list[dict]) -> str:
             loc = "localized" if lp["localized"] else "not localized"
             lower = "?" if lp["lower"] is None else lp["lower"]
             bound = lp["bound"] or "? (condition not analysed)"
+            strips = lp.get("strips")
+            split = "" if strips is None else (
+                "; its streams step once per strip (loop splitting)" if strips == "split"
+                else f"; not split ({strips}): its streams count down every iteration")
             lines.append(f"  loop {lp['var']} (line {lp['line']}): {lower} .. "
-                         f"{bound} step {lp['step']}, trip {trip}, {loc}")
+                         f"{bound} step {lp['step']}, trip {trip}, {loc}{split}")
             lines.extend(f"    {p}" for p in lp["problems"])
         for r in e.get("references", []):
             reuse = ", ".join(f"{v}:{k}" for v, k in r["reuse"].items())

@@ -244,6 +244,9 @@ class _Loops:
         if bound is not None and op in ("<", "<=", ">", ">="):
             bound_runtime = self.v.plain_in(bound.bound, body)
             bound_fixed = bound_runtime and self.v.fixed_in_nest(bound.bound, nest_start)
+        incr = self.data[semi2 + 1:rparen].decode("utf-8", "surrogateescape").strip()
+        if any(m in incr for m in ("\n", "\r", "//", "/*", "\\")):
+            incr = None
         body_exits = body_calls = False
         for d in preorder(body):
             if d.kind in _JUMPS:
@@ -254,6 +257,7 @@ class _Loops:
                     body_exits = True
         found = _Body()
         self.body(body, depth, found, {**outer, key: name}, nest_start, conditional=False)
+        low = sym_value(lower_sym) if lower_sym is not None else None
         return Loop(
             var=name, lower=lower_text, upper=bound.text if bound is not None else None,
             cond_op=op, step=step, line=c.location.line, depth=depth, start=start,
@@ -269,6 +273,7 @@ class _Loops:
                            for o, t in self.v.effects.memory_stores),
             bound_fixed=bound_fixed,
             csr=self.row_range(lower, bound, step, op, outer, nest_start),
+            incr=incr, breaks=_breaks(body), exact=_exact(var_decl, bound, step, op, walk, low),
             walk=walk, ops=found.ops, omp=self.omp(start), children=tuple(found.children),
             refs=tuple(found.refs), problems=tuple(found.problems))
 
@@ -472,6 +477,46 @@ def _loop_step(inc: ci.Cursor) -> tuple[ci.Cursor | None, int | None]:
         if v is not None and op in ("+=", "-="):
             return target.referenced, v if op == "+=" else -v
     return None, None
+
+
+def _breaks(c: ci.Cursor) -> bool:
+    """Whether a `break` below `c` leaves the loop whose body `c` is (one not inside a
+    loop or switch of its own)."""
+    for k in children(c):
+        if k.kind == K.BREAK_STMT:
+            return True
+        if k.kind not in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.SWITCH_STMT) and _breaks(k):
+            return True
+    return False
+
+
+_SIGNED = {ci.TypeKind.SCHAR, ci.TypeKind.CHAR_S, ci.TypeKind.SHORT, ci.TypeKind.INT,
+           ci.TypeKind.LONG, ci.TypeKind.LONGLONG}
+_UNSIGNED = {ci.TypeKind.BOOL, ci.TypeKind.UCHAR, ci.TypeKind.CHAR_U, ci.TypeKind.USHORT,
+             ci.TypeKind.UINT, ci.TypeKind.ULONG, ci.TypeKind.ULONGLONG}
+
+
+def _exact(var: ci.Cursor, bound, step: int, op: str | None, walk: bool,
+           lower: int | None) -> bool:
+    """Loop.exact: the loop stops exactly where its bounds say, whatever their values,
+    and the iterations left computed from them in uintmax_t (rewrite/bounds.py) are the
+    ones the loop runs: a pointer index (stepping past the bound is undefined), or a
+    signed index of int's width or more (it overflows only with undefined behaviour) to
+    a signed bound, or to an unsigned one counting up from a constant of 0 or more (the
+    comparison's conversion keeps its value), or an unsigned index stepping ±1 to a
+    strict unsigned bound no wider than it (it meets the bound before it could wrap).  A
+    narrower index wraps legitimately; `k <= n` for an unsigned n may never end."""
+    if bound is None or op not in ("<", "<=", ">", ">="):
+        return False
+    if walk:
+        return True
+    t = var.type.get_canonical()
+    b = strip(bound.bound).type.get_canonical()
+    if t.kind in (ci.TypeKind.INT, ci.TypeKind.LONG, ci.TypeKind.LONGLONG):
+        return b.kind in _SIGNED or (b.kind in _UNSIGNED and step > 0
+                                     and lower is not None and lower >= 0)
+    return (t.kind in _UNSIGNED and t.kind != ci.TypeKind.BOOL and abs(step) == 1
+            and op in ("<", ">") and b.kind in _UNSIGNED and 0 < b.get_size() <= t.get_size())
 
 
 # Tokens that only a preprocessor directive or a macro definition holds (digraphs too).

@@ -83,7 +83,9 @@ class NestEmitter:
         specs: list[str] = []      # struct foresight_nest_stream initialisers
         pipes: list[str] = []      # struct foresight_nest_pipe initialisers
         values: list[str] = []     # four run-time values per stream
-        body: dict[int, list[str]] = {}   # by id of a pipelining loop: its hints' code
+        # By id of a pipelining loop: the statements that open its strip (split loops,
+        # emit_stream.strip) or None, and its hints' code per iteration.
+        body: dict[int, tuple[str | None, list[str]]] = {}
         for p, pipe in enumerate(plan.pipes()):
             hints = [h for h in plan.hints if h.pipe is pipe]
             rules = [distance.of(plan, h, opts) for h in hints]
@@ -111,9 +113,12 @@ class NestEmitter:
                     if h.version is not None:   # only in the version that chose its loop
                         c = C.if_(nest.chosen(h), C.block(c))
                     code.append(c)
-            if streams:
+            head = None
+            if streams and self._split(pipe):
+                head = emit_stream.strip(nest, pipe, streams, first)
+            elif streams:
                 code.insert(0, emit_stream.step(nest, pipe, streams, first))
-            body[id(pipe)] = code
+            body[id(pipe)] = (head, code)
         statics = []
         if specs:
             statics.append(C.decl("static const struct foresight_nest_stream",
@@ -138,10 +143,19 @@ class NestEmitter:
                 "foresight_nest_enter", C.addr_of(names.table), "0", "0", names.distances))))
         return self._place(nest, body)
 
-    def _place(self, nest: NestCode, body: dict[int, list[str]]) -> list[Insertion]:
+    def _split(self, pipe: Loop) -> bool:
+        """Whether the streams of `pipe` step once per strip (emit_stream.strip): as the
+        plan says (NestPlan.splits; the front end has checked that a braced body's
+        braces are the file's own)."""
+        assert (self.plan.splits.get(id(pipe), "") is None) <= self.copy
+        return self.plan.splits.get(id(pipe), "") is None
+
+    def _place(self, nest: NestCode, body: dict[int, tuple[str | None, list[str]]]
+               ) -> list[Insertion]:
         """Where the code goes: the nest's entry statements in a block around the nest,
         each loop's resets in a block around that loop, and each pipelining loop's code
-        at the top of its body (in a block around an unbraced body)."""
+        at the top of its body (in a block around an unbraced body); a split loop's
+        strip opens there and closes at the end of the body."""
         root = self.plan.facts.nest.root
         assert root is not None
         on = nest.names.active
@@ -155,15 +169,24 @@ class NestEmitter:
                                  "{ " + " ".join(nest.resets[lid]) + " "))
             out.append(Insertion(lp.end, 0, -(3 * lp.depth + 1), " }"))
         for pipe in self.plan.pipes():
-            code = C.block(*body[id(pipe)])
+            head, stmts = body[id(pipe)]
+            code = C.block(*stmts)
             if not self.copy:   # one version: its unhinted runs skip the hints
                 code = C.if_(on, code)
-            if pipe.body_compound:
-                out.append(Insertion(pipe.body_start + 1, 1, 3 * pipe.depth + 2, " " + code))
+            level = 3 * pipe.depth + 2
+            if head is not None:
+                code = head + (" " + code if stmts else "")
+                if pipe.body_compound:
+                    out.append(Insertion(pipe.body_start + 1, 1, level, " " + code))
+                    out.append(Insertion(pipe.body_end - 1, 0, -level, " } "))
+                else:
+                    out.append(Insertion(pipe.body_start, 1, level, "{ " + code + " "))
+                    out.append(Insertion(pipe.body_end, 0, -level, " } }"))
+            elif pipe.body_compound:
+                out.append(Insertion(pipe.body_start + 1, 1, level, " " + code))
             else:
-                out.append(Insertion(pipe.body_start, 1, 3 * pipe.depth + 2,
-                                     "{ " + code + " "))
-                out.append(Insertion(pipe.body_end, 0, -(3 * pipe.depth + 2), " }"))
+                out.append(Insertion(pipe.body_start, 1, level, "{ " + code + " "))
+                out.append(Insertion(pipe.body_end, 0, -level, " }"))
         return out
 
     def _unhinted_copy(self, root: Loop) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from foresight.compiler.ir import Loop, sym_value
 from foresight.compiler.rewrite import bounds
 from foresight.compiler.rewrite import cexpr as C
-from foresight.compiler.rewrite.cexpr import U
+from foresight.compiler.rewrite.cexpr import UMAX, U
 from foresight.compiler.rewrite.names import LOCALS
 from foresight.compiler.rewrite.nest import NestCode
 from foresight.compiler.schedule.plan import Hint
@@ -69,6 +69,51 @@ def step(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
     it (past its end may be another object, or nothing)."""
     names, pc = nest.names, nest.names.countdown(pipe)
     sp = C.plus(names.streams, str(first)) if first else names.streams
+    rest = bounds.rest_iterations(streams[0].pipe) or "0"
+    # The test is true but once per granule: FORESIGHT_COUNTING tells the C compiler, so
+    # the loop's values stay in registers past the step's call (foresight.h).
+    code = C.if_chain([(C.call("FORESIGHT_COUNTING", C.cmp(pc, ">", "1")), C.decrement(pc))],
+                      C.block(*_step_call(nest, pipe, streams, sp, rest)))
+    # Only where the nest's entry chose a version that steps one of them.
+    if all(h.version is not None for h in streams):
+        code = C.if_(C.any_of(*dict.fromkeys(nest.chosen(h) for h in streams)), C.block(code))
+    return code
+
+
+def strip(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
+    """The paper's loop splitting (Section 3.2.2, with a run-time distance): at the top
+    of the pipelining loop's body, step its streams and open an inner loop that runs the
+    body up to the iteration where the next step is due (the iterations left at most),
+    with no call and no test of the hints inside; the loop's own increment and
+    condition take over after it.  Statements ending in the inner loop's open brace
+    (rewrite/emit.py closes it at the end of the body).
+
+        N = rest + 1; { ...; pc = foresight_streams_step(..., pc, at, N - 1);
+                        if (pc >= 1 && pc < N) N = pc; pc = 1; }
+        for (K = N; K != 0; --K != 0 ? (void)(i++) : (void)0) { BODY }
+
+    A `continue` in the body goes to the inner loop's increment, as to the loop's own;
+    the countdown is 0 on the first step of a run (its reset) and 1 after."""
+    names, pc = nest.names, nest.names.countdown(pipe)
+    n, k = names.strip(pipe)
+    rest = bounds.rest_iterations(pipe)
+    assert rest is not None and pipe.incr is not None
+    sp = C.plus(names.streams, str(first)) if first else names.streams
+    stepping = C.block(*_step_call(nest, pipe, streams, sp, C.minus(n, "1")),
+                       C.if_(C.all_of(C.cmp(pc, ">=", "1"), C.cmp(pc, "<", n)), C.set_to(n, pc)),
+                       C.set_to(pc, "1"))
+    if all(h.version is not None for h in streams):
+        stepping = C.if_(C.any_of(*dict.fromkeys(nest.chosen(h) for h in streams)), stepping)
+    incr = C.ternary(C.cmp(f"--{k}", "!=", "0"), f"(void)({pipe.incr})", "(void)0")
+    return (C.decl(UMAX, (n, C.plus(rest, "1"))) + " " + stepping
+            + f" for ({UMAX} {k} = {n}; {k} != 0; {incr}) {{")
+
+
+def _step_call(nest: NestCode, pipe: Loop, streams: list[Hint], sp: str,
+               rest: str) -> list[str]:
+    """The statements that step the streams (entries from `sp` on) of `pipe`: their sites
+    and addresses, and the call that sets the countdown."""
+    names, pc = nest.names, nest.names.countdown(pipe)
     sites, at, own = [], [], []
     for h in streams:
         site = names.hint(nest.index(h)).site
@@ -78,21 +123,12 @@ def step(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
         own.append(C.addr_of(site))
         at += [C.address(h.ref, subst(h)),
                C.address(h.release, subst(h)) if h.release is not None else "0"]
-    rest = bounds.rest_iterations(streams[0].pipe) or "0"
-    # The test is true but once per granule: FORESIGHT_COUNTING tells the C compiler, so
-    # the loop's values stay in registers past the step's call (foresight.h).
-    code = C.if_chain([(C.call("FORESIGHT_COUNTING", C.cmp(pc, ">", "1")), C.decrement(pc))],
-                      C.block(
-        *sites,
-        C.decl("static struct foresight_site *const",
-               (C.index(LOCALS.sites, ""), C.init_list(*own))),
-        C.decl(C.const(U), (C.index(LOCALS.at, ""), C.init_list(*at))),
-        C.set_to(pc, C.call("foresight_streams_step", sp, str(len(streams)), LOCALS.sites, pc,
-                            LOCALS.at, rest))))
-    # Only where the nest's entry chose a version that steps one of them.
-    if all(h.version is not None for h in streams):
-        code = C.if_(C.any_of(*dict.fromkeys(nest.chosen(h) for h in streams)), C.block(code))
-    return code
+    return [*sites,
+            C.decl("static struct foresight_site *const",
+                   (C.index(LOCALS.sites, ""), C.init_list(*own))),
+            C.decl(C.const(U), (C.index(LOCALS.at, ""), C.init_list(*at))),
+            C.set_to(pc, C.call("foresight_streams_step", sp, str(len(streams)),
+                                LOCALS.sites, pc, LOCALS.at, rest))]
 
 
 def subst(h: Hint) -> dict[str, str]:

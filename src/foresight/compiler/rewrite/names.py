@@ -84,6 +84,12 @@ class Names:
             self._pipes[id(pipe)] = self._new("pc", f"{pipe.var}{pipe.line}")
         return self._pipes[id(pipe)]
 
+    def strip(self, pipe: Loop) -> tuple[str, str]:
+        """A split loop's (rewrite/emit_stream.strip) iterations in the current strip and
+        its counter: names of their own, as split loops nest."""
+        key = f"{pipe.var}{pipe.line}"
+        return self._new("sn", key), self._new("sk", key)
+
     def hint(self, k: int) -> HintNames:
         """The names of the nest's hint number `k` (its index in the plan)."""
         if k not in self._hints:

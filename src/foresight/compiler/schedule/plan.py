@@ -1,9 +1,9 @@
 """Decide where each prefetch and release goes (paper Section 3.2).
 
-The loop splitting of the paper is replaced by a hoisted next-boundary test: at
-the top of the pipelining loop's body the address `distance` iterations ahead
-is computed; a hint is issued only when it enters a new block (page for
-references striding a page or more).  One copy of the body, the same hints.
+The runtime steps a pipelining loop's streams where the address `distance` iterations
+ahead enters a new granule (a block, a page for strides of a page or more): once per
+strip of the loop where it can be split with one copy of the body (split_refusal,
+rewrite/emit_stream.strip), else at the end of a countdown in the body.
 """
 
 from __future__ import annotations
@@ -75,6 +75,10 @@ class NestPlan:
     # The bytes one run of the whole nest spans, as _small_runs' terms, when only its
     # entry can tell whether that is less than a block: such a run goes unhinted.
     footprint: tuple[int, list[tuple[Loop, list[Sym]]]] | None = None
+    # Per pipelining loop with streams (by id): None where they step once per strip of
+    # it (loop splitting, rewrite/emit_stream.strip), else why they count down in every
+    # iteration instead.
+    splits: dict[int, str | None] = field(default_factory=dict)
 
     def pipes(self) -> list[Loop]:
         out: list[Loop] = []
@@ -312,6 +316,12 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
         if id(h.ref) in indexes:
             h.feeds_indirect = True
     _small_runs(plan, opts)
+    for h in plan.hints:
+        if h.indirect_index is None and h.rows_for is None:
+            plan.splits[id(h.pipe)] = (
+                "the paper preset counts down" if opts.preset == "paper" else
+                "the nest runs in one version" if facts.nest.uncopyable is not None
+                else split_refusal(h.pipe))
     if opts.preset == "paper":
         for lp in plan.pipes():
             mine = [h for h in plan.hints if h.pipe is lp]
@@ -320,6 +330,23 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             plan.decisions.append(f"Eq. (1) distance across {lp.var}: {blocks} block(s), "
                                   f"{iters} iterations")
     return plan
+
+
+def split_refusal(pipe: Loop) -> str | None:
+    """Why the streams of pipelining loop `pipe` cannot step once per strip of it
+    (rewrite/emit_stream.strip, the paper's loop splitting), or None when they can: the
+    strips run the body as often as the loop would only where the iterations left are
+    known at every step (bounds invariant in the loop, evaluable again in its body, the
+    index exact: Loop.exact) and no `break` leaves the loop (in a strip it would leave
+    the strip only); the strip steps the index by the increment as written."""
+    if pipe.incr is None:
+        return "its increment spans lines or holds a comment"
+    if pipe.breaks:
+        return "a break leaves it"
+    if not (pipe.exact and pipe.bounds_invariant and pipe.bound_runtime
+            and pipe.upper is not None and pipe.step):
+        return "its iterations left are not known at every step"
+    return None
 
 
 def _small_runs(plan: NestPlan, opts: CompileOptions) -> None:

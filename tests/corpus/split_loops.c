@@ -1,0 +1,100 @@
+/* trap: loops split into strips (continue, break in a switch or inner loop, the index
+ * read after the loop and in the body, unsigned and pointer indices, steps of 3 and -2,
+ * unbraced bodies, a break that leaves the loop, nested split loops) */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define N (3 * 65536 + 17)
+
+static double a[N], b[N];
+
+static double with_continue(long n)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < n; i++) {
+        if (i % 7 == 3)
+            continue;
+        switch (i % 5) {
+        case 0:
+            s += a[i];
+            break;
+        default:
+            s -= 0.5 * a[i];
+            break;
+        }
+        for (int r = 0; r < 4; r++)
+            if (r == (int)(i % 4))
+                break;
+        s += b[i] * (double)(i & 15);
+    }
+    return s + (double)i;   /* the index after the loop */
+}
+
+static double unsigned_steps(unsigned long n)
+{
+    double s = 0;
+    for (unsigned long k = 0; k < n; k++)
+        s += a[k] * (double)(k % 3);
+    for (unsigned u = 5; u < (unsigned)n; u += 3)
+        s += b[u];
+    return s;
+}
+
+static double down_by_two(long n)
+{
+    double s = 0;
+    long j;
+    for (j = n - 1; j >= 1; j -= 2)
+        s += a[j] - b[j - 1];
+    return s + (double)j;
+}
+
+static double pointer_walk(const double *p, const double *e)
+{
+    double s = 0;
+    for (const double *q = p; q < e; q++)
+        s += *q * 0.25;
+    return s;
+}
+
+/* A break leaves the loop: not split. */
+static long first_over(long n, double t)
+{
+    long i;
+    for (i = 0; i < n; i++)
+        if (a[i] > t)
+            break;
+    return i;
+}
+
+static double nested(long rows, long cols)
+{
+    double (*m)[cols] = (double (*)[cols])a;
+    double s = 0;
+    for (long r = 0; r < rows; r++) {
+        for (long c = 0; c < cols; c++) {
+            if (c == r)
+                continue;
+            s += m[r][c];
+        }
+        s *= 0.999;
+    }
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argv;
+    for (long i = 0; i < N; i++) {
+        a[i] = (double)((i * 37 + argc) % 1009) / 1009.0;
+        b[i] = (double)((i * 11) % 997) / 997.0;
+    }
+    printf("%.6f\n", with_continue(N - argc));
+    printf("%.6f\n", unsigned_steps(N - 5));
+    printf("%.6f\n", down_by_two(N - 2));
+    printf("%.6f\n", pointer_walk(a + 3, a + N - 1));
+    printf("%ld\n", first_over(N, 0.9985));
+    printf("%.6f\n", nested(300, (N - 1) / 300));
+    return 0;
+}
