@@ -250,39 +250,59 @@ def test_nests_whose_text_means_more_when_compiled_twice_have_no_copy(tmp_path):
 
 
 SPLITS = """
+#include <setjmp.h>
+#define HERE __LINE__
 double a[1 << 20];
+long g;
+jmp_buf jb;
 double f(long n, unsigned long un, unsigned short sn, const double *p, const double *e) {
   double s = 0;
   for (long i = 0; i < n; i++) {
     if (a[i] < 0) continue; switch (i & 1) { case 0: break; } s += a[i]; }
   for (long i = 0; i < n; i++) { for (int r = 0; r < 3; r++) if (r) break; s += a[i]; }
   for (long i = 0; i < n; i++) { if (a[i] > 9) break; s += a[i]; }
+  for (long i = 0; i < n; i++) { switch (({ if (a[i] > 9) break; 1; })) { default: s += a[i]; } }
+  for (long i = 0; i < n; i++)
+  { for (int r = 0; r < ({ if (a[i] > 9) break; 3; }); r++) s += a[i]; }
   for (unsigned long k = 0; k < un; k++) s += a[k];
   for (unsigned long k = 0; k <= un; k++) s += a[k];
   for (unsigned long k = 0; k < un; k += 2) s += a[k];
   for (unsigned short k = 0; k < n; k++) s += a[k];
   for (unsigned k = 0; k < sn; k++) s += a[k];
-  for (long i = n; i > 0; i -= 3 /* down */) s += a[i];
-  for (const double *q = p; q < e; q++) s += *q;
-  for (long i = 0; i < un; i++) s += a[i];
-  for (long i = -1; i < un; i++) s += a[i + 1];
+  for (long i = n; i > 0; i -= 3) s += a[i];
+  for (unsigned long k = un - 1; k < un; k--) s += a[k];
   for (unsigned k = 0; k < n; k++) s += a[k];
+  for (long i = n; i > 0; i -= 3 /* down */) s += a[i];
+  for (g = 0; g < n; g++) s += a[g];
+  long h, *ph = &h;
+  for (h = 0; h < n; h++) s += a[h] + (double)*ph;
+  for (long i = 0; i < n; i++) { if (setjmp(jb)) s += 1; s += a[i]; }
+  for (long i = 0; i < HERE * 1000L; i++)
+  { s += a[i]; }
+  for (long i = 0; i < HERE * 1000L; i++) { s += a[i]; }
   return s;
 }
 """
 
 
 def test_loops_record_what_splitting_them_needs(tmp_path):
-    loops = [n.root for n in nests_of(tmp_path, SPLITS)]
-    # A break leaves the loop only outside a loop or switch of its own.
-    assert [lp.breaks for lp in loops[:3]] == [False, False, True]
-    # The index meets its bound before it could wrap: signed, unsigned by ±1 to a strict
-    # unsigned bound no wider than the index, pointers.  Not: `<=` an unsigned bound (it
-    # may be the largest value), a step of 2, an index narrower than its bound, an
-    # unsigned index to a signed bound (-1 converts to the largest value).
-    assert [lp.exact for lp in loops[3:]] == [True, False, False, False, True, True, True,
-                                              False, False, False]
-    assert loops[10].upper is None   # i < un compares as unsigned: no bound modelled
-    # The increment as written, unless it holds a comment.
-    assert loops[0].incr == "i++" and loops[5].incr == "k += 2"
-    assert loops[8].incr is None
+    why = [n.root.no_split for n in nests_of(tmp_path, SPLITS)]
+    # A break leaves the loop unless it is in a loop or switch body of its own; a GNU
+    # statement expression's break in a nested switch's or loop's header leaves it.
+    assert why[:2] == [None, None]
+    assert why[2] == why[3] == why[4] == "a break leaves it"
+    # The index meets its bound before it could wrap: signed, or unsigned by +-1 to a
+    # strict unsigned bound no wider than it.  Not: `<=` an unsigned bound (it may be the
+    # largest value), a step of 2, an index narrower than its bound, an unsigned index
+    # counting down to `<` (it wraps), an unsigned index to a signed bound (-1 converts).
+    assert [w is None for w in why[5:13]] == [True, False, False, False, True, True, False,
+                                             False]
+    assert "wrap around" in why[6]
+    # The increment is written again: not one with a comment.
+    assert "comment" in why[13]
+    # Only the loop's own local index: not a global, not one whose address is taken.
+    assert why[14] == "its index g is not a local variable"
+    assert why[15] == "its index h has its address taken"
+    assert "setjmp" in why[16]
+    # __LINE__ in a header on another line than the body's brace, not on the same one.
+    assert "__LINE__" in why[17] and why[18] is None

@@ -271,11 +271,10 @@ def test_paper_distance_is_eq_1_in_blocks(ir):
 
 def test_a_loop_is_split_only_where_its_strips_run_the_body_as_the_loop_would(ir):
     from foresight.compiler.schedule.plan import split_refusal
-    ok = {"incr": "i++", "exact": True}
+    ok = {"incr": "i++", "no_split": None}
     assert split_refusal(ir.loop("i", "n", **ok)) is None
-    assert "break" in split_refusal(ir.loop("i", "n", breaks=True, **ok))
-    assert "increment" in split_refusal(ir.loop("i", "n", exact=True))
-    assert "iterations left" in split_refusal(ir.loop("i", "n", incr="i++"))
+    assert split_refusal(ir.loop("i", "n", incr="i++", no_split="a break leaves it")) == \
+        "a break leaves it"
     assert "iterations left" in split_refusal(ir.loop("i", "n", bound_runtime=False, **ok))
     # The plan says which loops of a hinted nest are split, and why not.
     loop = ir.loop("i", "n", ir.ref("a[i]"), **ok)

@@ -1,6 +1,8 @@
 /* trap: loops split into strips (continue, break in a switch or inner loop, the index
  * read after the loop and in the body, unsigned and pointer indices, steps of 3 and -2,
- * unbraced bodies, a break that leaves the loop, nested split loops) */
+ * unbraced bodies, nested split loops) and loops that must not be (a break that leaves
+ * the loop, also from a statement expression in a nested header; an index changed
+ * through a pointer; an unsigned index counting down to wrap around) */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -68,6 +70,46 @@ static long first_over(long n, double t)
     return i;
 }
 
+/* A statement expression's break in a nested switch leaves the loop. */
+static double stmt_expr_break(long n)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < n; i++) {
+        switch (({ if (i == n / 2) break; (int)(i & 1); })) {
+        case 0:
+            s += a[i];
+            break;
+        default:
+            s -= b[i];
+        }
+    }
+    return s + (double)i;
+}
+
+/* The index changes through a pointer to it as well as by its increment. */
+static double index_by_pointer(long n)
+{
+    double s = 0;
+    long i, *pi = &i;
+    for (i = 0; i < n; i++) {
+        s += a[i];
+        if (a[i] > 0.999)
+            *pi += 100;
+    }
+    return s + (double)i;
+}
+
+/* An unsigned index counting down until it wraps around past the bound. */
+static double unsigned_countdown(unsigned long n)
+{
+    double s = 0;
+    unsigned long i;
+    for (i = n - 1; i < n; i--)
+        s += a[i];
+    return s + (double)(i == (unsigned long)-1);
+}
+
 static double nested(long rows, long cols)
 {
     double (*m)[cols] = (double (*)[cols])a;
@@ -96,5 +138,7 @@ int main(int argc, char **argv)
     printf("%.6f\n", pointer_walk(a + 3, a + N - 1));
     printf("%ld\n", first_over(N, 0.9985));
     printf("%.6f\n", nested(300, (N - 1) / 300));
+    printf("%.6f %.6f %.6f\n", stmt_expr_break(N - argc), index_by_pointer(N),
+           unsigned_countdown(N - 1));
     return 0;
 }

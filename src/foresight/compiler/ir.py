@@ -207,14 +207,11 @@ class Loop:
     # address, and the step is in bytes.  Each run may start anywhere (`p = *rp`).
     walk: bool = False
     ops: int = 0              # operators in the body outside inner loops (Eq. (1)'s s)
-    # For loop splitting (rewrite/emit.py): the increment as written, when it is one line
-    # with no comment; whether a `break` in the body leaves this loop; whether the loop
-    # runs exactly the iterations its bounds count (an index that cannot wrap around
-    # legitimately: signed, a pointer, or unsigned stepping ±1 to a strict bound of no
-    # wider type).
+    # For loop splitting (rewrite/emit_stream.strip): the increment as written, and why
+    # the body cannot run in strips of the loop by what the front end sees
+    # (frontend/loops._no_split), None when it can.
     incr: str | None = None
-    breaks: bool = False
-    exact: bool = False
+    no_split: str | None = "not analysed"
     omp: OmpLoop | None = None  # the loop's OpenMP annotation, if any
     children: tuple[Loop, ...] = ()
     refs: tuple[ArrayRef, ...] = ()     # directly in this loop's body

@@ -72,12 +72,14 @@ class _Cond:
 
 def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int, int]],
                    sync: SyncPoints, counting: set[str],
-                   unrepeatable: Callable[[str], bool] | None = None) -> list[LoopNest]:
+                   unrepeatable: Callable[[str], bool] | None = None,
+                   line_reading: Callable[[str], bool] | None = None) -> list[LoopNest]:
     """The loop nests of function definition `fn` of file `main`, in source order, with
     the outermost loops that are not nests recorded as unanalysed."""
     effects = Effects(fn, sync, main, includes=b"include" in data[
         start_of(fn):end_of(fn)])
-    builder = _Loops(fn, FunctionText(fn, data, main, macros, counting, unrepeatable),
+    builder = _Loops(fn, FunctionText(fn, data, main, macros, counting, unrepeatable,
+                                      line_reading),
                      Values(fn, data, effects))
     builder.scan(fn)
     return builder.nests
@@ -273,9 +275,51 @@ class _Loops:
                            for o, t in self.v.effects.memory_stores),
             bound_fixed=bound_fixed,
             csr=self.row_range(lower, bound, step, op, outer, nest_start),
-            incr=incr, breaks=_breaks(body), exact=_exact(var_decl, bound, step, op, walk, low),
+            incr=incr, no_split=self._no_split(c, body, var_decl, bound, step, op, walk, low,
+                                               incr),
             walk=walk, ops=found.ops, omp=self.omp(start), children=tuple(found.children),
             refs=tuple(found.refs), problems=tuple(found.problems))
+
+    def _no_split(self, c: ci.Cursor, body: ci.Cursor, var: ci.Cursor, bound, step: int,
+                  op: str | None, walk: bool, low: int | None, incr: str | None) -> str | None:
+        """Why the loop's body cannot run in strips (rewrite/emit_stream.strip: an inner
+        loop runs it N times, stepping the index by `incr`, with the iterations left
+        computed from the bound at the top of the body), by what the front end sees;
+        None when it can (schedule/plan.split_refusal adds the bounds' facts)."""
+        if incr is None:
+            return "its increment spans lines or holds a comment"
+        if _breaks(body):
+            return "a break leaves it"
+        if any(d.kind == K.CALL_EXPR and d.spelling in _RETURNS_TWICE for d in preorder(body)):
+            return ("its body calls setjmp (a strip's counter would be indeterminate after "
+                    "a longjmp)")
+        why = self._index_shared(var)
+        if why is not None:
+            return f"its index {var.spelling} {why}"
+        if not _exact(var, bound, step, op, walk, low):
+            return (f"its index {var.spelling} may wrap around or move away from its bound "
+                    "(the iterations left would be miscounted)")
+        start = start_of(c)
+        if b"\n" in self.data[start:start_of(body) + 1] and any(
+                t.kind == ci.TokenKind.IDENTIFIER and self.t.line_reading(t.spelling)
+                for t in self.t.tokens(c) if start_of(t) < start_of(body)):
+            return "its header reads __LINE__ on another line than its body's first"
+        return None
+
+    def _index_shared(self, var: ci.Cursor) -> str | None:
+        """Why something other than the loop's increment might change its index (between
+        the tests a strip leaves out), or None: only a local that is not `static` or
+        `volatile` and whose address is never taken is the loop's own."""
+        if var.type.is_volatile_qualified():
+            return "is volatile"
+        local = var.semantic_parent is not None and var.semantic_parent.kind == K.FUNCTION_DECL
+        if var.kind not in (K.VAR_DECL, K.PARM_DECL) or not local:
+            return "is not a local variable"
+        if var.storage_class == ci.StorageClass.STATIC:
+            return "is a static local"
+        if decl_key(var) in self.v.effects.address_taken:
+            return "has its address taken"
+        return None
 
     def cond(self, cond: ci.Cursor, key: tuple, outer: dict,
              nest_start: int) -> _Cond | None:
@@ -479,15 +523,32 @@ def _loop_step(inc: ci.Cursor) -> tuple[ci.Cursor | None, int | None]:
     return None, None
 
 
+_RETURNS_TWICE = {"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "savectx",
+                  "vfork", "getcontext"}
+
+
 def _breaks(c: ci.Cursor) -> bool:
-    """Whether a `break` below `c` leaves the loop whose body `c` is (one not inside a
-    loop or switch of its own)."""
+    """Whether a `break` below `c` leaves the loop whose body `c` is: one not in the body
+    of a loop or switch of its own (in a nested loop's header or a switch's controlling
+    expression, a GNU statement expression's `break` leaves this loop)."""
     for k in children(c):
         if k.kind == K.BREAK_STMT:
             return True
-        if k.kind not in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.SWITCH_STMT) and _breaks(k):
+        kids = children(k)
+        if k.kind in (K.FOR_STMT, K.WHILE_STMT, K.SWITCH_STMT):
+            kids = kids[:-1]     # all but the body
+        elif k.kind == K.DO_STMT:
+            kids = kids[1:]
+        else:
+            kids = (k,)
+        if any(_breaks_in(x) for x in kids):
             return True
     return False
+
+
+def _breaks_in(c: ci.Cursor) -> bool:
+    """_breaks of `c` itself as well as below it."""
+    return c.kind == K.BREAK_STMT or _breaks(c)
 
 
 _SIGNED = {ci.TypeKind.SCHAR, ci.TypeKind.CHAR_S, ci.TypeKind.SHORT, ci.TypeKind.INT,
@@ -506,7 +567,7 @@ def _exact(var: ci.Cursor, bound, step: int, op: str | None, walk: bool,
     comparison's conversion keeps its value), or an unsigned index stepping ±1 to a
     strict unsigned bound no wider than it (it meets the bound before it could wrap).  A
     narrower index wraps legitimately; `k <= n` for an unsigned n may never end."""
-    if bound is None or op not in ("<", "<=", ">", ">="):
+    if bound is None or op not in ("<", "<=", ">", ">=") or (step > 0) != (op in ("<", "<=")):
         return False
     if walk:
         return True

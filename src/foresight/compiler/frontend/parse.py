@@ -47,13 +47,15 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, l
     macros = macro_ranges(top, main)
     counting = counting_macros(tu, top, data, clang_args)
     unrepeatable = Unrepeatable(top, clang_args)
+    line_reading = Unrepeatable(top, clang_args, roots=("__LINE__",))
     sync = SyncPoints({fn.get_usr(): fn for fn in top
                        if fn.kind == K.FUNCTION_DECL and fn.is_definition()})
     nests: list[LoopNest] = []
     for fn in top:
         if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file
                 and str(fn.location.file) == main):
-            nests += function_nests(fn, data, main, macros, sync, counting, unrepeatable)
+            nests += function_nests(fn, data, main, macros, sync, counting, unrepeatable,
+                                    line_reading)
     # The unhinted copy of a nest repeats its lines with #line (rewrite/emit.py), counted
     # in newlines.
     why = None

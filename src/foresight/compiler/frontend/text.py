@@ -22,12 +22,16 @@ class FunctionText:
 
     def __init__(self, fn: ci.Cursor, data: bytes, main: str,
                  macros: list[tuple[int, int]], counting: set[str] | frozenset[str],
-                 unrepeatable: Callable[[str], bool] | None = None):
+                 unrepeatable: Callable[[str], bool] | None = None,
+                 line_reading: Callable[[str], bool] | None = None):
         self.fn, self.data, self.main = fn, data, main
         self.macros = macros
         self.counting = counting    # text holding them is never repeated
         # Names whose text means more when compiled twice (unit.Unrepeatable).
         self.unrepeatable = unrepeatable or {"_Pragma", "__COUNTER__"}.__contains__
+        # Names that read __LINE__, themselves or through macros (another value when
+        # written again on another line).
+        self.line_reading = line_reading or {"__LINE__"}.__contains__
         self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
         self._parents: dict[int, tuple[int, int]] | None = None
 

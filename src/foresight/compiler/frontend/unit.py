@@ -175,14 +175,16 @@ def counting_macros(tu: ci.TranslationUnit, top: list[ci.Cursor], data: bytes,
 
 
 class Unrepeatable:
-    """Whether a name, as a macro, expands to `_Pragma`, `__COUNTER__` or a token paste
-    (which may make either), itself or through other macros: text holding it does not
-    mean the same when compiled twice.  Looked up lazily, for the names nests use."""
+    """Whether a name, as a macro, expands to one of `roots` (by default `_Pragma` and
+    `__COUNTER__`) or a token paste (which may make either), itself or through other
+    macros: text holding it does not mean the same when compiled twice (with roots
+    `__LINE__`: on another line).  Looked up lazily, for the names nests use."""
 
-    def __init__(self, top: list[ci.Cursor], clang_args: list[str]):
+    def __init__(self, top: list[ci.Cursor], clang_args: list[str],
+                 roots: tuple[str, ...] = ("_Pragma", "__COUNTER__")):
         self.defs = {c.spelling: c for c in top if c.kind == K.MACRO_DEFINITION}
         self.command_line = command_line_macros(clang_args)
-        self.memo: dict[str, bool] = {"_Pragma": True, "__COUNTER__": True}
+        self.memo: dict[str, bool] = dict.fromkeys(roots, True)
 
     def __call__(self, name: str) -> bool:
         if name in self.memo:

@@ -335,16 +335,14 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
 def split_refusal(pipe: Loop) -> str | None:
     """Why the streams of pipelining loop `pipe` cannot step once per strip of it
     (rewrite/emit_stream.strip, the paper's loop splitting), or None when they can: the
-    strips run the body as often as the loop would only where the iterations left are
-    known at every step (bounds invariant in the loop, evaluable again in its body, the
-    index exact: Loop.exact) and no `break` leaves the loop (in a strip it would leave
-    the strip only); the strip steps the index by the increment as written."""
-    if pipe.incr is None:
-        return "its increment spans lines or holds a comment"
-    if pipe.breaks:
-        return "a break leaves it"
-    if not (pipe.exact and pipe.bounds_invariant and pipe.bound_runtime
-            and pipe.upper is not None and pipe.step):
+    strips run the body as often as the loop would only where the front end finds
+    nothing against it (Loop.no_split: a `break` leaving the loop, an index something
+    else may change or that may wrap...) and the iterations left are known at every
+    step (bounds invariant in the loop and evaluable again in its body)."""
+    if pipe.no_split is not None:
+        return pipe.no_split
+    if not (pipe.bounds_invariant and pipe.bound_runtime and pipe.upper is not None
+            and pipe.step):
         return "its iterations left are not known at every step"
     return None
 
