@@ -92,7 +92,7 @@ def test_a_stream(cc, tmp_path):
     assert "__fs_ns_0[] = {{0, 0, FORESIGHT_STREAM_RUNS | FORESIGHT_STREAM_RELEASE}}" in text
     address = "((uintptr_t)(a) + (((uintptr_t)8)) * ((uintptr_t)(i)))"
     assert f"__fs_at[] = {{{address}, {address}}}" in text
-    assert "__fs_at, ((((uintmax_t)(n) - (uintmax_t)(i)) - 1) / (uintmax_t)1)); } }\n" in text
+    assert "__fs_at, (((uintmax_t)(n) - (uintmax_t)(i)) - 1)); } }\n" in text
 
 
 WALK = """\

@@ -2,7 +2,8 @@
  * read after the loop and in the body, unsigned and pointer indices, steps of 3 and -2,
  * unbraced bodies, nested split loops) and loops that must not be (a break that leaves
  * the loop, also from a statement expression in a nested header; an index changed
- * through a pointer; an unsigned index counting down to wrap around) */
+ * through a pointer; an unsigned index counting down to wrap around; a bound a cleanup
+ * attribute changes) and a range of all of long, left by a return */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -110,6 +111,40 @@ static double unsigned_countdown(unsigned long n)
     return s + (double)(i == (unsigned long)-1);
 }
 
+/* The whole range of long (rest + 1 wraps to 0), left by a return; nested, so that the
+ * nest's entry hints it. */
+static double full_range(long lo, long hi)
+{
+    double s = 0;
+    for (long k = 0; k < 2; k++)
+        for (long i = lo - 1 + k; i <= hi; i++) {
+            s += a[i - lo + 1];
+            if (i - lo == 100000)
+                return s;
+        }
+    return -1;
+}
+
+/* A cleanup attribute calls tick at the end of every iteration: it lowers the bound. */
+static long bound, ticks;
+static void tick(int *p)
+{
+    (void)p;
+    if (++ticks % 4096 == 7)
+        bound -= 1000;
+}
+
+static double cleanup_bound(void)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < bound; i++) {
+        int guard __attribute__((cleanup(tick))) = 0;
+        s += a[i] + guard;
+    }
+    return s + (double)i;
+}
+
 static double nested(long rows, long cols)
 {
     double (*m)[cols] = (double (*)[cols])a;
@@ -140,5 +175,8 @@ int main(int argc, char **argv)
     printf("%.6f\n", nested(300, (N - 1) / 300));
     printf("%.6f %.6f %.6f\n", stmt_expr_break(N - argc), index_by_pointer(N),
            unsigned_countdown(N - 1));
+    bound = N - argc;
+    printf("%.6f %.6f\n", full_range(-0x7fffffffffffffffL - 1 + 1, 0x7fffffffffffffffL),
+           cleanup_bound());
     return 0;
 }

@@ -16,6 +16,7 @@ from foresight.compiler.frontend.cursors import (
     decl_key,
     mark_variable,
     preorder,
+    runs_cleanup,
     start_of,
     strip,
 )
@@ -70,8 +71,8 @@ class Effects:
                     target = kids[0]
                 elif op == "&" and kids:
                     mark_variable(kids[0], self.address_taken)
-            elif c.kind == K.CALL_EXPR:
-                self.calls.append(at)
+            elif c.kind == K.CALL_EXPR or runs_cleanup(c):
+                self.calls.append(at)   # a cleanup attribute calls at the scope's end
             why = sync.point(c)
             if why is not None:
                 # Another thread may change a global here, as a call may.

@@ -91,3 +91,13 @@ def is_unsigned(t: ci.Type) -> bool:
     return t.kind in (ci.TypeKind.BOOL, ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR,
                       ci.TypeKind.USHORT, ci.TypeKind.UINT, ci.TypeKind.ULONG,
                       ci.TypeKind.ULONGLONG)
+
+
+def runs_cleanup(c: ci.Cursor) -> bool:
+    """Whether `c` declares a variable with `__attribute__((cleanup(f)))`: a call of f at
+    the end of its scope, which the syntax tree shows as no call (libclang gives the
+    attribute as an unexposed one; its tokens name it)."""
+    return c.kind == ci.CursorKind.VAR_DECL and any(
+        k.kind == ci.CursorKind.UNEXPOSED_ATTR
+        and any(t.spelling in ("cleanup", "__cleanup__") for t in k.get_tokens())
+        for k in children(c))

@@ -24,6 +24,7 @@ from foresight.compiler.frontend.cursors import (
     is_unsigned,
     mark_variable,
     preorder,
+    runs_cleanup,
     start_of,
     strip,
 )
@@ -253,7 +254,7 @@ class _Loops:
         for d in preorder(body):
             if d.kind in _JUMPS:
                 body_exits = True
-            elif d.kind == K.CALL_EXPR:
+            elif d.kind == K.CALL_EXPR or runs_cleanup(d):
                 body_calls = True
                 if d.spelling in _NORETURN:
                     body_exits = True

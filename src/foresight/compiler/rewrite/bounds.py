@@ -65,23 +65,30 @@ def rest_iterations(lp: Loop) -> str | None:
     left = C.paren(C.minus(b, v) if lp.step > 0 else C.minus(v, b))
     if lp.cond_op in ("<", ">"):
         left = C.paren(C.minus(left, "1"))
+    if abs(lp.step) == 1:
+        return left
     return C.paren(C.divide(left, C.cast_atom(UMAX, str(abs(lp.step)))))
 
 
 def iterations(v: Loop) -> str:
     """The iterations of `v` after its first (0 when it runs none) in uintptr_t, from
-    bounds on invariant variables evaluated as signed values at nest entry."""
-    lo, hi = C.signed(v.lower_sym), C.signed(v.upper_sym)
+    bounds on invariant variables evaluated at nest entry: compared as signed values,
+    their difference taken in uintptr_t (no signed overflow, even for a loop from
+    LONG_MIN to LONG_MAX)."""
     assert v.step is not None
+    lo, hi = C.signed(v.lower_sym), C.signed(v.upper_sym)
+    ulo, uhi = C.paren(C.sym(v.lower_sym or {})), C.paren(C.sym(v.upper_sym or {}))
+    strict = v.cond_op in ("<", ">")
     if v.step > 0:
-        first, last = lo, hi if v.cond_op == "<=" else C.paren(C.minus(hi, "1"))
+        runs, span = C.cmp(lo, "<" if strict else "<=", hi), C.minus(uhi, ulo)
     else:
-        first, last = lo, hi if v.cond_op == ">=" else C.paren(C.plus(hi, "1"))
-        first, last = last, first
-    span = last if first == C.cast_atom(IMAX, "0") else C.paren(C.minus(last, first))
+        runs, span = C.cmp(lo, ">" if strict else ">=", hi), C.minus(ulo, uhi)
+    if strict:
+        span = C.minus(C.paren(span), "1")
+    span = C.paren(span)
     if abs(v.step) != 1:
-        span = C.divide(span, str(abs(v.step)))
-    return C.cond(C.cmp(last, ">=", first), C.cast(U, span), C.literal(0))
+        span = C.divide(span, C.literal(abs(v.step)))
+    return C.cond(runs, C.cast(U, span), C.literal(0))
 
 
 def move_holds(move: Move, block: int) -> str:

@@ -88,7 +88,8 @@ def strip(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
     condition take over after it.  Statements ending in the inner loop's open brace
     (rewrite/emit.py closes it at the end of the body).
 
-        N = rest + 1; { ...; pc = foresight_streams_step(..., pc, at, N - 1);
+        N = rest + 1 (at most UINTMAX_MAX);
+        { ...; pc = foresight_streams_step(..., pc, at, N - 1);
                         if (pc >= 1 && pc < N) N = pc; pc = 1; }
         for (K = N; K != 0; --K != 0 ? (void)(i++) : (void)0) { BODY }
 
@@ -105,8 +106,10 @@ def strip(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
     if all(h.version is not None for h in streams):
         stepping = C.if_(C.any_of(*dict.fromkeys(nest.chosen(h) for h in streams)), stepping)
     incr = C.ternary(C.cmp(f"--{k}", "!=", "0"), f"(void)({pipe.incr})", "(void)0")
-    return (C.decl(UMAX, (n, C.plus(rest, "1"))) + " " + stepping
-            + f" for ({UMAX} {k} = {n}; {k} != 0; {incr}) {{")
+    # N = rest + 1, but UINTMAX_MAX where that wraps to 0 (all of a 64-bit range: the
+    # last iteration is then a strip of its own).
+    return (C.decl(UMAX, (n, rest)) + " " + C.if_(C.cmp(n, "!=", "UINTMAX_MAX"), f"{n}++;")
+            + " " + stepping + f" for ({UMAX} {k} = {n}; {k} != 0; {incr}) {{")
 
 
 def _step_call(nest: NestCode, pipe: Loop, streams: list[Hint], sp: str,
