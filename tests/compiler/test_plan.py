@@ -281,3 +281,11 @@ def test_a_loop_is_split_only_where_its_strips_run_the_body_as_the_loop_would(ir
     assert list(ir.plan(loop).splits.values()) == [None]
     paper = ir.plan(loop, preset="paper")
     assert list(paper.splits.values()) == ["the paper preset counts down"]
+
+
+def test_only_innermost_pipelining_loops_are_split(ir):
+    from foresight.compiler.schedule.plan import split_refusal
+    ok = {"incr": "i++", "no_split": None}
+    outer = ir.loop("i", "n", ir.loop("j", "m", ir.ref("a[i][j]", dims=("m",)), **ok), **ok)
+    assert "loops run inside it" in split_refusal(outer)
+    assert split_refusal(outer.children[0]) is None

@@ -1,9 +1,9 @@
 /* trap: loops split into strips (continue, break in a switch or inner loop, the index
- * read after the loop and in the body, unsigned and pointer indices, steps of 3 and -2,
- * unbraced bodies, nested split loops) and loops that must not be (a break that leaves
- * the loop, also from a statement expression in a nested header; an index changed
- * through a pointer; an unsigned index counting down to wrap around; a bound a cleanup
- * attribute changes) and a range of all of long, left by a return */
+ * read after the loop and in the body, unsigned indices, steps of 3 and -2, unbraced
+ * bodies, a split loop inside a hinted one) and loops that must not be (a break that
+ * leaves the loop, also from a statement expression in a nested header; an index
+ * changed through a pointer; an unsigned index counting down to wrap around; a bound a
+ * cleanup attribute changes) and a range of all of long, left by a return */
 #include <stdio.h>
 #include <stdlib.h>
 
