@@ -174,19 +174,16 @@ class NestEmitter:
             if not self.copy:   # one version: its unhinted runs skip the hints
                 code = C.if_(on, code)
             level = 3 * pipe.depth + 2
-            if head is not None:
+            if head is not None:   # the strip's inner loop closes at the end of the body
                 code = head + (" " + code if stmts else "")
-                if pipe.body_compound:
-                    out.append(Insertion(pipe.body_start + 1, 1, level, " " + code))
-                    out.append(Insertion(pipe.body_end - 1, 0, -level, " } "))
-                else:
-                    out.append(Insertion(pipe.body_start, 1, level, "{ " + code + " "))
-                    out.append(Insertion(pipe.body_end, 0, -level, " } }"))
-            elif pipe.body_compound:
+            if pipe.body_compound:
                 out.append(Insertion(pipe.body_start + 1, 1, level, " " + code))
+                if head is not None:
+                    out.append(Insertion(pipe.body_end - 1, 0, -level, " } "))
             else:
                 out.append(Insertion(pipe.body_start, 1, level, "{ " + code + " "))
-                out.append(Insertion(pipe.body_end, 0, -level, " }"))
+                out.append(Insertion(pipe.body_end, 0, -level,
+                                     " } }" if head is not None else " }"))
         return out
 
     def _unhinted_copy(self, root: Loop) -> str:

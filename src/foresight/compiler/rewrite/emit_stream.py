@@ -74,10 +74,16 @@ def step(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
     # the loop's values stay in registers past the step's call (foresight.h).
     code = C.if_chain([(C.call("FORESIGHT_COUNTING", C.cmp(pc, ">", "1")), C.decrement(pc))],
                       C.block(*_step_call(nest, pipe, streams, sp, rest)))
-    # Only where the nest's entry chose a version that steps one of them.
-    if all(h.version is not None for h in streams):
-        code = C.if_(C.any_of(*dict.fromkeys(nest.chosen(h) for h in streams)), C.block(code))
-    return code
+    chosen = _any_chosen(nest, streams)
+    return code if chosen is None else C.if_(chosen, C.block(code))
+
+
+def _any_chosen(nest: NestCode, streams: list[Hint]) -> str | None:
+    """C true where the nest's entry chose a version that steps one of `streams`, or None
+    where one of them is in every version (plan.Version)."""
+    if not all(h.version is not None for h in streams):
+        return None
+    return C.any_of(*dict.fromkeys(nest.chosen(h) for h in streams))
 
 
 def strip(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
@@ -103,8 +109,9 @@ def strip(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
     stepping = C.block(*_step_call(nest, pipe, streams, sp, C.minus(n, "1")),
                        C.if_(C.all_of(C.cmp(pc, ">=", "1"), C.cmp(pc, "<", n)), C.set_to(n, pc)),
                        C.set_to(pc, "1"))
-    if all(h.version is not None for h in streams):
-        stepping = C.if_(C.any_of(*dict.fromkeys(nest.chosen(h) for h in streams)), stepping)
+    chosen = _any_chosen(nest, streams)
+    if chosen is not None:
+        stepping = C.if_(chosen, stepping)
     incr = C.ternary(C.cmp(f"--{k}", "!=", "0"), f"(void)({pipe.incr})", "(void)0")
     # N = rest + 1, but UINTMAX_MAX where that wraps to 0 (all of a 64-bit range: the
     # last iteration is then a strip of its own).

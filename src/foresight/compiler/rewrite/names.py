@@ -86,7 +86,7 @@ class Names:
 
     def strip(self, pipe: Loop) -> tuple[str, str]:
         """A split loop's (rewrite/emit_stream.strip) iterations in the current strip and
-        its counter: names of their own, as split loops nest."""
+        its counter, named after the loop."""
         key = f"{pipe.var}{pipe.line}"
         return self._new("sn", key), self._new("sk", key)
 
