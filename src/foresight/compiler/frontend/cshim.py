@@ -1,7 +1,10 @@
-"""The three things libclang's Python bindings (18.x) lack, wrapped with ctypes.
+"""What libclang's Python bindings (18.x) lack or do slowly, wrapped with ctypes.
 
 The shared library exports operator kinds, constant evaluation and a variable's
-initialiser; the bindings do not expose them, so this module declares the C functions once.
+initialiser; the bindings do not expose them, so this module declares the C functions
+once.  It also asks for file offsets and cursor kinds the quick way (the front end asks
+hundreds of thousands of times per 1,000 lines, and the bindings' own way makes a file
+object and three integers per offset, and checks every kind id).
 """
 
 from __future__ import annotations
@@ -40,6 +43,34 @@ def _lib():
     lib.clang_Cursor_getVarDeclInitializer.restype = ci.Cursor
     lib.clang_Cursor_getVarDeclInitializer.errcheck = ci.Cursor.from_result
     return lib
+
+
+def offset(location: ci.SourceLocation) -> int:
+    """`location.offset` (in whichever file the location is), without the bindings' file
+    object, line and column."""
+    o = ctypes.c_uint()
+    _lib().clang_getInstantiationLocation(location, None, None, None, ctypes.byref(o))
+    return o.value
+
+
+def _cursor_kind(cursor: ci.Cursor, kinds=ci.CursorKind._kinds) -> ci.CursorKind:
+    """Cursor.kind: the kind its id names (the bindings' list, which they fill in place)."""
+    kind = kinds[cursor._kind_id] if cursor._kind_id < len(kinds) else None
+    if kind is None:
+        raise ValueError(f"Unknown cursor kind {cursor._kind_id}")
+    return kind
+
+
+def _type_kind(t: ci.Type, kinds=ci.TypeKind._kinds) -> ci.TypeKind:
+    """Type.kind, as _cursor_kind."""
+    kind = kinds[t._kind_id] if t._kind_id < len(kinds) else None
+    if kind is None:
+        raise ValueError(f"Unknown type kind {t._kind_id}")
+    return kind
+
+
+ci.Cursor.kind = property(_cursor_kind, doc="The kind of this cursor.")
+ci.Type.kind = property(_type_kind, doc="The kind of this type.")
 
 
 def binary_operator(cursor: ci.Cursor) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
+from foresight.compiler.frontend.cshim import offset
+
 K = ci.CursorKind
 _TRANSPARENT = {K.UNEXPOSED_EXPR, K.PAREN_EXPR}
 FLOAT_KINDS = {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE}
@@ -32,7 +34,7 @@ def start_of(c: ci.Cursor) -> int:
     its children (libclang's bindings make a new location object at each ask)."""
     at = c.__dict__.get("_fs_start")
     if at is None:
-        at = c._fs_start = c.extent.start.offset
+        at = c._fs_start = offset(c.extent.start)
     return at
 
 
@@ -40,7 +42,7 @@ def end_of(c: ci.Cursor) -> int:
     """The file offset where `c`'s extent ends, kept on the cursor (as start_of())."""
     at = c.__dict__.get("_fs_end")
     if at is None:
-        at = c._fs_end = c.extent.end.offset
+        at = c._fs_end = offset(c.extent.end)
     return at
 
 

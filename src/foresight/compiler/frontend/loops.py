@@ -303,7 +303,7 @@ class _Loops:
         start = start_of(c)
         if b"\n" in self.data[start:start_of(body) + 1] and any(
                 t.kind == ci.TokenKind.IDENTIFIER and self.t.line_reading(t.spelling)
-                for t in self.t.tokens(c) if start_of(t) < start_of(body)):
+                for t in self.t.tokens(c) if t.start < start_of(body)):
             return "its header reads __LINE__ on another line than its body's first"
         return None
 

@@ -10,10 +10,20 @@ from collections.abc import Callable
 
 import clang.cindex as ci
 
+from foresight.compiler.frontend.cshim import offset
 from foresight.compiler.frontend.cursors import children, end_of, preorder, start_of
 from foresight.compiler.options import decode_source
 
 K = ci.CursorKind
+
+
+class Token:
+    """A token of the file: its spelling, kind and byte offsets [start, end)."""
+
+    __slots__ = ("spelling", "kind", "start", "end")
+
+    def __init__(self, spelling: str, kind: ci.TokenKind, start: int, end: int):
+        self.spelling, self.kind, self.start, self.end = spelling, kind, start, end
 
 
 class FunctionText:
@@ -33,6 +43,8 @@ class FunctionText:
         # written again on another line).
         self.line_reading = line_reading or {"__LINE__"}.__contains__
         self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
+        self._tokens: list[Token] | None = None             # the function's, by start
+        self._token_starts: list[int] = []
         self._parents: dict[int, tuple[int, int]] | None = None
 
     def spelled(self, c: ci.Cursor) -> bool:
@@ -79,26 +91,45 @@ class FunctionText:
         start, end = start_of(c), end_of(c)
         out, last = [], None
         for t in self.tokens(c):
-            o = start_of(t)
+            o = t.start
             if last is not None and o > last:
                 out.append(" ")
             out.append(t.spelling.replace("\\\n", "").replace("\\\r\n", ""))
-            last = end_of(t)
+            last = t.end
         if not out:
             return decode_source(self.data[start:end])
         return "".join(out)
 
-    def tokens(self, c: ci.Cursor) -> list[ci.Token]:
+    def tokens(self, c: ci.Cursor) -> list[Token]:
         """The file's own tokens in `c`'s extent, comments left out (a cursor's
         get_tokens would start at a macro's definition when the expression begins with a
-        macro)."""
+        macro).  The function's text is split into tokens once, on the first ask."""
         start, end = start_of(c), end_of(c)
-        tu = c.translation_unit
+        if self._tokens is None:
+            self._tokens = self._lex(start_of(self.fn), end_of(self.fn))
+            self._token_starts = [t.start for t in self._tokens]
+        starts = self._token_starts
+        if starts and (start < starts[0] or end > self._tokens[-1].end):
+            return self._lex(start, end)
+        return self._tokens[bisect_left(starts, start):bisect_left(starts, end)]
+
+    def _lex(self, start: int, end: int) -> list[Token]:
+        """The tokens of bytes [start, end) of this file, comments left out."""
+        tu = self.fn.translation_unit
         here = tu.get_file(self.main)
         span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, start),
                                              ci.SourceLocation.from_offset(tu, here, end))
-        return [t for t in tu.get_tokens(extent=span)
-                if start_of(t) < end and t.kind != ci.TokenKind.COMMENT]
+        out = []
+        for t in tu.get_tokens(extent=span):
+            kind = t.kind
+            if kind == ci.TokenKind.COMMENT:
+                continue
+            extent = t.extent
+            at = offset(extent.start)
+            if at >= end:
+                break
+            out.append(Token(t.spelling, kind, at, offset(extent.end)))
+        return out
 
     def member_op(self, owner: ci.Cursor, member: ci.Cursor) -> str | None:
         """How the source writes member access `member` of `owner`: "->", "." or None
@@ -108,10 +139,10 @@ class FunctionText:
 
     def header_parts(self, c: ci.Cursor) -> tuple[int, int, int, int] | None:
         """Byte offsets of '(' ';' ';' ')' of a for statement, checked against the text."""
-        toks = list(c.get_tokens())
+        toks = self.tokens(c)
         if len(toks) < 5 or toks[0].spelling != "for" or toks[1].spelling != "(":
             return None
-        depth, semis, lparen = 0, [], start_of(toks[1])
+        depth, semis, lparen = 0, [], toks[1].start
         for t in toks[1:]:
             s = t.spelling
             if s in ("(", "[", "{"):
@@ -121,12 +152,12 @@ class FunctionText:
                 if depth == 0:
                     if len(semis) != 2:
                         return None
-                    rparen = start_of(t)
+                    rparen = t.start
                     offs = (lparen, semis[0], semis[1], rparen)
                     ok = all(self.data[o:o + 1] in (b"(", b";", b")") for o in offs)
                     return offs if ok else None
             elif s == ";" and depth == 1:
-                semis.append(start_of(t))
+                semis.append(t.start)
         return None
 
     def stmt_end(self, c: ci.Cursor) -> int | None:
