@@ -3,7 +3,11 @@
  * bodies, a split loop inside a hinted one) and loops that must not be (a break that
  * leaves the loop, also from a statement expression in a nested header; an index
  * changed through a pointer; an unsigned index counting down to wrap around; a bound a
- * cleanup attribute changes) and a range of all of long, left by a return */
+ * cleanup attribute changes) and a range of all of long, left by a return.  Bounds
+ * read from a struct through a pointer: split where the body only calls a helper that
+ * computes and counts into a private static array; not where a store through a
+ * `long *`, a called function, or a struct assignment to an array whose address was
+ * taken changes the bound */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -160,6 +164,77 @@ static double nested(long rows, long cols)
     return s;
 }
 
+struct rec {
+    long n;
+    double scale;
+};
+
+static long hist[8];
+
+static int bin_of(double v)
+{
+    int k = (int)(v * 8.0);
+    return k < 0 ? 0 : k > 7 ? 7 : k;
+}
+
+/* Split: bin_of writes nothing of the caller's, hist is private (only subscripted). */
+static double member_bound(const struct rec *r)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < r->n; i++) {
+        s += a[i] * r->scale;
+        hist[bin_of(a[i])]++;
+    }
+    return s + (double)i;
+}
+
+/* Not split: *cnt is r->n, lowered through a long pointer. */
+static double member_bound_stored(struct rec *r, long *cnt)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < r->n; i++) {
+        s += a[i];
+        if (a[i] > 0.999)
+            *cnt -= 500;
+    }
+    return s + (double)i;
+}
+
+static void shrink(struct rec *r)
+{
+    r->n -= 300;
+}
+
+/* Not split: the function called changes the bound. */
+static double member_bound_called(struct rec *r)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < r->n; i++) {
+        s += b[i];
+        if (b[i] > 0.998)
+            shrink(r);
+    }
+    return s + (double)i;
+}
+
+static struct rec recs[2];
+
+/* Not split: recs[0] is *r (its address was taken), assigned whole in the body. */
+static double member_bound_assigned(const struct rec *r)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < r->n; i++) {
+        s += a[i];
+        if (i == 40000)
+            recs[0] = recs[1];
+    }
+    return s + (double)i;
+}
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -178,5 +253,15 @@ int main(int argc, char **argv)
     bound = N - argc;
     printf("%.6f %.6f\n", full_range(-0x7fffffffffffffffL - 1 + 1, 0x7fffffffffffffffL),
            cleanup_bound());
+    struct rec r = {N - argc, 0.5};
+    printf("%.6f", member_bound(&r));
+    for (int k = 0; k < 8; k++)
+        printf(" %ld", hist[k]);
+    printf("\n%.6f", member_bound_stored(&r, &r.n));
+    r.n = N - argc;
+    printf(" %.6f\n", member_bound_called(&r));
+    recs[0].n = N - argc;
+    recs[1].n = 50000 + argc;
+    printf("%.6f\n", member_bound_assigned(&recs[0]));
     return 0;
 }

@@ -193,13 +193,17 @@ class Loop:
     upper_aff: Affine | None = None   # bound of the comparison, likewise
     body_exits: bool = False  # body contains break/goto/return/continue or a call to longjmp
     conditional: bool = False  # not run on every iteration of the enclosing loop
-    body_calls: bool = False   # the body calls a function (which might store to memory)
+    body_calls: bool = False   # the body calls a function that might store to memory
     int_stores: bool = False   # the body stores something other than floating point
                                # through memory (it might change an index array)
     # The bound is integer arithmetic on invariant variables and members of them that the
     # nest never assigns (`g->n`): the same value wherever in the nest it is evaluated,
     # unless a call changes a member.
     bound_fixed: bool = False
+    # No iteration of the body can change the bound's value (bound_runtime, and no call
+    # or store through memory in the body may change a member it reads: effects.py), so
+    # the iterations left, counted at one iteration, stay right for the next ones.
+    bound_kept: bool = False
     # The loop runs one row of a compressed sparse row matrix, k from R[i + c] to
     # R[i + c + 1] (parse.row_range): (R, the row loop's variable i, the upper index).
     csr: tuple[str, str, Affine] | None = None

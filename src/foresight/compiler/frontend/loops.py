@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
-from foresight.compiler.analysis.effects import Effects
+from foresight.compiler.analysis.effects import Effects, UnitEffects
 from foresight.compiler.frontend import pragmas
 from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
 from foresight.compiler.frontend.cursors import (
@@ -29,7 +29,6 @@ from foresight.compiler.frontend.cursors import (
     strip,
 )
 from foresight.compiler.frontend.refs import References
-from foresight.compiler.frontend.sync import SyncPoints
 from foresight.compiler.frontend.text import FunctionText
 from foresight.compiler.frontend.values import Values
 from foresight.compiler.ir import (
@@ -72,13 +71,13 @@ class _Cond:
 
 
 def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int, int]],
-                   sync: SyncPoints, counting: set[str],
+                   unit: UnitEffects, counting: set[str],
                    unrepeatable: Callable[[str], bool] | None = None,
                    line_reading: Callable[[str], bool] | None = None) -> list[LoopNest]:
     """The loop nests of function definition `fn` of file `main`, in source order, with
     the outermost loops that are not nests recorded as unanalysed."""
-    effects = Effects(fn, sync, main, includes=b"include" in data[
-        start_of(fn):end_of(fn)])
+    effects = Effects(fn, unit.sync, main, includes=b"include" in data[
+        start_of(fn):end_of(fn)], unit=unit)
     builder = _Loops(fn, FunctionText(fn, data, main, macros, counting, unrepeatable,
                                       line_reading),
                      Values(fn, data, effects))
@@ -243,10 +242,11 @@ class _Loops:
         upper_sym = None
         if bound is not None and bound.aff is not None and not bound.aff.coeffs:
             upper_sym = bound.aff.const
-        bound_runtime = bound_fixed = False
+        bound_runtime = bound_fixed = bound_kept = False
         if bound is not None and op in ("<", "<=", ">", ">="):
             bound_runtime = self.v.plain_in(bound.bound, body)
             bound_fixed = bound_runtime and self.v.fixed_in_nest(bound.bound, nest_start)
+            bound_kept = bound_runtime and self.v.kept_in(bound.bound, body)
         incr = self.data[semi2 + 1:rparen].decode("utf-8", "surrogateescape").strip()
         if any(m in incr for m in ("\n", "\r", "//", "/*", "\\")):
             incr = None
@@ -255,9 +255,11 @@ class _Loops:
             if d.kind in _JUMPS:
                 body_exits = True
             elif d.kind == K.CALL_EXPR or runs_cleanup(d):
-                body_calls = True
                 if d.spelling in _NORETURN:
                     body_exits = True
+                if not (d.kind == K.CALL_EXPR and self.v.effects.unit is not None
+                        and self.v.effects.unit.writes_nothing(d)):
+                    body_calls = True
         found = _Body()
         self.body(body, depth, found, {**outer, key: name}, nest_start, conditional=False)
         low = sym_value(lower_sym) if lower_sym is not None else None
@@ -273,8 +275,8 @@ class _Loops:
             upper_aff=bound.aff if bound is not None else None,
             body_exits=body_exits, conditional=conditional, body_calls=body_calls,
             int_stores=any(start_of(body) <= o < body_end and t not in FLOAT_KINDS
-                           for o, t in self.v.effects.memory_stores),
-            bound_fixed=bound_fixed,
+                           for o, t, _ in self.v.effects.memory_stores),
+            bound_fixed=bound_fixed, bound_kept=bound_kept,
             csr=self.row_range(lower, bound, step, op, outer, nest_start),
             incr=incr, no_split=self._no_split(c, body, var_decl, bound, step, op, walk, low,
                                                incr),

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from foresight.compiler.analysis.effects import UnitEffects
 from foresight.compiler.frontend.cursors import children
 from foresight.compiler.frontend.loops import function_nests
 from foresight.compiler.frontend.sync import SyncPoints
@@ -50,11 +51,12 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, l
     line_reading = Unrepeatable(top, clang_args, roots=("__LINE__",))
     sync = SyncPoints({fn.get_usr(): fn for fn in top
                        if fn.kind == K.FUNCTION_DECL and fn.is_definition()})
+    unit = UnitEffects(top, sync)
     nests: list[LoopNest] = []
     for fn in top:
         if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file
                 and str(fn.location.file) == main):
-            nests += function_nests(fn, data, main, macros, sync, counting, unrepeatable,
+            nests += function_nests(fn, data, main, macros, unit, counting, unrepeatable,
                                     line_reading)
     # The unhinted copy of a nest repeats its lines with #line (rewrite/emit.py), counted
     # in newlines.

@@ -85,6 +85,15 @@ class Values:
             return False
         return not any(lo <= w < hi for key in used for w in self.effects.writes.get(key, ()))
 
+    def kept_in(self, expr: ci.Cursor, body: ci.Cursor) -> bool:
+        """`expr` (already plain_in the loop with `body`) keeps its value while the body
+        runs: plain_in answers for its variables; a member it reads (`rec->n`) may be
+        reached through a pointer, so no call and no store through memory in the body
+        may change a value of its type (Effects.memory_kept)."""
+        lo, hi = start_of(body), end_of(body)
+        return all(self.effects.memory_kept(d.type, lo, hi)
+                   for d in preorder(expr) if d.kind == K.MEMBER_REF_EXPR)
+
     def fixed_in_nest(self, expr: ci.Cursor, nest_start: int) -> bool:
         """`expr` (already plain_in its loop) reads only invariant variables of the nest
         and members of them that the nest never assigns."""

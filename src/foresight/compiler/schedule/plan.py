@@ -338,8 +338,9 @@ def split_refusal(pipe: Loop) -> str | None:
     strips run the body as often as the loop would only where the front end finds
     nothing against it (Loop.no_split: a `break` leaving the loop, an index something
     else may change or that may wrap...) and the iterations left are known at every
-    step (bounds invariant in the loop and evaluable again in its body).  Only innermost
-    loops are split: there the step's call costs the loop its registers."""
+    step (bounds evaluable again in its body, and invariant in the loop or a bound its
+    body cannot change: Loop.bound_kept).  Only innermost loops are split: there the
+    step's call costs the loop its registers."""
     if pipe.no_split is not None:
         return pipe.no_split
     if pipe.children:
@@ -347,8 +348,8 @@ def split_refusal(pipe: Loop) -> str | None:
         # code, not time (NAS SP's compute_rhs, split at k, j and i, ran its unhinted copy
         # 1.3 times slower in memory, the function grown past gcc's budgets).
         return "loops run inside it (its countdown is not in an innermost loop)"
-    if not (pipe.bounds_invariant and pipe.bound_runtime and pipe.upper is not None
-            and pipe.step):
+    if not ((pipe.bounds_invariant or pipe.bound_kept) and pipe.bound_runtime
+            and pipe.upper is not None and pipe.step):
         return "its iterations left are not known at every step"
     return None
 
