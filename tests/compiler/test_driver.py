@@ -552,3 +552,17 @@ def test_help_lists_own_options_and_leaves_cc_help_forms_to_cc(project, cc):
     theirs = subprocess.run([cc, "--help=warnings"], capture_output=True, text=True)
     if theirs.returncode == 0:  # gcc's --help=CLASS
         assert fcc("--help=warnings", cwd=project).stdout == theirs.stdout
+
+
+def test_what_cc_is_told_to_assume_is_read_from_its_arguments():
+    from foresight.driver.args import own_definitions, strict_aliasing
+    # C's aliasing rules hold unless -fno-strict-aliasing (the last of the two) says not.
+    assert all(strict_aliasing(a) for a in ([], ["-O1"], ["-O2"], ["-O3"]))
+    assert not strict_aliasing(["-O3", "-fno-strict-aliasing"])
+    assert not strict_aliasing(["-fno-strict-aliasing", "-O2"])
+    assert strict_aliasing(["-fno-strict-aliasing", "-fstrict-aliasing"])
+    # In position-independent code for a shared object a definition may be interposed.
+    assert own_definitions([]) and own_definitions(["-fPIE"])
+    assert not own_definitions(["-O2", "-fPIC"]) and not own_definitions(["-fpic"])
+    assert own_definitions(["-fPIC", "-fno-semantic-interposition"])
+    assert own_definitions(["-fPIC", "-fno-PIC"])

@@ -330,6 +330,64 @@ def test_a_bound_read_through_a_pointer_is_kept_unless_the_body_may_change_it(tm
     assert kept[9] is True
 
 
+SHARED = """
+double a[1 << 20];
+union U { long n; double f; };
+struct In { long n; };
+struct R { struct In in[1]; };
+struct S { long n; };
+static struct R recs[2];
+static struct In *q;
+static void cyc_b(int k);
+static void cyc_a(int k) { cyc_b(k); if (k == 0) q->n = 0; }
+static void cyc_b(int k) { if (k > 0) cyc_a(k - 1); }
+static long twin(long v) { return v > 0 ? twin(v - 1) : 0; }
+long base = 9;
+extern long other __attribute__((alias("base")));
+__attribute__((weak)) long clampv(long v) { return v < 0 ? 0 : v; }
+long plain(long v) { return v + 1; }
+double f(union U *u, struct S *r, double *d) {
+  double s = 0;
+  q = recs[0].in;
+  for (long i = 0; i < u->n; i++) { s += a[i]; u->f = 0; }
+  for (long i = 0; i < r->n; i++) { s += a[i]; d[i & 7] = 0; }
+  for (long i = 0; i < q->n; i++) { s += a[i]; recs[0] = recs[1]; }
+  for (long i = 0; i < r->n; i++) { s += a[i]; cyc_a(1); }
+  for (long i = 0; i < r->n; i++) { s += a[i]; cyc_b(1); }
+  for (long i = 0; i < r->n; i++) { s += a[i]; s += twin(2); }
+  for (long i = 0; i < base; i++) { s += a[i]; other = 0; }
+  for (long i = 0; i < r->n; i++) { s += a[i]; s += clampv(i); }
+  for (long i = 0; i < r->n; i++) { s += a[i]; s += plain(i); }
+  return s;
+}
+"""
+
+
+def test_what_another_name_another_type_or_another_definition_may_change(tmp_path):
+    kept = [n.root.bound_kept for n in nests_of(tmp_path, SHARED)]
+    # A double stored to another member of the same union changes u->n; with strict
+    # aliasing a double stored through d does not change a long member.
+    assert kept[:2] == [False, True]
+    # recs[0].in made a pointer into recs: the struct assignment may change q->n.
+    assert kept[2] is False
+    # cyc_a stores through q and cyc_b calls it: the cycle is judged whole (asked of
+    # cyc_a first, cyc_b is not taken for quiet from a guess made meanwhile); twin's
+    # recursion writes nothing.
+    assert kept[3:6] == [False, False, True]
+    # `other` is another name for base.
+    assert kept[6] is False
+    # A weak definition may be replaced at link time; a plain one is the one called.
+    assert kept[7:9] == [False, True]
+    src = tmp_path / "x.c"
+    src.write_text(SHARED)
+    # Under -fno-strict-aliasing any store may change a member; in a shared object's
+    # code (-fPIC) another definition of plain may interpose.
+    loose = [n.root.bound_kept for n in parse(src, [], strict_aliasing=False)[0]]
+    assert loose[1] is False and loose[5] is True
+    pic = [n.root.bound_kept for n in parse(src, [], own_definitions=False)[0]]
+    assert pic[8] is False and pic[5] is True
+
+
 def test_loops_record_what_splitting_them_needs(tmp_path):
     why = [n.root.no_split for n in nests_of(tmp_path, SPLITS)]
     # A break leaves the loop unless it is in a loop or switch body of its own; a GNU

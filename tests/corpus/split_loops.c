@@ -7,7 +7,8 @@
  * read from a struct through a pointer: split where the body only calls a helper that
  * computes and counts into a private static array; not where a store through a
  * `long *`, a called function, or a struct assignment to an array whose address was
- * taken changes the bound */
+ * taken changes the bound, nor where a union's other member, a function in a cycle of
+ * calls, or a struct assignment to an array with a pointer into its member does */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -235,6 +236,73 @@ static double member_bound_assigned(const struct rec *r)
     return s + (double)i;
 }
 
+union word {
+    long n;
+    double f;
+};
+
+/* Not split: the double stored is the bound's bytes. */
+static double member_bound_union(union word *u)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < u->n; i++) {
+        s += a[i];
+        if (i == 30000)
+            u->f = 0.0;
+    }
+    return s + (double)i;
+}
+
+struct in { long n; };
+struct box { struct in in[1]; };
+static struct box boxes[2];
+static struct in *inner;
+
+static void cycle_b(int k);
+static void cycle_a(int k)
+{
+    cycle_b(k);
+    if (k == 0)
+        inner->n = 20000;
+}
+static void cycle_b(int k)
+{
+    if (k > 0)
+        cycle_a(k - 1);
+}
+
+/* Not split: cycle_a (asked about first) and cycle_b store through inner. */
+static double member_bound_cycle(void)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < inner->n; i++) {
+        s += a[i];
+        if (i == 100)
+            cycle_a(1);
+    }
+    for (i = 0; i < inner->n + 50000; i++) {
+        s += b[i];
+        if (i == 100)
+            cycle_b(1);
+    }
+    return s + (double)i;
+}
+
+/* Not split: inner points into boxes[0], assigned whole. */
+static double member_bound_box(void)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < inner->n; i++) {
+        s += a[i];
+        if (i == 5000)
+            boxes[0] = boxes[1];
+    }
+    return s + (double)i;
+}
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -263,5 +331,12 @@ int main(int argc, char **argv)
     recs[0].n = N - argc;
     recs[1].n = 50000 + argc;
     printf("%.6f\n", member_bound_assigned(&recs[0]));
+    union word w = {N - argc};
+    inner = boxes[0].in;
+    boxes[0].in[0].n = N - argc;
+    boxes[1].in[0].n = 7000 + argc;
+    printf("%.6f %.6f", member_bound_union(&w), member_bound_box());
+    boxes[0].in[0].n = N - 100;
+    printf(" %.6f\n", member_bound_cycle());
     return 0;
 }

@@ -15,6 +15,12 @@ class CompileOptions:
     block_size: int = 0              # bytes per block prefetch; 0: the preset's (64K / 16K)
     preset: str = "adaptive"         # "adaptive": distance from the runtime; "paper": Eq. (1)
     latency_cycles: int = 0          # paper preset: I/O latency in cycles; 0: 100,000
+    # What the C compiler is told it may assume (driver/args.compile_options): that
+    # stores of one type do not change objects of another (C's rule; not with
+    # -fno-strict-aliasing), and that a function defined in the file is the one its calls
+    # run (not with -fPIC/-fpic, where another definition may interpose).
+    strict_aliasing: bool = True
+    own_definitions: bool = True
 
     @property
     def run_floor(self) -> int:

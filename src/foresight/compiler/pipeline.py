@@ -32,7 +32,8 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions,
         raise CompilerError(f"{source}: cannot read: {e.strerror}") from e
     unchanged = decode_source(original)
     try:
-        nests, data, header_places = parse(source, clang_args)
+        nests, data, header_places = parse(source, clang_args, opts.strict_aliasing,
+                                           opts.own_definitions)
     except ParseFailure as e:
         return Transformed(unchanged, False, [], [f"{e}; compiled unchanged"])
     unit = Unit(name, data, tuple(nests))

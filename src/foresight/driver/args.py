@@ -234,8 +234,35 @@ def preprocessor_args(args: list[str]) -> list[str]:
     return out
 
 
-def compile_options(own: dict[str, str | bool]):
-    """foresight's own options as CompileOptions; a bad value is a UsageError (exit 2)."""
+def strict_aliasing(args: list[str]) -> bool:
+    """Whether the program may be taken to follow C's aliasing rules (a store of one type
+    changes no object of another): unless the last of -f[no-]strict-aliasing is
+    -fno-strict-aliasing, which makes type punning through pointers defined GNU C.
+    (gcc exploits the rules from -O2 up; a program compiled at -O1 is still C.)"""
+    on = True
+    for a in args:
+        if a in ("-fstrict-aliasing", "-fno-strict-aliasing"):
+            on = a == "-fstrict-aliasing"
+    return on
+
+
+def own_definitions(args: list[str]) -> bool:
+    """Whether a call of a function defined in the file runs that definition (as gcc
+    assumes when it inlines it): not in position-independent code for a shared object
+    (the last of -fPIC/-fpic and -fno-pic/-fno-PIC), where another definition may
+    interpose, unless -fno-semantic-interposition says it may not."""
+    pic, interposing = False, True
+    for a in args:
+        if a in ("-fPIC", "-fpic", "-fno-PIC", "-fno-pic"):
+            pic = a in ("-fPIC", "-fpic")
+        elif a in ("-fsemantic-interposition", "-fno-semantic-interposition"):
+            interposing = a == "-fsemantic-interposition"
+    return not (pic and interposing)
+
+
+def compile_options(own: dict[str, str | bool], args: list[str] | None = None):
+    """foresight's own options as CompileOptions, with what cc's arguments `args` let the
+    analysis assume; a bad value is a UsageError (exit 2)."""
     from foresight.compiler.options import CompileOptions
 
     preset = str(own.get("--fs-preset", "adaptive"))
@@ -243,7 +270,9 @@ def compile_options(own: dict[str, str | bool]):
         raise UsageError(f"--fs-preset {preset!r}: expected adaptive or paper")
     kw: dict = {"prefetch": "--no-prefetch" not in own, "preset": preset,
                 "indirect": "--no-indirect" not in own,
-          "sparse_rows": "--fs-no-sparse-rows" not in own}
+                "sparse_rows": "--fs-no-sparse-rows" not in own,
+                "strict_aliasing": strict_aliasing(args or []),
+                "own_definitions": own_definitions(args or [])}
     if "--fs-mem" in own:
         kw["memory_bytes"] = _size("--fs-mem", own["--fs-mem"])
     if "--fs-page" in own:

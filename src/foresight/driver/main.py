@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
         print(help_text(" ".join(cc.underlying_words())))
         return 0
     cl = parse(argv)
-    opts = compile_options(cl.own)
+    opts = compile_options(cl.own, cl.args)
     compiler = cc.underlying()
     outputs.refuse_writes_over_inputs(cl)
     with outputs.pending(outputs.report_json_path(cl), "--report-json") as report_file:

@@ -14,6 +14,8 @@ a chain of subscripts, so no pointer can point into it) changes only that array.
 
 from __future__ import annotations
 
+import re
+
 import clang.cindex as ci
 
 from foresight.compiler.frontend.cshim import binary_operator, unary_operator
@@ -27,7 +29,7 @@ from foresight.compiler.frontend.cursors import (
     start_of,
     strip,
 )
-from foresight.compiler.frontend.sync import SyncPoints
+from foresight.compiler.frontend.sync import CalleeFacts, SyncPoints
 
 K = ci.CursorKind
 
@@ -48,8 +50,7 @@ def _placed(fn: ci.Cursor, main: str):
 
 
 class Effects:
-    def __init__(self, fn: ci.Cursor, sync: SyncPoints, main: str, includes: bool = True,
-                 unit: UnitEffects | None = None):
+    def __init__(self, fn: ci.Cursor, unit: UnitEffects, main: str, includes: bool = True):
         # Offsets and descriptions of the points where the function may synchronise with
         # other threads (frontend/sync.py): no hint load is moved across them.
         self.syncs: list[tuple[int, str]] = []
@@ -63,9 +64,12 @@ class Effects:
         # might change a base read from memory.
         self.pointer_stores: list[int] = []
         self.member_writes: dict[str, list[int]] = {}   # member name -> offsets of its writes
-        # Offsets and value type kinds of every store through memory (a[i] = ..., p->x += ...),
-        # with the private array stored to (UnitEffects.private_array), else None.
-        self.memory_stores: list[tuple[int, ci.TypeKind, tuple | None]] = []
+        # Offsets of every store through memory (a[i] = ..., p->x += ...), with the kind of
+        # object it may change (_alias_class; None: any, as a store to a union member or
+        # of an aggregate, and every store without strict aliasing) and the private array
+        # stored to (UnitEffects.private_array), else None.
+        self.memory_stores: list[tuple[int, str | None, tuple | None]] = []
+        sync = unit.sync
         for c, at in _placed(fn, main) if includes else (
                 (c, start_of(c)) for c in preorder(fn)):
             written: set[tuple] = set()
@@ -81,8 +85,7 @@ class Effects:
                     target = kids[0]
                 elif op == "&" and kids:
                     mark_variable(kids[0], self.address_taken)
-            elif (c.kind == K.CALL_EXPR and not (unit and unit.writes_nothing(c))) \
-                    or runs_cleanup(c):
+            elif (c.kind == K.CALL_EXPR and not unit.writes_nothing(c)) or runs_cleanup(c):
                 self.calls.append(at)   # a cleanup attribute calls at the scope's end
             why = sync.point(c)
             if why is not None:
@@ -97,8 +100,9 @@ class Effects:
                 if t.kind != K.DECL_REF_EXPR and t.type.get_canonical().kind == ci.TypeKind.POINTER:
                     self.pointer_stores.append(at)
                 if t.kind != K.DECL_REF_EXPR:
-                    self.memory_stores.append((at, t.type.get_canonical().kind,
-                                               unit.stored_array(t) if unit else None))
+                    cls = _alias_class(t.type.get_canonical().kind) \
+                        if unit.strict_aliasing and not _through_union(t) else None
+                    self.memory_stores.append((at, cls, unit.stored_array(t)))
             for key in written:
                 self.writes.setdefault(key, []).append(at)
 
@@ -110,6 +114,8 @@ class Effects:
             return False
         if decl.type.is_volatile_qualified() or decl.type.get_canonical().kind.name == "ATOMIC":
             return False
+        if decl.spelling in self.unit.aliased():
+            return False    # another name for the same object (alias attribute) is written
         key = decl_key(decl)
         if any(nest_start <= w < nest_end for w in self.writes.get(key, ())):
             return False
@@ -124,21 +130,28 @@ class Effects:
         # at a synchronisation point, counted as a call) nor stores through memory what
         # may be it (a pointer may point to it: a store of its kind of value, or of a
         # char, or any store for an aggregate; for a member read, of the member's kind).
-        return self.memory_kept(member if member is not None else decl.type,
-                                nest_start, nest_end, key)
+        kind = None if _has_union(decl.type) else _alias_class(
+            (member if member is not None else decl.type).get_canonical().kind)
+        return self.memory_kept(kind, nest_start, nest_end, key)
 
-    def memory_kept(self, t: ci.Type, start: int, end: int, key: tuple | None = None) -> bool:
+    def memory_kept(self, kind: str | None, start: int, end: int,
+                    key: tuple | None = None) -> bool:
         """No call and no store through memory in [start, end) may change an object of
-        type `t` (other than variable `key` itself, whose own writes the caller checks):
-        stores of another kind of value leave it alone (C's aliasing rules; chars may
-        change anything, anything may change an aggregate), and so do stores to a
-        private array that is not `key`."""
+        alias class `kind` (_alias_class; None: any store may, as for an aggregate or a
+        union member) other than variable `key` itself, whose own writes the caller
+        checks: with strict aliasing, stores of another kind of value leave it alone
+        (chars may change anything), and stores to a private array that is not `key`
+        never reach it."""
         if any(start <= o < end for o in self.calls):
             return False
-        kind = _alias_class(t.get_canonical().kind)
         return not any(start <= o < end and (array is None or array == key)
-                       and (kind is None or _alias_class(k) in (kind, None, "char"))
-                       for o, k, array in self.memory_stores)
+                       and (kind is None or cls in (kind, None, "char"))
+                       for o, cls, array in self.memory_stores)
+
+    def stores_other_than_float(self, start: int, end: int) -> bool:
+        """Whether a store in [start, end) may change something other than a floating
+        value (an index array, say)."""
+        return any(start <= o < end and cls != "float" for o, cls, _ in self.memory_stores)
 
     def sync_in(self, start: int, end: int) -> str | None:
         """The first synchronisation point in [start, end), described, or None."""
@@ -150,6 +163,24 @@ _INTEGERS = {ci.TypeKind.BOOL, ci.TypeKind.USHORT, ci.TypeKind.UINT, ci.TypeKind
              ci.TypeKind.ULONGLONG, ci.TypeKind.SHORT, ci.TypeKind.INT, ci.TypeKind.LONG,
              ci.TypeKind.LONGLONG, ci.TypeKind.ENUM}
 _FLOATS = {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE}
+
+
+def member_class(member: ci.Cursor) -> str | None:
+    """The alias class (_alias_class) of the member a member expression reads, None
+    (any store may change it) when it is a union's or a union's is on its way."""
+    c = member
+    while c.kind == K.MEMBER_REF_EXPR:
+        f = c.referenced
+        if f is None or (f.semantic_parent is not None
+                         and f.semantic_parent.kind == K.UNION_DECL):
+            return None
+        kids = children(c)
+        if not kids:
+            break
+        c = strip(kids[0])
+        while c.kind == K.ARRAY_SUBSCRIPT_EXPR and children(c):
+            c = strip(children(c)[0])
+    return _alias_class(member.type.get_canonical().kind)
 
 
 def _alias_class(kind: ci.TypeKind) -> str | None:
@@ -182,45 +213,101 @@ _NO_WRITES = {
 
 class UnitEffects:
     """Facts about the functions and arrays of one translation unit (`top`: its cursor's
-    children), asked by each function's Effects."""
+    children; `data`: the main file's bytes), asked by each function's Effects, and
+    what the C compiler is told it may assume (CompileOptions.strict_aliasing,
+    own_definitions)."""
 
-    def __init__(self, top: tuple[ci.Cursor, ...], sync: SyncPoints):
+    def __init__(self, top: tuple[ci.Cursor, ...], sync: SyncPoints, data: bytes = b"",
+                 strict_aliasing: bool = True, own_definitions: bool = True):
         self.top, self.sync = top, sync
-        self.definitions = {fn.get_usr(): fn for fn in top
-                            if fn.kind == K.FUNCTION_DECL and fn.is_definition()}
-        self._quiet: dict[str, bool] = {}
+        self.definitions = sync.definitions
+        self.strict_aliasing, self.own_definitions = strict_aliasing, own_definitions
+        self._writes = CalleeFacts(self.definitions, self._own_writes)
         self._escaping: set[tuple] | None = None
+        self._aliased: set[str] | None = None
+        # `#pragma weak f`: f's definition here may be replaced at link time.
+        self._weak = {m.decode("utf-8", "replace")
+                      for m in re.findall(rb"#\s*pragma\s+weak\s+(\w+)", data)}
 
     def writes_nothing(self, call: ci.Cursor) -> bool:
         """Whether call `call` can change no object its caller can reach: a call of a
-        function of this file that stores nothing through memory, writes no global or
-        static variable, does not synchronise and calls only such functions (itself
-        included), or of a C library function known to compute only (_NO_WRITES)."""
+        function of this file (the one its calls run: not weak, static or not
+        interposable) that stores nothing through memory, writes no global or static
+        variable, does not synchronise and calls only such functions, recursion
+        included; or of a C library function known to compute only (_NO_WRITES)."""
         callee = call.referenced
         if callee is None or callee.kind != K.FUNCTION_DECL:
             return False
         usr = callee.get_usr()
         if usr in self.definitions:
-            return self._writes_nothing(usr)
-        name = callee.spelling
-        return name in _NO_WRITES or (name.startswith("__builtin_")
-                                      and name[len("__builtin_"):] in _NO_WRITES)
+            return self.sync.function(usr) is None and self._writes.reason(usr) is None
+        return _library_writes_nothing(callee.spelling)
 
-    def _writes_nothing(self, usr: str) -> bool:
-        if usr in self._quiet:
-            return self._quiet[usr]
-        self._quiet[usr] = True     # recursion: assume so while looking
-        fn = self.definitions[usr]
-        quiet = self.sync.function(usr) is None and all(_local_only(c, self) for c in preorder(fn)
-                                                         if c is not fn)
-        self._quiet[usr] = quiet
-        return quiet
+    def _own_writes(self, fn: ci.Cursor) -> tuple[str | None, list[tuple[str, str]]]:
+        """What `fn`'s own body writes that its callers could see, first (or None), and
+        the calls it makes of functions of this file (CalleeFacts)."""
+        if not self._definitive(fn):
+            return "a definition another may replace at link time", []
+        calls: list[tuple[str, str]] = []
+        for c in preorder(fn):
+            if c is fn:
+                continue
+            if c.kind == K.CALL_EXPR:
+                callee = c.referenced
+                if callee is not None and callee.kind == K.FUNCTION_DECL and \
+                        callee.get_usr() in self.definitions:
+                    calls.append((callee.get_usr(), callee.spelling))
+                elif callee is None or callee.kind != K.FUNCTION_DECL or \
+                        not _library_writes_nothing(callee.spelling):
+                    return f"a call to {c.spelling or 'a function pointer'}()", calls
+                continue
+            why = _own_write(c)
+            if why is not None:
+                return why, calls
+        return None, calls
+
+    def _definitive(self, fn: ci.Cursor) -> bool:
+        """Whether calls of `fn` run this definition: not weak (an attribute on it or on
+        its first declaration, or `#pragma weak`), and `static` or compiled where no
+        other definition may interpose (CompileOptions.own_definitions); a non-static
+        `inline` definition may stand beside an external one, so it is not either."""
+        if fn.spelling in self._weak or any(_has_attribute(d, ("weak", "__weak__"))
+                                            for d in (fn, fn.canonical)):
+            return False
+        if fn.storage_class == ci.StorageClass.STATIC:
+            return True
+        head = []
+        for t in fn.get_tokens():
+            if t.spelling == "(":
+                break
+            head.append(t.spelling)
+        if any(w in ("inline", "__inline", "__inline__") for w in head):
+            return False
+        return self.own_definitions
+
+    def aliased(self) -> set[str]:
+        """Names of variables that another name may write (`__attribute__((alias("n")))`
+        declares another name for n): both names."""
+        if self._aliased is None:
+            self._aliased = set()
+            for d in self.top:
+                if d.kind != K.VAR_DECL:
+                    continue
+                for k in children(d):
+                    if k.kind != K.UNEXPOSED_ATTR:
+                        continue
+                    words = [t.spelling for t in k.get_tokens()]
+                    if "alias" in words or "__alias__" in words:
+                        self._aliased.add(d.spelling)
+                        self._aliased.update(w.strip('"') for w in words if w.startswith('"'))
+        return self._aliased
 
     def private_array(self, decl: ci.Cursor) -> bool:
         """Whether `decl` declares an array no pointer can point into: a local or
         file-scope `static` array, not volatile, whose every use in the file is the
-        base of a chain of subscripts down to an element that is not itself an
-        array, or the operand of sizeof (never decayed to a pointer, never `&`)."""
+        base of a chain of subscripts and `.` members down to an element or member that
+        is not itself an array, or the operand of sizeof (never decayed to a pointer,
+        never `&`)."""
         if decl.kind != K.VAR_DECL or decl.type.is_volatile_qualified() or \
                 decl.type.get_canonical().kind not in ARRAY_KINDS:
             return False
@@ -229,6 +316,8 @@ class UnitEffects:
         if not local and decl.storage_class != ci.StorageClass.STATIC:
             return False    # another file may take its address
         if local and decl.storage_class == ci.StorageClass.EXTERN:
+            return False
+        if decl.spelling in self.aliased():
             return False
         if self._escaping is None:
             self._escaping = _escaping_arrays(self.top)
@@ -250,14 +339,24 @@ class UnitEffects:
         return decl_key(c.referenced) if self.private_array(c.referenced) else None
 
 
-def _local_only(c: ci.Cursor, unit: UnitEffects) -> bool:
-    """Whether cursor `c` of a function's body changes nothing but the function's own
-    automatic variables (no store through memory, no global or static written, no call
-    that may write, no nested function, no cleanup call)."""
-    if c.kind == K.CALL_EXPR:
-        return unit.writes_nothing(c)
+def _library_writes_nothing(name: str) -> bool:
+    return name in _NO_WRITES or (name.startswith("__builtin_")
+                                  and name[len("__builtin_"):] in _NO_WRITES)
+
+
+def _has_attribute(c: ci.Cursor, names: tuple[str, ...]) -> bool:
+    """Whether declaration `c` carries a GNU attribute named one of `names` (libclang
+    shows most as unexposed attributes: their tokens name them)."""
+    return any(k.kind == K.UNEXPOSED_ATTR and any(t.spelling in names for t in k.get_tokens())
+               for k in children(c))
+
+
+def _own_write(c: ci.Cursor) -> str | None:
+    """What cursor `c` of a function's body changes besides the function's own automatic
+    variables (a store through memory, a global or static written, a nested function, a
+    cleanup call), or None."""
     if (c.kind == K.FUNCTION_DECL and c.is_definition()) or runs_cleanup(c):
-        return False
+        return "a nested function or a cleanup call"
     target = None
     if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
         op = binary_operator(c)
@@ -267,15 +366,49 @@ def _local_only(c: ci.Cursor, unit: UnitEffects) -> bool:
                                                               "pre--"):
         target = children(c)[0]
     if target is None:
-        return True
+        return None
     t = strip(target)
     if t.kind != K.DECL_REF_EXPR or t.referenced is None:
-        return False
+        return "a store through memory"
     d = t.referenced
-    return d.kind == K.PARM_DECL or (
-        d.kind == K.VAR_DECL and d.semantic_parent is not None
-        and d.semantic_parent.kind == K.FUNCTION_DECL
-        and d.storage_class not in (ci.StorageClass.STATIC, ci.StorageClass.EXTERN))
+    if d.kind == K.PARM_DECL or (
+            d.kind == K.VAR_DECL and d.semantic_parent is not None
+            and d.semantic_parent.kind == K.FUNCTION_DECL
+            and d.storage_class not in (ci.StorageClass.STATIC, ci.StorageClass.EXTERN)):
+        return None
+    return f"a write of {d.spelling}"
+
+
+def _through_union(target: ci.Cursor) -> bool:
+    """Whether store target `target` is (part of) a union member: another member of
+    another type shares its bytes."""
+    c = strip(target)
+    while True:
+        if c.kind == K.MEMBER_REF_EXPR:
+            f = c.referenced
+            if f is not None and f.semantic_parent is not None and \
+                    f.semantic_parent.kind == K.UNION_DECL:
+                return True
+        elif c.kind != K.ARRAY_SUBSCRIPT_EXPR:
+            return False
+        kids = children(c)
+        if not kids:
+            return False
+        c = strip(kids[0])
+
+
+def _has_union(t: ci.Type, depth: int = 0) -> bool:
+    """Whether an object of type `t` is or holds a union (whose members of other types
+    share bytes), looking 4 levels of members deep (deeper: assumed)."""
+    t = t.get_canonical()
+    while t.kind in ARRAY_KINDS:
+        t = t.element_type.get_canonical()
+    if t.kind != ci.TypeKind.RECORD:
+        return False
+    decl = t.get_declaration()
+    if decl.kind == K.UNION_DECL or depth >= 4:
+        return True
+    return any(_has_union(f.type, depth + 1) for f in t.get_fields())
 
 
 def _escaping_arrays(top: tuple[ci.Cursor, ...]) -> set[tuple]:
@@ -301,6 +434,12 @@ def _escaping_arrays(top: tuple[ci.Cursor, ...]) -> set[tuple]:
             # An element that is an array is itself used as the subscript is.
             base = "addr" if role == "addr" or (whole and role != "chain") else "chain"
             stack += [(kids[0], base), (kids[1], "value")]
+        elif k == K.MEMBER_REF_EXPR and kids:
+            # `s.m` (and `a->m`, which is a[0].m) is used as the member is, and makes a
+            # pointer into its object when the member is an array used as a value.
+            whole = c.type.get_canonical().kind in ARRAY_KINDS
+            base = "addr" if role == "addr" or (whole and role != "chain") else "chain"
+            stack += [(kids[0], base)] + [(d, "value") for d in kids[1:]]
         elif k in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) and len(kids) == 1:
             stack.append((kids[0], role))       # an implicit conversion or parentheses
         elif k == K.UNARY_OPERATOR and unary_operator(c) == "&":

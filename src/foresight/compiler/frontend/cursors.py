@@ -8,7 +8,6 @@ from foresight.compiler.frontend.cshim import offset
 
 K = ci.CursorKind
 _TRANSPARENT = {K.UNEXPOSED_EXPR, K.PAREN_EXPR}
-FLOAT_KINDS = {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE}
 INT_KINDS = {
     ci.TypeKind.BOOL, ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR, ci.TypeKind.USHORT,
     ci.TypeKind.UINT, ci.TypeKind.ULONG, ci.TypeKind.ULONGLONG, ci.TypeKind.CHAR_S,

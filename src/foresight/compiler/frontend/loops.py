@@ -16,7 +16,6 @@ from foresight.compiler.analysis.effects import Effects, UnitEffects
 from foresight.compiler.frontend import pragmas
 from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
 from foresight.compiler.frontend.cursors import (
-    FLOAT_KINDS,
     INT_KINDS,
     children,
     decl_key,
@@ -76,8 +75,7 @@ def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int
                    line_reading: Callable[[str], bool] | None = None) -> list[LoopNest]:
     """The loop nests of function definition `fn` of file `main`, in source order, with
     the outermost loops that are not nests recorded as unanalysed."""
-    effects = Effects(fn, unit.sync, main, includes=b"include" in data[
-        start_of(fn):end_of(fn)], unit=unit)
+    effects = Effects(fn, unit, main, includes=b"include" in data[start_of(fn):end_of(fn)])
     builder = _Loops(fn, FunctionText(fn, data, main, macros, counting, unrepeatable,
                                       line_reading),
                      Values(fn, data, effects))
@@ -257,8 +255,7 @@ class _Loops:
             elif d.kind == K.CALL_EXPR or runs_cleanup(d):
                 if d.spelling in _NORETURN:
                     body_exits = True
-                if not (d.kind == K.CALL_EXPR and self.v.effects.unit is not None
-                        and self.v.effects.unit.writes_nothing(d)):
+                if not (d.kind == K.CALL_EXPR and self.v.effects.unit.writes_nothing(d)):
                     body_calls = True
         found = _Body()
         self.body(body, depth, found, {**outer, key: name}, nest_start, conditional=False)
@@ -274,8 +271,7 @@ class _Loops:
             bound_runtime=bound_runtime, lower_aff=lower_aff,
             upper_aff=bound.aff if bound is not None else None,
             body_exits=body_exits, conditional=conditional, body_calls=body_calls,
-            int_stores=any(start_of(body) <= o < body_end and t not in FLOAT_KINDS
-                           for o, t, _ in self.v.effects.memory_stores),
+            int_stores=self.v.effects.stores_other_than_float(start_of(body), body_end),
             bound_fixed=bound_fixed, bound_kept=bound_kept,
             csr=self.row_range(lower, bound, step, op, outer, nest_start),
             incr=incr, no_split=self._no_split(c, body, var_decl, bound, step, op, walk, low,

@@ -37,10 +37,12 @@ K = ci.CursorKind
 _LONE_CR = re.compile(rb"\r(?!\n)")
 
 
-def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, list[int]]:
+def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
+          own_definitions: bool = True) -> tuple[list[LoopNest], bytes, list[int]]:
     """All loop nests of `source`, its bytes (offsets in the IR index into them) and
-    unit.header_places for the runtime's header.  ParseFailure if libclang cannot parse
-    it."""
+    unit.header_places for the runtime's header, under what the C compiler is told to
+    assume (CompileOptions.strict_aliasing, own_definitions).  ParseFailure if libclang
+    cannot parse it."""
     data = Path(source).read_bytes()
     tu = load(source, clang_args)
     main = str(tu.spelling)
@@ -51,7 +53,7 @@ def parse(source: Path, clang_args: list[str]) -> tuple[list[LoopNest], bytes, l
     line_reading = Unrepeatable(top, clang_args, roots=("__LINE__",))
     sync = SyncPoints({fn.get_usr(): fn for fn in top
                        if fn.kind == K.FUNCTION_DECL and fn.is_definition()})
-    unit = UnitEffects(top, sync)
+    unit = UnitEffects(top, sync, data, strict_aliasing, own_definitions)
     nests: list[LoopNest] = []
     for fn in top:
         if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file

@@ -17,6 +17,8 @@ one of the C library's computational functions listed below.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import clang.cindex as ci
 
 from foresight.compiler.frontend.cursors import children, preorder
@@ -78,7 +80,7 @@ class SyncPoints:
 
     def __init__(self, definitions: dict[str, ci.Cursor]):
         self.definitions = definitions            # USR -> function definition
-        self._function: dict[str, str | None] = {}
+        self._functions = CalleeFacts(definitions, self._own)
 
     def point(self, c: ci.Cursor) -> str | None:
         """Why `c` synchronises, or None."""
@@ -110,19 +112,78 @@ class SyncPoints:
         if usr in self.definitions:
             why = self.function(usr)
             return None if why is None else f"a call to {name}(), which has {why}"
-        if name in _QUIET_CALLS or name.startswith("__builtin_"):
-            return None
-        return f"a call to {name}(), defined elsewhere"
+        return _library_call(name)
 
     def function(self, usr: str) -> str | None:
         """Why the function defined as `usr` may synchronise (transitively), or None."""
-        if usr in self._function:
-            return self._function[usr]
-        self._function[usr] = None      # recursion: assume quiet while looking
-        why = None
-        for c in preorder(self.definitions[usr]):
+        return self._functions.reason(usr)
+
+    def _own(self, fn: ci.Cursor) -> tuple[str | None, list[tuple[str, str]]]:
+        """The first synchronisation point of `fn`'s own body (calls of functions of this
+        file aside), or None, and those calls (CalleeFacts)."""
+        calls = []
+        for c in preorder(fn):
+            callee = c.referenced if c.kind == K.CALL_EXPR else None
+            if callee is not None and callee.kind == K.FUNCTION_DECL and \
+                    callee.get_usr() in self.definitions and not (
+                        callee.spelling.startswith(_SYNC_PREFIXES)
+                        or callee.spelling in _SYNC_CALLS):
+                calls.append((callee.get_usr(), callee.spelling))
+                continue
             why = self.point(c)
             if why is not None:
-                break
-        self._function[usr] = why
-        return why
+                return why, calls
+        return None, calls
+
+
+def _library_call(name: str) -> str | None:
+    """Why a call of `name`, a function not defined in this file, may synchronise."""
+    if name in _QUIET_CALLS or name.startswith("__builtin_"):
+        return None
+    return f"a call to {name}(), defined elsewhere"
+
+
+class CalleeFacts:
+    """A property of the functions defined in one file that holds of a function when it
+    holds of its own body and of every function of the file it calls, transitively and
+    through recursion: per function, the first reason it does not (None: it holds).
+    `own(definition)` gives the reason its own body breaks it (or None) and the calls it
+    makes of functions of the file, as (USR, name).  Each question solves every function
+    it reaches at once (a function in a cycle is judged with the whole cycle, never from
+    a guess made while the cycle was being looked at)."""
+
+    def __init__(self, definitions: dict[str, ci.Cursor],
+                 own: Callable[[ci.Cursor], tuple[str | None, list[tuple[str, str]]]]):
+        self.definitions, self.own = definitions, own
+        self.known: dict[str, str | None] = {}
+
+    def reason(self, usr: str) -> str | None:
+        if usr not in self.known:
+            self._solve(usr)
+        return self.known[usr]
+
+    def _solve(self, usr: str) -> None:
+        facts: dict[str, tuple[str | None, list[tuple[str, str]]]] = {}
+        order, queued = [usr], {usr}
+        while len(facts) < len(order):
+            u = order[len(facts)]
+            facts[u] = self.own(self.definitions[u])
+            for v, _ in facts[u][1]:
+                if v not in self.known and v not in queued:
+                    order.append(v)
+                    queued.add(v)
+        reasons = {u: f[0] for u, f in facts.items() if f[0] is not None}
+        changed = True
+        while changed:
+            changed = False
+            for u in order:
+                if u in reasons:
+                    continue
+                for v, name in facts[u][1]:
+                    why = reasons.get(v) if v in facts else self.known[v]
+                    if why is not None:
+                        reasons[u] = f"a call to {name}(), which has {why}"
+                        changed = True
+                        break
+        for u in order:
+            self.known[u] = reasons.get(u)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from foresight.compiler.analysis.effects import Effects
+from foresight.compiler.analysis.effects import Effects, member_class
 from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
 from foresight.compiler.frontend.cursors import (
     INT_KINDS,
@@ -91,7 +91,7 @@ class Values:
         reached through a pointer, so no call and no store through memory in the body
         may change a value of its type (Effects.memory_kept)."""
         lo, hi = start_of(body), end_of(body)
-        return all(self.effects.memory_kept(d.type, lo, hi)
+        return all(self.effects.memory_kept(member_class(d), lo, hi)
                    for d in preorder(expr) if d.kind == K.MEMBER_REF_EXPR)
 
     def fixed_in_nest(self, expr: ci.Cursor, nest_start: int) -> bool:
