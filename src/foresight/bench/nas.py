@@ -95,6 +95,13 @@ def _slim(r: dict) -> dict:
     return {k: v for k, v in r.items() if k not in ("stdout", "stderr", "result_lines")}
 
 
+def _wall(r: dict) -> str:
+    """A run's wall time for a table; a run that did not finish is named for why."""
+    if r.get("timed_out") or r.get("oom_killed"):
+        return _why(r)
+    return f"{r['wall_seconds']:.2f} s"
+
+
 def _why(r: dict) -> str:
     if r.get("timed_out"):
         return "timed out"
@@ -304,15 +311,14 @@ class Nas(suite.Suite):
             c = r.get("coverage")
             cov_s = (f"{c['prefetched_hit']:.0%}/{c['prefetched_fault']:.0%}/"
                      f"{c['nonprefetched_fault']:.0%}") if c else "–"
-            rows.append((r["name"], f"{r['mb']} MiB", f"{o['wall_seconds']:.2f} s",
-                         f"{p['wall_seconds']:.2f} s",
+            rows.append((r["name"], f"{r['mb']} MiB", _wall(o), _wall(p),
                          f"{r['speedup']:.2f}×" if "speedup" in r else "–",
                          _seconds(o.get("io_stall_seconds")), _seconds(p.get("io_stall_seconds")),
                          f"{r['stall_reduction']:.0%}" if r.get("stall_reduction") is not None
                          else "–",
                          f"{o['major_faults']:,}", f"{p['major_faults']:,}", cov_s,
                          f"{r['filter']['filtered_share']:.1%}" if r.get("filter") else "–",
-                         f"{nf['wall_seconds']:.2f} s",
+                         _wall(nf),
                          "yes" if r["verified"] else "NO: " + "; ".join(r["problems"])))
         ratio = f", data {res['ratio']:g}× the cap" if res.get("ratio") else ""
         out = [Table(f"foresight bench nas ({res['size']}{ratio}): "
