@@ -346,8 +346,12 @@ long base = 9;
 extern long other __attribute__((alias("base")));
 __attribute__((weak)) long clampv(long v) { return v < 0 ? 0 : v; }
 long plain(long v) { return v + 1; }
+static struct S whole, zero;
+static long *ends[1], h[4];
 double f(union U *u, struct S *r, double *d) {
   double s = 0;
+  long *p = &r->n;
+  ends[0] = &r->n;
   q = recs[0].in;
   for (long i = 0; i < u->n; i++) { s += a[i]; u->f = 0; }
   for (long i = 0; i < r->n; i++) { s += a[i]; d[i & 7] = 0; }
@@ -358,6 +362,9 @@ double f(union U *u, struct S *r, double *d) {
   for (long i = 0; i < base; i++) { s += a[i]; other = 0; }
   for (long i = 0; i < r->n; i++) { s += a[i]; s += clampv(i); }
   for (long i = 0; i < r->n; i++) { s += a[i]; s += plain(i); }
+  for (long i = 0; i < r->n; i++) { s += a[i]; whole = zero; }
+  for (long i = 0; i < r->n; i++) { s += a[i]; ends[0][0] = 0; }
+  for (long i = 0; i < r->n; i++) { s += a[i]; h[0][p] = 0; }
   return s;
 }
 """
@@ -378,6 +385,9 @@ def test_what_another_name_another_type_or_another_definition_may_change(tmp_pat
     assert kept[6] is False
     # A weak definition may be replaced at link time; a plain one is the one called.
     assert kept[7:9] == [False, True]
+    # r may point to whole, written by name; ends[0][0] stores through the pointer
+    # ends[0], and h[0][p] through p (it is p[h[0]]): none is a store to a private array.
+    assert kept[9:12] == [False, False, False]
     src = tmp_path / "x.c"
     src.write_text(SHARED)
     # Under -fno-strict-aliasing any store may change a member; in a shared object's

@@ -8,7 +8,8 @@
  * computes and counts into a private static array; not where a store through a
  * `long *`, a called function, or a struct assignment to an array whose address was
  * taken changes the bound, nor where a union's other member, a function in a cycle of
- * calls, or a struct assignment to an array with a pointer into its member does */
+ * calls, a struct assignment to an array with a pointer into its member, a struct
+ * written whole by name, or a store through a pointer kept in a static array does */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -303,6 +304,36 @@ static double member_bound_box(void)
     return s + (double)i;
 }
 
+static struct rec whole_rec, short_rec = {9000, 1.0};
+static long *held[1];
+
+/* Not split: r is &whole_rec, written whole by name. */
+static double member_bound_whole(const struct rec *r)
+{
+    double s = 0;
+    long i;
+    for (i = 0; i < r->n; i++) {
+        s += a[i];
+        if (i == 3000)
+            whole_rec = short_rec;
+    }
+    return s + (double)i;
+}
+
+/* Not split: held[0] points to r->n. */
+static double member_bound_held(struct rec *r)
+{
+    double s = 0;
+    long i;
+    held[0] = &r->n;
+    for (i = 0; i < r->n; i++) {
+        s += b[i];
+        if (i == 4000)
+            held[0][0] = 6000;
+    }
+    return s + (double)i;
+}
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -338,5 +369,9 @@ int main(int argc, char **argv)
     printf("%.6f %.6f", member_bound_union(&w), member_bound_box());
     boxes[0].in[0].n = N - 100;
     printf(" %.6f\n", member_bound_cycle());
+    whole_rec.n = N - argc;
+    printf("%.6f", member_bound_whole(&whole_rec));
+    whole_rec.n = N - argc;
+    printf(" %.6f\n", member_bound_held(&whole_rec));
     return 0;
 }

@@ -79,9 +79,16 @@ def test_the_harness_reads_memory_stat_until_stopped_or_the_cgroup_is_gone(tmp_p
     fifo = tmp_path / "memory.stat"
     os.mkfifo(fifo)
     stop = g.keep_stats_fresh(period=0.02)
-    for _ in range(3):   # three reads, each one open by the thread
-        with open(fifo, "w") as w:
-            w.write("active_anon 0\n")
+    written = 0
+    while written < 3:   # three reads, each one open by the thread
+        try:
+            with open(fifo, "w") as w:
+                w.write("active_anon 0\n")
+            written += 1
+        except BrokenPipeError:
+            # This open met the end of the thread's last read (it was still open, then
+            # found the last writer gone and closed): write to its next read instead.
+            pass
     stop.set()
     deadline = time.monotonic() + 5
     while any(t.name == "memcg-stats" for t in threading.enumerate()):

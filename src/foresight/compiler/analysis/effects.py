@@ -64,11 +64,15 @@ class Effects:
         # might change a base read from memory.
         self.pointer_stores: list[int] = []
         self.member_writes: dict[str, list[int]] = {}   # member name -> offsets of its writes
-        # Offsets of every store through memory (a[i] = ..., p->x += ...), with the kind of
-        # object it may change (_alias_class; None: any, as a store to a union member or
-        # of an aggregate, and every store without strict aliasing) and the private array
-        # stored to (UnitEffects.private_array), else None.
+        # Offsets of every store that a pointer may see (a[i] = ..., p->x += ..., and a write
+        # by name of a global, a static or a variable whose address is taken), with the
+        # kind of object it may change (_alias_class; None: any, as a store to a union
+        # member or of an aggregate, and every store without strict aliasing) and the one
+        # object it is confined to, if known: ("private", array) for an element of a
+        # private array (UnitEffects.private_array: no pointer reaches it), ("named",
+        # variable) for a write of the variable by name.
         self.memory_stores: list[tuple[int, str | None, tuple | None]] = []
+        named: list[tuple[int, str | None, tuple, bool]] = []
         sync = unit.sync
         for c, at in _placed(fn, main) if includes else (
                 (c, start_of(c)) for c in preorder(fn)):
@@ -99,12 +103,25 @@ class Effects:
                     self.member_writes.setdefault(t.spelling, []).append(at)
                 if t.kind != K.DECL_REF_EXPR and t.type.get_canonical().kind == ci.TypeKind.POINTER:
                     self.pointer_stores.append(at)
+                cls = _alias_class(t.type.get_canonical().kind) \
+                    if unit.strict_aliasing and not _through_union(t) \
+                    and not _has_union(t.type) else None
                 if t.kind != K.DECL_REF_EXPR:
-                    cls = _alias_class(t.type.get_canonical().kind) \
-                        if unit.strict_aliasing and not _through_union(t) else None
-                    self.memory_stores.append((at, cls, unit.stored_array(t)))
+                    array = unit.stored_array(t)
+                    self.memory_stores.append((at, cls, ("private", array) if array else None))
+                elif t.referenced is not None and t.referenced.kind in (K.VAR_DECL, K.PARM_DECL):
+                    d = t.referenced
+                    shared = d.kind == K.VAR_DECL and (
+                        d.storage_class in (ci.StorageClass.STATIC, ci.StorageClass.EXTERN)
+                        or d.semantic_parent is None
+                        or d.semantic_parent.kind != K.FUNCTION_DECL)
+                    named.append((at, cls, decl_key(d), shared))
             for key in written:
                 self.writes.setdefault(key, []).append(at)
+        # A global's or static's write by name, or one of a variable whose address is
+        # taken, changes what a pointer to it reads.
+        self.memory_stores += [(at, cls, ("named", key)) for at, cls, key, shared in named
+                               if shared or key in self.address_taken]
 
     def invariant(self, decl: ci.Cursor, nest_start: int, nest_end: int,
                   member: ci.Type | None = None) -> bool:
@@ -144,14 +161,16 @@ class Effects:
         never reach it."""
         if any(start <= o < end for o in self.calls):
             return False
-        return not any(start <= o < end and (array is None or array == key)
-                       and (kind is None or cls in (kind, None, "char"))
-                       for o, cls, array in self.memory_stores)
+        return not any(start <= o < end and (kind is None or cls in (kind, None, "char"))
+                       and not _elsewhere(confined, key)
+                       for o, cls, confined in self.memory_stores)
 
     def stores_other_than_float(self, start: int, end: int) -> bool:
         """Whether a store in [start, end) may change something other than a floating
         value (an index array, say)."""
-        return any(start <= o < end and cls != "float" for o, cls, _ in self.memory_stores)
+        return any(start <= o < end and cls != "float"
+                   and not (confined and confined[0] == "named" and cls is not None)
+                   for o, cls, confined in self.memory_stores)
 
     def sync_in(self, start: int, end: int) -> str | None:
         """The first synchronisation point in [start, end), described, or None."""
@@ -163,6 +182,18 @@ _INTEGERS = {ci.TypeKind.BOOL, ci.TypeKind.USHORT, ci.TypeKind.UINT, ci.TypeKind
              ci.TypeKind.ULONGLONG, ci.TypeKind.SHORT, ci.TypeKind.INT, ci.TypeKind.LONG,
              ci.TypeKind.LONGLONG, ci.TypeKind.ENUM}
 _FLOATS = {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE}
+
+
+def _elsewhere(confined: tuple | None, key: tuple | None) -> bool:
+    """Whether a store confined to `confined` (Effects.memory_stores) cannot change the
+    object read: variable `key` read by name, or (key None) an object read through a
+    pointer, which no pointer reaches in a private array."""
+    if confined is None:
+        return False
+    kind, obj = confined
+    if kind == "private":
+        return obj != key
+    return key is not None and obj != key
 
 
 def member_class(member: ci.Cursor) -> str | None:
@@ -334,6 +365,10 @@ class UnitEffects:
             if len(kids) != 2:
                 return None
             c = strip(kids[0])
+            # The base must be an array, not a pointer (`p[i][j]` of `long *p[4]` stores
+            # through p[i]) nor the index (`h[0][p]` is `p[h[0]]`).
+            if c.type.get_canonical().kind not in ARRAY_KINDS:
+                return None
         if c.kind != K.DECL_REF_EXPR or c.referenced is None:
             return None
         return decl_key(c.referenced) if self.private_array(c.referenced) else None
