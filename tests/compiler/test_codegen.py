@@ -450,6 +450,34 @@ double f(double ***T, double *****Q, long n)
         assert [lp["var"] for lp in n["loops"] if lp["problems"]] == ["k"], n
 
 
+def test_clock_reads_do_not_stop_an_index_read_ahead(tmp_path):
+    # A phase timer (clock_gettime, gettimeofday) in a nest orders no other thread's
+    # writes: the gather's index is still read ahead; a function defined elsewhere may
+    # synchronise, and there it is not.
+    nests = report(tmp_path, """
+#include <time.h>
+#include <sys/time.h>
+double now(void);
+void f(double *data, const long *idx, double *out, long n, int iters)
+{
+    struct timespec ts;
+    struct timeval tv;
+    for (int it = 0; it < iters; it++) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        gettimeofday(&tv, 0);
+        for (long i = 0; i < n; i++) out[i] += data[idx[i]];
+    }
+    for (int it = 0; it < iters; it++) {
+        (void)now();
+        for (long i = 0; i < n; i++) out[i] += data[idx[i]];
+    }
+}
+""")
+    kinds = {n["line"]: [r["kind"] for r in n["references"]] for n in nests}
+    assert "indirect" in kinds[9], nests
+    assert "indirect" not in kinds[14], nests
+
+
 def test_openmp_loops_are_left_unchanged_and_reported(tmp_path):
     code = """
 void f(double *a, long n)

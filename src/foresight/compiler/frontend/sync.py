@@ -48,6 +48,8 @@ _QUIET_CALLS = {
     "printf", "fprintf", "sprintf", "snprintf", "puts", "fputs", "putchar", "fputc", "putc",
     "fwrite", "fread", "fflush", "read", "write", "pread", "pwrite", "lseek", "fseek",
     "ftell", "fgetc", "getc", "fgets",
+    # clocks
+    "clock_gettime", "gettimeofday", "time", "clock", "getrusage", "times",
     # the runtime's own calls
     "foresight_prefetch", "foresight_release",
 }
