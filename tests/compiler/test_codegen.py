@@ -478,6 +478,22 @@ void f(double *data, const long *idx, double *out, long n, int iters)
     assert "indirect" not in kinds[14], nests
 
 
+def test_complex_library_calls_are_no_synchronisation(tmp_path):
+    # CMPLX (which glibc's <complex.h> defines for gcc only) and conj() compute: the
+    # member base p->w is read at nest entry and the loop is hinted.
+    (nest,) = report(tmp_path, """
+#include <complex.h>
+#include <math.h>
+struct plan { double complex *w; };
+void f(struct plan *p, long n)
+{
+    for (long k = 0; k < n; k++)
+        p->w[k] = conj(CMPLX(cos((double)k), -sin((double)k)));
+}
+""")
+    assert [h["ref"] for h in nest["hints"]] == ["p->w[k]"], nest
+
+
 def test_openmp_loops_are_left_unchanged_and_reported(tmp_path):
     code = """
 void f(double *a, long n)

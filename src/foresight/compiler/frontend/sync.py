@@ -38,6 +38,13 @@ _QUIET_CALLS = {
     "atan", "atan2", "sinh", "cosh", "tanh", "fabs", "fabsf", "fabsl", "floor", "floorf",
     "ceil", "ceilf", "round", "lround", "trunc", "fmod", "fmin", "fmax", "fma", "hypot",
     "copysign", "ldexp", "frexp", "modf", "erf", "erfc", "nearbyint", "rint", "lrint",
+    "logl", "expl", "powl", "sinl", "cosl", "tanf", "asinf", "acosf", "atanf", "atan2f",
+    "sinhf", "coshf", "tanhf", "log2f", "log10f", "log1pf", "expm1f", "cbrtf", "hypotf",
+    "fmodf", "fminf", "fmaxf", "fmaf", "roundf", "truncf", "lroundf", "copysignf",
+    # <complex.h>
+    "conj", "conjf", "creal", "crealf", "cimag", "cimagf", "cabs", "cabsf", "carg", "cargf",
+    "cexp", "cexpf", "clog", "clogf", "cpow", "cpowf", "csqrt", "csqrtf", "csin", "csinf",
+    "ccos", "ccosf",
     # <stdlib.h>, <string.h>
     "abs", "labs", "llabs", "div", "ldiv", "rand", "rand_r", "drand48", "erand48", "lrand48",
     "malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign", "qsort",

@@ -49,8 +49,14 @@ def _builtin_headers() -> list[str]:
 
 # gcc's headers that clang rejects, as libclang reads them (the C compiler reads the
 # originals): GCC 12's <omp.h> names a deallocator in the malloc attribute,
-# `__attribute__((__malloc__ (omp_free)))`, which clang takes no argument for.
-_GCC_ONLY = ["-D__malloc__(...)=__malloc__"]
+# `__attribute__((__malloc__ (omp_free)))`, which clang takes no argument for.  And
+# what glibc gives gcc only: <complex.h> defines CMPLX for GCC 4.7 and later, and
+# libclang says it is GCC 4.2, so a CMPLX(re, im) would be a call of an undeclared
+# function (one that might synchronise, and whose value would be an int).
+_GCC_ONLY = ["-D__malloc__(...)=__malloc__",
+             "-DCMPLX(x,y)=__builtin_complex((double)(x),(double)(y))",
+             "-DCMPLXF(x,y)=__builtin_complex((float)(x),(float)(y))",
+             "-DCMPLXL(x,y)=__builtin_complex((long double)(x),(long double)(y))"]
 
 
 def _libclang_major() -> int:
