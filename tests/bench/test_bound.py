@@ -30,9 +30,10 @@ PROBE = {"method": "fio, O_DIRECT, libaio, 100 ms per job", "seconds": 1.0,
                              "holds": ["data", "swap"], "scratch": "/x"}}}
 
 
-def run(read: int, write: int = 0, swap_in: int = 0, swap_out: int = 0) -> dict:
+def run(read: int, write: int = 0, swap_in: int = 0, swap_out: int = 0,
+        user: float = 1.0, system: float = 3.0) -> dict:
     return {"read_bytes": read, "write_bytes": write, "swap_in_bytes": swap_in,
-            "swap_out_bytes": swap_out}
+            "swap_out_bytes": swap_out, "user_seconds": user, "sys_seconds": system}
 
 
 def test_vmstat_parsing_and_swap_deltas():
@@ -83,6 +84,23 @@ def test_assess_distance_is_wall_over_the_larger_of_cpu_and_io():
     assert b["distance_min"] == pytest.approx({"O": 5.0, "P": 2.5})
 
 
+def test_the_runs_own_cpu_time_is_a_third_floor():
+    # P used 9 s of CPU on 2 CPUs: 4.5 s, more than its T_cpu (2.5 s) and T_io (2.0 s);
+    # O's 4 s over 2 CPUs is below its T_io: its distance stays.
+    runs = {"O": run(read=4_000 * MB, user=1.0, system=3.0),
+            "P": run(read=1_000 * MB, swap_out=500 * MB, user=3.0, system=6.0)}
+    b = bound.assess({"O": 10.0, "P": 5.0}, runs, {"O": 2.0, "P": 2.5},
+                     bound.spilled(0, MB), PROBE, cpus=2)
+    assert b["cpu"] == pytest.approx({"O": 4.0, "P": 9.0})
+    assert b["distance_cpu"]["O"] == pytest.approx(b["distance"]["O"])
+    assert b["distance_cpu"]["P"] == pytest.approx(5.0 / 4.5)
+    assert b["distance"]["P"] == pytest.approx(2.0)
+    no_rusage = bound.assess({"O": 1.0, "P": 1.0}, {"O": {**run(read=MB), "user_seconds": None},
+                                                    "P": run(read=MB)},
+                             {"O": 0.5, "P": 0.5}, bound.spilled(0, MB), PROBE, cpus=2)
+    assert no_rusage["distance_cpu"]["O"] is None and no_rusage["cpu"]["O"] is None
+
+
 def test_assess_without_counters_has_no_distance():
     b = bound.assess({"O": 1.0, "P": 1.0}, {"O": {}, "P": run(read=MB)}, {"O": 0.5, "P": 0.5},
                      bound.spilled(0, MB), PROBE)
@@ -128,6 +146,7 @@ def test_bound_table_cells():
     assert cells["wall O / P"] == "10.00 s / 5.00 s"
     assert cells["distance O / P"] == f"{10 / 4.194304:.2f}× / 2.00×"
     assert cells["min traffic"] == "500.0 MiB" and cells["min bound"] == "2.00 s"
+    assert cells["CPU used O / P"] == "4.00 s / 4.00 s"
     assert cells["min distance O / P"] == "5.00× / 2.50×"
     note = bound.probe_note(PROBE)
     assert "sequential read 1,000 MB/s, write 500 MB/s" in note and "60,000/s at QD32" in note

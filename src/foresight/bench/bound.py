@@ -18,6 +18,13 @@ and I/O overlapped perfectly at the device's streaming rate.
   when they are the same disk, else the larger counts): an optimistic bound, since
   page faults move 4 KiB to 32 KiB at a time (the probe's QD1 and QD32 rates show how
   far below the streaming rate that is).
+- The run's own CPU time (user + system, all its threads: the kernel's paging work
+  under a memory cgroup's limit is done by the program's threads, direct reclaim and
+  swap-in faults) spread over the machine's CPUs is a third floor, of that run only:
+  *distance with CPU* = wall / max(T_cpu, T_io, CPU / CPUs).  Where it is near 1 the
+  run was busy all along, and only less work (less traffic: every GiB swapped cost
+  about a CPU-second of kernel time here) makes it faster; where it stays near the
+  distance, the run waited.
 - The *minimum traffic* is the least any schedule of the program must move (the
   suites state it per kernel): its data read once from the backing store and its dirty
   data written once; for data generated in memory, what exceeds the cap written to
@@ -28,6 +35,7 @@ and I/O overlapped perfectly at the device's streaming rate.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -186,13 +194,22 @@ def spilled(data_bytes: int, mem: int, what: str = "malloc'd") -> dict:
                     "the excess written once, read back once"}
 
 
+def run_cpu(run: Mapping) -> float | None:
+    """User plus system seconds of a run (all its threads), or None."""
+    user, system = run.get("user_seconds"), run.get("sys_seconds")
+    return None if user is None or system is None else user + system
+
+
 def assess(wall: Mapping[str, float], runs: Mapping[str, Mapping],
-           t_cpu: Mapping[str, float], minimum: Mapping, device_probe: Mapping) -> dict:
+           t_cpu: Mapping[str, float], minimum: Mapping, device_probe: Mapping,
+           cpus: int | None = None) -> dict:
     """The bound of one kernel: per variant its traffic, T_io, max(T_cpu, T_io) and
-    distance = wall / that; and the minimum-traffic bound, max(the smaller T_cpu,
-    T_io of MINIMUM), with each variant's distance from it."""
+    distance = wall / that, and the same with the run's own CPU time over CPUS (default:
+    this machine's) as a third floor; and the minimum-traffic bound, max(the smaller
+    T_cpu, T_io of MINIMUM), with each variant's distance from it."""
+    cpus = cpus or len(os.sched_getaffinity(0))
     out: dict = {"t_cpu": dict(t_cpu), "wall": dict(wall), "traffic": {}, "t_io": {},
-                 "bound": {}, "distance": {}}
+                 "bound": {}, "distance": {}, "cpus": cpus, "cpu": {}, "distance_cpu": {}}
     for v in VARIANTS:
         moved = traffic(runs[v])
         out["traffic"][v] = moved
@@ -201,6 +218,9 @@ def assess(wall: Mapping[str, float], runs: Mapping[str, Mapping],
         limit = max(t_cpu[v], t_io) if t_io is not None and t_cpu.get(v) is not None else None
         out["bound"][v] = limit
         out["distance"][v] = wall[v] / limit if limit else None
+        cpu = out["cpu"][v] = run_cpu(runs[v])
+        out["distance_cpu"][v] = (wall[v] / max(limit, cpu / cpus)
+                                  if limit and cpu is not None else None)
     out["min_traffic"] = dict(minimum)
     t_io_min = io_seconds(minimum, device_probe)
     cpus = [t for t in t_cpu.values() if t is not None]
@@ -251,7 +271,8 @@ def _others(b: Mapping, v: str) -> str:
 
 
 BOUND_COLUMNS = ("kernel", "T_cpu O / P", "moved O / P", "T_io O / P", "wall O / P",
-                 "distance O / P", "min traffic", "min bound", "min distance O / P")
+                 "distance O / P", "CPU used O / P", "distance with CPU O / P",
+                 "min traffic", "min bound", "min distance O / P")
 
 
 def table(title: str, rows: list[tuple[str, Mapping]]) -> Table:
@@ -266,6 +287,8 @@ def table(title: str, rows: list[tuple[str, Mapping]]) -> Table:
                       _pair(_s(tio.get("O")), _s(tio.get("P"))),
                       _pair(_s(wall.get("O")), _s(wall.get("P"))),
                       _pair(_x(b["distance"].get("O")), _x(b["distance"].get("P"))),
+                      _pair(_s(b["cpu"]["O"]), _s(b["cpu"]["P"])),
+                      _pair(_x(b["distance_cpu"]["O"]), _x(b["distance_cpu"]["P"])),
                       _size(moved_bytes(b["min_traffic"])), _s(b["min_bound"]),
                       _pair(_x(b["distance_min"].get("O")), _x(b["distance_min"].get("P")))))
     return Table(title, BOUND_COLUMNS, cells, left=("kernel",))
@@ -290,9 +313,11 @@ def probe_note(device_probe: Mapping) -> str:
 BOUND_NOTE = ("Bound: T_cpu = warm in-core wall time (no cap, median); moved = file reads "
               "+ file writes + swap-in + swap-out of the run (swap counters system-wide); "
               "T_io = those bytes at the device's sequential rates; distance = wall / "
-              "max(T_cpu, T_io); min traffic = the least any schedule must move (see "
-              "rule in the JSON), min bound = max(smaller T_cpu, its T_io); * = the "
-              "system swapped in more than the run read: other programs swapped meanwhile.")
+              "max(T_cpu, T_io); CPU used = user + system time of the run, all threads; "
+              "distance with CPU = wall / max(T_cpu, T_io, CPU used / CPUs); min traffic = "
+              "the least any schedule must move (see rule in the JSON), min bound = "
+              "max(smaller T_cpu, its T_io); * = the system swapped in more than the run "
+              "read: other programs swapped meanwhile.")
 
 
 def plot(rows: list[tuple[str, Mapping]], directory: str, name: str, title: str) -> str:
