@@ -15,7 +15,7 @@ import pytest
 
 from foresight.bench import bound, nas
 from foresight.bench import compiler as ck
-from foresight.bench.common import by_ratio, ratio_list
+from foresight.bench.common import by_ratio, median_summary, ratio_list
 from foresight.bench.tables import run_conditions
 from foresight.harness.run import parse_vmstat, run_once, swap_traffic
 
@@ -99,6 +99,12 @@ def test_the_runs_own_cpu_time_is_a_third_floor():
                                                     "P": run(read=MB)},
                              {"O": 0.5, "P": 0.5}, bound.spilled(0, MB), PROBE, cpus=2)
     assert no_rusage["distance_cpu"]["O"] is None and no_rusage["cpu"]["O"] is None
+
+
+def test_median_summaries_keep_the_cpu_time_the_bound_needs():
+    # bench compiler assesses median summaries of its runs: they carry user and system
+    runs = [{**run(read=MB, user=u, system=2 * u), "cgroup_version": 1} for u in (1.0, 3.0, 2.0)]
+    assert bound.run_cpu(median_summary(runs, "sum")) == pytest.approx(2.0 + 4.0)
 
 
 def test_assess_without_counters_has_no_distance():

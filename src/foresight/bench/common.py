@@ -85,8 +85,9 @@ def build(name: str, out_dir: Path, src: Path, libs: Sequence[str] = (),
     return exes, cc_report
 
 
-SUMMARY_KEYS = ("access_seconds", "wall_seconds", "io_stall_seconds", "read_bytes",
-                "write_bytes", "swap_in_bytes", "swap_out_bytes", "major_faults")
+SUMMARY_KEYS = ("access_seconds", "wall_seconds", "io_stall_seconds", "user_seconds",
+                "sys_seconds", "read_bytes", "write_bytes", "swap_in_bytes", "swap_out_bytes",
+                "major_faults")
 
 
 def median_summary(runs: list[dict], checksum: str) -> dict:
