@@ -492,6 +492,19 @@ void f(struct plan *p, long n)
 }
 """)
     assert [h["ref"] for h in nest["hints"]] == ["p->w[k]"], nest
+    # and they write nothing, so a member bound stays one the body cannot change: split
+    (nest,) = report(tmp_path, """
+#include <complex.h>
+struct plan { long n; double complex *w; };
+double g(struct plan *p)
+{
+    double s = 0;
+    for (long k = 0; k < p->n; k++)
+        s += cabs(p->w[k]) + creal(conj(p->w[k]));
+    return s;
+}
+""")
+    assert [lp["strips"] for lp in nest["loops"]] == ["split"], nest
 
 
 def test_openmp_loops_are_left_unchanged_and_reported(tmp_path):

@@ -22,9 +22,9 @@ and I/O overlapped perfectly at the device's streaming rate.
   under a memory cgroup's limit is done by the program's threads, direct reclaim and
   swap-in faults) spread over the machine's CPUs is a third floor, of that run only:
   *distance with CPU* = wall / max(T_cpu, T_io, CPU / CPUs).  Where it is near 1 the
-  run was busy all along, and only less work (less traffic: every GiB swapped cost
-  about a CPU-second of kernel time here) makes it faster; where it stays near the
-  distance, the run waited.
+  run was busy all along, and only less work (less traffic: every GiB swapped costs
+  about 0.8 CPU-second of kernel time here, benchmarks/swapcost) makes it faster;
+  where it stays near the distance, the run waited.
 - The *minimum traffic* is the least any schedule of the program must move (the
   suites state it per kernel): its data read once from the backing store and its dirty
   data written once; for data generated in memory, what exceeds the cap written to
@@ -223,9 +223,10 @@ def assess(wall: Mapping[str, float], runs: Mapping[str, Mapping],
                                   if limit and cpu is not None else None)
     out["min_traffic"] = dict(minimum)
     t_io_min = io_seconds(minimum, device_probe)
-    cpus = [t for t in t_cpu.values() if t is not None]
+    t_cpus = [t for t in t_cpu.values() if t is not None]
     out["t_io_min"] = t_io_min
-    out["min_bound"] = (max(min(cpus), t_io_min) if cpus and t_io_min is not None else None)
+    out["min_bound"] = (max(min(t_cpus), t_io_min) if t_cpus and t_io_min is not None
+                        else None)
     out["distance_min"] = {v: wall[v] / out["min_bound"] if out["min_bound"] else None
                            for v in VARIANTS}
     return out

@@ -29,7 +29,7 @@ from foresight.compiler.frontend.cursors import (
     start_of,
     strip,
 )
-from foresight.compiler.frontend.sync import CalleeFacts, SyncPoints
+from foresight.compiler.frontend.sync import MATH_CALLS, CalleeFacts, SyncPoints
 
 K = ci.CursorKind
 
@@ -231,12 +231,8 @@ def _alias_class(kind: ci.TypeKind) -> str | None:
 
 # C library functions that write no memory of the caller's (errno aside, which no
 # expression the front end evaluates again can read: it is a call).
-_NO_WRITES = {
-    "sqrt", "sqrtf", "sqrtl", "cbrt", "exp", "expf", "exp2", "expm1", "log", "logf", "log2",
-    "log10", "log1p", "pow", "powf", "sin", "sinf", "cos", "cosf", "tan", "asin", "acos",
-    "atan", "atan2", "sinh", "cosh", "tanh", "fabs", "fabsf", "fabsl", "floor", "floorf",
-    "ceil", "ceilf", "round", "lround", "trunc", "fmod", "fmin", "fmax", "fma", "hypot",
-    "copysign", "ldexp", "erf", "erfc", "nearbyint", "rint", "lrint", "abs", "labs", "llabs",
+_NO_WRITES = MATH_CALLS | {
+    "abs", "labs", "llabs",
     "memcmp", "memchr", "strlen", "strcmp", "strncmp", "strchr", "strrchr", "strstr",
     "__builtin_expect", "__builtin_expect_with_probability", "__builtin_constant_p",
 }

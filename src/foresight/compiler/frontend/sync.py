@@ -29,22 +29,25 @@ _SYNC_PREFIXES = ("__sync_", "__atomic_", "__c11_atomic_", "atomic_", "pthread_"
                   "mtx_", "cnd_", "thrd_", "tss_", "sig")
 _SYNC_CALLS = {"call_once", "sched_yield", "syscall", "futex", "raise", "kill", "pause",
                "setjmp", "longjmp", "_setjmp", "_longjmp"}
-# Library functions that compute or print without synchronising with the caller's other
-# threads (their internal locks order no user data).
-_QUIET_CALLS = {
-    # <math.h>
+# <math.h> and <complex.h> functions that read only their arguments and write nothing
+# but their result (frexp and modf, which store through a pointer, are not here).
+MATH_CALLS = frozenset({
     "sqrt", "sqrtf", "sqrtl", "cbrt", "exp", "expf", "exp2", "expm1", "log", "logf", "log2",
     "log10", "log1p", "pow", "powf", "sin", "sinf", "cos", "cosf", "tan", "asin", "acos",
     "atan", "atan2", "sinh", "cosh", "tanh", "fabs", "fabsf", "fabsl", "floor", "floorf",
     "ceil", "ceilf", "round", "lround", "trunc", "fmod", "fmin", "fmax", "fma", "hypot",
-    "copysign", "ldexp", "frexp", "modf", "erf", "erfc", "nearbyint", "rint", "lrint",
+    "copysign", "ldexp", "erf", "erfc", "nearbyint", "rint", "lrint",
     "logl", "expl", "powl", "sinl", "cosl", "tanf", "asinf", "acosf", "atanf", "atan2f",
     "sinhf", "coshf", "tanhf", "log2f", "log10f", "log1pf", "expm1f", "cbrtf", "hypotf",
     "fmodf", "fminf", "fmaxf", "fmaf", "roundf", "truncf", "lroundf", "copysignf",
-    # <complex.h>
     "conj", "conjf", "creal", "crealf", "cimag", "cimagf", "cabs", "cabsf", "carg", "cargf",
     "cexp", "cexpf", "clog", "clogf", "cpow", "cpowf", "csqrt", "csqrtf", "csin", "csinf",
     "ccos", "ccosf",
+})
+# Library functions that compute or print without synchronising with the caller's other
+# threads (their internal locks order no user data).
+_QUIET_CALLS = MATH_CALLS | {
+    "frexp", "modf",
     # <stdlib.h>, <string.h>
     "abs", "labs", "llabs", "div", "ldiv", "rand", "rand_r", "drand48", "erand48", "lrand48",
     "malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign", "qsort",
