@@ -59,6 +59,9 @@ enum iocache_replacement {
      * used block of the lowest non-empty queue.
      * Blocks referenced often survive a scan; blocks referenced often long ago do not. */
     IOCACHE_LRU_AGING,
+    /* Belady's MIN, the bound no replacement beats: the victim is the block whose next
+     * reference (next_use, required) comes last.  Only a simulator knows the future. */
+    IOCACHE_MIN,
 };
 
 /* What decides, at each epoch's end, whose prefetches are stopped or whose blocks kept. */
@@ -75,7 +78,7 @@ enum iocache_metric {
     IOCACHE_METRIC_SHARE,   /* k's harmful prefetches / all harmful prefetches (the text) */
 };
 
-/* For IOCACHE_OPTIMAL: when BLOCK is next referenced by any client, in the caller's
+/* For IOCACHE_OPTIMAL and IOCACHE_MIN: when BLOCK is next referenced by any client, in the caller's
  * order (the smaller the sooner), or UINT64_MAX if never again.  NOW is the caller's
  * position of the current request. */
 typedef uint64_t (*iocache_next_use_fn)(void *ctx, uint64_t block, uint64_t now);
@@ -91,7 +94,7 @@ struct iocache_params {
     unsigned k;                           /* decisions hold K epochs, >= 1; 0 picks 3 */
     enum iocache_metric metric;
     uint64_t shadows;                     /* shadows kept; 0 picks `capacity` */
-    iocache_next_use_fn next_use;         /* required by IOCACHE_OPTIMAL */
+    iocache_next_use_fn next_use;         /* required by IOCACHE_OPTIMAL and IOCACHE_MIN */
     void *next_use_ctx;
 };
 
@@ -141,7 +144,8 @@ struct iocache_outcome {
 
 /* CLIENT reads (WRITE false) or writes BLOCK.  Resolves the shadows naming BLOCK, then
  * looks it up; a miss makes room by replacement alone (pins only protect against
- * prefetches).  NOW is the caller's position (only IOCACHE_OPTIMAL's oracle reads it). */
+ * prefetches).  NOW is the caller's position (only the next-use oracle of IOCACHE_OPTIMAL
+ * and IOCACHE_MIN reads it). */
 int iocache_access(struct iocache *c, unsigned client, uint64_t block, bool write, uint64_t now,
                    struct iocache_outcome *out);
 

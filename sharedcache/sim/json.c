@@ -73,7 +73,9 @@ void json_write(FILE *f, const struct trace *t, const struct config *cfg,
     }
     fprintf(f, "],\n  \"policy\": \"%s\", \"prefetcher\": \"%s\", \"replacement\": \"%s\",\n",
             POLICY[cfg->policy], cfg->prefetcher == PF_OBL ? "obl" : "hints",
-            cfg->replacement == IOCACHE_LRU ? "lru" : "lru-aging");
+            cfg->replacement == IOCACHE_LRU         ? "lru"
+            : cfg->replacement == IOCACHE_LRU_AGING ? "lru-aging"
+                                                    : "min");
     fprintf(f, "  \"throttle\": %s, \"pin\": %s, \"threshold\": %.6g, \"k\": %u, "
             "\"metric\": \"%s\", \"epochs\": %u,\n",
             cfg->throttle ? "true" : "false", cfg->pin ? "true" : "false",

@@ -23,7 +23,7 @@ static const struct device DEVICES[] = {
 
 static const char USAGE[] =
     "usage: foresight sim --trace FILE... [--policy none|plain|obl|coarse|fine|optimal]\n"
-    "         [--prefetcher hints|obl] [--replacement lru|lru-aging] [--cache SIZE]\n"
+    "         [--prefetcher hints|obl] [--replacement lru|lru-aging|min] [--cache SIZE]\n"
     "         [--block SIZE] [--ionodes N] [--per-node-cache] [--epochs N] [--threshold T]\n"
     "         [--k K] [--metric ratio|share] [--no-throttle] [--no-pin] [--shadows N]\n"
     "         [--client-cache SIZE] [--epoch-log FILE]\n"
@@ -36,7 +36,8 @@ static const char USAGE[] =
     "                optimal drops exactly the harmful prefetches (default fine)\n"
     "  --prefetcher  hints: the trace's P lines; obl: the next block of the same disk on\n"
     "                every demand fetch (default hints)\n"
-    "  --replacement lru or lru-aging, Multi-Queue (default lru-aging)\n"
+    "  --replacement lru, lru-aging (Multi-Queue) or min (Belady's: the block next used\n"
+    "                last goes, the future taken from a first run) (default lru-aging)\n"
     "  --cache       the cache over all I/O nodes, or each node's with --per-node-cache\n"
     "                (default 64M)\n"
     "  --block       block size, a power of two (default 64K)\n"
@@ -186,7 +187,7 @@ int main(int argc, char **argv)
     };
     static const char *const POLICIES[] = {"none", "plain", "coarse", "fine", "optimal", "obl"};
     static const char *const PREFETCHERS[] = {"hints", "obl"};
-    static const char *const REPLACEMENTS[] = {"lru", "lru-aging"};
+    static const char *const REPLACEMENTS[] = {"lru", "lru-aging", "min"};
     static const char *const METRICS[] = {"ratio", "share"};
     static const char *const DISKS[] = {"vm", "paper"};
     struct config cfg = {
@@ -223,8 +224,9 @@ int main(int argc, char **argv)
             prefetcher_set = true;
             break;
         case 'r':
-            if (!(rc = choose(optarg, REPLACEMENTS, 2, "replacement", "lru, lru-aging", &v)))
-                cfg.replacement = v == 0 ? IOCACHE_LRU : IOCACHE_LRU_AGING;
+            if (!(rc = choose(optarg, REPLACEMENTS, 3, "replacement", "lru, lru-aging, min",
+                              &v)))
+                cfg.replacement = v == 0 ? IOCACHE_LRU : v == 1 ? IOCACHE_LRU_AGING : IOCACHE_MIN;
             break;
         case 'c':
             if (!parse_size(optarg, &cfg.cache_bytes) || cfg.cache_bytes == 0)

@@ -23,10 +23,11 @@
  * Epochs are E equal spans of the trace's R, W and P lines (in the order processed), the
  * same for every policy; at each span's end every node ends its epoch.
  *
- * The optimal control needs the future: it is taken from the same trace run with plain
- * prefetching first, whose order of requests stands for the order they will come in (the
- * prefetches the oracle drops change the timing a little; the oracle's "harmful" is then
- * judged on the plain run's order).
+ * The optimal control and MIN replacement need the future: it is taken from the same
+ * trace run first (with plain prefetching for the optimal control, else with the
+ * policy simulated; with lru-aging for MIN), whose order of requests stands for the
+ * order they will come in (what the oracle changes changes the timing a little; its
+ * "next use" is then judged on the first run's order).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -459,7 +460,8 @@ static void future_free(struct future *f)
     free(f->uses);
 }
 
-/* The plain run's order of requests, for the oracle. */
+/* The order of requests of a first run (plain prefetching for the optimal control, else
+ * the policy simulated; lru-aging for MIN), for the oracle. */
 static int foresee(const struct trace *t, const struct config *cfg, struct future *f)
 {
     memset(f, 0, sizeof *f);
@@ -470,8 +472,12 @@ static int foresee(const struct trace *t, const struct config *cfg, struct futur
         for (size_t j = 0; j < t->client[i].n; j++)
             refs += t->client[i].req[j].op == OP_READ || t->client[i].req[j].op == OP_WRITE;
     }
+    struct config first = *cfg;
+    if (first.replacement == IOCACHE_MIN)
+        first.replacement = IOCACHE_LRU_AGING;
     struct result plain;
-    int err = simulate(t, cfg, &plain, POL_PLAIN, f, NULL);
+    int err = simulate(t, &first, &plain, cfg->policy == POL_OPTIMAL ? POL_PLAIN : cfg->policy,
+                       f, NULL);
     result_free(&plain);
     if (err)
         return err;
@@ -496,11 +502,11 @@ int sim_run(const struct trace *t, const struct config *cfg, struct result *r)
     memset(r, 0, sizeof *r);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
     int err;
-    if (cfg->policy == POL_OPTIMAL) {
+    if (cfg->policy == POL_OPTIMAL || cfg->replacement == IOCACHE_MIN) {
         struct future f;
         err = foresee(t, cfg, &f);
         if (!err)
-            err = simulate(t, cfg, r, POL_OPTIMAL, NULL, &f);
+            err = simulate(t, cfg, r, cfg->policy, NULL, &f);
         future_free(&f);
     } else {
         err = simulate(t, cfg, r, cfg->policy, NULL, NULL);

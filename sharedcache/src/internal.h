@@ -17,6 +17,8 @@ struct slot {
     uint8_t refs;          /* references while cached, saturating */
     bool unreferenced;     /* admitted by a prefetch and not referenced since */
     uint16_t holds;        /* the caller's holds: never a victim while held */
+    uint32_t hpos;         /* min: its place in the heap */
+    uint64_t next_use;     /* min: when it is next referenced (UINT64_MAX: never) */
 };
 
 struct blocks {
@@ -27,9 +29,16 @@ struct blocks {
     uint64_t index_mask;
     unsigned index_shift;
     uint64_t clock;        /* references so far (lru-aging's time) */
+    /* min: the cached slots in a heap, the one referenced last in the future on top */
+    uint32_t *heap, *scratch;
+    uint32_t nheap;
+    iocache_next_use_fn next_use;
+    void *next_use_ctx;
+    uint64_t now;          /* the caller's position of the request being served */
 };
 
-int blocks_init(struct blocks *t, uint64_t capacity, enum iocache_replacement r);
+int blocks_init(struct blocks *t, uint64_t capacity, enum iocache_replacement r,
+                iocache_next_use_fn next_use, void *next_use_ctx);
 void blocks_fini(struct blocks *t);
 uint32_t blocks_find(const struct blocks *t, uint64_t block);
 /* BLOCK, not cached, into a free slot or VICTIM's (evicted); returns its slot. */

@@ -26,8 +26,9 @@ const char *iocache_params_error(const struct iocache_params *p)
         return "cache capacity must be at least one block (and below 2^32 blocks)";
     if (p->clients == 0 || p->clients > IOCACHE_MAX_CLIENTS)
         return "clients must be 1 to 256";
-    if (p->replacement != IOCACHE_LRU && p->replacement != IOCACHE_LRU_AGING)
-        return "unknown replacement (valid: lru, lru-aging)";
+    if (p->replacement != IOCACHE_LRU && p->replacement != IOCACHE_LRU_AGING &&
+        p->replacement != IOCACHE_MIN)
+        return "unknown replacement (valid: lru, lru-aging, min)";
     if (p->control != IOCACHE_PLAIN && p->control != IOCACHE_COARSE &&
         p->control != IOCACHE_FINE && p->control != IOCACHE_OPTIMAL)
         return "unknown control (valid: plain, coarse, fine, optimal)";
@@ -39,6 +40,8 @@ const char *iocache_params_error(const struct iocache_params *p)
         return "shadows must be below 2^32";
     if (p->control == IOCACHE_OPTIMAL && !p->next_use)
         return "the optimal control needs a next-use oracle";
+    if (p->replacement == IOCACHE_MIN && !p->next_use)
+        return "the min replacement needs a next-use oracle";
     return NULL;
 }
 
@@ -50,7 +53,8 @@ int iocache_create(const struct iocache_params *p, struct iocache **out)
     struct iocache *c = calloc(1, sizeof *c);
     if (!c)
         return ENOMEM;
-    int err = blocks_init(&c->blocks, p->capacity, p->replacement);
+    int err = blocks_init(&c->blocks, p->capacity, p->replacement, p->next_use,
+                          p->next_use_ctx);
     if (!err)
         err = shadows_init(&c->shadows, p->shadows ? p->shadows : p->capacity);
     if (!err)
@@ -89,10 +93,10 @@ static void evicting(struct iocache *c, uint32_t victim, struct iocache_outcome 
 int iocache_access(struct iocache *c, unsigned client, uint64_t block, bool write, uint64_t now,
                    struct iocache_outcome *out)
 {
-    (void)now;
     memset(out, 0, sizeof *out);
     if (client >= c->control.clients)
         return EINVAL;
+    c->blocks.now = now;
     struct iocache_client_stats *cs = &c->st.client[client];
     cs->accesses++;
     cs->writes += write;
@@ -149,6 +153,7 @@ int iocache_prefetch(struct iocache *c, unsigned client, uint64_t block, uint64_
     const struct control *ctl = &c->control;
     if (client >= ctl->clients)
         return EINVAL;
+    c->blocks.now = now;
     struct iocache_client_stats *cs = &c->st.client[client];
     cs->prefetches++;
     uint32_t s = blocks_find(&c->blocks, block);

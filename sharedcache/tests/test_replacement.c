@@ -15,11 +15,16 @@
  *   outcome (hit or miss, victim, slot) matches an array-based LRU model, and with
  *   LRU-aging every hit, miss and victim is consistent with the blocks cached;
  * - a slot the caller holds is never a victim: with every slot held an access goes
- *   around the cache and a prefetch is dropped.
+ *   around the cache and a prefetch is dropped;
+ * - MIN (Belady) evicts the cached block whose next use comes last, passing over held
+ *   slots; under 60000 pseudo-random accesses into a 400-block cache every victim's
+ *   next use is the latest of the blocks cached (checked against all of them), and it
+ *   refuses to be created without a next-use oracle.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "check.h"
 #include "foresight_iocache.h"
@@ -398,6 +403,128 @@ static void held_slots_are_not_victims(void)
     iocache_free(c);
 }
 
+/* MIN's oracle: the requests' blocks by position. */
+struct future_seq {
+    const uint64_t *block;
+    uint64_t n;
+    const uint64_t *next;   /* if set: per position, the block's next position */
+};
+
+static uint64_t seq_next_use(void *ctx, uint64_t block, uint64_t at)
+{
+    const struct future_seq *f = ctx;
+    if (f->next && at < f->n && f->block[at] == block)
+        return f->next[at];
+    for (uint64_t i = at + 1; i < f->n; i++)
+        if (f->block[i] == block)
+            return i;
+    return UINT64_MAX;
+}
+
+static struct iocache *make_min(uint64_t capacity, struct future_seq *f)
+{
+    struct iocache_params p;
+    iocache_params_default(&p);
+    p.capacity = capacity;
+    p.clients = 4;
+    p.replacement = IOCACHE_MIN;
+    p.control = IOCACHE_PLAIN;
+    p.next_use = seq_next_use;
+    p.next_use_ctx = f;
+    struct iocache *c = NULL;
+    CHECK_EQ(iocache_create(&p, &c), 0);
+    CHECK(c != NULL);
+    return c;
+}
+
+/* Positions are the sequence's: request i is made at now = i. */
+static struct iocache_outcome min_acc(struct iocache *c, const struct future_seq *f, uint64_t i)
+{
+    struct iocache_outcome o;
+    CHECK_EQ(iocache_access(c, 0, f->block[i], false, i, &o), 0);
+    return o;
+}
+
+/* Two blocks, requests A B C A D B A C at positions 0-7: C's miss evicts B (next used at
+ * 5, A at 3), D's evicts C (used at 7, A at 6), B's evicts D (never used again); with B
+ * held (next used never), C's miss at 7 passes over it and evicts A. */
+static void min_evicts_latest_next_use(void)
+{
+    static const uint64_t seq[] = {A, B, C, A, D, B, A, C};
+    struct future_seq f = {seq, sizeof seq / sizeof *seq, NULL};
+    struct iocache *c = make_min(2, &f);
+    min_acc(c, &f, 0);
+    min_acc(c, &f, 1);
+    struct iocache_outcome o = min_acc(c, &f, 2);          /* C: A next at 3, B at 5 */
+    CHECK(o.result == IOCACHE_MISS && o.evicted && o.victim == B);
+    o = min_acc(c, &f, 3);                                  /* A hits */
+    CHECK_EQ(o.result, IOCACHE_HIT);
+    o = min_acc(c, &f, 4);                                  /* D: A next at 6, C at 7 */
+    CHECK(o.result == IOCACHE_MISS && o.victim == C);
+    o = min_acc(c, &f, 5);                                  /* B: D never again */
+    CHECK(o.result == IOCACHE_MISS && o.victim == D);
+    CHECK_EQ(iocache_hold(c, o.slot), 0);                   /* B held: A must go */
+    o = min_acc(c, &f, 7);
+    CHECK(o.result == IOCACHE_MISS && o.victim == A);
+    iocache_free(c);
+
+    struct iocache_params p;
+    iocache_params_default(&p);
+    p.capacity = 4;
+    p.clients = 1;
+    p.replacement = IOCACHE_MIN;
+    CHECK(iocache_params_error(&p) != NULL && strstr(iocache_params_error(&p), "min"));
+    struct iocache *none = NULL;
+    CHECK_EQ(iocache_create(&p, &none), EINVAL);
+}
+
+enum { MIN_CAP = 400, MIN_BLOCKS = 2000, MIN_ACCESSES = 60000 };
+
+static uint64_t min_seq[MIN_ACCESSES], min_next[MIN_ACCESSES];
+static uint64_t last_at[MIN_BLOCKS + 1];
+
+/* Random accesses (a hot set and a cold tail); each victim's next use must be the latest
+ * of every block cached then, found by brute force. */
+static void min_churn(void)
+{
+    for (int i = 0; i < MIN_ACCESSES; i++) {
+        uint64_t x = rnd();
+        min_seq[i] = (x >> 16) % ((x & 3) ? MIN_BLOCKS / 4 : MIN_BLOCKS) + 1;
+    }
+    for (int b = 0; b <= MIN_BLOCKS; b++)
+        last_at[b] = UINT64_MAX;
+    for (int i = MIN_ACCESSES - 1; i >= 0; i--) {   /* next positions, from the end */
+        min_next[i] = last_at[min_seq[i]];
+        last_at[min_seq[i]] = (uint64_t)i;
+    }
+    struct future_seq f = {min_seq, MIN_ACCESSES, min_next};
+    struct iocache *c = make_min(MIN_CAP, &f);
+    for (int b = 0; b <= MIN_BLOCKS; b++)
+        last_at[b] = UINT64_MAX;
+    bool ok = true;
+    uint64_t evictions = 0, misses = 0;
+    for (uint64_t i = 0; i < MIN_ACCESSES && ok; i++) {
+        struct iocache_outcome o = min_acc(c, &f, i);
+        misses += o.result == IOCACHE_MISS;
+        last_at[min_seq[i]] = i;   /* each cached block's next use: min_next[last_at] */
+        if (!o.evicted)
+            continue;
+        evictions++;
+        uint64_t latest = min_next[last_at[o.victim]];
+        for (uint32_t s = 0; s < c->blocks.used && ok; s++)
+            if (c->blocks.slot[s].block != min_seq[i] &&
+                min_next[last_at[c->blocks.slot[s].block]] > latest)
+                ok = false;
+        if (!ok)
+            fprintf(stderr, "min_churn: access %llu evicted block %llu, not the latest used\n",
+                    (unsigned long long)i, (unsigned long long)o.victim);
+    }
+    CHECK(ok);
+    CHECK(evictions > MIN_ACCESSES / 10);
+    CHECK_EQ(misses, evictions + MIN_CAP);
+    iocache_free(c);
+}
+
 int main(void)
 {
     held_slots_are_not_victims();
@@ -408,5 +535,7 @@ int main(void)
     make_pool();
     churn(IOCACHE_LRU);
     churn(IOCACHE_LRU_AGING);
+    min_evicts_latest_next_use();
+    min_churn();
     return check_done("test_replacement");
 }

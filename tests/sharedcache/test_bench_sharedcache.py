@@ -27,7 +27,10 @@ def test_the_suite_reports_each_policy_against_none_and_plain(tmp_path):
         ("neighbor", 1), ("neighbor", 4), ("mgrid", 1), ("mgrid", 4)]
     for r in res["rows"]:
         runs = r["runs"]
-        assert set(runs) == {"none", "plain", "coarse", "fine", "optimal"}
+        assert set(runs) == {"none", "plain", "coarse", "fine", "optimal", "none+min",
+                             "plain+min"}
+        if r["clients"] == 1:   # one client's order is its own: MIN misses least
+            assert runs["none+min"]["demand_misses"] <= runs["none"]["demand_misses"]
         assert runs["none"]["prefetches_issued"] == 0
         base = runs["none"]["makespan_s"]
         for policy, g in r["gain_over_none"].items():

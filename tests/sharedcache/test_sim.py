@@ -1,5 +1,6 @@
 """`foresight sim` (paper 3's shared I/O-node cache, simulated): its harmful-prefetch
-detector against a brute-force reference, its determinism, the oracle, and its errors."""
+detector and its MIN replacement against brute-force references, its determinism, the
+oracle, and its errors."""
 
 from __future__ import annotations
 
@@ -132,6 +133,37 @@ def test_the_oracle_drops_exactly_the_harmful_prefetches(tmp_path):
     assert best["oracle_dropped"] > 0
 
 
+def belady_misses(blocks: list[int], capacity: int) -> int:
+    """Belady's MIN by its definition: on a miss with the cache full, evict the cached
+    block whose next reference comes last (never: last of all)."""
+    cache: set[int] = set()
+    misses = 0
+    for pos, b in enumerate(blocks):
+        if b in cache:
+            continue
+        misses += 1
+        if len(cache) == capacity:
+            later = blocks[pos + 1:]
+            cache.remove(max(sorted(cache),
+                             key=lambda x, later=later: later.index(x) if x in later
+                             else len(later)))
+        cache.add(b)
+    return misses
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_min_replacement_misses_what_belady_misses(tmp_path, seed):
+    lines = [(c, op, b) for c, op, b in random_lines(seed, n=2000, blocks=60) if op != "P"]
+    trace = write(tmp_path / "t.trace", lines)
+    common = ["--serial", "--policy", "none", "--cache", "12", "--block", "1"]
+    best = run_json(trace, tmp_path / "m.json", *common, "--replacement", "min")
+    lru = run_json(trace, tmp_path / "l.json", *common, "--replacement", "lru")
+    want = belady_misses([b for _, _, b in lines], 12)
+    assert best["replacement"] == "min"
+    assert sum(c["misses"] for c in best["clients"]) == want
+    assert want < sum(c["misses"] for c in lru["clients"])   # MIN beats LRU here
+
+
 def test_without_prefetches_every_policy_serves_the_same(tmp_path):
     lines = [(c, op, b) for c, op, b in random_lines(7, n=4000) if op != "P"]
     trace = write(tmp_path / "t.trace", lines)
@@ -198,7 +230,7 @@ def test_a_bad_trace_is_named_by_file_and_line_and_nothing_is_written(tmp_path, 
     (["--k", "0"], "--k takes an integer from 1 to 1000000"),
     (["--block", "3000"], "--block takes a power of two"),
     (["--cache", "32K"], "--cache is less than one block per I/O node"),
-    (["--replacement", "fifo"], "unknown replacement 'fifo' (valid: lru, lru-aging)"),
+    (["--replacement", "fifo"], "unknown replacement 'fifo' (valid: lru, lru-aging, min)"),
     (["--disk", "ssd"], "unknown disk model 'ssd' (valid: vm, paper)"),
     (["--metric", "x"], "unknown metric 'x' (valid: ratio, share)"),
     (["--policy", "obl", "--disk", "x"], "unknown disk model 'x'"),

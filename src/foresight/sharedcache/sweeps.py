@@ -65,6 +65,7 @@ def summary(d: dict, traces: int) -> dict:
             "throttled_prefetches": d["throttled_prefetches"],
             "pinned_blocks": d["pinned_blocks"], "oracle_dropped": d["oracle_dropped"],
             "late_hits": d["late_hits"],
+            "demand_misses": sum(c["misses"] for c in d["clients"]),
             "trace_finish_s": [max((c["finish_s"] for c in d["clients"] if c["trace"] == i),
                                    default=0.0) for i in range(traces)]}
 
