@@ -26,8 +26,14 @@
  * left out for that run of the nest, and so are the site's prefetches there (their pages
  * are marked, so the inline filter drops the calls that follow; issued, they only cost
  * the worker's reclaim: bucket_sort 7.0 s against 6.5 s); else the range the sample
- * spans is advised and grows from there.  The sample ends early once the windows
- * outgrow the budget.
+ * spans is advised and grows from there, unless the mapping of the targets fits in
+ * the memory limit: then
+ * every page a fault reads around is used while it stays, and the advice would only
+ * turn each of those reads into a fault per page (NAS IS with its arrays in files, 192
+ * MiB under a 64 MiB cap: key2, 48 MiB, advised, made the hinted build 3.6x slower than
+ * the original, 307 s against 86 s, and write 116 GiB back against 44; without the
+ * advice it ran as the original did: docs/decisions.md).  The sample ends early once
+ * the windows outgrow the budget.
  * Measured (bucket_sort, read_ahead_kb 128, 1,024 frontiers): 1 GiB under a 256 MiB
  * cap, 6.4 s unhinted, 11.2 s with the advice; 192 MiB under a 64 MiB cap, 6.2 s
  * unhinted, 1.9 s with it (docs/decisions.md).
@@ -46,7 +52,7 @@
 #define PROBE_MOST 64      /* slots a lookup tries before it gives up */
 #define DEFAULT_READAHEAD_PAGES 32 /* the kernel's default, when the device's is unknown */
 
-enum random_state { SAMPLING, ADVISED, READAROUND };
+enum random_state { SAMPLING, ADVISED, READAROUND, UNADVISED };
 
 struct random_slot {
     struct foresight_site *site; /* NULL: free */
@@ -231,6 +237,15 @@ static void sample(struct random_slot *s, uintptr_t page)
         __atomic_add_fetch(&fs_global_random_readaround, 1, __ATOMIC_RELAXED);
         return;
     }
+    if ((uint64_t)(s->vhi - s->vlo) << FORESIGHT_PAGE_SHIFT <= fs_budget_limit_bytes()) {
+        /* The targets' mapping fits in memory: every page a fault reads around will be
+         * used while it stays, so the advice could only multiply the faults (the sample
+         * may end after a few targets: its span says nothing here).  The site's
+         * prefetches go on. */
+        s->state = UNADVISED;
+        __atomic_add_fetch(&fs_global_random_fits, 1, __ATOMIC_RELAXED);
+        return;
+    }
     s->state = ADVISED;
     /* The mapping cache may hold a file mapping unmapped since, its range reused by
      * anonymous memory: look again before advising. */
@@ -253,7 +268,8 @@ bool fs_random_note(struct foresight_site *site, uintptr_t page)
     bool kernel = false;
     pthread_mutex_lock(&lock);
     struct random_slot *s = find(site);
-    if (s == NULL || (s->state == ADVISED && page >= s->lo && page < s->hi))
+    if (s == NULL || s->state == UNADVISED ||
+        (s->state == ADVISED && page >= s->lo && page < s->hi))
         goto out;
     if (s->state == READAROUND) {
         kernel = page >= s->vlo && page < s->vhi;

@@ -18,6 +18,7 @@ unsigned long fs_global_memcg_flushes;
 unsigned long fs_global_releases_idle;
 unsigned long fs_global_random_pages;
 unsigned long fs_global_random_readaround;
+unsigned long fs_global_random_fits;
 static struct foresight_site *registry;
 
 void fs_site_register(struct foresight_site *site)
@@ -139,7 +140,8 @@ static void write_json(FILE *f)
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
                "\"releases_idle\": %lu, \"coalesced\": %zu, \"random_advised_pages\": %lu, "
-               "\"random_left_to_readaround\": %lu, \"nest_entries_unhinted\": %lu, "
+               "\"random_left_to_readaround\": %lu, \"random_fits\": %lu, "
+               "\"nest_entries_unhinted\": %lu, "
                "\"memcg_stat_flushes\": %lu, \"short_runs_continued\": %lu},"
                "\n  \"sites\": [",
             fs_residency_footprint(), fs_residency_peak(),
@@ -149,6 +151,7 @@ static void write_json(FILE *f)
             fs_queue_global ? fs_queue_coalesced(fs_queue_global) : 0,
             __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_random_fits, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_gate_closed, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_memcg_flushes, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_runs_continued, __ATOMIC_RELAXED));
@@ -229,6 +232,10 @@ static void write_table(FILE *f)
     if (cont)
         fprintf(f, "%lu short runs continued an earlier run at their site: hinted ahead "
                    "of it\n", cont);
+    unsigned long fits = __atomic_load_n(&fs_global_random_fits, __ATOMIC_RELAXED);
+    if (fits)
+        fprintf(f, "%lu runs of indirect sites not advised MADV_RANDOM: their targets fit "
+                   "in the memory limit\n", fits);
     unsigned long kept = __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED);
     if (kept)
         fprintf(f, "%lu runs of indirect sites left to the kernel's read-around: their "

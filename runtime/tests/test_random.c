@@ -1,9 +1,10 @@
 /* Random-access advice (random.c): between foresight_random_begin and _end, the range an
  * indirect site's prefetched targets span in a file mapping is MADV_RANDOM (the kernel's
  * VmFlags show "rr") once a sample of them says read-around would not pay, and grows as
- * targets fall outside it; targets that step through a few sequential frontiers are left
- * to read-around; _end restores the range; anonymous memory is never advised; the data
- * stay intact. */
+ * targets fall outside it; random targets within a span that fits in the memory limit
+ * are not advised, and their prefetches go on; targets that step through a few
+ * sequential frontiers are left to read-around; _end restores the range; anonymous
+ * memory is never advised; the data stay intact. */
 #include "check.h"
 #include "internal.h"
 
@@ -31,13 +32,18 @@ static unsigned long readaround_runs(void)
     return __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED);
 }
 
+static unsigned long fitting_runs(void)
+{
+    return __atomic_load_n(&fs_global_random_fits, __ATOMIC_RELAXED);
+}
+
 int main(void)
 {
     /* FORESIGHT_MEM=64M (CMakeLists.txt): a budget of 12,288 pages, room for the
      * read-around windows of two frontiers on any device (read_ahead_kb up to 24 MiB),
      * not for those of hundreds. */
     CHECK_EQ(fs_budget_pages(), 12288);
-    const size_t mib = 1u << 20, len = 64 * mib, pages = len / 4096;
+    const size_t mib = 1u << 20, len = 192 * mib, pages = len / 4096;
     const char *dir = getenv("TMPDIR");
     char tmpl[4096];
     snprintf(tmpl, sizeof tmpl, "%s/foresight-random-XXXXXX", dir ? dir : "/tmp");
@@ -52,8 +58,9 @@ int main(void)
     posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_DONTNEED);
     madvise(m, len, MADV_PAGEOUT);
 
-    /* Random targets in [16, 48) MiB: advised once the sample's frontiers outgrow the
-     * budget, over the span of the targets, not the whole file. */
+    /* Random targets in [16, 112) MiB, more than the 64 MiB limit: advised once the
+     * sample's frontiers outgrow the budget, over the span of the targets, not the whole
+     * file. */
     FORESIGHT_SITE(site, "a[b[i]]");
     struct foresight_site *scope = NULL;
     foresight_prefetch_at(&site, m + 20 * mib, 4); /* before begin: no advice */
@@ -61,23 +68,50 @@ int main(void)
     foresight_random_begin(&site, &scope);
     CHECK(scope == &site);
     unsigned long x = 12345;
-    for (int i = 0; i < 8192 && random_flag(m + 32 * mib) != 1; i++) {
+    for (int i = 0; i < 8192 && random_flag(m + 64 * mib) != 1; i++) {
         x = x * 6364136223846793005ul + 1442695040888963407ul;
-        foresight_prefetch_at(&site, m + 16 * mib + (x >> 33) % (32 * mib), 4);
+        foresight_prefetch_at(&site, m + 16 * mib + (x >> 33) % (96 * mib), 4);
     }
-    CHECK_EQ(random_flag(m + 32 * mib), 1);
+    CHECK_EQ(random_flag(m + 64 * mib), 1);
     CHECK_EQ(random_flag(m), 0);              /* far below the targets */
     CHECK_EQ(random_flag(m + len - 4096), 0); /* far above them */
-    foresight_prefetch_at(&site, m + 56 * mib, 4);
-    CHECK_EQ(random_flag(m + 52 * mib), 1); /* the range grows over the span */
-    CHECK_EQ(random_flag(m + 56 * mib), 1);
+    foresight_prefetch_at(&site, m + 150 * mib, 4);
+    CHECK_EQ(random_flag(m + 140 * mib), 1); /* the range grows over the span */
+    CHECK_EQ(random_flag(m + 150 * mib), 1);
     CHECK_EQ(random_flag(m), 0);
     CHECK_EQ(readaround_runs(), 0);
+    CHECK_EQ(fitting_runs(), 0);
     foresight_random_end(&scope);
     CHECK(scope == NULL);
-    CHECK_EQ(random_flag(m + 32 * mib), 0);
-    CHECK_EQ(random_flag(m + 56 * mib), 0);
+    CHECK_EQ(random_flag(m + 64 * mib), 0);
+    CHECK_EQ(random_flag(m + 150 * mib), 0);
     foresight_random_end(&scope); /* a second end is harmless */
+
+    /* Random targets in a mapping of 32 MiB fit in the limit: never advised (every page
+     * a fault reads around would be used), and their prefetches are issued. */
+    FORESIGHT_SITE(fsite, "e[b[i]]");
+    const size_t vlen = 32 * mib;
+    unsigned char *v = mmap(NULL, vlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 16 * mib);
+    CHECK(v != MAP_FAILED); /* a second view of the file: no page of it marked yet */
+    posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_DONTNEED); /* the first part's reads */
+    foresight_random_begin(&fsite, &scope);
+    for (int i = 0; i < 3 * 8192; i++) {
+        x = x * 6364136223846793005ul + 1442695040888963407ul;
+        foresight_prefetch_at(&fsite, v + (x >> 33) % vlen, 4);
+    }
+    CHECK_EQ(fitting_runs(), 1);
+    CHECK_EQ(random_flag(v + 16 * mib), 0);
+    unsigned long fc[FS_NSTAT];
+    for (int i = 0; i < 100; i++) { /* until the worker has issued some */
+        fs_site_counts(&fsite, fc);
+        if (fc[FS_PAGES_ISSUED] > 256)
+            break;
+        usleep(20000);
+    }
+    CHECK(fc[FS_PAGES_ISSUED] > 256);
+    CHECK_EQ(fc[FS_KERNEL_READAHEAD], 0);
+    foresight_random_end(&scope);
+    munmap(v, vlen);
 
     /* Two frontiers stepping a page at a time (a scatter into two buckets): the sample
      * (8,192 targets) finds them, their windows fit, and the range is left to the kernel's
@@ -131,7 +165,7 @@ int main(void)
         x = x * 6364136223846793005ul + 1442695040888963407ul;
         foresight_prefetch_at(&osite, m + (x >> 33) % len, 4);
     }
-    CHECK_EQ(random_flag(m + 32 * mib), 0);
+    CHECK_EQ(random_flag(m + 64 * mib), 0);
     foresight_random_end(&scope);
 
     size_t bad = 0;
