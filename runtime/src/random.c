@@ -27,7 +27,7 @@
  * are marked, so the inline filter drops the calls that follow; issued, they only cost
  * the worker's reclaim: bucket_sort 7.0 s against 6.5 s); else the range the sample
  * spans is advised and grows from there, unless the mapping of the targets fits in
- * the memory limit: then
+ * the prefetch budget (three quarters of the memory limit): then
  * every page a fault reads around is used while it stays, and the advice would only
  * turn each of those reads into a fault per page (NAS IS with its arrays in files, 192
  * MiB under a 64 MiB cap: key2, 48 MiB, advised, made the hinted build 3.6x slower than
@@ -237,15 +237,6 @@ static void sample(struct random_slot *s, uintptr_t page)
         __atomic_add_fetch(&fs_global_random_readaround, 1, __ATOMIC_RELAXED);
         return;
     }
-    if ((uint64_t)(s->vhi - s->vlo) << FORESIGHT_PAGE_SHIFT <= fs_budget_limit_bytes()) {
-        /* The targets' mapping fits in memory: every page a fault reads around will be
-         * used while it stays, so the advice could only multiply the faults (the sample
-         * may end after a few targets: its span says nothing here).  The site's
-         * prefetches go on. */
-        s->state = UNADVISED;
-        __atomic_add_fetch(&fs_global_random_fits, 1, __ATOMIC_RELAXED);
-        return;
-    }
     s->state = ADVISED;
     /* The mapping cache may hold a file mapping unmapped since, its range reused by
      * anonymous memory: look again before advising. */
@@ -254,6 +245,15 @@ static void sample(struct random_slot *s, uintptr_t page)
     if (s->kind != FS_MEM_FILE || s->lo < s->vlo || s->hi > s->vhi) {
         s->lo = s->hi = 0;
         s->kind = FS_MEM_ANON; /* no advice in this run of the nest */
+        return;
+    }
+    if (s->vhi - s->vlo <= fs_budget_pages()) {
+        /* The targets' mapping fits in the memory prefetches may fill: every page a
+         * fault reads around will be used while it stays, so the advice could only
+         * multiply the faults (the sample may end after a few targets: its span says
+         * nothing here).  The site's prefetches go on. */
+        s->state = UNADVISED;
+        __atomic_add_fetch(&fs_global_random_fits, 1, __ATOMIC_RELAXED);
         return;
     }
     s->lo = s->lo > s->vlo + RANDOM_SLACK ? s->lo - RANDOM_SLACK : s->vlo;

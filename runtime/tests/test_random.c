@@ -1,7 +1,7 @@
 /* Random-access advice (random.c): between foresight_random_begin and _end, the range an
  * indirect site's prefetched targets span in a file mapping is MADV_RANDOM (the kernel's
  * VmFlags show "rr") once a sample of them says read-around would not pay, and grows as
- * targets fall outside it; random targets within a span that fits in the memory limit
+ * targets fall outside it; random targets in a mapping that fits in the prefetch budget
  * are not advised, and their prefetches go on; targets that step through a few
  * sequential frontiers are left to read-around; _end restores the range; anonymous
  * memory is never advised; the data stay intact. */
@@ -87,15 +87,16 @@ int main(void)
     CHECK_EQ(random_flag(m + 150 * mib), 0);
     foresight_random_end(&scope); /* a second end is harmless */
 
-    /* Random targets in a mapping of 32 MiB fit in the limit: never advised (every page
-     * a fault reads around would be used), and their prefetches are issued. */
+    /* Random targets in a mapping of 40 MiB fit in the budget: never advised (every page
+     * a fault reads around would be used), and their prefetches are issued.  Enough
+     * targets that the sample ends whatever the device's read_ahead_kb. */
     FORESIGHT_SITE(fsite, "e[b[i]]");
-    const size_t vlen = 32 * mib;
+    const size_t vlen = 40 * mib;
     unsigned char *v = mmap(NULL, vlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 16 * mib);
     CHECK(v != MAP_FAILED); /* a second view of the file: no page of it marked yet */
     posix_fadvise(fd, 0, (off_t)len, POSIX_FADV_DONTNEED); /* the first part's reads */
     foresight_random_begin(&fsite, &scope);
-    for (int i = 0; i < 3 * 8192; i++) {
+    for (int i = 0; i < 4 * 8192; i++) {
         x = x * 6364136223846793005ul + 1442695040888963407ul;
         foresight_prefetch_at(&fsite, v + (x >> 33) % vlen, 4);
     }

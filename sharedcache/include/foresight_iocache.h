@@ -60,7 +60,8 @@ enum iocache_replacement {
      * Blocks referenced often survive a scan; blocks referenced often long ago do not. */
     IOCACHE_LRU_AGING,
     /* Belady's MIN, the bound no replacement beats: the victim is the block whose next
-     * reference (next_use, required) comes last.  Only a simulator knows the future. */
+     * reference (next_use, required) comes last.  Only a simulator knows the future.
+     * Capacity below 2^31 blocks. */
     IOCACHE_MIN,
 };
 
@@ -78,9 +79,11 @@ enum iocache_metric {
     IOCACHE_METRIC_SHARE,   /* k's harmful prefetches / all harmful prefetches (the text) */
 };
 
-/* For IOCACHE_OPTIMAL and IOCACHE_MIN: when BLOCK is next referenced by any client, in the caller's
- * order (the smaller the sooner), or UINT64_MAX if never again.  NOW is the caller's
- * position of the current request. */
+/* For IOCACHE_OPTIMAL and IOCACHE_MIN: when BLOCK is next referenced by any client, in
+ * the caller's order (the smaller the sooner), or UINT64_MAX if never again.  NOW is the
+ * caller's position of the current request; a reference being served is not its own
+ * next use.  Only references that reach this cache count: MIN keeps a block keyed by a
+ * reference that never comes. */
 typedef uint64_t (*iocache_next_use_fn)(void *ctx, uint64_t block, uint64_t now);
 
 struct iocache_params {

@@ -26,8 +26,10 @@
  * The optimal control and MIN replacement need the future: it is taken from the same
  * trace run first (with plain prefetching for the optimal control, else with the
  * policy simulated; with lru-aging for MIN), whose order of requests stands for the
- * order they will come in (what the oracle changes changes the timing a little; its
- * "next use" is then judged on the first run's order).
+ * order they will come in.  What the oracle changes changes the timing, so clients
+ * interleave differently the second time: a block's next use is the earliest (in the
+ * first run's order) of its reads and writes not served yet, counting only those that
+ * reach a node (a client's own cache serves the same reads in both runs).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,12 +53,16 @@ struct client_state {
     uint64_t barriers;         /* barriers passed */
 };
 
-/* For the oracle: per R/W/P line its position in the plain run; per block the sorted
- * positions of its reads and writes. */
+/* For the oracle: per R/W/P line its position in the first run (LOCAL_HIT: a read its
+ * client's own cache served, which never reaches a node); per block the sorted positions
+ * of the reads and writes that reach a node, each marked once served. */
+#define LOCAL_HIT UINT64_MAX
 struct future {
     uint64_t *pos[IOCACHE_MAX_CLIENTS];
     uint64_t *uses;            /* (block, position) pairs sorted */
     size_t nuses;
+    bool *served;              /* per use: served in the second run */
+    size_t *cursor;            /* at a block's first use: its first use maybe unserved */
 };
 
 struct run {
@@ -67,8 +73,8 @@ struct run {
     unsigned nodes;
     struct client_state c[IOCACHE_MAX_CLIENTS];
     uint64_t processed, epoch_len;
-    struct future *record;     /* the plain run records positions here */
-    const struct future *oracle;
+    struct future *record;     /* the first run records positions here */
+    struct future *oracle;
     /* the heap of runnable clients, by (time, id) */
     unsigned heap[IOCACHE_MAX_CLIENTS], nheap;
 };
@@ -150,19 +156,45 @@ static uint64_t reply(struct run *s, struct node *n, uint64_t ready)
     return n->net_free + d->net_latency_ns;
 }
 
-static uint64_t next_use(void *ctx, uint64_t block, uint64_t now)
+/* The first use of BLOCK at or after (BLOCK, POS) in the sorted uses. */
+static size_t lower_bound(const struct future *f, uint64_t block, uint64_t pos)
 {
-    const struct future *f = ctx;
-    size_t lo = 0, hi = f->nuses;   /* the first (block, pos) pair after (block, now) */
+    size_t lo = 0, hi = f->nuses;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         const uint64_t *u = &f->uses[2 * mid];
-        if (u[0] < block || (u[0] == block && u[1] <= now))
+        if (u[0] < block || (u[0] == block && u[1] < pos))
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < f->nuses && f->uses[2 * lo] == block ? f->uses[2 * lo + 1] : UINT64_MAX;
+    return lo;
+}
+
+/* The use at first-run position POS of BLOCK is being served. */
+static void serve(struct future *f, uint64_t block, uint64_t pos)
+{
+    size_t i = lower_bound(f, block, pos);
+    if (i < f->nuses && f->uses[2 * i] == block && f->uses[2 * i + 1] == pos)
+        f->served[i] = true;
+}
+
+/* When BLOCK is next used: the earliest first-run position among its uses not served
+ * yet (UINT64_MAX: none).  Not simply the first after NOW: clients interleave otherwise
+ * in the second run, so positions come out of order, and a key naming a use already
+ * served would keep its block forever. */
+static uint64_t next_use(void *ctx, uint64_t block, uint64_t now)
+{
+    (void)now;
+    struct future *f = ctx;
+    size_t start = lower_bound(f, block, 0);
+    if (start == f->nuses || f->uses[2 * start] != block)
+        return UINT64_MAX;
+    size_t i = f->cursor[start];
+    while (i < f->nuses && f->uses[2 * i] == block && f->served[i])
+        i++;
+    f->cursor[start] = i;
+    return i < f->nuses && f->uses[2 * i] == block ? f->uses[2 * i + 1] : UINT64_MAX;
 }
 
 static int prefetch(struct run *s, unsigned id, uint64_t block, uint64_t at, uint64_t now)
@@ -272,10 +304,14 @@ static int request(struct run *s, unsigned id, size_t index)
             err = iocache_access(c->own, 0, q->block, write, now, &o);
             if (!err && !write && o.result == IOCACHE_HIT) {
                 cr->local_hits++;
+                if (s->record)   /* the same in every run: the client's own order */
+                    s->record->pos[id][index] = LOCAL_HIT;
                 epoch_tick(s);
                 return 0;
             }
         }
+        if (!err && s->oracle)
+            serve(s->oracle, q->block, now);
         if (!err)
             err = iocache_access(n->cache, id, q->block, write, now, &o);
         if (err)
@@ -362,18 +398,18 @@ static void add_stats(struct iocache_client_stats *a, const struct iocache_clien
 }
 
 static int simulate(const struct trace *t, const struct config *cfg, struct result *r,
-                    enum policy policy, struct future *record, const struct future *oracle)
+                    enum policy policy, struct future *record, struct future *oracle)
 {
     struct config mine = *cfg;
     mine.policy = policy;
     struct run s = {.t = t, .cfg = &mine, .r = r, .record = record, .oracle = oracle};
     s.nodes = cfg->ionodes;
+    memset(r, 0, sizeof *r);
     uint64_t blocks = cfg->cache_bytes / cfg->block_bytes;
     if (!cfg->per_node_cache)
         blocks /= cfg->ionodes;
     if (blocks == 0)
         return EINVAL;
-    memset(r, 0, sizeof *r);
     r->cache_blocks = blocks;
     r->node = calloc(s.nodes, sizeof *r->node);
     s.node = calloc(s.nodes, sizeof *s.node);
@@ -458,6 +494,8 @@ static void future_free(struct future *f)
     for (unsigned i = 0; i < IOCACHE_MAX_CLIENTS; i++)
         free(f->pos[i]);
     free(f->uses);
+    free(f->served);
+    free(f->cursor);
 }
 
 /* The order of requests of a first run (plain prefetching for the optimal control, else
@@ -481,18 +519,22 @@ static int foresee(const struct trace *t, const struct config *cfg, struct futur
     result_free(&plain);
     if (err)
         return err;
-    if (!(f->uses = malloc((refs + 1) * 2 * sizeof *f->uses)))
+    if (!(f->uses = malloc((refs + 1) * 2 * sizeof *f->uses)) ||
+        !(f->served = calloc(refs + 1, sizeof *f->served)) ||
+        !(f->cursor = malloc((refs + 1) * sizeof *f->cursor)))
         return ENOMEM;
     for (unsigned i = 0; i < t->clients; i++)
         for (size_t j = 0; j < t->client[i].n; j++) {
             const struct request *q = &t->client[i].req[j];
-            if (q->op == OP_READ || q->op == OP_WRITE) {
+            if ((q->op == OP_READ || q->op == OP_WRITE) && f->pos[i][j] != LOCAL_HIT) {
                 f->uses[2 * f->nuses] = q->block;
                 f->uses[2 * f->nuses + 1] = f->pos[i][j];
                 f->nuses++;
             }
         }
     qsort(f->uses, f->nuses, 2 * sizeof *f->uses, cmp_use);
+    for (size_t i = 0; i < f->nuses; i++)
+        f->cursor[i] = i;
     return 0;
 }
 

@@ -76,13 +76,11 @@ static void sift(struct blocks *t, uint32_t i)
 }
 
 /* MIN: slot S's block was inserted or referenced at t->now; key it by its next use. */
-static void rekey(struct blocks *t, uint32_t s, bool fresh)
+static void rekey(struct blocks *t, uint32_t s)
 {
     if (t->replacement != IOCACHE_MIN)
         return;
     t->slot[s].next_use = t->next_use(t->next_use_ctx, t->slot[s].block, t->now);
-    if (fresh)
-        heap_place(t, t->nheap++, s);
     sift(t, t->slot[s].hpos);
 }
 
@@ -200,9 +198,14 @@ uint32_t blocks_insert(struct blocks *t, uint64_t block, uint32_t victim, unsign
     x->last_ref = t->clock;
     index_insert(t, block, s);
     append(t, s, 0);
-    rekey(t, s, fresh);
+    if (t->replacement == IOCACHE_MIN && fresh) {   /* keyed below, as a reference or not */
+        x->next_use = 0;
+        heap_place(t, t->nheap++, s);
+    }
     if (!prefetched)
         blocks_reference(t, s, owner);
+    else
+        rekey(t, s);
     return s;
 }
 
@@ -233,7 +236,7 @@ void blocks_reference(struct blocks *t, uint32_t s, unsigned client)
     append(t, s, t->replacement == IOCACHE_LRU_AGING ? queue_of(x->refs) : 0);
     if (t->replacement == IOCACHE_LRU_AGING)
         age(t);
-    rekey(t, s, false);
+    rekey(t, s);
 }
 
 /* MIN's victim: the heap's places best first, through a second heap of places in

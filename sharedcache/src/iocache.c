@@ -42,6 +42,8 @@ const char *iocache_params_error(const struct iocache_params *p)
         return "the optimal control needs a next-use oracle";
     if (p->replacement == IOCACHE_MIN && !p->next_use)
         return "the min replacement needs a next-use oracle";
+    if (p->replacement == IOCACHE_MIN && p->capacity >= (uint64_t)1 << 31)
+        return "the min replacement takes below 2^31 blocks";
     return NULL;
 }
 

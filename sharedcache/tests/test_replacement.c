@@ -483,8 +483,9 @@ enum { MIN_CAP = 400, MIN_BLOCKS = 2000, MIN_ACCESSES = 60000 };
 static uint64_t min_seq[MIN_ACCESSES], min_next[MIN_ACCESSES];
 static uint64_t last_at[MIN_BLOCKS + 1];
 
-/* Random accesses (a hot set and a cold tail); each victim's next use must be the latest
- * of every block cached then, found by brute force. */
+/* Random accesses (a hot set and a cold tail), some slots held for a while (up to 64 at
+ * a time); each victim must be unheld, its next use the latest of every unheld block
+ * cached then, found by brute force. */
 static void min_churn(void)
 {
     for (int i = 0; i < MIN_ACCESSES; i++) {
@@ -502,25 +503,43 @@ static void min_churn(void)
     for (int b = 0; b <= MIN_BLOCKS; b++)
         last_at[b] = UINT64_MAX;
     bool ok = true;
-    uint64_t evictions = 0, misses = 0;
+    uint64_t evictions = 0, misses = 0, passed_held = 0;
+    uint32_t held[64];
+    unsigned nheld = 0;
     for (uint64_t i = 0; i < MIN_ACCESSES && ok; i++) {
         struct iocache_outcome o = min_acc(c, &f, i);
         misses += o.result == IOCACHE_MISS;
         last_at[min_seq[i]] = i;   /* each cached block's next use: min_next[last_at] */
-        if (!o.evicted)
-            continue;
-        evictions++;
-        uint64_t latest = min_next[last_at[o.victim]];
-        for (uint32_t s = 0; s < c->blocks.used && ok; s++)
-            if (c->blocks.slot[s].block != min_seq[i] &&
-                min_next[last_at[c->blocks.slot[s].block]] > latest)
-                ok = false;
+        if (o.evicted) {
+            evictions++;
+            uint64_t latest = min_next[last_at[o.victim]];
+            for (uint32_t s = 0; s < c->blocks.used && ok; s++) {
+                const struct slot *x = &c->blocks.slot[s];
+                if (x->block == min_seq[i])
+                    continue;
+                uint64_t next = min_next[last_at[x->block]];
+                if (x->holds && next > latest)
+                    passed_held++;
+                if (!x->holds && next > latest)
+                    ok = false;
+            }
+        }
+        if (o.result != IOCACHE_BYPASS && i % 7 == 0 && nheld < 64) {
+            CHECK_EQ(iocache_hold(c, o.slot), 0);
+            held[nheld++] = o.slot;
+        } else if (i % 5 == 0 && nheld > 0) {
+            iocache_unhold(c, held[0]);
+            for (unsigned k = 1; k < nheld; k++)
+                held[k - 1] = held[k];
+            nheld--;
+        }
         if (!ok)
             fprintf(stderr, "min_churn: access %llu evicted block %llu, not the latest used\n",
                     (unsigned long long)i, (unsigned long long)o.victim);
     }
     CHECK(ok);
     CHECK(evictions > MIN_ACCESSES / 10);
+    CHECK(passed_held > 100);   /* the search went past held blocks */
     CHECK_EQ(misses, evictions + MIN_CAP);
     iocache_free(c);
 }

@@ -12,8 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import libcachesim as lc
 import pytest
+
+lc = pytest.importorskip("libcachesim", reason="libCacheSim's wheels are for Linux x86-64")
 
 FORESIGHT = [sys.executable, "-m", "foresight.cli"]
 INT64_MAX = 2**63 - 1   # libCacheSim's "no next access"

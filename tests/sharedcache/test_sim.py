@@ -164,6 +164,28 @@ def test_min_replacement_misses_what_belady_misses(tmp_path, seed):
     assert want < sum(c["misses"] for c in lru["clients"])   # MIN beats LRU here
 
 
+def test_min_behind_a_client_cache_is_belady_of_what_reaches_the_node(tmp_path):
+    """Reads the client's own LRU cache serves never reach the node: MIN there must be
+    Belady over the rest, the client's own order (one client: timing changes nothing)."""
+    lines = [(0, op, b) for _, op, b in random_lines(10, n=3000, blocks=40) if op != "P"]
+    trace = write(tmp_path / "t.trace", lines)
+    own: OrderedDict[int, None] = OrderedDict()
+    reach = []
+    for _, op, b in lines:
+        if op == "R" and b in own:
+            own.move_to_end(b)
+            continue
+        reach.append(b)
+        own[b] = None
+        own.move_to_end(b)
+        if len(own) > 8:
+            own.popitem(last=False)
+    got = run_json(trace, tmp_path / "m.json", "--policy", "none", "--replacement", "min",
+                   "--cache", "12", "--block", "1", "--client-cache", "8")
+    assert got["clients"][0]["client_cache_hits"] == len(lines) - len(reach) > 100
+    assert got["clients"][0]["misses"] == belady_misses(reach, 12)
+
+
 def test_without_prefetches_every_policy_serves_the_same(tmp_path):
     lines = [(c, op, b) for c, op, b in random_lines(7, n=4000) if op != "P"]
     trace = write(tmp_path / "t.trace", lines)

@@ -4,7 +4,8 @@ Each workload (src/foresight/sharedcache/workloads.py) is written as a trace for
 client count and run by `foresight sim` under every policy: none (hints ignored), plain
 (every hint carried out), coarse and fine (throttling and pinning, Section V) and
 optimal (the oracle of Figure 21), and none and plain again with Belady's MIN
-replacement (the fewest misses any replacement could have).  Reported per workload and
+replacement (the future from a first run: a reference for what replacement alone could
+gain).  Reported per workload and
 client count: the
 makespan without prefetching, each policy's gain over no prefetching and over plain
 prefetching (the two are kept apart: the paper's headline mixes them), and the fraction
