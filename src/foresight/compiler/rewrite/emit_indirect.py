@@ -16,7 +16,7 @@ from foresight.compiler.rewrite.nest import NestCode
 from foresight.compiler.schedule.plan import Hint
 
 # Quiet calls an indirect site takes from the runtime at once: a hot loop pays one shared
-# load and store per QUIET_TAKE iterations, taking no more than the loop has left.
+# load and store per QUIET_TAKE iterations.
 QUIET_TAKE = 256
 
 
@@ -75,21 +75,23 @@ def code(nest: NestCode, h: Hint, d: str) -> str:
                C.post_inc(t), C.block(C.decl(C.const(UMAX), (j, w.at(t))), read, fetch))))
     # A site whose targets keep being resident (a small table) skips the look-ahead
     # load and the call while the runtime says it is quiet, counting the skips down
-    # in a local taken QUIET_TAKE at a time (no store to the shared site per call),
-    # never more than the loop has iterations left (they count as skipped calls).
+    # in a local taken QUIET_TAKE at a time (no store to the shared site per call).
+    # A skipping iteration does nothing else: not even the iterations left, so a
+    # stretch taken near a row's end runs on into the next rows of the nest (a prolog
+    # due there waits for it), and at most QUIET_TAKE - 1 taken calls per run of the
+    # nest count as skipped without being made.
     skip = names.skip
-    take = C.cond(C.cmp(left, "<", str(QUIET_TAKE)), C.cast_atom("unsigned long", left),
-                  f"{QUIET_TAKE}ul")
-    quiet = C.call("foresight_site_quiet_take", C.addr_of(names.site), take)
+    quiet = C.call("foresight_site_quiet_take", C.addr_of(names.site), f"{QUIET_TAKE}ul")
     ahead = C.cast_atom(UMAX, d)
     return C.block(
-        C.stmt(C.call("FORESIGHT_SITE", names.site, C.string(h.ref.text))), w.declare(), prolog,
-        C.if_chain([
-            (C.cmp(skip, "!=", "0"), C.decrement(skip)),
-            (C.cmp(C.paren(C.assign(skip, quiet)), "!=", "0"), C.decrement(skip)),
-            (C.cmp(left, "!=", "0"), C.block(
-                C.decl(C.const(UMAX), (j, C.ternary(w.fits(ahead), w.at(ahead), w.last))),
-                read, fetch))]))
+        C.stmt(C.call("FORESIGHT_SITE", names.site, C.string(h.ref.text))),
+        C.if_chain([(C.cmp(skip, "!=", "0"), C.decrement(skip))],
+                   otherwise=C.block(w.declare(), prolog, C.if_chain([
+                       (C.cmp(C.paren(C.assign(skip, quiet)), "!=", "0"), C.decrement(skip)),
+                       (C.cmp(left, "!=", "0"), C.block(
+                           C.decl(C.const(UMAX), (j, C.ternary(w.fits(ahead), w.at(ahead),
+                                                                w.last))),
+                           read, fetch))]))))
 
 
 def _element(base: str, i: str, stride: Sym) -> str:
