@@ -34,7 +34,10 @@ enum { A = 10, B = 20, C = 30, D = 40, E = 50, F = 60, G = 70, H = 80, P = 90 };
 
 static uint64_t now;   /* the caller's position, advanced by every request */
 
-static struct iocache *make(uint64_t capacity, enum iocache_replacement r)
+/* A cache of CAPACITY blocks for four clients, plain control, replacement R (with its
+ * next-use oracle, for MIN). */
+static struct iocache *make_with(uint64_t capacity, enum iocache_replacement r,
+                                 iocache_next_use_fn next_use, void *ctx)
 {
     struct iocache_params p;
     iocache_params_default(&p);
@@ -42,10 +45,17 @@ static struct iocache *make(uint64_t capacity, enum iocache_replacement r)
     p.clients = 4;
     p.replacement = r;
     p.control = IOCACHE_PLAIN;
+    p.next_use = next_use;
+    p.next_use_ctx = ctx;
     struct iocache *c = NULL;
     CHECK_EQ(iocache_create(&p, &c), 0);
     CHECK(c != NULL);
     return c;
+}
+
+static struct iocache *make(uint64_t capacity, enum iocache_replacement r)
+{
+    return make_with(capacity, r, NULL, NULL);
 }
 
 static struct iocache_outcome acc(struct iocache *c, uint64_t block)
@@ -423,18 +433,7 @@ static uint64_t seq_next_use(void *ctx, uint64_t block, uint64_t at)
 
 static struct iocache *make_min(uint64_t capacity, struct future_seq *f)
 {
-    struct iocache_params p;
-    iocache_params_default(&p);
-    p.capacity = capacity;
-    p.clients = 4;
-    p.replacement = IOCACHE_MIN;
-    p.control = IOCACHE_PLAIN;
-    p.next_use = seq_next_use;
-    p.next_use_ctx = f;
-    struct iocache *c = NULL;
-    CHECK_EQ(iocache_create(&p, &c), 0);
-    CHECK(c != NULL);
-    return c;
+    return make_with(capacity, IOCACHE_MIN, seq_next_use, f);
 }
 
 /* Positions are the sequence's: request i is made at now = i. */
