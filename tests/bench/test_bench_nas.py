@@ -59,3 +59,19 @@ def test_bad_options_exit_2(args, word):
     r = bench(*args)
     assert r.returncode == 2
     assert word in r.stderr
+
+
+def _run(wall: float, verified: bool = True, **kw) -> dict:
+    return {"wall_seconds": wall, "verified": verified, **kw}
+
+
+def test_the_median_run_stands_for_repeated_runs():
+    from foresight.bench.nas import median_run
+
+    chosen = median_run([_run(3.0, n=1), _run(1.0, n=2), _run(2.0, n=3)])
+    assert chosen["n"] == 3 and chosen["walls"] == [3.0, 1.0, 2.0]
+    assert median_run([_run(4.0, n=1), _run(1.0, n=2)])["n"] == 2   # the lower middle
+    assert median_run([_run(1.0)]) == {**_run(1.0), "walls": [1.0]}
+    # a run that failed is reported, never outvoted by the runs that finished
+    killed = _run(9.0, False, oom_killed=True)
+    assert median_run([_run(1.0), killed, _run(2.0)]) is killed

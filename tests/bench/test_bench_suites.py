@@ -71,7 +71,7 @@ OPTIONS = {
     "compiler": {"--mem", "--ratio", "--readahead-kb", "--kernels", "--repeat", "--json",
                  "--markdown", "--plots"},
     "nas": {"--size", "--mem", "--ratio", "--readahead-kb", "--kernels", "--backing",
-            "--sweep", "--timeout", "--json", "--markdown", "--plots"},
+            "--sweep", "--timeout", "--repeat", "--json", "--markdown", "--plots"},
     "incore": {"--programs", "--mb", "--kernel-mb", "--repeat", "--json", "--markdown",
                "--plots"},
     "compile": {"--lines", "--kernels", "--timeout", "--repeat", "--json", "--markdown",
@@ -118,7 +118,7 @@ def test_help_lists_the_suites_and_a_suite_only_its_options():
     assert r.returncode == 0
     assert "--backing" in r.stdout and "--size" in r.stdout
     assert "--lines" not in r.stdout and "--patterns" not in r.stdout
-    assert "--repeat" not in r.stdout   # nas runs each variant once
+    assert "--repeat" in r.stdout
 
 
 def test_markdown_table_aligns_pads_and_escapes():
@@ -214,6 +214,14 @@ def _nas_kernel(name: str) -> dict:
             "filter": {"filtered_share": 0.125}}
 
 
+def _nas_repeated(name: str) -> dict:
+    """A kernel whose O and P ran three times each: the median run with the range."""
+    k = _nas_kernel(name)
+    k["variants"]["O"]["walls"] = [5.5, 4.0, 5.0]
+    k["variants"]["P"]["walls"] = [3.0, 3.25, 2.5]
+    return k
+
+
 def _nas_timed_out(name: str) -> dict:
     """A kernel whose original run timed out: a killed run is never shown as a time."""
     k = _nas_kernel(name)
@@ -249,7 +257,8 @@ MADE_UP = {
                   "| zsolve | failed: zsolve-P killed by the OOM killer | – |"]),
     "nas": ({"suite": "nas", "size": "default", "mem_limit_bytes": 64 << 20,
              "readahead_kb": 128, "backing": "anon", "environment": ENV,
-             "kernels": [_nas_kernel("is"), _nas_timed_out("cg")],
+             "repeat": 3, "kernels": [_nas_kernel("is"), _nas_timed_out("cg"),
+                                        _nas_repeated("mg")],
              "sweep": [{"fraction_of_memory": 0.5, "mb": 32, "O": _run(1.0), "P": _run(0.5)},
                        *({"in_core": c, "variant": v, "mb": 32, "run": _run(0.25)}
                          for c in ("cold", "warm") for v in ("O", "P"))]},
@@ -257,7 +266,9 @@ MADE_UP = {
              "1,234 | 70%/20%/10% | 12.5% | 3.50 s | yes |",
              "| 0.5× | 32 MiB | 2.00 s | 1.50 s | 1.33× |", "| cold | 1.25 s | 1.25 s |",
              "is phases (O / D direct only / P direct+indirect): copy 4.00/3.00/2.00 s",
-             "| cg | 96 MiB | timed out | 3.00 s | – |"]),
+             "| cg | 96 MiB | timed out | 3.00 s | – |",
+             "| mg | 96 MiB | 5.00 s (4.00–5.50) | 3.00 s (2.50–3.25) | 1.67× |",
+             "O and P: the median of 3 alternating cold runs each"]),
     "incore": ({"suite": "incore", "mb": 128, "kernel_mb": 256, "repeat": 5, "target": 1.03,
                 "environment": ENV, "rows": [
                     {"program": "sp", "args": [],

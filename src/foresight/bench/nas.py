@@ -3,9 +3,10 @@
 Every kernel in benchmarks/nas (installed into share/foresight/nas) is plain C
 with no hints, sized by `--mb` and verifying its own result.  It is built by
 `foresight cc -O2` with hints (P), with `--no-prefetch` (O) and, for IS, with
-`--no-indirect` (D: direct references only, Figure 18).  Each variant runs once
-under the memory cap with a cold cache; P also runs with the run-time filter off
-(FORESIGHT_FILTER=0, Figure 12(c)).  O and P run once more each, traced
+`--no-indirect` (D: direct references only, Figure 18).  O and P run `--repeat`
+times each, alternating, under the memory cap with a cold cache, and the median run of
+each stands for it (the range of the runs beside it); P also runs once with the run-time
+filter off (FORESIGHT_FILTER=0, Figure 12(c)) and D once.  O and P run once more each, traced
 (FORESIGHT_TRACE), to measure coverage from real faults (coverage.py); the timed
 runs are not traced.  Every variant must verify and
 print the same result lines as O.
@@ -90,6 +91,18 @@ def run_variant(exe: str, args: list[str], mem: int | None, cold: bool, timeout:
     return r
 
 
+def median_run(runs: list[dict]) -> dict:
+    """The run that stands for a variant run several times: the first that failed (a
+    kill or a wrong result is reported, never outvoted), else the one with the median
+    wall time (the lower of the two middle ones for an even count), with every run's
+    wall time in run order as `walls`."""
+    failed = [r for r in runs if not r["verified"]]
+    if failed:
+        return failed[0]
+    chosen = sorted(runs, key=lambda r: r["wall_seconds"])[(len(runs) - 1) // 2]
+    return {**chosen, "walls": [r["wall_seconds"] for r in runs]}
+
+
 def _slim(r: dict) -> dict:
     """A run for the JSON: the `foresight run` keys and runtime statistics, no output."""
     return {k: v for k, v in r.items() if k not in ("stdout", "stderr", "result_lines")}
@@ -99,7 +112,9 @@ def _wall(r: dict) -> str:
     """A run's wall time for a table; a run that did not finish is named for why."""
     if r.get("timed_out") or r.get("oom_killed"):
         return _why(r)
-    return f"{r['wall_seconds']:.2f} s"
+    walls = r.get("walls") or []
+    spread = f" ({min(walls):.2f}–{max(walls):.2f})" if len(walls) > 1 else ""
+    return f"{r['wall_seconds']:.2f} s{spread}"
 
 
 def _why(r: dict) -> str:
@@ -126,13 +141,17 @@ def minimum_traffic(data_bytes: int, mem: int, backing: str) -> dict:
 
 
 def kernel(name: str, exes: dict[str, str], mb: int, iters: int | None, mem: int,
-           backing: str, timeout: float, tmp: Path, step) -> dict:
+           backing: str, timeout: float, repeat: int, tmp: Path, step) -> dict:
     args = kernel_args(mb, iters, backing, tmp)
-    runs = {}
+    timed: dict[str, list[dict]] = {"O": [], "P": []}
+    for k in range(repeat):   # alternating: the host's noise hits both alike
+        for v in ("O", "P"):
+            step(f"{name} {v}" + (f" ({k + 1}/{repeat})" if repeat > 1 else ""))
+            timed[v].append(run_variant(exes[v], args, mem, True, timeout))
+    runs = {v: median_run(rs) for v, rs in timed.items()}
     # Timed runs are not traced (tracing slows a run that takes many minor faults, up to
     # 2x for CG here); two more runs of O and P, traced, measure coverage.
-    plan = [("O", exes["O"], {}, False), ("P", exes["P"], {}, False),
-            ("P_nofilter", exes["P"], {"FORESIGHT_FILTER": "0"}, False)]
+    plan = [("P_nofilter", exes["P"], {"FORESIGHT_FILTER": "0"}, False)]
     if "D" in exes:
         plan.append(("D", exes["D"], {}, False))
     plan += [("O_traced", exes["O"], {}, True), ("P_traced", exes["P"], {}, True)]
@@ -144,10 +163,12 @@ def kernel(name: str, exes: dict[str, str], mb: int, iters: int | None, mem: int
                  "verified": all(r["verified"] for r in runs.values())}
     problems = [f"{v}: {_why(r)}" for v, r in runs.items() if not r["verified"]]
     ref = runs["O"]["result_lines"]
-    for v, r in runs.items():
-        if r["verified"] and runs["O"]["verified"] and r["result_lines"] != ref:
-            row["verified"] = False
-            problems.append(f"{v}: results differ from the original's")
+    every = [*((v, r) for v, rs in timed.items() for r in rs),
+             *((v, r) for v, r in runs.items() if v not in timed)]
+    for v in dict.fromkeys(v for v, r in every
+                           if r["verified"] and runs["O"]["verified"] and r["result_lines"] != ref):
+        row["verified"] = False
+        problems.append(f"{v}: results differ from the original's")
     row["problems"] = problems
     row["data_bytes"] = sum(a.size for a in cov.parse_arrays(runs["O"]["stderr"])) or mb << 20
     row["variants"] = {v: _slim(r) for v, r in runs.items()}
@@ -193,7 +214,8 @@ def plan_sizes(size: str, mem: int, names: list[str], ratio: float | None
 
 
 def nas(size: str, mem: int, readahead_kb: int, names: list[str], backing: str,
-        timeout: float, sweep: bool, ratio: float | None, device_probe: dict) -> dict:
+        timeout: float, repeat: int, sweep: bool, ratio: float | None, device_probe: dict
+        ) -> dict:
     from rich.progress import Progress
 
     iters = SIZES[size][2]
@@ -204,7 +226,8 @@ def nas(size: str, mem: int, readahead_kb: int, names: list[str], backing: str,
     if sweep:
         sweep_plan = [(f, max(1, int(mem * f) >> 20)) for f in SWEEP_FRACTIONS]
     # per kernel: build, its runs, and bench incore's 6 in-core runs (T_cpu)
-    total = (sum(13 if n == "is" else 12 for n in names) + 2 * len(sweep_plan)
+    total = (sum((13 if n == "is" else 12) + 2 * (repeat - 1) for n in names)
+             + 2 * len(sweep_plan)
              + (4 if sweep else 0))
     rows, sweep_rows = [], []
     with tempfile.TemporaryDirectory(prefix="foresight-nas-", dir=DATA_PARENT) as tmpname:
@@ -221,7 +244,7 @@ def nas(size: str, mem: int, readahead_kb: int, names: list[str], backing: str,
             for n, mb in plan:
                 step(f"{n} build")
                 built[n] = build(n, tmp)
-                row = kernel(n, built[n], mb, iters, mem, backing, timeout, tmp, step)
+                row = kernel(n, built[n], mb, iters, mem, backing, timeout, repeat, tmp, step)
                 if "speedup" in row:   # O and P verified: their bound
                     ic = bound.in_core(n, built[n], kernel_args(mb, iters, backing, tmp), [],
                                        1, step)
@@ -255,7 +278,7 @@ def nas(size: str, mem: int, readahead_kb: int, names: list[str], backing: str,
     env["cgroup_version"] = next((r["variants"]["O"]["cgroup_version"] for r in rows), None)
     return {"suite": "nas", "size": size, "mem_limit_bytes": mem, "readahead_kb": readahead_kb,
             **({"ratio": ratio} if ratio else {}), "backing": backing,
-            "timeout_seconds": timeout, "kernels": rows,
+            "timeout_seconds": timeout, "repeat": repeat, "kernels": rows,
             "sweep": sweep_rows, "device_probe": device_probe, "environment": env}
 
 
@@ -266,7 +289,6 @@ def _seconds(x: float | None) -> str:
 class Nas(suite.Suite):
     name = "nas"
     help = "the out-of-core NAS-style suite, O vs P (the paper's Section 5)"
-    repeat = False   # single cold runs of each variant
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--size", default="default", choices=list(SIZES),
@@ -296,7 +318,7 @@ class Nas(suite.Suite):
                 check_swap(mb, mem, ns.backing)
         device_probe = bound.probe(Path(DATA_PARENT))
         return by_ratio([nas(ns.size, mem, ns.readahead_kb, names, ns.backing, ns.timeout,
-                             sweep and i == 0, r, device_probe)
+                             ns.repeat, sweep and i == 0, r, device_probe)
                          for i, r in enumerate(ratios)])
 
     def tables(self, res: dict) -> list[Table]:
@@ -366,8 +388,13 @@ class Nas(suite.Suite):
                 out.append(f"{r['name']} phases (O / D direct only / P direct+indirect): "
                            + ", ".join(f"{k} {ph['O'].get(k, 0):.2f}/{ph['D'].get(k, 0):.2f}/"
                                        f"{ph['P'].get(k, 0):.2f} s" for k in names))
-        out.append(f"{machine(res['environment'])}; O/P/D/no-filter runs are single cold runs; "
-                   "coverage from FORESIGHT_TRACE of the O and P runs")
+        k = res.get("repeat", 1)
+        out.append(f"{machine(res['environment'])}; coverage from FORESIGHT_TRACE of one "
+                   "more O and P run each")
+        out.append("O/P/D/no-filter runs are single cold runs" if k == 1 else
+                   f"O and P: the median of {k} alternating cold runs each (their range in "
+                   "brackets; the bound's columns are the median run's); D and no-filter: "
+                   "single cold runs")
         if res.get("device_probe") and self.bound_tables(res):
             out += [bound.probe_note(res["device_probe"]), bound.BOUND_NOTE]
         return out
