@@ -255,6 +255,7 @@ extern unsigned long fs_global_memcg_flushes;      /* reads of memory.stat (memc
 extern unsigned long fs_global_releases_idle;      /* auto releases skipped: no pressure */
 extern unsigned long fs_global_random_pages;       /* pages advised MADV_RANDOM (random.c) */
 extern unsigned long fs_global_random_readaround;  /* runs of sites left to read-around */
+extern unsigned long fs_global_releases_page_cache; /* releases left to the kernel's reclaim */
 extern unsigned long fs_global_random_fits;   /* runs of sites whose targets fit: not advised */
 
 /* random.c: MADV_RANDOM over the range an indirect site's targets span in a file mapping. */

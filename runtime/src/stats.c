@@ -19,6 +19,7 @@ unsigned long fs_global_releases_idle;
 unsigned long fs_global_random_pages;
 unsigned long fs_global_random_readaround;
 unsigned long fs_global_random_fits;
+unsigned long fs_global_releases_page_cache;
 static struct foresight_site *registry;
 
 void fs_site_register(struct foresight_site *site)
@@ -139,7 +140,8 @@ static void write_json(FILE *f)
     json_counts(f, total);
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
-               "\"releases_idle\": %lu, \"coalesced\": %zu, \"random_advised_pages\": %lu, "
+               "\"releases_idle\": %lu, \"releases_page_cache\": %lu, \"coalesced\": %zu, "
+               "\"random_advised_pages\": %lu, "
                "\"random_left_to_readaround\": %lu, \"random_fits\": %lu, "
                "\"nest_entries_unhinted\": %lu, "
                "\"memcg_stat_flushes\": %lu, \"short_runs_continued\": %lu},"
@@ -148,6 +150,7 @@ static void write_json(FILE *f)
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_releases_page_cache, __ATOMIC_RELAXED),
             fs_queue_global ? fs_queue_coalesced(fs_queue_global) : 0,
             __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED),
@@ -232,6 +235,10 @@ static void write_table(FILE *f)
     if (cont)
         fprintf(f, "%lu short runs continued an earlier run at their site: hinted ahead "
                    "of it\n", cont);
+    unsigned long cache = __atomic_load_n(&fs_global_releases_page_cache, __ATOMIC_RELAXED);
+    if (cache)
+        fprintf(f, "%lu releases of file-mapped memory left to the kernel's reclaim "
+                   "(FORESIGHT_FILE_STREAMS=hint makes them)\n", cache);
     unsigned long fits = __atomic_load_n(&fs_global_random_fits, __ATOMIC_RELAXED);
     if (fits)
         fprintf(f, "%lu runs of indirect sites not advised MADV_RANDOM: their targets fit "

@@ -2,7 +2,10 @@
  * kernel's readahead (FORESIGHT_FILE_STREAMS=kernel, the default): no hint, counted once
  * per set-up; so is a row reached through a row pointer that spans 4 MiB or more; a
  * stride of a page or more over the same file, a dense stream downwards, a dense stream
- * over anonymous memory and short rows through row pointers keep their hints. */
+ * over anonymous memory and short rows through row pointers keep their hints.  Releases
+ * of the page cache's pages are left to the kernel's reclaim too (the pages stay, counted
+ * once per release); those of a private writable file mapping (its pages may be
+ * copies) are not. */
 #include <sys/mman.h>
 
 #include "internal.h" /* before check.h: its stream helpers need foresight.h */
@@ -97,6 +100,30 @@ int main(void)
     fs_site_counts(&mem_site, c);
     CHECK_EQ(c[FS_KERNEL_READAHEAD], 0);
     CHECK(c[FS_CONSIDERED] + c[FS_FILTERED] > 0);
+
+    /* A release over the shared mapping: nothing issued, the pages stay, counted. */
+    volatile unsigned char sink = 0;
+    for (size_t i = 0; i < MiB; i += 4096)
+        sink += (unsigned char)file[i];
+    (void)sink;
+    CHECK(resident_fraction(file, MiB) == 1);
+    FORESIGHT_SITE(rel_site, "released[i]");
+    const unsigned long before = fs_global_releases_page_cache;
+    foresight_release_at(&rel_site, file, MiB);
+    CHECK_EQ(fs_global_releases_page_cache, before + 1);
+    usleep(100000);
+    fs_site_counts(&rel_site, c);
+    CHECK_EQ(c[FS_RELEASES], 1);
+    CHECK_EQ(c[FS_PAGES_RELEASE_REQ], MiB / 4096);
+    CHECK_EQ(c[FS_PAGES_DEACTIVATED] + c[FS_PAGES_FREED], 0);
+    CHECK(resident_fraction(file, MiB) == 1);
+    /* A private writable mapping of the same file is not the page cache's. */
+    char *priv = mmap(NULL, MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    CHECK(priv != MAP_FAILED);
+    memset(priv, 7, MiB);
+    foresight_release_at(&rel_site, priv, MiB);
+    CHECK_EQ(fs_global_releases_page_cache, before + 1);
+    munmap(priv, MiB);
 
     munmap(anon, MiB);
     munmap((void *)file, len);
