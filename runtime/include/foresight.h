@@ -90,6 +90,12 @@
  *   FORESIGHT_RANDOM=0|1         MADV_RANDOM over the file-mapped range an indirect site's
  *                                targets span, while its loop nest runs, unless a sample
  *                                of them finds frontiers read-around serves (default 1)
+ *   FORESIGHT_FILE_STREAMS=kernel|hint  what of the page cache (shared or read-only
+ *                                file mappings) is left to the kernel: with kernel (default)
+ *                                dense streams upwards go unhinted (its readahead reads them
+ *                                ahead) and releases are not made (its reclaim drops clean
+ *                                pages, the flusher writes dirty ones; counted as
+ *                                releases_page_cache); hint treats it as any memory
  *   FORESIGHT_INCORE=skip|hint   a loop nest entered while the program's address space fits
  *                                in the memory budget runs without hints (skip, default),
  *                                or keeps them (hint)
@@ -164,20 +170,20 @@ extern "C" {
  * writing past its sites.  Bump FORESIGHT__ABI whenever struct foresight_site, struct
  * foresight_stream, the nest tables or an entry point below changes.
  */
-#define FORESIGHT__ABI 6
-#define foresight__dir foresight__dir_abi6
-#define foresight__anon_site foresight__anon_site_abi6
-#define foresight__prefetch_slow foresight__prefetch_slow_abi6
-#define foresight__filtered_check foresight__filtered_check_abi6
-#define foresight__release_slow foresight__release_slow_abi6
-#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi6
-#define foresight__lookahead foresight__lookahead_abi6
-#define foresight__random_begin foresight__random_begin_abi6
-#define foresight__random_end foresight__random_end_abi6
-#define foresight__memory foresight__memory_abi6
-#define foresight__stream_step foresight__stream_step_abi6
-#define foresight__streams_step foresight__streams_step_abi6
-#define foresight__nest_enter foresight__nest_enter_abi6
+#define FORESIGHT__ABI 7
+#define foresight__dir foresight__dir_abi7
+#define foresight__anon_site foresight__anon_site_abi7
+#define foresight__prefetch_slow foresight__prefetch_slow_abi7
+#define foresight__filtered_check foresight__filtered_check_abi7
+#define foresight__release_slow foresight__release_slow_abi7
+#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi7
+#define foresight__lookahead foresight__lookahead_abi7
+#define foresight__random_begin foresight__random_begin_abi7
+#define foresight__random_end foresight__random_end_abi7
+#define foresight__memory foresight__memory_abi7
+#define foresight__stream_step foresight__stream_step_abi7
+#define foresight__streams_step foresight__streams_step_abi7
+#define foresight__nest_enter foresight__nest_enter_abi7
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -470,7 +476,8 @@ static inline size_t foresight_memory_bytes(void)
  * or more, else a block), or on a restart (the first iteration, a jump) the whole window
  * up to it; short runs of the loop (less than a block each) hint the run that many jumps
  * ahead instead; and with FORESIGHT_STREAM_RELEASE it releases what the trailing
- * reference `trail` left a few granules behind.  `cnt` 0 marks the first iteration of a
+ * reference `trail` left a few granules behind (with FORESIGHT_STREAM_SWEEP, only once
+ * one sweep of the stream has passed more than the memory limit).  `cnt` 0 marks the first iteration of a
  * run of the loop.  `rest` is the iterations the loop runs after this one
  * (FORESIGHT_STREAM_RUNS; hints then stay within the run unless runs continue one
  * another).  Addresses are plain integers: nothing is dereferenced.
@@ -483,6 +490,9 @@ static inline size_t foresight_memory_bytes(void)
 #define FORESIGHT_STREAM_RELEASE 8u /* release behind `trail` */
 #define FORESIGHT_STREAM_IDLE 16u   /* skipped by foresight_streams_step (e.g. the loop nest
                                        runs another version, pipelined across another loop) */
+#define FORESIGHT_STREAM_SWEEP 32u  /* release behind `trail` once one sweep of the stream
+                                       (moving one way without jumping back) has passed
+                                       more than the memory limit */
 
 struct foresight_stream {
     uintptr_t ahead;    /* the distance in iterations: set by the caller after init */
@@ -490,7 +500,7 @@ struct foresight_stream {
     /* The rest belongs to the runtime. */
     uintptr_t fs_step, fs_abs, fs_granule, fs_page, fs_block, fs_region, fs_low, fs_lag;
     uintptr_t fs_last, fs_released, fs_run_start, fs_jump, fs_jump_runs, fs_short_last;
-    uintptr_t fs_streak, fs_due;
+    uintptr_t fs_streak, fs_due, fs_sweep_at, fs_sweep_bytes;
     unsigned fs_flags;
     int fs_abut;
 };
@@ -539,6 +549,8 @@ static inline void foresight_stream_init(struct foresight_stream *st, uintptr_t 
     st->fs_short_last = 1;
     st->fs_streak = 0;
     st->fs_due = 0;
+    st->fs_sweep_at = 0;
+    st->fs_sweep_bytes = 0;
     st->fs_flags = flags;
     st->fs_abut = 0;
 }

@@ -695,6 +695,61 @@ def test_data_reused_across_a_loop_of_unknown_volume_is_released_only_if_it_cann
     assert big == plain
 
 
+CSR_SWEEPS = """
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    (void)argc;
+    long n = atol(argv[1]), per = 8, nnz = n * per;
+    long *rowstr = malloc((size_t)(n + 1) * sizeof *rowstr);
+    long *col = malloc((size_t)nnz * sizeof *col);
+    double *a = malloc((size_t)nnz * sizeof *a), *v = malloc((size_t)n * sizeof *v);
+    for (long i = 0; i <= n; i++)
+        rowstr[i] = i * per;
+    for (long k = 0; k < nnz; k++) {
+        a[k] = (double)(k % 13);
+        col[k] = (k * 7919) % n;
+    }
+    for (long i = 0; i < n; i++)
+        v[i] = 1.0 / (double)(i + 1);
+    double s = 0;
+    for (int it = 0; it < 3; it++)
+        for (long i = 0; i < n; i++)
+            for (long k = rowstr[i]; k < rowstr[i + 1]; k++)
+                s += a[k] * v[col[k]];
+    printf("%.6f\\n", s);
+    return 0;
+}
+"""
+
+
+def test_a_reused_sweep_whose_volume_entry_cannot_evaluate_is_measured_as_it_runs(tmp_path):
+    # a[k] is reused by every `it`; one iteration's volume hangs on rowstr (loads), so
+    # the entry cannot evaluate it: the stream measures its sweep and releases behind it
+    # only once a sweep passes the memory limit.
+    line = CSR_SWEEPS.splitlines().index("    for (int it = 0; it < 3; it++)") + 1
+    nest = next(n for n in report(tmp_path, CSR_SWEEPS) if n["line"] == line)
+    hint = next(h for h in nest["hints"] if h["ref"] == "a[k]")
+    assert hint["release"] == "a[k]" and hint["release_volume"] == "measured"
+    assert hint["release_if_volume_exceeds_memory"] == "it"
+    assert any("once one sweep of it passes more than memory" in d for d in nest["decisions"])
+    exe = build(tmp_path, CSR_SWEEPS)
+
+    def swept(stats: dict) -> dict:
+        (s,) = [s for s in stats["sites"] if s["ref"] == "a[k]" and s["line"] == line + 3]
+        return s
+
+    # 32 KiB of a per sweep under 64 MiB: never released.
+    _, stats = run_stats(exe, "512", FORESIGHT_MEM="64M")
+    assert swept(stats)["releases"] == 0
+    # 4 MiB of a per sweep under 1 MiB: released behind once a sweep passes 1 MiB.
+    big, stats = run_stats(exe, str(1 << 16), FORESIGHT_MEM="1M")
+    assert swept(stats)["releases"] > 0
+    plain, _ = run_stats(exe, str(1 << 16), FORESIGHT_DISABLE="1")
+    assert big == plain
+
+
 def test_reuse_is_judged_per_iteration_of_a_stepped_loop(tmp_path):
     # Over doubles, j += 1024 moves 8 KiB an iteration: no spatial reuse along j, so
     # the column walk below releases what it read (colsum of `foresight bench compiler`

@@ -51,6 +51,10 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
         "release": None if h.release is None else h.release.text,
         "release_if_volume_exceeds_memory": (None if h.release_if_exceeds is None
                                              else h.release_if_exceeds.var),
+        # how that volume is known: evaluated at nest entry, or measured as the stream
+        # runs (its sweeps' bytes); None without such a condition
+        "release_volume": (None if h.release_if_exceeds is None
+                           else "entry" if h.volume is not None else "measured"),
         "distance": distance.of(plan, h, opts).describe(),
         "distance_rule": asdict(distance.of(plan, h, opts)),
         "feeds_indirect": h.feeds_indirect,

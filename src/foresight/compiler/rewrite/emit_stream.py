@@ -43,8 +43,9 @@ def setup(nest: NestCode, h: Hint, p: int, lead: int) -> tuple[str, list[str]]:
     if rows_tracked(h):
         flags.append("FORESIGHT_STREAM_ROWS")
     if h.release is not None:
-        if h.release_if_exceeds is not None:
-            assert h.volume is not None
+        if h.release_if_exceeds is not None and h.volume is None:
+            flags.append("FORESIGHT_STREAM_SWEEP")   # measured by the runtime as it runs
+        elif h.release_if_exceeds is not None:
             volume = h.volume
             page = nest.opts.page_size
             vol = nest.shared("vol", lambda v: " ".join(volume_code(volume, page, v)))[0]

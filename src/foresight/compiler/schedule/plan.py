@@ -51,7 +51,8 @@ class Hint:
     indirect_middle: ArrayRef | None = None  # for a[c[b[i]]]: c[b[i]] (a small table)
     # Release only when one iteration of this loop touches more than memory: the volume,
     # as (element bytes, [(byte coefficient, inner loop)]) per reference, is evaluated at
-    # nest entry (run-time versioning of the paper's release decision).
+    # nest entry (run-time versioning of the paper's release decision); with no volume,
+    # measured by the stream as it runs (FORESIGHT_STREAM_SWEEP).
     release_if_exceeds: Loop | None = None
     volume: list[tuple[int, list[tuple[dict | None, Loop]]]] | None = None
     # Rows ahead: `pipe` is the loop over rows A[i], and this the loop along a row; the
@@ -279,14 +280,22 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             keep, across = release.kept(f, pipe, facts.volume, opts.memory_bytes,
                                         opts.preset == "paper")
             volume = release.runtime_volume(facts, across) if across is not None else None
-            behind = trailing if keep is None or volume is not None else None
+            # Kept while one iteration of `across` fits, but its volume cannot be
+            # evaluated at entry: the stream measures its sweeps as it runs.
+            measured = keep is not None and across is not None and volume is None
+            behind = trailing if keep is None or across is not None else None
             plan.hints.append(Hint(r, pipe, moved, behind,
-                                   release_if_exceeds=across if volume is not None else None,
+                                   release_if_exceeds=across if volume is not None or measured
+                                   else None,
                                    volume=volume,
                                    version=Version(moves, taken) if moves else None))
             rel = (f"released behind {trailing.text} when one iteration of {across.var} "
                    "touches more than memory (both evaluated at nest entry)"
-                   if volume is not None else f"released behind {trailing.text}"
+                   if volume is not None else
+                   f"released behind {trailing.text} once one sweep of it passes more than "
+                   f"memory (measured as it runs: one iteration of {across.var} touches at "
+                   "least that; its volume cannot be evaluated at nest entry)"
+                   if measured else f"released behind {trailing.text}"
                    if keep is None else f"not released ({keep})")
             if r.base_loops:
                 row_loop, no_rows = _rows_ahead(f, pipe)
