@@ -60,6 +60,12 @@ def site(stats: dict, ref: str) -> dict:
     return s
 
 
+def site_at(stats: dict, ref: str, line: int) -> dict:
+    """The one site of `ref` on source line `line`."""
+    (s,) = [s for s in stats["sites"] if s["ref"] == ref and s["line"] == line]
+    return s
+
+
 GATHER = """
 #include <stdio.h>
 #include <stdlib.h>
@@ -735,17 +741,12 @@ def test_a_reused_sweep_whose_volume_entry_cannot_evaluate_is_measured_as_it_run
     assert hint["release_if_volume_exceeds_memory"] == "it"
     assert any("once one sweep of it passes more than memory" in d for d in nest["decisions"])
     exe = build(tmp_path, CSR_SWEEPS)
-
-    def swept(stats: dict) -> dict:
-        (s,) = [s for s in stats["sites"] if s["ref"] == "a[k]" and s["line"] == line + 3]
-        return s
-
     # 32 KiB of a per sweep under 64 MiB: never released.
     _, stats = run_stats(exe, "512", FORESIGHT_MEM="64M")
-    assert swept(stats)["releases"] == 0
+    assert site_at(stats, "a[k]", line + 3)["releases"] == 0
     # 4 MiB of a per sweep under 1 MiB: released behind once a sweep passes 1 MiB.
     big, stats = run_stats(exe, str(1 << 16), FORESIGHT_MEM="1M")
-    assert swept(stats)["releases"] > 0
+    assert site_at(stats, "a[k]", line + 3)["releases"] > 0
     plain, _ = run_stats(exe, str(1 << 16), FORESIGHT_DISABLE="1")
     assert big == plain
 
@@ -807,10 +808,8 @@ def test_memory_that_decides_a_release_is_the_one_at_run_time(tmp_path):
     assert decided["w[k]"]["release_if_volume_exceeds_memory"] == "i"
     exe = build(tmp_path, REUSED_FIXED)
 
-
     def w_site(stats: dict) -> dict:
-        (s,) = [s for s in stats["sites"] if s["ref"] == "w[k]" and s["line"] == line + 2]
-        return s
+        return site_at(stats, "w[k]", line + 2)
 
     out, stats = run_stats(exe, "3", FORESIGHT_MEM="64M")
     assert w_site(stats)["releases"] == 0
