@@ -218,35 +218,33 @@ static void write_table(FILE *f)
             total[FS_PAGES_ISSUED], total[FS_PAGES_UNNECESSARY], total[FS_DROPPED_BUDGET],
             total[FS_DROPPED_QUEUE], total[FS_RELEASES], total[FS_PAGES_FREED],
             total[FS_PAGES_BACK], total[FS_STALE], total[FS_BAD_INPUT]);
-    unsigned long idle = __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED);
-    if (idle)
-        fprintf(f, "%lu releases skipped: memory in use below 3/4 of the limit\n", idle);
     if (total[FS_REENTRANT])
         fprintf(f, "%lu hints dropped: made by a signal handler that interrupted its thread "
                    "inside the runtime\n", total[FS_REENTRANT]);
-    unsigned long rnd = __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED);
-    if (rnd)
-        fprintf(f, "%lu pages of indirect targets advised MADV_RANDOM\n", rnd);
-    unsigned long unhinted = __atomic_load_n(&fs_global_gate_closed, __ATOMIC_RELAXED);
-    if (unhinted)
-        fprintf(f, "%lu loop nest entries without hints: the program's memory fit in its "
-                   "budget (FORESIGHT_INCORE=hint keeps them)\n", unhinted);
-    unsigned long cont = __atomic_load_n(&fs_global_runs_continued, __ATOMIC_RELAXED);
-    if (cont)
-        fprintf(f, "%lu short runs continued an earlier run at their site: hinted ahead "
-                   "of it\n", cont);
-    unsigned long cache = __atomic_load_n(&fs_global_releases_page_cache, __ATOMIC_RELAXED);
-    if (cache)
-        fprintf(f, "%lu releases of file-mapped memory left to the kernel's reclaim "
-                   "(FORESIGHT_FILE_STREAMS=hint makes them)\n", cache);
-    unsigned long fits = __atomic_load_n(&fs_global_random_fits, __ATOMIC_RELAXED);
-    if (fits)
-        fprintf(f, "%lu runs of indirect sites not advised MADV_RANDOM: their targets fit "
-                   "in the memory limit\n", fits);
-    unsigned long kept = __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED);
-    if (kept)
-        fprintf(f, "%lu runs of indirect sites left to the kernel's read-around: their "
-                   "targets were sequential frontiers it kept in memory\n", kept);
+    /* The run-wide counters, each on a line of its own when it is not zero. */
+    static const struct {
+        const unsigned long *count;
+        const char *what;
+    } lines[] = {
+        {&fs_global_releases_idle, "releases skipped: memory in use below 3/4 of the limit"},
+        {&fs_global_random_pages, "pages of indirect targets advised MADV_RANDOM"},
+        {&fs_global_gate_closed, "loop nest entries without hints: the program's memory fit "
+                                 "in its budget (FORESIGHT_INCORE=hint keeps them)"},
+        {&fs_global_runs_continued, "short runs continued an earlier run at their site: "
+                                    "hinted ahead of it"},
+        {&fs_global_releases_page_cache, "releases of file-mapped memory left to the kernel's "
+                                         "reclaim (FORESIGHT_FILE_STREAMS=hint makes them)"},
+        {&fs_global_random_fits, "runs of indirect sites not advised MADV_RANDOM: their "
+                                 "targets fit in the memory limit"},
+        {&fs_global_random_readaround, "runs of indirect sites left to the kernel's "
+                                       "read-around: their targets were sequential frontiers "
+                                       "it kept in memory"},
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        const unsigned long n = __atomic_load_n(lines[i].count, __ATOMIC_RELAXED);
+        if (n)
+            fprintf(f, "%lu %s\n", n, lines[i].what);
+    }
 }
 
 void fs_stats_report(void)
