@@ -108,6 +108,13 @@
  *                                considered/issued/pages as usual and `filtered` stays 0.
  *   FORESIGHT_TRACE=PATH         write an event trace to PATH (below).  Works with
  *                                FORESIGHT_DISABLE=1 too (faults only): the baseline run.
+ *   FORESIGHT_NBD=URI            with FORESIGHT_NBD_FILE=PATH (the local view of that NBD
+ *                                export, e.g. an nbdfuse mount's file): prefetches of
+ *                                missing pages of a mapping of PATH go to the export's server
+ *                                as NBD_CMD_CACHE instead of MADV_WILLNEED (the shared I/O
+ *                                node of paper 3; `foresight cluster run` sets both).  libnbd
+ *                                is loaded at start-up; if it, the server or CACHE is missing,
+ *                                one line on stderr and prefetches stay local
  *
  * The event trace (FORESIGHT_TRACE=PATH), for measuring prefetch coverage from real faults.
  * Text, one event per line; fields separated by one space; addresses hex with 0x; t_ns is

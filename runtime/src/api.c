@@ -85,6 +85,7 @@ static void start(void)
         return;
     }
     fs_budget_init();
+    fs_remote_init();
     fs_queue_global = fs_queue_create(fs_cfg.queue_slots);
     if (fs_queue_global == NULL) {
         fprintf(stderr, "foresight: out of memory at start-up; hints disabled\n");

@@ -128,6 +128,17 @@ void fs_config_load(void)
             fprintf(stderr, "foresight: FORESIGHT_TRACE is longer than %zu bytes; not tracing\n",
                     sizeof fs_cfg.trace_path - 1);
     }
+    const char *nbd = getenv("FORESIGHT_NBD"), *nbd_file = getenv("FORESIGHT_NBD_FILE");
+    if (nbd != NULL && *nbd != 0) {
+        if (strlen(nbd) < sizeof fs_cfg.nbd_uri &&
+            (nbd_file == NULL || strlen(nbd_file) < sizeof fs_cfg.nbd_file)) {
+            strcpy(fs_cfg.nbd_uri, nbd);
+            strcpy(fs_cfg.nbd_file, nbd_file ? nbd_file : "");
+        } else {
+            fprintf(stderr, "foresight: FORESIGHT_NBD or FORESIGHT_NBD_FILE is longer than "
+                    "%zu bytes; prefetching locally\n", sizeof fs_cfg.nbd_uri - 1);
+        }
+    }
     const char *d = getenv("FORESIGHT_DISABLE");
     if (d != NULL && *d != 0) {
         if (strcmp(d, "1") == 0) {

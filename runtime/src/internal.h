@@ -80,6 +80,8 @@ struct fs_config {
     bool file_streams_hinted; /* FORESIGHT_FILE_STREAMS=hint: dense file streams keep hints */
     bool incore_hinted;     /* FORESIGHT_INCORE=hint: nests keep hints while memory fits */
     char trace_path[4088];  /* FORESIGHT_TRACE: event trace file, "" when off */
+    char nbd_uri[1024];     /* FORESIGHT_NBD: the I/O node serving nbd_file (remote.c) */
+    char nbd_file[1024];    /* FORESIGHT_NBD_FILE: the local view of that export */
 };
 extern struct fs_config fs_cfg;
 
@@ -207,6 +209,10 @@ enum fs_mem_kind fs_mapping_kind(uintptr_t page);
 bool fs_mapping_page_cache(uintptr_t page);
 /* The device of the file mapped at PAGE; false for other memory. */
 bool fs_mapping_device(uintptr_t page, unsigned long *major, unsigned long *minor);
+/* The file a file mapping's PAGE belongs to (device, inode), PAGE's offset in it, and
+ * the end of the mapping (a page number); false for anything but a file mapping. */
+bool fs_mapping_file(uintptr_t page, unsigned long dev[2], unsigned long *inode,
+                     uint64_t *offset, uintptr_t *hi);
 void fs_mapping_forget(void); /* a hint found memory unmapped: the cache may be stale */
 /* Cut [*page, *page + *npages) to the mapped memory in it: from its first mapped page to
  * the first hole after that.  False when none of it is mapped (or /proc is unreadable). */
@@ -257,6 +263,12 @@ extern unsigned long fs_global_random_pages;       /* pages advised MADV_RANDOM 
 extern unsigned long fs_global_random_readaround;  /* runs of sites left to read-around */
 extern unsigned long fs_global_releases_page_cache; /* releases left to the kernel's reclaim */
 extern unsigned long fs_global_random_fits;   /* runs of sites whose targets fit: not advised */
+
+/* remote.c: prefetches of a file an I/O node serves go to the node as NBD_CMD_CACHE. */
+void fs_remote_init(void);
+bool fs_remote_covers(uintptr_t page);                 /* PAGE is of the served file */
+bool fs_remote_prefetch(uintptr_t page, size_t npages); /* sent (or dropped): true */
+extern unsigned long fs_global_remote_requests, fs_global_remote_bytes, fs_global_remote_failed;
 
 /* random.c: MADV_RANDOM over the range an indirect site's targets span in a file mapping. */
 /* A prefetch target of SITE; true when the kernel's read-around serves the site's targets

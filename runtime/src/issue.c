@@ -33,6 +33,8 @@ static void *page_addr(uintptr_t page)
 
 static void willneed(uintptr_t page, size_t npages)
 {
+    if (fs_remote_prefetch(page, npages))
+        return;
     size_t chunk = fs_cfg.chunk_bytes >> FORESIGHT_PAGE_SHIFT;
     for (size_t done = 0; done < npages; done += chunk) {
         size_t n = npages - done < chunk ? npages - done : chunk;
@@ -42,6 +44,8 @@ static void willneed(uintptr_t page, size_t npages)
 
 static void populate(uintptr_t page, size_t npages)
 {
+    if (fs_remote_prefetch(page, npages))
+        return;
     if (__atomic_load_n(&populate_supported, __ATOMIC_RELAXED) &&
         madvise(page_addr(page), npages << FORESIGHT_PAGE_SHIFT, MADV_POPULATE_READ) != 0 &&
         errno == EINVAL) {

@@ -29,6 +29,8 @@ struct mapping {
     enum fs_mem_kind kind;
     bool cow; /* a private writable mapping: its pages may be copies, not the file's */
     unsigned long dev_major, dev_minor; /* the device of a file mapping's file */
+    unsigned long inode;  /* and its inode */
+    uint64_t offset;      /* the file offset at page lo */
 };
 
 static struct mapping table[MAPPING_SLOTS];
@@ -100,9 +102,9 @@ static int maps_skip_past(struct maps_reader *r, int stop)
 
 /* The next line: "start-end perms offset dev inode path".  False at the end. */
 static bool maps_next(struct maps_reader *r, uintptr_t *start, uintptr_t *end,
-                      unsigned long *inode, bool *cow, unsigned long dev[2])
+                      unsigned long *inode, bool *cow, unsigned long dev[2], unsigned long *off)
 {
-    unsigned long s, e, skip;
+    unsigned long s, e;
     int c, perms[4];
     if (maps_number(r, 16, &s) != '-' || maps_number(r, 16, &e) != ' ')
         return false;
@@ -110,7 +112,7 @@ static bool maps_next(struct maps_reader *r, uintptr_t *start, uintptr_t *end,
         perms[i] = maps_byte(r); /* "rwxp": read, write, execute, private or shared */
     *cow = perms[1] == 'w' && perms[3] == 'p';
     if (maps_skip_past(r, ' ') != ' ' ||    /* the rest of the perms */
-        maps_number(r, 16, &skip) != ' ' || /* offset */
+        maps_number(r, 16, off) != ' ' ||
         maps_number(r, 16, &dev[0]) != ':' || maps_number(r, 16, &dev[1]) != ' ' ||
         (c = maps_number(r, 10, inode)) == -1)
         return false;
@@ -129,11 +131,11 @@ static bool read_maps(uintptr_t page, struct mapping *out)
     if (!maps_open(&r))
         return false;
     uintptr_t a = page << FORESIGHT_PAGE_SHIFT, gap_lo = 0, start, end;
-    unsigned long inode, dev[2];
+    unsigned long inode, dev[2], off;
     bool cow;
     *out = (struct mapping){.lo = 0, .hi = FS_VA_LIMIT >> FORESIGHT_PAGE_SHIFT,
                             .kind = FS_MEM_NONE};
-    while (maps_next(&r, &start, &end, &inode, &cow, dev)) {
+    while (maps_next(&r, &start, &end, &inode, &cow, dev, &off)) {
         if (a < start) { /* in the gap before this mapping */
             *out = (struct mapping){.lo = gap_lo >> FORESIGHT_PAGE_SHIFT,
                                     .hi = start >> FORESIGHT_PAGE_SHIFT, .kind = FS_MEM_NONE};
@@ -143,7 +145,8 @@ static bool read_maps(uintptr_t page, struct mapping *out)
             *out = (struct mapping){.lo = start >> FORESIGHT_PAGE_SHIFT,
                                     .hi = end >> FORESIGHT_PAGE_SHIFT,
                                     .kind = inode != 0 ? FS_MEM_FILE : FS_MEM_ANON,
-                                    .cow = cow, .dev_major = dev[0], .dev_minor = dev[1]};
+                                    .cow = cow, .dev_major = dev[0], .dev_minor = dev[1],
+                                    .inode = inode, .offset = off};
             break;
         }
         gap_lo = end;
@@ -205,6 +208,19 @@ bool fs_mapping_device(uintptr_t page, unsigned long *major, unsigned long *mino
     return true;
 }
 
+bool fs_mapping_file(uintptr_t page, unsigned long dev[2], unsigned long *inode,
+                     uint64_t *offset, uintptr_t *hi)
+{
+    uintptr_t lo;
+    if (fs_mapping_of(page, &lo, hi) != FS_MEM_FILE)
+        return false;
+    dev[0] = last.dev_major;
+    dev[1] = last.dev_minor;
+    *inode = last.inode;
+    *offset = last.offset + ((uint64_t)(page - lo) << FORESIGHT_PAGE_SHIFT);
+    return true;
+}
+
 bool fs_mapping_clamp(uintptr_t *page, size_t *npages)
 {
     /* msync(MS_ASYNC) does nothing on Linux but walk the range's mappings, and fails
@@ -216,9 +232,9 @@ bool fs_mapping_clamp(uintptr_t *page, size_t *npages)
     if (!maps_open(&r))
         return false;
     uintptr_t first = *page, stop = *page + *npages, lo = 0, hi = 0, start, end;
-    unsigned long inode, dev[2];
+    unsigned long inode, dev[2], off;
     bool found = false, cow;
-    while (maps_next(&r, &start, &end, &inode, &cow, dev)) {
+    while (maps_next(&r, &start, &end, &inode, &cow, dev, &off)) {
         start >>= FORESIGHT_PAGE_SHIFT;
         end >>= FORESIGHT_PAGE_SHIFT;
         if (end <= first)

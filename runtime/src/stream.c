@@ -274,7 +274,8 @@ static bool dense_up_the_page_cache(const struct foresight_stream *st, uintptr_t
                        ((st->fs_flags & FORESIGHT_STREAM_REGION) &&
                         st->fs_region + st->fs_page > st->fs_abs);
     return !fs_cfg.file_streams_hinted && st->fs_abs != 0 && dense && upward(st) &&
-           fs_mapping_page_cache(now >> FORESIGHT_PAGE_SHIFT);
+           fs_mapping_page_cache(now >> FORESIGHT_PAGE_SHIFT) &&
+           !fs_remote_covers(now >> FORESIGHT_PAGE_SHIFT); /* its prefetches go to the node */
 }
 
 static bool kernel_reads_ahead(struct foresight_stream *st, struct foresight_site *site,

@@ -28,6 +28,12 @@ def _ionode(ns: argparse.Namespace) -> int:
     return ionode.main(ns)
 
 
+def _cluster(ns: argparse.Namespace) -> int:
+    from foresight.sharedcache import cluster
+
+    return cluster.main(ns)
+
+
 def _swap(ns: argparse.Namespace) -> int:
     from foresight.harness import swap
 
@@ -89,6 +95,16 @@ def build_parser(bench_suites: bool = True) -> argparse.ArgumentParser:
 
     ionode_arguments(io)
     io.set_defaults(func=_ionode)
+
+    cl = sub.add_parser("cluster", help="run a program as N clients of one I/O node "
+                        "(paper 3): each on its own nbdfuse view of the node's disk")
+    from foresight.sharedcache.cluster import add_arguments as cluster_arguments
+
+    cl_actions = cl.add_subparsers(dest="action", required=True, metavar="run")
+    cl_run = cl_actions.add_parser("run", help="start the node, mount, run the clients, "
+                                   "clean up")
+    cluster_arguments(cl_run)
+    cl_run.set_defaults(func=_cluster)
 
     s = sub.add_parser("swap", help="manage a swap file for anonymous out-of-core data")
     s.add_argument("action", choices=["enable", "disable", "status"])

@@ -1,0 +1,248 @@
+"""`foresight cluster run`: clients sharing one I/O node, for real (paper 3, issue 23).
+
+One I/O node (`foresight ionode`: nbdkit with the foresight filter) serves a disk; each
+of N clients sees it as a file of its own nbdfuse mount (export `c<i>`: the node's
+client id; nbdfuse opens several connections per mount, all under that name) and runs
+the program in a memory cgroup of its own whose cap is the client's cache.  The
+program finds its client's view of the disk in its arguments (`{disk}`, and `{client}`,
+`{clients}` for its rank and their number) or in FORESIGHT_DISK, FORESIGHT_CLIENT and
+FORESIGHT_CLIENTS.  FORESIGHT_NBD and FORESIGHT_NBD_FILE send the prefetches of a
+`foresight cc` program on that file to the node as NBD_CMD_CACHE (runtime/src/remote.c).
+
+The node's cache starts empty and each client's page cache with it (a fresh mount); the
+disk given with --disk is served as it is (the clients' writes go to it), one made with
+--size is a zero-filled file in the run's own directory, removed after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+from foresight.errors import HarnessError, UsageError
+from foresight.harness.run import Cap, check_mem, signal_name
+from foresight.sharedcache import ionode
+from foresight.units import format_size, parse_size
+
+FILE = "nbd"   # the file name in each nbdfuse mount
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--clients", type=int, default=2, metavar="N",
+                   help="clients running the program at once (default 2)")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--disk", metavar="FILE", help="the disk file the node serves")
+    where.add_argument("--size", metavar="SIZE",
+                       help="serve a zero-filled disk of SIZE made for the run")
+    p.add_argument("--client-mem", default="16M", metavar="SIZE",
+                   help="each client's memory cap: its cache (default 16M)")
+    p.add_argument("--cache", default="64M", help="the node's cache (default 64M)")
+    p.add_argument("--block", default="64K", help="its block (default 64K)")
+    p.add_argument("--policy", choices=ionode.POLICIES, default="fine",
+                   help="the node's prefetch control (default fine)")
+    p.add_argument("--epoch", default="10000",
+                   help="an epoch of the node: N requests or Nms (default 10000)")
+    p.add_argument("--trace", metavar="FILE", help="the node's requests, as a sim trace")
+    p.add_argument("--stats", metavar="FILE", help="the node's counters per epoch (JSON lines)")
+    p.add_argument("--json", metavar="FILE", help="the clients' and the node's results")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="kill the clients after S seconds")
+    p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- PROG ARGS ({disk}, {client}, "
+                   "{clients} replaced per client)")
+
+
+def _check(ns: argparse.Namespace) -> tuple[list[str], int]:
+    cmd = list(ns.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise UsageError("no program given: foresight cluster run [options] -- PROG ARGS")
+    if not 1 <= ns.clients <= 64:
+        raise UsageError(f"--clients must be 1 to 64, not {ns.clients}")
+    mem = parse_size(ns.client_mem)
+    check_mem(mem)
+    if ns.size is not None and parse_size(ns.size) < 65536:
+        raise UsageError(f"--size {ns.size}: the disk must hold at least one 64K block")
+    if ns.disk is not None and not Path(ns.disk).is_file():
+        raise UsageError(f"--disk {ns.disk!r}: give an existing disk file to serve")
+    for tool in ("nbdkit", "nbdfuse", "fusermount3"):
+        if shutil.which(tool) is None:
+            raise UsageError(f"{tool} is not installed: run `make setup`")
+    if not os.path.exists("/dev/fuse"):
+        raise UsageError("/dev/fuse is missing: the clients' mounts need FUSE")
+    return cmd, mem
+
+
+def _mount(mnt: Path, uri: str, pidfile: Path, log: Path) -> subprocess.Popen:
+    """nbdfuse of URI on MNT, ready (its pid file written) or an error."""
+    mnt.mkdir()
+    with open(log, "w") as err:
+        proc = subprocess.Popen(["nbdfuse", "-P", str(pidfile), str(mnt), uri],
+                                stdout=subprocess.DEVNULL, stderr=err)
+    for _ in range(200):
+        if pidfile.exists() and (mnt / FILE).exists():
+            return proc
+        if proc.poll() is not None:
+            break
+        time.sleep(0.025)
+    proc.kill()
+    text = log.read_text().strip().splitlines()
+    raise HarnessError(f"nbdfuse could not mount {uri}: "
+                       f"{text[-1] if text else 'no message'}")
+
+
+def _unmount(mnt: Path, proc: subprocess.Popen) -> None:
+    subprocess.run(["fusermount3", "-u", str(mnt)], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _client_cmd(cmd: list[str], disk: str, i: int, n: int) -> list[str]:
+    return [a.replace("{disk}", disk).replace("{client}", str(i)).replace("{clients}", str(n))
+            for a in cmd]
+
+
+def run(ns: argparse.Namespace) -> dict:
+    cmd, mem = _check(ns)
+    work = Path(tempfile.mkdtemp(prefix="foresight-cluster-"))
+    pidfile, sock = work / "node.pid", work / "node.sock"
+    mounts: list[tuple[Path, subprocess.Popen]] = []
+    node_started = False
+    try:
+        disk = Path(ns.disk) if ns.disk else work / "disk.img"
+        if ns.disk is None:
+            with open(disk, "wb") as f:
+                f.truncate(parse_size(ns.size))
+        node = SimpleNamespace(disk=str(disk), socket=str(sock), port=None, cache=ns.cache,
+                               block=ns.block, policy=ns.policy, epoch=ns.epoch,
+                               trace=ns.trace, stats=ns.stats, pidfile=str(pidfile),
+                               foreground=False, action="start")
+        ionode.main(node)
+        node_started = True
+        for i in range(ns.clients):
+            uri = f"nbd+unix:///c{i}?socket={sock}"
+            mnt = work / f"c{i}"
+            mounts.append((mnt, _mount(mnt, uri, work / f"c{i}.fuse.pid",
+                                       work / f"c{i}.fuse.log")))
+        clients = _run_clients(cmd, mem, ns, work, sock)
+    finally:
+        for mnt, proc in mounts:
+            _unmount(mnt, proc)
+        if node_started:
+            try:
+                ionode.main(SimpleNamespace(action="stop", pidfile=str(pidfile)))
+            except UsageError as e:
+                print(f"foresight: warning: {e}", file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+    node_stats = None
+    if ns.stats:
+        try:
+            lines = Path(ns.stats).read_text().splitlines()
+            node_stats = json.loads(lines[-1]) if lines else None
+        except (OSError, ValueError):
+            node_stats = None
+    return {"clients": clients, "node": node_stats, "policy": ns.policy,
+            "client_mem_bytes": mem, "node_cache": ns.cache, "command": cmd}
+
+
+def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
+                 sock: Path) -> list[dict]:
+    """Start every client at once, each in its own capped cgroup; wait for all."""
+    started: list[tuple[subprocess.Popen, Cap, float]] = []
+    results: list[dict] = []
+    try:
+        for i in range(ns.clients):
+            view = str(work / f"c{i}" / FILE)
+            env = dict(os.environ, FORESIGHT_CLIENT=str(i), FORESIGHT_CLIENTS=str(ns.clients),
+                       FORESIGHT_DISK=view, FORESIGHT_NBD=f"nbd+unix:///c{i}?socket={sock}",
+                       FORESIGHT_NBD_FILE=view, FORESIGHT_STATS=str(work / f"c{i}.stats.json"))
+            cap = Cap(mem)
+            argv = cap.prefix + _client_cmd(cmd, view, i, ns.clients)
+            with open(work / f"c{i}.out", "w") as out, open(work / f"c{i}.err", "w") as err:
+                try:
+                    proc = subprocess.Popen(
+                        argv, env=env, stdout=out, stderr=err,
+                        preexec_fn=cap.cgroup.join_self if cap.cgroup else None)
+                except OSError as e:
+                    cap.close()
+                    raise HarnessError(f"cannot run {cmd[0]!r}: {e.strerror}") from None
+            started.append((proc, cap, time.perf_counter()))
+        walls: dict[int, float] = {}
+
+        def wait(k: int) -> None:
+            started[k][0].wait()
+            walls[k] = time.perf_counter() - started[k][2]
+
+        waiters = [threading.Thread(target=wait, args=(k,)) for k in range(len(started))]
+        for t in waiters:
+            t.start()
+        deadline = None if ns.timeout is None else time.monotonic() + ns.timeout
+        timed_out = False
+        for t in waiters:
+            t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if t.is_alive():
+                timed_out = True
+                for proc, _, _ in started:
+                    proc.kill()
+                t.join()
+        for i, (proc, cap, _) in enumerate(started):
+            code = proc.returncode
+            stats = None
+            try:
+                stats = json.loads((work / f"c{i}.stats.json").read_text())
+            except (OSError, ValueError):
+                pass
+            oom = bool(cap.cgroup and cap.cgroup.oom_kills() > 0)
+            results.append({
+                "id": i, "wall_seconds": walls.get(i), "exit_code": code if code >= 0
+                else 128 - code, "signal": signal_name(-code) if code < 0 else None,
+                "oom_killed": oom, "timed_out": timed_out,
+                "stdout": (work / f"c{i}.out").read_text(errors="replace"),
+                "stderr": (work / f"c{i}.err").read_text(errors="replace"),
+                "prefetches_to_node": (stats.get("global") or {}).get("remote_cache_requests")
+                if stats else None,
+                "cgroup": cap.describe()})
+    finally:
+        for proc, cap, _ in started:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            cap.close()
+    return results
+
+
+def main(ns: argparse.Namespace) -> int:
+    res = run(ns)
+    for c in res["clients"]:
+        sys.stdout.write(c["stdout"])
+    for c in res["clients"]:
+        if c["stderr"]:
+            sys.stderr.write(c["stderr"])
+    print(f"foresight cluster: {len(res['clients'])} clients of "
+          f"{format_size(res['client_mem_bytes'])} each, one I/O node "
+          f"({res['node_cache']} cache, policy {res['policy']})", file=sys.stderr)
+    for c in res["clients"]:
+        how = ("killed by the OOM killer" if c["oom_killed"] else "timed out" if c["timed_out"]
+               else f"killed by {c['signal']}" if c["signal"] else f"exit {c['exit_code']}")
+        wall = "" if c["wall_seconds"] is None else f"{c['wall_seconds']:.3f} s, "
+        sent = c["prefetches_to_node"]
+        print(f"  client {c['id']}: {wall}{how}"
+              + ("" if sent is None else f", {sent} prefetches sent to the node"),
+              file=sys.stderr)
+    if ns.json:
+        Path(ns.json).write_text(json.dumps(res, indent=1) + "\n")
+    codes = [c["exit_code"] for c in res["clients"]]
+    return next((c for c in codes if c != 0), 0)

@@ -1,0 +1,117 @@
+"""`foresight cluster run`: clients of one real I/O node, each through its own nbdfuse
+view of the node's disk and in its own memory cgroup.  Their output is the program's
+own; a `foresight cc` client's prefetches reach the node as NBD_CMD_CACHE (the node's
+trace shows them per client) and its writes reach the disk; a node that cannot be
+reached leaves the prefetches local with one line said; bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FORESIGHT = [sys.executable, "-m", "foresight.cli"]
+CLIENTS = Path(__file__).parent / "clients"
+
+
+@pytest.fixture(scope="module")
+def tools():
+    for tool in ("nbdkit", "nbdfuse", "fusermount3"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} missing: run `make setup`")
+    if not os.path.exists("/dev/fuse") or os.geteuid() != 0:
+        pytest.skip("needs /dev/fuse and root")
+
+
+def build(tmp_path: Path, name: str, hinted: bool) -> str:
+    exe = tmp_path / f"{name}-{'P' if hinted else 'O'}"
+    cc = [*FORESIGHT, "cc"] if hinted else ["cc"]
+    p = subprocess.run([*cc, "-O2", str(CLIENTS / f"{name}.c"), "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return str(exe)
+
+
+def disk(tmp_path: Path, mib: int) -> Path:
+    rnd = random.Random(7)
+    path = tmp_path / "disk.img"
+    words = mib << 17
+    path.write_bytes(struct.pack(f"<{words}Q", *(rnd.getrandbits(64) for _ in range(words))))
+    return path
+
+
+def cluster(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*FORESIGHT, "cluster", "run", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_hinted_clients_prefetch_through_the_node_and_print_what_the_original_does(
+        tools, tmp_path):
+    d = disk(tmp_path, 8)
+    scan_o, scan_p = build(tmp_path, "scan", False), build(tmp_path, "scan", True)
+    want = "".join(subprocess.run([scan_o, str(d), str(c), "2", "2"], capture_output=True,
+                                  text=True, check=True).stdout for c in range(2))
+    trace, out = tmp_path / "node.trace", tmp_path / "cluster.json"
+    p = cluster("--clients", "2", "--disk", str(d), "--client-mem", "16M", "--cache", "4M",
+                "--trace", str(trace), "--json", str(out), "--", scan_p, "{disk}", "{client}",
+                "{clients}", "2")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == want
+    res = json.loads(out.read_text())
+    assert [c["exit_code"] for c in res["clients"]] == [0, 0]
+    assert all(c["prefetches_to_node"] > 0 for c in res["clients"])
+    ops = [line.split()[:2] for line in trace.read_text().splitlines()
+           if not line.startswith("#")]
+    for client in ("0", "1"):
+        assert [client, "P"] in ops and [client, "R"] in ops
+    assert "client 0:" in p.stderr and "prefetches sent to the node" in p.stderr
+
+
+def test_clients_writes_reach_the_disk(tools, tmp_path):
+    d = disk(tmp_path, 2)
+    stamp = build(tmp_path, "stamp", True)
+    p = cluster("--clients", "3", "--disk", str(d), "--client-mem", "16M", "--", stamp,
+                "{disk}", "{client}", "{clients}")
+    assert p.returncode == 0, p.stderr
+    words, block = (2 << 20) // 8, 65536 // 8      # shares of whole 64 KiB blocks
+    share = [(c * 32 // 3 * block, (c + 1) * 32 // 3 * block) for c in range(3)]
+    for c, (lo, hi) in enumerate(share):
+        assert f"client {c} stamped {hi - lo} of {hi - lo}" in p.stdout
+    data = struct.unpack(f"<{words}Q", d.read_bytes())
+    for c, (lo, hi) in enumerate(share):
+        assert all(data[i] == (c + 1) << 56 | i for i in range(lo, hi))
+
+
+def test_an_unreachable_node_leaves_prefetches_local(tools, tmp_path):
+    d = disk(tmp_path, 4)
+    scan_o, scan_p = build(tmp_path, "scan", False), build(tmp_path, "scan", True)
+    want = subprocess.run([scan_o, str(d), "0", "1", "1"], capture_output=True, text=True,
+                          check=True).stdout
+    env = dict(os.environ, FORESIGHT_NBD=f"nbd+unix:///c0?socket={tmp_path}/none.sock",
+               FORESIGHT_NBD_FILE=str(d))
+    p = subprocess.run([scan_p, str(d), "0", "1", "1"], capture_output=True, text=True,
+                       env=env)
+    assert p.returncode == 0 and p.stdout == want
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot connect" in lines[0] and "stay local" in lines[0]
+
+
+def test_bad_input_is_one_line(tools, tmp_path):
+    d = disk(tmp_path, 1)
+    for args, message in (
+            (["--disk", str(d)], "no program given"),
+            (["--disk", str(d), "--clients", "0", "--", "true"], "--clients must be 1 to 64"),
+            (["--disk", str(tmp_path / "nope"), "--", "true"], "give an existing disk file"),
+            (["--size", "1K", "--", "true"], "at least one 64K block"),
+            (["--disk", str(d), "--client-mem", "lots", "--", "true"], "lots"),
+            (["--", "true"], "one of the arguments --disk --size is required")):
+        p = cluster(*args)
+        assert p.returncode == 2, (args, p.stderr)
+        assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
