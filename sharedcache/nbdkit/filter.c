@@ -3,7 +3,7 @@
  *
  *     nbdkit --filter=foresight.so file FILE cache=none fadvise=random \
  *            iocache-size=64M iocache-policy=fine [iocache-epoch=N|Nms] \
- *            [iocache-trace=T] [iocache-stats=S.jsonl] ...
+ *            [iocache-trace=T] [iocache-stats=S.jsonl] [iocache-disk-delay=Nus|Nms] ...
  *
  * Every client (one NBD export name: `c3`; nbdfuse's several connections per mount share
  * it) reads and writes through one cache of `iocache-size` bytes in blocks of
@@ -44,6 +44,11 @@ static uint64_t cache_bytes = 64u << 20, block_bytes = 64u << 10;
 static struct iocache_params params;
 static bool prefetching = true;            /* iocache-policy=none: CACHE does nothing */
 static uint64_t epoch_requests = 10000, epoch_ms;
+/* iocache-disk-delay: a disk model for experiments on a fast device.  Every request to the
+ * plugin first holds the one "disk" for this long, so the disk is a queue serving a
+ * request per delay, as the simulator's device with no seek and a block per delay. */
+static uint64_t disk_delay_ns;
+static pthread_mutex_t disk = PTHREAD_MUTEX_INITIALIZER;
 static const char *trace_path, *stats_path;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -180,6 +185,27 @@ static int foresight_config(nbdkit_next_config *next, nbdkit_backend *nxdata, co
         epoch_requests = ms ? 0 : e;
         return 0;
     }
+    if (!strcmp(key, "iocache-disk-delay")) {
+        size_t n = strlen(value);
+        uint64_t unit = n > 2 && !strcmp(value + n - 2, "ms") ? 1000000u
+                        : n > 2 && !strcmp(value + n - 2, "us") ? 1000u : 0;
+        char buf[32];
+        uint64_t d;
+        if (unit == 0 || n - 2 >= sizeof buf) {
+            nbdkit_error("iocache-disk-delay=%s: Nus or Nms", value);
+            return -1;
+        }
+        memcpy(buf, value, n - 2);
+        buf[n - 2] = 0;
+        if (nbdkit_parse_uint64_t(key, buf, &d) == -1)
+            return -1;
+        if (d > 10000000000ull / unit) {
+            nbdkit_error("iocache-disk-delay=%s: at most 10 s", value);
+            return -1;
+        }
+        disk_delay_ns = d * unit;
+        return 0;
+    }
     if (!strcmp(key, "iocache-trace")) {
         trace_path = value;
         return 0;
@@ -212,7 +238,8 @@ static int foresight_config_complete(nbdkit_next_config_complete *next, nbdkit_b
     "iocache-policy=P         none, plain, coarse or fine (default fine)\n" \
     "iocache-epoch=N|Nms      an epoch: N requests or N milliseconds (default 10000)\n" \
     "iocache-trace=FILE       every request, as a foresight sim trace\n" \
-    "iocache-stats=FILE       counters per epoch, JSON lines"
+    "iocache-stats=FILE       counters per epoch, JSON lines\n" \
+    "iocache-disk-delay=Nus|Nms  every plugin request holds one disk this long first"
 
 static void load(void)
 {
@@ -438,11 +465,24 @@ static uint32_t block_len(nbdkit_next *next, uint64_t block)
                                                            : block_bytes);
 }
 
+/* The disk model's time for one plugin request (iocache-disk-delay), in turn. */
+static void disk_time(void)
+{
+    if (disk_delay_ns == 0)
+        return;
+    struct timespec ts = {(time_t)(disk_delay_ns / 1000000000u), (long)(disk_delay_ns % 1000000000u)};
+    pthread_mutex_lock(&disk);
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+    pthread_mutex_unlock(&disk);
+}
+
 /* Reads BLOCK from the plugin into slot S (held, LOADING); true when done. */
 static bool read_in(nbdkit_next *next, uint32_t s, uint64_t block)
 {
     uint32_t len = block_len(next, block);
     int err = 0;
+    disk_time();
     return len > 0 && next->pread(next, pool + (size_t)s * block_bytes, len, block * block_bytes,
                                   0, &err) == 0;
 }
@@ -512,6 +552,7 @@ static int foresight_pread(nbdkit_next *next, void *handle, void *buf, uint32_t 
         iocache_access(cache, h->client, block, false, 0, &o);
         if (o.result == IOCACHE_BYPASS) {
             pthread_mutex_unlock(&lock);
+            disk_time();
             if (next->pread(next, out, n, offset, flags, err) == -1)
                 return -1;
         } else {
@@ -530,6 +571,7 @@ static int foresight_pread(nbdkit_next *next, void *handle, void *buf, uint32_t 
                 if (!ok) {
                     iocache_unhold(cache, s);
                     pthread_mutex_unlock(&lock);
+                    disk_time();
                     if (next->pread(next, out, n, offset, flags, err) == -1)
                         return -1;
                     goto next_block;
@@ -605,6 +647,7 @@ struct io {
 static int do_io(void *ctx, int *err)
 {
     struct io *x = ctx;
+    disk_time();
     switch (x->op) {
     case 'W': return x->next->pwrite(x->next, x->buf, x->count, x->offset, x->flags, err);
     case 'T': return x->next->trim(x->next, x->count, x->offset, x->flags, err);

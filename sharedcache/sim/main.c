@@ -2,6 +2,7 @@
  * main.c — `foresight sim`: the command line of the shared I/O-node cache simulator.
  * Bad input is one line on stderr and exit status 2, with nothing written.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -27,7 +28,7 @@ static const char USAGE[] =
     "         [--block SIZE] [--ionodes N] [--per-node-cache] [--epochs N] [--threshold T]\n"
     "         [--k K] [--metric ratio|share] [--no-throttle] [--no-pin] [--shadows N]\n"
     "         [--client-cache SIZE] [--epoch-log FILE]\n"
-    "         [--disk vm|paper] [--serial] [--json OUT] [--speed]\n"
+    "         [--disk vm|paper] [--disk-delay Nus|Nms] [--serial] [--json OUT] [--speed]\n"
     "\n"
     "Simulates clients sharing I/O-node caches on a trace (lines `CLIENT OP BLOCK [THINK_US]`,\n"
     "OP R, W, P or B) and writes the results as JSON (to OUT, else to stdout).\n"
@@ -52,6 +53,8 @@ static const char USAGE[] =
     "  --shadows     evictions remembered per node to find harmful prefetches (default:\n"
     "                the node's cache blocks)\n"
     "  --disk        vm (this machine) or paper (10 ms + 25 MB/s, 100 Mb/s) (default vm)\n"
+    "  --disk-delay  the disk serves one request per delay, whatever its block (no seek,\n"
+    "                rate block/delay): the I/O-node server's iocache-disk-delay\n"
     "  --serial      requests in the order of the trace's lines (as one server receives\n"
     "                them), not interleaved by simulated time; times still modelled\n"
     "  --epoch-log   each node's harm per epoch as JSON lines: harmful prefetches and\n"
@@ -182,7 +185,7 @@ int main(int argc, char **argv)
         {"shadows", required_argument, 0, 's'}, {"disk", required_argument, 0, 'd'},
         {"json", required_argument, 0, 'j'},    {"speed", no_argument, 0, 'S'},
         {"serial", no_argument, 0, 'O'},      {"client-cache", required_argument, 0, 'C'},
-        {"epoch-log", required_argument, 0, 'L'},
+        {"epoch-log", required_argument, 0, 'L'}, {"disk-delay", required_argument, 0, 'D'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
     };
     static const char *const POLICIES[] = {"none", "plain", "coarse", "fine", "optimal", "obl"};
@@ -200,6 +203,7 @@ int main(int argc, char **argv)
     unsigned npaths = 0, v;
     const char *json = NULL, *epoch_log = NULL;
     bool speed = false, prefetcher_set = false, json_written = false;
+    uint64_t disk_delay_ns = 0;   /* --disk-delay: the device serves a request per delay */
     int rc = 0, o;
     opterr = 0;
     if (!paths)
@@ -274,6 +278,21 @@ int main(int argc, char **argv)
             if (!(rc = choose(optarg, DISKS, 2, "disk model", "vm, paper", &v)))
                 cfg.device = DEVICES[v];
             break;
+        case 'D': {
+            size_t n = strlen(optarg);
+            uint64_t unit = n > 2 && !strcmp(optarg + n - 2, "ms") ? 1000000u
+                            : n > 2 && !strcmp(optarg + n - 2, "us") ? 1000u : 0;
+            char *end;
+            errno = 0;
+            unsigned long long d = unit && isdigit((unsigned char)optarg[0])
+                                       ? strtoull(optarg, &end, 10) : 0;
+            if (!unit || errno || end != optarg + n - 2 || d == 0 || d > 10000000000ull / unit)
+                rc = usage_error("--disk-delay takes Nus or Nms (N from 1, at most 10 s), "
+                                 "not '%s'", optarg);
+            else
+                disk_delay_ns = d * unit;
+            break;
+        }
         case 'j': json = optarg; break;
         case 'L': epoch_log = optarg; break;
         case 'S': speed = true; break;
@@ -293,6 +312,10 @@ int main(int argc, char **argv)
         rc = usage_error("%s", "no trace given (--trace FILE)");
     if (!rc && cfg.prefetcher == PF_OBL && cfg.policy == POL_NONE && prefetcher_set)
         rc = usage_error("%s", "--prefetcher obl with --policy none prefetches nothing");
+    if (disk_delay_ns) {
+        cfg.device.seek_ns = 0;
+        cfg.device.disk_rate = (double)cfg.block_bytes * 1e9 / (double)disk_delay_ns;
+    }
     uint64_t blocks = cfg.cache_bytes / cfg.block_bytes;
     if (!cfg.per_node_cache)
         blocks /= cfg.ionodes;

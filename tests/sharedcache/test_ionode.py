@@ -42,7 +42,8 @@ def test_bad_input_is_one_line(tmp_path):
             (["--disk", str(tmp_path / "nope")], "give an existing disk file"),
             (["--disk", str(disk), "--cache", "10K"], "cache capacity must be at least one"),
             (["--disk", str(disk), "--cache", "lots"], "lots"),
-            (["--disk", str(disk), "--policy", "best"], "invalid choice: 'best'")):
+            (["--disk", str(disk), "--policy", "best"], "invalid choice: 'best'"),
+            (["--disk", str(disk), "--disk-delay", "5s"], "Nus or Nms")):
         p = ionode("start", "--socket", str(tmp_path / "s"), "--pidfile",
                    str(tmp_path / "p"), *args)
         assert p.returncode == 2, (args, p.stderr)

@@ -258,6 +258,9 @@ def test_a_bad_trace_is_named_by_file_and_line_and_nothing_is_written(tmp_path, 
     (["--policy", "obl", "--disk", "x"], "unknown disk model 'x'"),
     (["--block", "2G"], "--block takes a power of two up to 1G"),
     (["--cache", "4T", "--block", "512"], "--cache is 2^31 blocks or more"),
+    (["--disk-delay", "0ms"], "--disk-delay takes Nus or Nms"),
+    (["--disk-delay", "2s"], "--disk-delay takes Nus or Nms"),
+    (["--disk-delay", "10001ms"], "--disk-delay takes Nus or Nms"),
 ])
 def test_a_bad_parameter_is_one_line_naming_the_valid_values(tmp_path, args, message):
     trace = write(tmp_path / "t.trace", [(0, "R", 1)])
@@ -265,6 +268,16 @@ def test_a_bad_parameter_is_one_line_naming_the_valid_values(tmp_path, args, mes
     assert p.returncode == 2
     assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1
     assert p.stdout == ""
+
+
+def test_a_disk_delay_serves_one_request_per_delay(tmp_path):
+    # One client reading ten blocks, two of them one after the other: with a delay the
+    # disk takes exactly that per read, sequential or not (the node's iocache-disk-delay).
+    trace = write(tmp_path / "t.trace", [(0, "R", b) for b in (5, 1, 2, 9, 30, 7, 3, 8, 4, 6)])
+    vm = run_json(trace, tmp_path / "vm.json")
+    slow = run_json(trace, tmp_path / "d.json", "--disk-delay", "2ms")
+    assert slow["nodes"][0]["disk_busy_s"] == pytest.approx(0.020)
+    assert slow["makespan_s"] > 0.020 > vm["makespan_s"]
 
 
 def test_a_missing_trace_is_an_error(tmp_path):

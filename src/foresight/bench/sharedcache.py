@@ -29,7 +29,7 @@ from foresight.bench.common import pyplot
 from foresight.bench.tables import Table, machine
 from foresight.errors import UsageError
 from foresight.harness import environment
-from foresight.sharedcache import sweeps
+from foresight.sharedcache import live, sweeps
 from foresight.sharedcache.sweeps import FIGURES
 from foresight.sharedcache.workloads import NAMES
 from foresight.units import format_size, parse_size
@@ -97,11 +97,13 @@ def measure(ns: argparse.Namespace) -> dict:
                           else sweeps.harm_matrices(r, workloads) if f == "5"
                           else sweeps.sweep(r, sweeps.SWEEPS[f], workloads))
             print(f"figure {f} done", flush=True)
+        lived = live.measure(workloads, live.CLIENTS, Path(tmp)) if ns.live else None
     return {"suite": "sharedcache", "workloads": workloads, "clients": clients,
             "data_bytes": data, "block_bytes": BLOCK, "cache": ns.cache,
             "client_cache": ns.client_cache, "disk": ns.disk, "compute": ns.compute,
             "think_us": think, "epochs": 100, "k": 3, "rows": rows, "figures": figures,
-            "paper_8_clients": PAPER, "environment": environment.environment(None)}
+            "paper_8_clients": PAPER, "live": lived,
+            "environment": environment.environment(None)}
 
 
 class SharedCache(suite.Suite):
@@ -125,6 +127,10 @@ class SharedCache(suite.Suite):
         parser.add_argument("--figs", metavar="N,N",
                             help="also the sensitivity figures: " + ", ".join(FIGURES) +
                             " (paper 3's numbering; default none)")
+        parser.add_argument("--live", action="store_true",
+                            help="also run the workloads on a real I/O node with real "
+                            "clients (foresight cluster run) at 2, 4 and 8 clients, beside "
+                            "the simulator on the same traces (about 10 minutes)")
         parser.add_argument("--quick", action="store_true",
                             help="defaults an eighth the size: 256M of data, 8M cache, "
                             "2M client caches, 1-8 clients")
@@ -157,6 +163,19 @@ class SharedCache(suite.Suite):
                 ("clients", "none", "plain", "coarse", "fine", "optimal", "none, MIN",
                  "plain, MIN", "fine over plain",
                  "harmful (plain)", "harmful fine / plain"), rows))
+        if res.get("live"):
+            lv = res["live"]
+            out.append(Table(
+                f"Live: a real I/O node and real clients beside the simulator on the same "
+                f"traces ({format_size(lv['data_bytes'])} of data, {lv['node_cache']} node "
+                f"cache, {lv['client_mem']} clients, disk {lv['disk_delay']} per request)",
+                ("workload", "clients", *(f"{p} live / sim" for p in live.POLICIES),
+                 "order live", "order sim", "same"),
+                [(r["workload"], str(r["clients"]),
+                  *(f"{r['live_s'][p]:.2f} / {r['sim_s'][p]:.2f} s" for p in live.POLICIES),
+                  " < ".join(r["live_order"]), " < ".join(r["sim_order"]),
+                  "yes" if r["same_order"] else "no") for r in lv["rows"]],
+                left=("workload", "order live", "order sim")))
         for f in res.get("figures", {}).values():
             if f["fig"] == "5":
                 out.append(Table(
@@ -185,7 +204,22 @@ class SharedCache(suite.Suite):
                 f"and \"plain, MIN\": without and with plain prefetching, Belady's MIN "
                 f"instead of LRU with aging (the future from a first run of the same "
                 f"policy), over none with LRU with aging.",
+                *self._live_notes(res.get("live")),
                 machine(res["environment"])]
+
+    @staticmethod
+    def _live_notes(lv: dict | None) -> list[str]:
+        if not lv:
+            return []
+        same = sum(r["same_order"] for r in lv["rows"])
+        return [f"Live: the traces played by replay clients (benchmarks/shared/replay.c) "
+                f"under `foresight cluster run`, one run per policy, the makespan the last "
+                f"client's wall time; compute {lv['think_us']:.0f} us per block as a sleep "
+                f"(a client stands for a node with a processor of its own); the node's disk "
+                f"serves a request per {lv['disk_delay']}; simulated with the same node cache, "
+                f"{lv['sim_client_cache']} client caches (what the {lv['client_mem']} cgroup "
+                f"leaves the page cache) and --disk-delay {lv['disk_delay']}. The policies "
+                f"rank the same live and simulated in {same} of {len(lv['rows'])} rows."]
 
     def plot(self, res: dict, directory: str) -> list[str]:
         plt = pyplot()
@@ -222,6 +256,8 @@ class SharedCache(suite.Suite):
         files.append(str(Path(directory) / "sharedcache-harmful.png"))
         fig.savefig(files[-1], dpi=120)
         plt.close(fig)
+        if res.get("live"):
+            files.append(self._live_plot(plt, res["live"], directory))
         for f in res.get("figures", {}).values():
             if f["fig"] == "5":
                 files.append(self._matrices(plt, f, directory))
@@ -242,6 +278,32 @@ class SharedCache(suite.Suite):
             plt.close(fig)
         return files
 
+
+    @staticmethod
+    def _live_plot(plt, lv: dict, directory: str) -> str:
+        """Each policy's gain over none, live (solid) and simulated (dashed)."""
+        names = sorted({r["workload"] for r in lv["rows"]}, key=NAMES.index)
+        fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.2), squeeze=False)
+        for ax, w in zip(axes[0], names, strict=True):
+            rows = [r for r in lv["rows"] if r["workload"] == w]
+            xs = [r["clients"] for r in rows]
+            for i, p in enumerate(live.POLICIES[1:]):
+                color = f"C{i}"
+                ax.plot(xs, [r["live_gain_over_none"][p] for r in rows], marker="o",
+                        color=color, label=f"{p} live")
+                ax.plot(xs, [r["sim_gain_over_none"][p] for r in rows], marker="x",
+                        ls="--", color=color, label=f"{p} sim")
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"{w}, live and simulated", fontsize=9)
+            ax.set_xlabel("clients")
+            ax.axhline(0, color="grey", lw=0.5)
+        axes[0][0].set_ylabel("gain over no prefetching (%)")
+        axes[0][-1].legend(fontsize=6)
+        fig.tight_layout()
+        path = str(Path(directory) / "sharedcache-live.png")
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        return path
 
     @staticmethod
     def _matrices(plt, f: dict, directory: str) -> str:

@@ -51,6 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the node's prefetch control (default fine)")
     p.add_argument("--epoch", default="10000",
                    help="an epoch of the node: N requests or Nms (default 10000)")
+    p.add_argument("--disk-delay", metavar="Nus|Nms",
+                   help="the node's disk model: a request per delay (default: the disk as is)")
     p.add_argument("--trace", metavar="FILE", help="the node's requests, as a sim trace")
     p.add_argument("--stats", metavar="FILE", help="the node's counters per epoch (JSON lines)")
     p.add_argument("--json", metavar="FILE", help="the clients' and the node's results")
@@ -129,6 +131,7 @@ def run(ns: argparse.Namespace) -> dict:
         node = SimpleNamespace(disk=str(disk), socket=str(sock), port=None, cache=ns.cache,
                                block=ns.block, policy=ns.policy, epoch=ns.epoch,
                                trace=ns.trace, stats=ns.stats, pidfile=str(pidfile),
+                               disk_delay=ns.disk_delay,
                                foreground=False, action="start")
         ionode.main(node)
         node_started = True

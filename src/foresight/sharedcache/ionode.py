@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -43,6 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="prefetch control (default fine; none ignores prefetches)")
     p.add_argument("--epoch", default="10000",
                    help="an epoch: N requests or Nms (default 10000)")
+    p.add_argument("--disk-delay", metavar="Nus|Nms",
+                   help="a disk model: every request to the disk holds it this long first "
+                   "(one at a time), as `foresight sim --disk-delay`")
     p.add_argument("--trace", metavar="FILE", help="every request, as a foresight sim trace")
     p.add_argument("--stats", metavar="FILE", help="counters per epoch, as JSON lines")
     p.add_argument("--pidfile", metavar="FILE", required=True,
@@ -65,6 +69,10 @@ def command(ns: argparse.Namespace) -> list[str]:
            ns.disk, "cache=none", "fadvise=random", f"iocache-size={ns.cache}",
            f"iocache-block={ns.block}", f"iocache-policy={ns.policy}",
            f"iocache-epoch={ns.epoch}"]
+    if getattr(ns, "disk_delay", None):
+        if not re.fullmatch(r"[1-9]\d*(us|ms)", ns.disk_delay):
+            raise UsageError(f"--disk-delay {ns.disk_delay!r}: Nus or Nms, e.g. 500us")
+        cmd.append(f"iocache-disk-delay={ns.disk_delay}")
     if ns.trace:
         cmd.append(f"iocache-trace={ns.trace}")
     if ns.stats:

@@ -1,0 +1,58 @@
+"""`bench sharedcache --live` in small: the replay client plays its part of a trace on
+a real node under every policy (each client's reads counted against the trace), the
+simulator runs the same trace, and the two are reported side by side; the replay client
+refuses a bad trace on one line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from foresight.sharedcache import live
+
+
+@pytest.fixture
+def small(monkeypatch):
+    for tool in ("nbdkit", "nbdfuse", "fusermount3"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} missing: run `make setup`")
+    if not os.path.exists("/dev/fuse") or os.geteuid() != 0:
+        pytest.skip("needs /dev/fuse and root")
+    monkeypatch.setattr(live, "DATA", 4 << 20)
+    monkeypatch.setattr(live, "NODE_CACHE", "1M")
+    monkeypatch.setattr(live, "DISK_DELAY", "100us")
+    monkeypatch.setattr(live, "THINK_US", 50.0)
+
+
+def test_live_runs_every_policy_beside_the_simulator(small, tmp_path):
+    res = live.measure(["neighbor"], (2,), tmp_path)
+    [row] = res["rows"]
+    assert row["workload"] == "neighbor" and row["clients"] == 2
+    for side in ("live_s", "sim_s"):
+        assert set(row[side]) == set(live.POLICIES)
+        assert all(t > 0 for t in row[side].values())
+    assert sorted(row["live_order"]) == sorted(live.POLICIES)
+    assert row["same_order"] == (row["live_order"] == row["sim_order"])
+    assert row["live_gain_over_none"]["none"] == 0
+
+
+def test_order_is_fastest_first_ties_in_policy_order():
+    assert live.order({"none": 2.0, "plain": 1.0, "coarse": 1.0, "fine": 3.0}) == [
+        "plain", "coarse", "none", "fine"]
+
+
+def test_replay_refuses_a_bad_trace_on_one_line(tmp_path):
+    trace, disk, barrier = tmp_path / "t.trace", tmp_path / "d.img", tmp_path / "b"
+    disk.write_bytes(b"\0" * 65536 * 4)
+    barrier.write_bytes(b"\0" * 8)
+    for text, message in (("0 R 9\n", "t.trace:1: block 9 is past the disk's 4"),
+                          ("# c\n0 Q 1\n", "t.trace:2: OP is R, W, P or B, not Q"),
+                          ("0 R\n", "t.trace:1: not CLIENT OP BLOCK")):
+        trace.write_text(text)
+        p = subprocess.run([str(live.replay_binary()), str(trace), "0", "1", str(disk),
+                            str(barrier)], capture_output=True, text=True)
+        assert p.returncode == 2 and message in p.stderr, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1
