@@ -6,14 +6,16 @@
  *   replay TRACE CLIENT CLIENTS DISK BARRIER [BLOCK]
  *
  * Lines of TRACE whose CLIENT is this one, in order: `R b [think]` computes for THINK_US
- * microseconds (a sleep: see compute) and then reads block b through a shared mapping of DISK,
- * a byte per page; `P b` is the compiler's prefetch hint, given to libforesight
- * (foresight_prefetch), whose runtime sends it to the node as NBD_CMD_CACHE
- * (runtime/src/remote.c); `W b` writes the block's own bytes back with pwrite (through
+ * microseconds (a sleep: see compute) and then reads block b with one pread (one request
+ * to the node: the file is advised POSIX_FADV_RANDOM, so the view reads nothing ahead);
+ * `P b` is the compiler's prefetch hint, given to libforesight
+ * (foresight_prefetch on a shared mapping of DISK), whose runtime sends it to the node as
+ * NBD_CMD_CACHE (runtime/src/remote.c); `W b` writes the block's own bytes back with pwrite (through
  * to the node, data unchanged); `B` waits for every client at a barrier in BARRIER, a
  * file of at least 8 zero bytes the clients share (a counter and a generation, futex
  * wait).  Prints its client id, how many blocks it read and a checksum of the bytes it
- * read, which depends only on the disk and the trace.
+ * read, which depend only on the disk and the trace, then the seconds it spent reading,
+ * writing, waiting at barriers and computing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -90,12 +92,16 @@ int main(int argc, char **argv)
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0)
         die(argv[4]);
+    /* Reads of exactly the block asked for: no read-ahead of the view (an OBL prefetcher
+     * of its own, which the trace does not have). */
+    posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
     unsigned char *disk = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     int bfd = open(argv[5], O_RDWR);
     uint32_t *bar = bfd < 0 ? MAP_FAILED : mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0);
     if (disk == MAP_FAILED || bar == MAP_FAILED)
         die("mmap");
     long blocks = (long)(st.st_size / block), reads = 0, line_no = 0;
+    double spent[4] = {0}; /* seconds in reads, writes, barriers, compute */
     uint64_t sum = 0;
     unsigned char *buf = malloc((size_t)block);
     char line[256];
@@ -122,28 +128,43 @@ int main(int argc, char **argv)
         }
         const unsigned char *at = disk + (size_t)b * (size_t)block;
         switch (op) {
-        case 'R':
+        case 'R': {
+            double t0 = now_us();
             compute(think);
+            double t1 = now_us();
+            if (pread(fd, buf, (size_t)block, (off_t)b * block) != block)
+                die("pread");
             for (long off = 0; off < block; off += 4096)
-                sum = sum * 31 + at[off];
+                sum = sum * 31 + buf[off];
             reads++;
+            spent[3] += (t1 - t0) / 1e6;
+            spent[0] += (now_us() - t1) / 1e6;
             break;
+        }
         case 'P':
             foresight_prefetch(at, (size_t)block);
             break;
-        case 'W':
+        case 'W': {
+            double t0 = now_us();
             memcpy(buf, at, (size_t)block);
             if (pwrite(fd, buf, (size_t)block, (off_t)b * block) != block)
                 die("pwrite");
+            spent[1] += (now_us() - t0) / 1e6;
             break;
-        case 'B':
+        }
+        case 'B': {
+            double t0 = now_us();
             barrier(bar, (uint32_t)clients);
+            spent[2] += (now_us() - t0) / 1e6;
             break;
+        }
         default:
             fprintf(stderr, "replay: %s:%ld: OP is R, W, P or B, not %c\n", argv[1], line_no, op);
             return 2;
         }
     }
-    printf("client %ld read %ld blocks checksum %016llx\n", me, reads, (unsigned long long)sum);
+    printf("client %ld read %ld blocks checksum %016llx; seconds reading %.3f writing %.3f "
+           "at barriers %.3f computing %.3f\n", me, reads, (unsigned long long)sum, spent[0],
+           spent[1], spent[2], spent[3]);
     return 0;
 }

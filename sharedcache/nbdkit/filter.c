@@ -45,8 +45,9 @@ static struct iocache_params params;
 static bool prefetching = true;            /* iocache-policy=none: CACHE does nothing */
 static uint64_t epoch_requests = 10000, epoch_ms;
 /* iocache-disk-delay: a disk model for experiments on a fast device.  Every request to the
- * plugin first holds the one "disk" for this long, so the disk is a queue serving a
- * request per delay, as the simulator's device with no seek and a block per delay. */
+ * plugin first holds the one "disk" for this long per block it moves (in proportion for
+ * less), so the disk is a queue moving a block per delay, as the simulator's device
+ * with no seek and a block per delay. */
 static uint64_t disk_delay_ns;
 static pthread_mutex_t disk = PTHREAD_MUTEX_INITIALIZER;
 static const char *trace_path, *stats_path;
@@ -239,7 +240,7 @@ static int foresight_config_complete(nbdkit_next_config_complete *next, nbdkit_b
     "iocache-epoch=N|Nms      an epoch: N requests or N milliseconds (default 10000)\n" \
     "iocache-trace=FILE       every request, as a foresight sim trace\n" \
     "iocache-stats=FILE       counters per epoch, JSON lines\n" \
-    "iocache-disk-delay=Nus|Nms  every plugin request holds one disk this long first"
+    "iocache-disk-delay=Nus|Nms  the plugin's requests hold one disk this long per block"
 
 static void load(void)
 {
@@ -465,12 +466,13 @@ static uint32_t block_len(nbdkit_next *next, uint64_t block)
                                                            : block_bytes);
 }
 
-/* The disk model's time for one plugin request (iocache-disk-delay), in turn. */
-static void disk_time(void)
+/* The disk model's time for a plugin request moving BYTES (iocache-disk-delay), in turn. */
+static void disk_time(uint64_t bytes)
 {
-    if (disk_delay_ns == 0)
+    if (disk_delay_ns == 0 || bytes == 0)
         return;
-    struct timespec ts = {(time_t)(disk_delay_ns / 1000000000u), (long)(disk_delay_ns % 1000000000u)};
+    uint64_t ns = (uint64_t)((double)disk_delay_ns * (double)bytes / (double)block_bytes);
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     pthread_mutex_lock(&disk);
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
         ;
@@ -482,7 +484,7 @@ static bool read_in(nbdkit_next *next, uint32_t s, uint64_t block)
 {
     uint32_t len = block_len(next, block);
     int err = 0;
-    disk_time();
+    disk_time(len);
     return len > 0 && next->pread(next, pool + (size_t)s * block_bytes, len, block * block_bytes,
                                   0, &err) == 0;
 }
@@ -552,7 +554,7 @@ static int foresight_pread(nbdkit_next *next, void *handle, void *buf, uint32_t 
         iocache_access(cache, h->client, block, false, 0, &o);
         if (o.result == IOCACHE_BYPASS) {
             pthread_mutex_unlock(&lock);
-            disk_time();
+            disk_time(n);
             if (next->pread(next, out, n, offset, flags, err) == -1)
                 return -1;
         } else {
@@ -571,7 +573,7 @@ static int foresight_pread(nbdkit_next *next, void *handle, void *buf, uint32_t 
                 if (!ok) {
                     iocache_unhold(cache, s);
                     pthread_mutex_unlock(&lock);
-                    disk_time();
+                    disk_time(n);
                     if (next->pread(next, out, n, offset, flags, err) == -1)
                         return -1;
                     goto next_block;
@@ -647,7 +649,7 @@ struct io {
 static int do_io(void *ctx, int *err)
 {
     struct io *x = ctx;
-    disk_time();
+    disk_time(x->count);
     switch (x->op) {
     case 'W': return x->next->pwrite(x->next, x->buf, x->count, x->offset, x->flags, err);
     case 'T': return x->next->trim(x->next, x->count, x->offset, x->flags, err);

@@ -115,3 +115,13 @@ def test_bad_input_is_one_line(tools, tmp_path):
         p = cluster(*args)
         assert p.returncode == 2, (args, p.stderr)
         assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_each_view_reads_ahead_as_told(tools, tmp_path):
+    probe = ("import os, sys; d = os.stat(sys.argv[1]).st_dev; "
+             "print(open(f'/sys/class/bdi/{os.major(d)}:{os.minor(d)}/read_ahead_kb').read()"
+             ".strip())")
+    p = cluster("--clients", "2", "--size", "1M", "--client-readahead-kb", "0", "--",
+                sys.executable, "-c", probe, "{disk}")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["0", "0"]

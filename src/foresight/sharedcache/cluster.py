@@ -53,6 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="an epoch of the node: N requests or Nms (default 10000)")
     p.add_argument("--disk-delay", metavar="Nus|Nms",
                    help="the node's disk model: a request per delay (default: the disk as is)")
+    p.add_argument("--client-readahead-kb", type=int, metavar="KB",
+                   help="each mount's read_ahead_kb (default: the kernel's); 0 leaves every "
+                   "read ahead to the program's hints")
     p.add_argument("--trace", metavar="FILE", help="the node's requests, as a sim trace")
     p.add_argument("--stats", metavar="FILE", help="the node's counters per epoch (JSON lines)")
     p.add_argument("--json", metavar="FILE", help="the clients' and the node's results")
@@ -68,6 +71,8 @@ def _check(ns: argparse.Namespace) -> tuple[list[str], int]:
         cmd = cmd[1:]
     if not cmd:
         raise UsageError("no program given: foresight cluster run [options] -- PROG ARGS")
+    if ns.client_readahead_kb is not None and not 0 <= ns.client_readahead_kb <= 1 << 20:
+        raise UsageError(f"--client-readahead-kb {ns.client_readahead_kb}: 0 to 1048576")
     if not 1 <= ns.clients <= 64:
         raise UsageError(f"--clients must be 1 to 64, not {ns.clients}")
     mem = parse_size(ns.client_mem)
@@ -84,14 +89,24 @@ def _check(ns: argparse.Namespace) -> tuple[list[str], int]:
     return cmd, mem
 
 
-def _mount(mnt: Path, uri: str, pidfile: Path, log: Path) -> subprocess.Popen:
-    """nbdfuse of URI on MNT, ready (its pid file written) or an error."""
+def _mount(mnt: Path, uri: str, pidfile: Path, log: Path,
+           readahead_kb: int | None) -> subprocess.Popen:
+    """nbdfuse of URI on MNT, ready (its pid file written) or an error; its read-ahead
+    set to READAHEAD_KB unless None."""
     mnt.mkdir()
     with open(log, "w") as err:
         proc = subprocess.Popen(["nbdfuse", "-P", str(pidfile), str(mnt), uri],
                                 stdout=subprocess.DEVNULL, stderr=err)
     for _ in range(200):
         if pidfile.exists() and (mnt / FILE).exists():
+            if readahead_kb is not None:
+                dev = os.stat(mnt / FILE).st_dev
+                knob = Path(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb")
+                try:
+                    knob.write_text(str(readahead_kb))
+                except OSError as e:
+                    proc.kill()
+                    raise HarnessError(f"cannot set {knob}: {e.strerror}") from None
             return proc
         if proc.poll() is not None:
             break
@@ -139,7 +154,7 @@ def run(ns: argparse.Namespace) -> dict:
             uri = f"nbd+unix:///c{i}?socket={sock}"
             mnt = work / f"c{i}"
             mounts.append((mnt, _mount(mnt, uri, work / f"c{i}.fuse.pid",
-                                       work / f"c{i}.fuse.log")))
+                                       work / f"c{i}.fuse.log", ns.client_readahead_kb)))
         clients = _run_clients(cmd, mem, ns, work, sock)
     finally:
         for mnt, proc in mounts:

@@ -65,14 +65,17 @@ def command(ns: argparse.Namespace) -> list[str]:
     if shutil.which("nbdkit") is None:
         raise UsageError("nbdkit is not installed: run `make setup`")
     where = ["-U", ns.socket] if ns.socket else ["-p", str(ns.port)]
+    delay = getattr(ns, "disk_delay", None)
+    if delay is not None and not re.fullmatch(r"[1-9]\d*(us|ms)", delay):
+        raise UsageError(f"--disk-delay {delay!r}: Nus or Nms, e.g. 500us")
+    # The device as it is: no page cache of the server's as a hidden tier.  With a disk
+    # model the model is the device's whole time: the file is served from the page cache.
+    device = [] if delay else ["cache=none", "fadvise=random"]
     cmd = ["nbdkit", *where, "-P", ns.pidfile, "--filter", str(filter_path()), "file",
-           ns.disk, "cache=none", "fadvise=random", f"iocache-size={ns.cache}",
-           f"iocache-block={ns.block}", f"iocache-policy={ns.policy}",
-           f"iocache-epoch={ns.epoch}"]
-    if getattr(ns, "disk_delay", None):
-        if not re.fullmatch(r"[1-9]\d*(us|ms)", ns.disk_delay):
-            raise UsageError(f"--disk-delay {ns.disk_delay!r}: Nus or Nms, e.g. 500us")
-        cmd.append(f"iocache-disk-delay={ns.disk_delay}")
+           ns.disk, *device, f"iocache-size={ns.cache}", f"iocache-block={ns.block}",
+           f"iocache-policy={ns.policy}", f"iocache-epoch={ns.epoch}"]
+    if delay:
+        cmd.append(f"iocache-disk-delay={delay}")
     if ns.trace:
         cmd.append(f"iocache-trace={ns.trace}")
     if ns.stats:

@@ -65,7 +65,8 @@ def measure(workloads: list[str], clients: tuple[int, ...], tmp: Path) -> dict:
                 res = cluster.run(SimpleNamespace(
                     clients=n, disk=str(disk), size=None, client_mem=CLIENT_MEM,
                     cache=NODE_CACHE, block="64K", policy=p, epoch="1000",
-                    disk_delay=DISK_DELAY, trace=None, stats=None, json=None,
+                    disk_delay=DISK_DELAY, client_readahead_kb=None, trace=None,
+                    stats=None, json=None,
                     timeout=TIMEOUT,
                     cmd=[replay, str(trace), "{client}", "{clients}", "{disk}", str(barrier)]))
                 for c in res["clients"]:
