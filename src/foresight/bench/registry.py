@@ -5,7 +5,17 @@ A new suite is one module with a `Suite` subclass and its instance `SUITE`
 
 from __future__ import annotations
 
-from foresight.bench import compile, compiler, demo, incore, micro, nas, overhead, sharedcache
+from foresight.bench import (
+                             compile,
+                             compiler,
+                             demo,
+                             incore,
+                             micro,
+                             nas,
+                             overhead,
+                             sharedcache,
+                             simspeed,
+)
 from foresight.bench.suite import Suite
 
 SUITES: tuple[Suite, ...] = (
@@ -17,4 +27,5 @@ SUITES: tuple[Suite, ...] = (
     incore.SUITE,
     compile.SUITE,
     sharedcache.SUITE,
+    simspeed.SUITE,
 )
