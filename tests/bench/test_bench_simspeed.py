@@ -24,6 +24,9 @@ def test_simspeed_reports_every_simulator(tmp_path):
         assert len(res["runs_per_s"][key]) == 2 and all(v > 0 for v in res["runs_per_s"][key])
         assert res["median_per_s"][key] > 0
     assert "libCacheSim 0.3.5 LRU" in p.stdout
+    core = res["core_ns_per_request_64_clients"]
+    assert set(core) == {"demand-only", "plain", "coarse", "fine"}
+    assert all(v > 0 for v in core.values())
 
 
 def test_too_few_requests_is_one_line():

@@ -13,6 +13,10 @@ K times in alternation so the host's drifts fall on all alike:
 Speed is requests simulated per second of CPU time: `foresight sim --speed` times the
 simulation itself (the text trace is parsed before); libCacheSim's `process_trace`
 (reading its binary trace included), in this process.  The runs' medians are reported.
+
+Also the policy core's own cost per request at 64 clients (`foresight-iocache-cost`,
+sharedcache/bench/cost.c: what the I/O-node server calls under its lock per request;
+paper 3's Table I), demand only and under plain, coarse and fine control.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from foresight import paths
 from foresight.bench import suite
 from foresight.bench.tables import Table, machine
 from foresight.errors import BenchError, UsageError
@@ -37,6 +42,7 @@ BLOCKS = 200_000
 CLIENTS = 8
 AHEAD = 8
 TARGETS = {"lru": 20.0, "fine": 10.0}   # M requests/s (issue 23)
+CORE_TARGET_NS = 150.0                    # the accounting per request at 64 clients
 
 
 def write_traces(tmp: Path, requests: int, seed: int = 1) -> tuple[Path, Path, Path, int]:
@@ -95,6 +101,22 @@ def theirs(binary: Path, reads: int) -> float:
     return reads / seconds if seconds > 0 else 0.0
 
 
+def core_cost(clients: int = 64) -> dict[str, float]:
+    """The policy core's CPU nanoseconds per request, by variant (foresight-iocache-cost)."""
+    exe = paths.libexec_dir() / "foresight-iocache-cost"
+    if not exe.exists():
+        raise UsageError(f"{exe} is not built: run `make setup`")
+    p = subprocess.run([str(exe), str(clients)], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BenchError(f"foresight-iocache-cost: {p.stderr.strip()}")
+    out = {}
+    for line in p.stdout.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[1] == "ns/request":
+            out[words[0]] = float(words[2])
+    return out
+
+
 def measure(ns: argparse.Namespace) -> dict:
     if ns.requests < 10_000:
         raise UsageError(f"--requests {ns.requests}: at least 10000")
@@ -107,7 +129,8 @@ def measure(ns: argparse.Namespace) -> dict:
             runs["fine"].append(ours(text, "fine", tmp))
             runs["libcachesim"].append(theirs(binary, reads))
     medians = {k: statistics.median(v) for k, v in runs.items()}
-    return {"suite": "simspeed", "requests": reads * 2, "demand_reads": reads,
+    return {"suite": "simspeed", "core_ns_per_request_64_clients": core_cost(),
+            "core_target_ns": CORE_TARGET_NS, "requests": reads * 2, "demand_reads": reads,
             "clients": CLIENTS, "cache_blocks": CACHE_BLOCKS, "repeat": ns.repeat,
             "runs_per_s": runs, "median_per_s": medians, "targets_m_per_s": TARGETS,
             "environment": environment.environment(None)}
@@ -138,7 +161,13 @@ class SimSpeed(suite.Suite):
         return [Table(f"foresight bench simspeed: {res['demand_reads']:,} reads and as many "
                       f"hints ({res['clients']} clients), {res['cache_blocks']} "
                       f"blocks of cache, median of {res['repeat']}",
-                      ("simulator", "speed", "range", "target"), rows, left=("simulator",))]
+                      ("simulator", "speed", "range", "target"), rows, left=("simulator",)),
+                Table("the policy core per request, 64 clients (foresight-iocache-cost, "
+                      "best of 5 alternating)",
+                      ("variant", "CPU per request", "target"),
+                      [(k, f"{v:.1f} ns", f"{res['core_target_ns']:g} ns" if k == "fine" else "–")
+                       for k, v in res["core_ns_per_request_64_clients"].items()],
+                      left=("variant",))]
 
     def notes(self, res: dict) -> list[str]:
         return ["Speed: requests per second of CPU time; foresight sim's simulation alone "
