@@ -77,8 +77,8 @@ OPTIONS = {
     "compile": {"--lines", "--kernels", "--timeout", "--repeat", "--json", "--markdown",
                 "--plots"},
     "sharedcache": {"--workloads", "--clients", "--data", "--cache", "--client-cache", "--disk",
-                    "--compute", "--figs", "--live", "--quick", "--json", "--markdown",
-                    "--plots"},
+                    "--compute", "--figs", "--live", "--live-repeat", "--quick", "--json",
+                    "--markdown", "--plots"},
     "simspeed": {"--requests", "--repeat", "--json", "--markdown"},
 }
 

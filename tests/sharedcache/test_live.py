@@ -28,8 +28,9 @@ def small(monkeypatch):
 
 
 def test_live_runs_every_policy_beside_the_simulator(small, tmp_path):
-    res = live.measure(["neighbor"], (2,), tmp_path)
+    res = live.measure(["neighbor"], (2,), tmp_path, repeat=2)
     [row] = res["rows"]
+    assert all(len(row["live_runs_s"][p]) == 2 for p in live.POLICIES)
     assert row["workload"] == "neighbor" and row["clients"] == 2
     for side in ("live_s", "sim_s"):
         assert set(row[side]) == set(live.POLICIES)
@@ -37,6 +38,14 @@ def test_live_runs_every_policy_beside_the_simulator(small, tmp_path):
     assert sorted(row["live_order"]) == sorted(live.POLICIES)
     assert row["same_order"] == (row["live_order"] == row["sim_order"])
     assert row["live_gain_over_none"]["none"] == 0
+
+
+def test_separated_pairs_count_only_what_the_simulator_tells_apart():
+    sim = {"none": 10.0, "plain": 8.0, "coarse": 8.1, "fine": 12.0}
+    live_same = {"none": 9.0, "plain": 7.0, "coarse": 6.9, "fine": 11.0}   # coarse<plain: a tie
+    assert live.separated_pairs(sim, live_same) == (5, 5)
+    live_swapped = {"none": 7.0, "plain": 9.0, "coarse": 8.0, "fine": 11.0}
+    assert live.separated_pairs(sim, live_swapped) == (3, 5)
 
 
 def test_order_is_fastest_first_ties_in_policy_order():

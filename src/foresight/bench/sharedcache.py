@@ -97,7 +97,8 @@ def measure(ns: argparse.Namespace) -> dict:
                           else sweeps.harm_matrices(r, workloads) if f == "5"
                           else sweeps.sweep(r, sweeps.SWEEPS[f], workloads))
             print(f"figure {f} done", flush=True)
-        lived = live.measure(workloads, live.CLIENTS, Path(tmp)) if ns.live else None
+        lived = (live.measure(workloads, live.CLIENTS, Path(tmp), ns.live_repeat)
+                 if ns.live else None)
     return {"suite": "sharedcache", "workloads": workloads, "clients": clients,
             "data_bytes": data, "block_bytes": BLOCK, "cache": ns.cache,
             "client_cache": ns.client_cache, "disk": ns.disk, "compute": ns.compute,
@@ -131,6 +132,8 @@ class SharedCache(suite.Suite):
                             help="also run the workloads on a real I/O node with real "
                             "clients (foresight cluster run) at 2, 4 and 8 clients, beside "
                             "the simulator on the same traces (about 10 minutes)")
+        parser.add_argument("--live-repeat", type=suite.at_least_one, default=1, metavar="K",
+                            help="--live: runs per policy, alternating; medians (default 1)")
         parser.add_argument("--quick", action="store_true",
                             help="defaults an eighth the size: 256M of data, 8M cache, "
                             "2M client caches, 1-8 clients")
@@ -170,11 +173,12 @@ class SharedCache(suite.Suite):
                 f"traces ({format_size(lv['data_bytes'])} of data, {lv['node_cache']} node "
                 f"cache, {lv['client_mem']} clients, disk {lv['disk_delay']} per request)",
                 ("workload", "clients", *(f"{p} live / sim" for p in live.POLICIES),
-                 "order live", "order sim", "same"),
+                 "order live", "order sim", "same", "separated pairs agreeing"),
                 [(r["workload"], str(r["clients"]),
                   *(f"{r['live_s'][p]:.2f} / {r['sim_s'][p]:.2f} s" for p in live.POLICIES),
                   " < ".join(r["live_order"]), " < ".join(r["sim_order"]),
-                  "yes" if r["same_order"] else "no") for r in lv["rows"]],
+                  "yes" if r["same_order"] else "no",
+                  f"{r['separated_agree']} of {r['separated_pairs']}") for r in lv["rows"]],
                 left=("workload", "order live", "order sim")))
         for f in res.get("figures", {}).values():
             if f["fig"] == "5":
@@ -212,14 +216,20 @@ class SharedCache(suite.Suite):
         if not lv:
             return []
         same = sum(r["same_order"] for r in lv["rows"])
+        agree = sum(r["separated_agree"] for r in lv["rows"])
+        pairs = sum(r["separated_pairs"] for r in lv["rows"])
+        runs = "one run" if lv["repeat"] == 1 else f"the median of {lv['repeat']} alternating runs"
         return [f"Live: the traces played by replay clients (benchmarks/shared/replay.c) "
-                f"under `foresight cluster run`, one run per policy, the makespan the last "
+                f"under `foresight cluster run`, {runs} per policy, the makespan the last "
                 f"client's wall time; compute {lv['think_us']:.0f} us per block as a sleep "
                 f"(a client stands for a node with a processor of its own); the node's disk "
                 f"serves a request per {lv['disk_delay']}; simulated with the same node cache, "
                 f"{lv['sim_client_cache']} client caches (what the {lv['client_mem']} cgroup "
                 f"leaves the page cache) and --disk-delay {lv['disk_delay']}. The policies "
-                f"rank the same live and simulated in {same} of {len(lv['rows'])} rows."]
+                f"rank the same live and simulated in {same} of {len(lv['rows'])} rows; of "
+                f"the pairs of policies the simulator puts more than "
+                f"{lv['separated'] * 100:g}% apart, the live runs order {agree} of {pairs} "
+                f"the same way."]
 
     def plot(self, res: dict, directory: str) -> list[str]:
         plt = pyplot()

@@ -13,6 +13,7 @@ policy's gain over none, and whether the two rank the policies in the same order
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -30,6 +31,7 @@ CLIENT_MEM = "8M"          # each client's cgroup: the program (about 2 MiB) and
 SIM_CLIENT_CACHE = "6M"    # what of the cgroup is left to the page cache of the view
 DISK_DELAY = "1ms"
 THINK_US = 1000.0          # a block's compute: one disk request's time
+SEPARATED = 0.05           # pairs of policies the simulator puts this far apart
 TIMEOUT = 300.0
 
 
@@ -45,7 +47,20 @@ def order(times: dict[str, float]) -> list[str]:
     return sorted(times, key=lambda p: (times[p], POLICIES.index(p)))
 
 
-def measure(workloads: list[str], clients: tuple[int, ...], tmp: Path) -> dict:
+def separated_pairs(sim: dict[str, float], live: dict[str, float]) -> tuple[int, int]:
+    """Of the pairs of policies the simulator separates by more than SEPARATED (of the
+    slower's time), how many the live runs order the same way; and how many pairs."""
+    agree = total = 0
+    for i, p in enumerate(POLICIES):
+        for q in POLICIES[i + 1:]:
+            if abs(sim[p] - sim[q]) > SEPARATED * max(sim[p], sim[q]):
+                total += 1
+                agree += (sim[p] < sim[q]) == (live[p] < live[q])
+    return agree, total
+
+
+def measure(workloads: list[str], clients: tuple[int, ...], tmp: Path,
+            repeat: int = 1) -> dict:
     replay = str(replay_binary())
     blocks = DATA // 65536
     disk = tmp / "live-disk.img"
@@ -58,8 +73,8 @@ def measure(workloads: list[str], clients: tuple[int, ...], tmp: Path) -> dict:
         for n in clients:
             trace = sim.trace(w, n)
             reads = _reads(trace, n)
-            live, simulated = {}, {}
-            for p in POLICIES:
+            runs: dict[str, list[float]] = {p: [] for p in POLICIES}
+            for _, p in ((r, p) for r in range(repeat) for p in POLICIES):
                 barrier = tmp / "barrier"
                 barrier.write_bytes(b"\0" * 8)
                 res = cluster.run(SimpleNamespace(
@@ -75,10 +90,13 @@ def measure(workloads: list[str], clients: tuple[int, ...], tmp: Path) -> dict:
                         said = c["stderr"].strip().splitlines()[-1:] or [c["stdout"][:80]]
                         raise BenchError(f"live {w}, {n} clients, policy {p}: client "
                                          f"{c['id']} exit {c['exit_code']}: {said[0]}")
-                live[p] = max(c["wall_seconds"] for c in res["clients"])
-                simulated[p] = sim.run([trace], p)["makespan_s"]
+                runs[p].append(max(c["wall_seconds"] for c in res["clients"]))
+            live = {p: statistics.median(runs[p]) for p in POLICIES}
+            simulated = {p: sim.run([trace], p)["makespan_s"] for p in POLICIES}
+            agree, pairs = separated_pairs(simulated, live)
             rows.append({
-                "workload": w, "clients": n, "live_s": live, "sim_s": simulated,
+                "workload": w, "clients": n, "live_s": live, "live_runs_s": runs,
+                "sim_s": simulated, "separated_pairs": pairs, "separated_agree": agree,
                 "live_gain_over_none": {p: gain(live["none"], t) for p, t in live.items()},
                 "sim_gain_over_none": {p: gain(simulated["none"], t)
                                        for p, t in simulated.items()},
@@ -86,7 +104,8 @@ def measure(workloads: list[str], clients: tuple[int, ...], tmp: Path) -> dict:
                 "same_order": order(live) == order(simulated)})
             print(f"live {w} at {n} clients: " + ", ".join(
                 f"{p} {live[p]:.2f} s (sim {simulated[p]:.2f} s)" for p in POLICIES), flush=True)
-    return {"clients": list(clients), "data_bytes": DATA, "node_cache": NODE_CACHE,
+    return {"clients": list(clients), "repeat": repeat, "separated": SEPARATED,
+            "data_bytes": DATA, "node_cache": NODE_CACHE,
             "client_mem": CLIENT_MEM, "sim_client_cache": SIM_CLIENT_CACHE,
             "disk_delay": DISK_DELAY, "think_us": THINK_US, "rows": rows}
 
