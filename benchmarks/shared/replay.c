@@ -10,10 +10,11 @@
  * to the node: the file is advised POSIX_FADV_RANDOM, so the view reads nothing ahead);
  * `P b` is the compiler's prefetch hint, given to libforesight
  * (foresight_prefetch on a shared mapping of DISK), whose runtime sends it to the node as
- * NBD_CMD_CACHE (runtime/src/remote.c); `W b` writes the block's own bytes back with pwrite (through
- * to the node, data unchanged); `B` waits for every client at a barrier in BARRIER, a
- * file of at least 8 zero bytes the clients share (a counter and a generation, futex
- * wait).  Prints its client id, how many blocks it read and a checksum of the bytes it
+ * NBD_CMD_CACHE (runtime/src/remote.c); `W b` writes zeros over the block with pwrite
+ * (through to the node; without reading it first, as the trace's write does not: replay
+ * is for a scratch disk, as the bench's zero-filled one); `B` waits for every client at
+ * a barrier in BARRIER, a file of at least 8 zero bytes the clients share (a counter and
+ * a generation, futex wait).  Prints its client id, how many blocks it read and a checksum of the bytes it
  * read, which depend only on the disk and the trace, then the seconds it spent reading,
  * writing, waiting at barriers and computing.
  */
@@ -103,9 +104,9 @@ int main(int argc, char **argv)
     long blocks = (long)(st.st_size / block), reads = 0, line_no = 0;
     double spent[4] = {0}; /* seconds in reads, writes, barriers, compute */
     uint64_t sum = 0;
-    unsigned char *buf = malloc((size_t)block);
+    unsigned char *buf = malloc((size_t)block), *zeros = calloc(1, (size_t)block);
     char line[256];
-    if (buf == NULL)
+    if (buf == NULL || zeros == NULL)
         die("malloc");
     while (fgets(line, sizeof line, trace)) {
         line_no++;
@@ -146,8 +147,7 @@ int main(int argc, char **argv)
             break;
         case 'W': {
             double t0 = now_us();
-            memcpy(buf, at, (size_t)block);
-            if (pwrite(fd, buf, (size_t)block, (off_t)b * block) != block)
+            if (pwrite(fd, zeros, (size_t)block, (off_t)b * block) != block)
                 die("pwrite");
             spent[1] += (now_us() - t0) / 1e6;
             break;

@@ -112,9 +112,10 @@
  *                                export, e.g. an nbdfuse mount's file): prefetches of
  *                                missing pages of a mapping of PATH go to the export's server
  *                                as NBD_CMD_CACHE instead of MADV_WILLNEED (the shared I/O
- *                                node of paper 3; `foresight cluster run` sets both).  libnbd
- *                                is loaded at start-up; if it, the server or CACHE is missing,
- *                                one line on stderr and prefetches stay local
+ *                                node of paper 3; `foresight cluster run` sets both).  A thread
+ *                                loads libnbd and connects (dropped until then); if libnbd,
+ *                                the server or CACHE is missing, one line on stderr and
+ *                                prefetches are made locally
  *
  * The event trace (FORESIGHT_TRACE=PATH), for measuring prefetch coverage from real faults.
  * Text, one event per line; fields separated by one space; addresses hex with 0x; t_ns is

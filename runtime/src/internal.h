@@ -210,7 +210,8 @@ bool fs_mapping_page_cache(uintptr_t page);
 /* The device of the file mapped at PAGE; false for other memory. */
 bool fs_mapping_device(uintptr_t page, unsigned long *major, unsigned long *minor);
 /* The file a file mapping's PAGE belongs to (device, inode), PAGE's offset in it, and
- * the end of the mapping (a page number); false for anything but a file mapping. */
+ * the end of the mapping (a page number), from /proc/self/maps read now (not cached);
+ * false for anything but a file mapping. */
 bool fs_mapping_file(uintptr_t page, unsigned long dev[2], unsigned long *inode,
                      uint64_t *offset, uintptr_t *hi);
 void fs_mapping_forget(void); /* a hint found memory unmapped: the cache may be stale */
@@ -267,8 +268,12 @@ extern unsigned long fs_global_random_fits;   /* runs of sites whose targets fit
 /* remote.c: prefetches of a file an I/O node serves go to the node as NBD_CMD_CACHE. */
 void fs_remote_init(void);
 bool fs_remote_covers(uintptr_t page);                 /* PAGE is of the served file */
-bool fs_remote_prefetch(uintptr_t page, size_t npages); /* sent (or dropped): true */
-extern unsigned long fs_global_remote_requests, fs_global_remote_bytes, fs_global_remote_failed;
+/* Of the NPAGES from PAGE, how many (from PAGE on, to the end of its mapping) are of the
+ * served file and were sent to the node or dropped; 0 when PAGE is not of it. */
+size_t fs_remote_prefetch(uintptr_t page, size_t npages);
+extern __thread bool fs_in_worker;                     /* set in the worker threads */
+extern unsigned long fs_global_remote_requests, fs_global_remote_bytes, fs_global_remote_failed,
+    fs_global_remote_dropped;
 
 /* random.c: MADV_RANDOM over the range an indirect site's targets span in a file mapping. */
 /* A prefetch target of SITE; true when the kernel's read-around serves the site's targets

@@ -31,10 +31,8 @@ static void *page_addr(uintptr_t page)
     return (void *)(page << FORESIGHT_PAGE_SHIFT);
 }
 
-static void willneed(uintptr_t page, size_t npages)
+static void local_willneed(uintptr_t page, size_t npages)
 {
-    if (fs_remote_prefetch(page, npages))
-        return;
     size_t chunk = fs_cfg.chunk_bytes >> FORESIGHT_PAGE_SHIFT;
     for (size_t done = 0; done < npages; done += chunk) {
         size_t n = npages - done < chunk ? npages - done : chunk;
@@ -42,17 +40,30 @@ static void willneed(uintptr_t page, size_t npages)
     }
 }
 
+/* MADV_WILLNEED, except for pages of a file an I/O node serves, whose prefetch goes to
+ * the node (remote.c); a run may cross from one mapping into the next. */
+static void willneed(uintptr_t page, size_t npages)
+{
+    while (npages > 0) {
+        size_t n = fs_remote_prefetch(page, npages);
+        if (n == 0) {
+            local_willneed(page, npages);
+            return;
+        }
+        page += n;
+        npages -= n;
+    }
+}
+
 static void populate(uintptr_t page, size_t npages)
 {
-    if (fs_remote_prefetch(page, npages))
-        return;
     if (__atomic_load_n(&populate_supported, __ATOMIC_RELAXED) &&
         madvise(page_addr(page), npages << FORESIGHT_PAGE_SHIFT, MADV_POPULATE_READ) != 0 &&
         errno == EINVAL) {
         __atomic_store_n(&populate_supported, 0, __ATOMIC_RELAXED); /* kernel < 5.14 */
-        willneed(page, npages);
+        local_willneed(page, npages);
     } else if (!__atomic_load_n(&populate_supported, __ATOMIC_RELAXED)) {
-        willneed(page, npages);
+        local_willneed(page, npages);
     }
 }
 
@@ -179,6 +190,11 @@ static void fs_issue_prefetch(const struct fs_request *r)
     /* FORESIGHT_LOOKAHEAD=measured: now and then a request is read synchronously and
      * timed, to measure latency and bandwidth (distance.c). */
     bool timed = fs_distance_sample_due();
+    /* A file an I/O node serves is prefetched by the node (remote.c): once, and not timed
+     * (the node answers at once, which says nothing of its disk). */
+    const bool remote = fs_remote_covers(r->page);
+    if (remote)
+        timed = false;
     uint64_t t_start = timed ? fs_now_ns() : 0;
     for (size_t done = 0; done < r->npages; done += PIECE_PAGES) {
         uintptr_t p = r->page + done;
@@ -201,11 +217,11 @@ static void fs_issue_prefetch(const struct fs_request *r)
         bool (*wanted)(unsigned char) = fs_cfg.filter ? missing : mapped;
         if (fs_tracing())
             trace_piece(p, vec, n, (size_t)res, wanted);
-        if (fs_cfg.method == FS_POPULATE || timed)
+        if ((fs_cfg.method == FS_POPULATE || timed) && !remote)
             issued += for_each_run(p, vec, n, wanted, populate);
         else
             issued += for_each_run(p, vec, n, wanted, willneed);
-        if (fs_cfg.method == FS_BOTH && !timed)
+        if (fs_cfg.method == FS_BOTH && !timed && !remote)
             for_each_run(p, vec, n, wanted, populate);
     }
     if (!any_mapped) {

@@ -211,13 +211,17 @@ bool fs_mapping_device(uintptr_t page, unsigned long *major, unsigned long *mino
 bool fs_mapping_file(uintptr_t page, unsigned long dev[2], unsigned long *inode,
                      uint64_t *offset, uintptr_t *hi)
 {
-    uintptr_t lo;
-    if (fs_mapping_of(page, &lo, hi) != FS_MEM_FILE)
+    /* Read afresh, not from the cache: a program that unmaps a window of a file and maps
+     * another in its place leaves the cache naming the old bytes, and the answer here
+     * says which bytes a prefetch names elsewhere (remote.c). */
+    struct mapping m;
+    if (!read_maps(page, &m) || m.kind != FS_MEM_FILE)
         return false;
-    dev[0] = last.dev_major;
-    dev[1] = last.dev_minor;
-    *inode = last.inode;
-    *offset = last.offset + ((uint64_t)(page - lo) << FORESIGHT_PAGE_SHIFT);
+    dev[0] = m.dev_major;
+    dev[1] = m.dev_minor;
+    *inode = m.inode;
+    *offset = m.offset + ((uint64_t)(page - m.lo) << FORESIGHT_PAGE_SHIFT);
+    *hi = m.hi;
     return true;
 }
 

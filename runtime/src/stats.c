@@ -146,7 +146,7 @@ static void write_json(FILE *f)
                "\"nest_entries_unhinted\": %lu, "
                "\"memcg_stat_flushes\": %lu, \"short_runs_continued\": %lu, "
                "\"remote_cache_requests\": %lu, \"remote_cache_bytes\": %lu, "
-               "\"remote_cache_failed\": %lu},"
+               "\"remote_cache_failed\": %lu, \"remote_cache_dropped\": %lu},"
                "\n  \"sites\": [",
             fs_residency_footprint(), fs_residency_peak(),
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
@@ -162,7 +162,8 @@ static void write_json(FILE *f)
             __atomic_load_n(&fs_global_runs_continued, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_remote_requests, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_remote_bytes, __ATOMIC_RELAXED),
-            __atomic_load_n(&fs_global_remote_failed, __ATOMIC_RELAXED));
+            __atomic_load_n(&fs_global_remote_failed, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_remote_dropped, __ATOMIC_RELAXED));
     int first = 1;
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
          s = s->fs_next) {
@@ -241,7 +242,9 @@ static void write_table(FILE *f)
                                          "reclaim (FORESIGHT_FILE_STREAMS=hint makes them)"},
         {&fs_global_remote_requests, "prefetches sent to the I/O node (NBD_CMD_CACHE)"},
         {&fs_global_remote_bytes, "bytes named by prefetches sent to the I/O node"},
-        {&fs_global_remote_failed, "prefetches the I/O node refused (dropped)"},
+        {&fs_global_remote_failed, "prefetches not delivered to the I/O node (dropped)"},
+        {&fs_global_remote_dropped, "prefetches of the I/O node's file dropped: not yet "
+                                    "connected, or made outside the worker threads"},
         {&fs_global_random_fits, "runs of indirect sites not advised MADV_RANDOM: their "
                                  "targets fit in the memory limit"},
         {&fs_global_random_readaround, "runs of indirect sites left to the kernel's "

@@ -14,9 +14,12 @@ struct fs_queue *fs_queue_global;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static int started;
 
+__thread bool fs_in_worker __attribute__((tls_model("initial-exec")));
+
 static void *worker_main(void *arg)
 {
     (void)arg;
+    fs_in_worker = true;
     fs_trace_exclude_self(); /* its faults (MADV_POPULATE_READ) are not the program's */
     struct fs_request r;
     while (fs_queue_pop(fs_queue_global, &r))

@@ -46,8 +46,9 @@ static bool prefetching = true;            /* iocache-policy=none: CACHE does no
 static uint64_t epoch_requests = 10000, epoch_ms;
 /* iocache-disk-delay: a disk model for experiments on a fast device.  Every request to the
  * plugin first holds the one "disk" for this long per block it moves (in proportion for
- * less), so the disk is a queue moving a block per delay, as the simulator's device
- * with no seek and a block per delay. */
+ * less), so the disk moves a block per delay, one request at a time, as the simulator's
+ * device with no seek and a block per delay (whose queue is first come, first served;
+ * a mutex's waiters here are served in no promised order). */
 static uint64_t disk_delay_ns;
 static pthread_mutex_t disk = PTHREAD_MUTEX_INITIALIZER;
 static const char *trace_path, *stats_path;
@@ -200,8 +201,8 @@ static int foresight_config(nbdkit_next_config *next, nbdkit_backend *nxdata, co
         buf[n - 2] = 0;
         if (nbdkit_parse_uint64_t(key, buf, &d) == -1)
             return -1;
-        if (d > 10000000000ull / unit) {
-            nbdkit_error("iocache-disk-delay=%s: at most 10 s", value);
+        if (d == 0 || d > 10000000000ull / unit) {
+            nbdkit_error("iocache-disk-delay=%s: from 1 unit to 10 s", value);
             return -1;
         }
         disk_delay_ns = d * unit;

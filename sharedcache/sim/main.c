@@ -252,7 +252,7 @@ int main(int argc, char **argv)
                 rc = usage_error("--epochs takes 1 to 1000000, not '%s'", optarg);
             break;
         case 'T': {
-            char *end;
+            char *end = NULL;
             errno = 0;
             cfg.threshold = strtod(optarg, &end);
             if (errno || *end || !*optarg || !(cfg.threshold > 0 && cfg.threshold <= 1))
@@ -282,7 +282,7 @@ int main(int argc, char **argv)
             size_t n = strlen(optarg);
             uint64_t unit = n > 2 && !strcmp(optarg + n - 2, "ms") ? 1000000u
                             : n > 2 && !strcmp(optarg + n - 2, "us") ? 1000u : 0;
-            char *end;
+            char *end = NULL;
             errno = 0;
             unsigned long long d = unit && isdigit((unsigned char)optarg[0])
                                        ? strtoull(optarg, &end, 10) : 0;

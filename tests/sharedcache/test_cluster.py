@@ -92,11 +92,12 @@ def test_clients_writes_reach_the_disk(tools, tmp_path):
 def test_an_unreachable_node_leaves_prefetches_local(tools, tmp_path):
     d = disk(tmp_path, 4)
     scan_o, scan_p = build(tmp_path, "scan", False), build(tmp_path, "scan", True)
-    want = subprocess.run([scan_o, str(d), "0", "1", "1"], capture_output=True, text=True,
+    want = subprocess.run([scan_o, str(d), "0", "1", "50"], capture_output=True, text=True,
                           check=True).stdout
     env = dict(os.environ, FORESIGHT_NBD=f"nbd+unix:///c0?socket={tmp_path}/none.sock",
                FORESIGHT_NBD_FILE=str(d))
-    p = subprocess.run([scan_p, str(d), "0", "1", "1"], capture_output=True, text=True,
+    # enough passes that the connecting thread has failed and said so before the end
+    p = subprocess.run([scan_p, str(d), "0", "1", "50"], capture_output=True, text=True,
                        env=env)
     assert p.returncode == 0 and p.stdout == want
     lines = p.stderr.strip().splitlines()
@@ -125,3 +126,32 @@ def test_each_view_reads_ahead_as_told(tools, tmp_path):
                 sys.executable, "-c", probe, "{disk}")
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["0", "0"]
+
+
+def test_a_terminated_run_leaves_nothing_mounted_or_running(tools, tmp_path):
+    import signal
+    import time
+    proc = subprocess.Popen([*FORESIGHT, "cluster", "run", "--clients", "2", "--size", "1M",
+                             "--", "sleep", "60"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(200):   # until both views are mounted and the clients started
+            mounts = [line for line in Path("/proc/self/mounts").read_text().splitlines()
+                      if "foresight-cluster-" in line]
+            if len(mounts) == 2:
+                break
+            time.sleep(0.05)
+        assert len(mounts) == 2
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    work = {line.split()[1].rsplit("/", 1)[0] for line in mounts}
+    left = [line for line in Path("/proc/self/mounts").read_text().splitlines()
+            if any(w in line for w in work)]
+    assert left == []
+    assert all(not Path(w).exists() for w in work)
+    assert subprocess.run(["pgrep", "-f", next(iter(work))], capture_output=True).stdout == b""

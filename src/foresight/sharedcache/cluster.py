@@ -29,6 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from foresight.errors import HarnessError, UsageError
+from foresight.harness.process import terminations_interrupt
 from foresight.harness.run import Cap, check_mem, signal_name
 from foresight.sharedcache import ionode
 from foresight.units import format_size, parse_size
@@ -89,37 +90,41 @@ def _check(ns: argparse.Namespace) -> tuple[list[str], int]:
     return cmd, mem
 
 
-def _mount(mnt: Path, uri: str, pidfile: Path, log: Path,
-           readahead_kb: int | None) -> subprocess.Popen:
-    """nbdfuse of URI on MNT, ready (its pid file written) or an error; its read-ahead
-    set to READAHEAD_KB unless None."""
+def _mount(mnt: Path, uri: str, pidfile: Path, log: Path) -> subprocess.Popen:
+    """nbdfuse of URI on MNT, ready (its pid file written) or an error (nothing left
+    mounted)."""
     mnt.mkdir()
     with open(log, "w") as err:
         proc = subprocess.Popen(["nbdfuse", "-P", str(pidfile), str(mnt), uri],
                                 stdout=subprocess.DEVNULL, stderr=err)
     for _ in range(200):
         if pidfile.exists() and (mnt / FILE).exists():
-            if readahead_kb is not None:
-                dev = os.stat(mnt / FILE).st_dev
-                knob = Path(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb")
-                try:
-                    knob.write_text(str(readahead_kb))
-                except OSError as e:
-                    proc.kill()
-                    raise HarnessError(f"cannot set {knob}: {e.strerror}") from None
             return proc
         if proc.poll() is not None:
             break
         time.sleep(0.025)
-    proc.kill()
+    _unmount(mnt, proc)
     text = log.read_text().strip().splitlines()
     raise HarnessError(f"nbdfuse could not mount {uri}: "
                        f"{text[-1] if text else 'no message'}")
 
 
+def _read_ahead(mnt: Path, kb: int) -> None:
+    """The read_ahead_kb of the mount's view (its FUSE connection's bdi)."""
+    dev = os.stat(mnt / FILE).st_dev
+    knob = Path(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb")
+    try:
+        knob.write_text(str(kb))
+    except OSError as e:
+        raise HarnessError(f"--client-readahead-kb: cannot set {knob}: {e.strerror}") from None
+
+
 def _unmount(mnt: Path, proc: subprocess.Popen) -> None:
-    subprocess.run(["fusermount3", "-u", str(mnt)], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    """Unmount MNT (lazily if it is busy) and wait for its nbdfuse to end."""
+    if os.path.ismount(mnt):
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        if subprocess.run(["fusermount3", "-u", str(mnt)], **quiet).returncode != 0:
+            subprocess.run(["fusermount3", "-u", "-z", str(mnt)], **quiet)
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
@@ -133,6 +138,12 @@ def _client_cmd(cmd: list[str], disk: str, i: int, n: int) -> list[str]:
 
 
 def run(ns: argparse.Namespace) -> dict:
+    """The whole run; SIGTERM and SIGHUP, like ^C, undo what was set up."""
+    with terminations_interrupt():
+        return _run(ns)
+
+
+def _run(ns: argparse.Namespace) -> dict:
     cmd, mem = _check(ns)
     work = Path(tempfile.mkdtemp(prefix="foresight-cluster-"))
     pidfile, sock = work / "node.pid", work / "node.sock"
@@ -154,7 +165,9 @@ def run(ns: argparse.Namespace) -> dict:
             uri = f"nbd+unix:///c{i}?socket={sock}"
             mnt = work / f"c{i}"
             mounts.append((mnt, _mount(mnt, uri, work / f"c{i}.fuse.pid",
-                                       work / f"c{i}.fuse.log", ns.client_readahead_kb)))
+                                       work / f"c{i}.fuse.log")))
+            if ns.client_readahead_kb is not None:
+                _read_ahead(mnt, ns.client_readahead_kb)
         clients = _run_clients(cmd, mem, ns, work, sock)
     finally:
         for mnt, proc in mounts:
@@ -208,13 +221,13 @@ def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
         for t in waiters:
             t.start()
         deadline = None if ns.timeout is None else time.monotonic() + ns.timeout
-        timed_out = False
+        late: set[int] = set()   # clients still running at the deadline
         for t in waiters:
             t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
             if t.is_alive():
-                timed_out = True
-                for proc, _, _ in started:
-                    proc.kill()
+                late = {k for k, (proc, _, _) in enumerate(started) if proc.poll() is None}
+                for k in late:
+                    started[k][0].kill()
                 t.join()
         for i, (proc, cap, _) in enumerate(started):
             code = proc.returncode
@@ -227,7 +240,7 @@ def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
             results.append({
                 "id": i, "wall_seconds": walls.get(i), "exit_code": code if code >= 0
                 else 128 - code, "signal": signal_name(-code) if code < 0 else None,
-                "oom_killed": oom, "timed_out": timed_out,
+                "oom_killed": oom, "timed_out": i in late,
                 "stdout": (work / f"c{i}.out").read_text(errors="replace"),
                 "stderr": (work / f"c{i}.err").read_text(errors="replace"),
                 "prefetches_to_node": (stats.get("global") or {}).get("remote_cache_requests")
