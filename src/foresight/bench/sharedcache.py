@@ -171,7 +171,7 @@ class SharedCache(suite.Suite):
             out.append(Table(
                 f"Live: a real I/O node and real clients beside the simulator on the same "
                 f"traces ({format_size(lv['data_bytes'])} of data, {lv['node_cache']} node "
-                f"cache, {lv['client_mem']} clients, disk {lv['disk_delay']} per request)",
+                f"cache, {lv['client_mem']} clients, disk {lv['disk_delay']} per block)",
                 ("workload", "clients", *(f"{p} live / sim" for p in live.POLICIES),
                  "order live", "order sim", "same", "separated pairs agreeing"),
                 [(r["workload"], str(r["clients"]),
@@ -223,7 +223,7 @@ class SharedCache(suite.Suite):
                 f"under `foresight cluster run`, {runs} per policy, the makespan the last "
                 f"client's wall time; compute {lv['think_us']:.0f} us per block as a sleep "
                 f"(a client stands for a node with a processor of its own); the node's disk "
-                f"serves a request per {lv['disk_delay']}; simulated with the same node cache, "
+                f"moves a block per {lv['disk_delay']}; simulated with the same node cache, "
                 f"{lv['sim_client_cache']} client caches (what the {lv['client_mem']} cgroup "
                 f"leaves the page cache) and --disk-delay {lv['disk_delay']}. The policies "
                 f"rank the same live and simulated in {same} of {len(lv['rows'])} rows; of "
