@@ -72,7 +72,8 @@ struct run {
     struct node *node;
     unsigned nodes;
     struct client_state c[IOCACHE_MAX_CLIENTS];
-    uint64_t processed, epoch_len;
+    uint64_t processed, epoch_len, epoch_left;   /* epoch_left: lines until its end */
+    uint64_t disk_block_ns, net_block_ns;        /* a block's time on the disk, the link */
     struct future *record;     /* the first run records positions here */
     struct future *oracle;
     /* the heap of runnable clients, by (time, id) */
@@ -130,7 +131,7 @@ static uint64_t max64(uint64_t a, uint64_t b)
 static uint64_t disk(struct run *s, struct node *n, uint64_t local, uint64_t at, bool write)
 {
     const struct device *d = &s->cfg->device;
-    uint64_t busy = ns_for(s->cfg->block_bytes, d->disk_rate);
+    uint64_t busy = s->disk_block_ns;
     if (local != n->last_local + 1)
         busy += d->seek_ns;
     n->last_local = local;
@@ -149,7 +150,7 @@ static uint64_t disk(struct run *s, struct node *n, uint64_t local, uint64_t at,
 static uint64_t reply(struct run *s, struct node *n, uint64_t ready)
 {
     const struct device *d = &s->cfg->device;
-    uint64_t xfer = ns_for(s->cfg->block_bytes, d->net_rate);
+    uint64_t xfer = s->net_block_ns;
     uint64_t start = max64(ready, n->net_free);
     n->net_free = start + xfer;
     s->r->node[n - s->node].net_busy_ns += xfer;
@@ -199,12 +200,12 @@ static uint64_t next_use(void *ctx, uint64_t block, uint64_t now)
 
 static int prefetch(struct run *s, unsigned id, uint64_t block, uint64_t at, uint64_t now)
 {
-    struct node *n = &s->node[block % s->nodes];
+    struct node *n = s->nodes == 1 ? s->node : &s->node[block % s->nodes];
     struct iocache_outcome o;
     int err = iocache_prefetch(n->cache, id, block, now, &o);
     if (!err && o.result == IOCACHE_ADMITTED)
-        n->ready[o.slot] = disk(s, n, block / s->nodes, at + s->cfg->device.net_latency_ns,
-                                false);
+        n->ready[o.slot] = disk(s, n, s->nodes == 1 ? block : block / s->nodes,
+                                at + s->cfg->device.net_latency_ns, false);
     return err;
 }
 
@@ -235,12 +236,15 @@ static void log_epoch(const struct run *s, unsigned i)
 
 static void epoch_tick(struct run *s)
 {
-    if (++s->processed % s->epoch_len == 0)
+    s->processed++;
+    if (--s->epoch_left == 0) {   /* a countdown: no division per line */
+        s->epoch_left = s->epoch_len;
         for (unsigned i = 0; i < s->nodes; i++) {
             if (s->cfg->epoch_log && !s->record)
                 log_epoch(s, i);
             iocache_epoch_end(s->node[i].cache);
         }
+    }
 }
 
 /* Every live client of FILE's trace waits at a barrier: release them all. */
@@ -284,8 +288,10 @@ static int request(struct run *s, unsigned id, size_t index)
         s->record->pos[id][index] = now;
     else if (s->oracle)
         now = s->oracle->pos[id][index];
-    struct node *n = &s->node[q->block % s->nodes];
-    uint64_t local = q->block / s->nodes, arrive = c->t + d->net_latency_ns;
+    /* One node (the usual case) takes no division. */
+    struct node *n = s->nodes == 1 ? s->node : &s->node[q->block % s->nodes];
+    uint64_t local = s->nodes == 1 ? q->block : q->block / s->nodes;
+    uint64_t arrive = c->t + d->net_latency_ns;
     struct client_result *cr = &s->r->client[id];
     int err = 0;
     if (q->op == OP_PREFETCH) {
@@ -318,8 +324,7 @@ static int request(struct run *s, unsigned id, size_t index)
             return err;
         uint64_t done;
         if (write) {
-            uint64_t in = max64(arrive, n->netin_free) + ns_for(s->cfg->block_bytes,
-                                                                d->net_rate);
+            uint64_t in = max64(arrive, n->netin_free) + s->net_block_ns;
             n->netin_free = in;
             n->ready[o.slot] = in;
             done = disk(s, n, local, in, true) + d->net_latency_ns;
@@ -445,6 +450,9 @@ static int simulate(const struct trace *t, const struct config *cfg, struct resu
     s.epoch_len = t->requests / cfg->epochs + (t->requests % cfg->epochs != 0);
     if (s.epoch_len == 0)
         s.epoch_len = 1;
+    s.epoch_left = s.epoch_len;
+    s.disk_block_ns = ns_for(cfg->block_bytes, cfg->device.disk_rate);
+    s.net_block_ns = ns_for(cfg->block_bytes, cfg->device.net_rate);
     if (cfg->serial && !err) {
         err = serial(&s);
     } else {
