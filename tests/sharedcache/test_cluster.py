@@ -112,7 +112,10 @@ def test_bad_input_is_one_line(tools, tmp_path):
             (["--disk", str(tmp_path / "nope"), "--", "true"], "give an existing disk file"),
             (["--size", "1K", "--", "true"], "at least one 64K block"),
             (["--disk", str(d), "--client-mem", "lots", "--", "true"], "lots"),
-            (["--", "true"], "one of the arguments --disk --size is required")):
+            (["--", "true"], "one of the arguments --disk --size is required"),
+            (["--disk", str(d), "--timeout", "0", "--", "true"], "--timeout 0.0: give seconds"),
+            (["--disk", str(d), "--json", str(tmp_path / "no" / "x.json"), "--", "true"],
+             "cannot write")):
         p = cluster(*args)
         assert p.returncode == 2, (args, p.stderr)
         assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
@@ -155,3 +158,13 @@ def test_a_terminated_run_leaves_nothing_mounted_or_running(tools, tmp_path):
     assert left == []
     assert all(not Path(w).exists() for w in work)
     assert subprocess.run(["pgrep", "-f", next(iter(work))], capture_output=True).stdout == b""
+
+
+def test_output_passes_through_byte_for_byte_and_stdin_is_empty(tools, tmp_path):
+    blob = tmp_path / "blob"
+    blob.write_bytes(bytes(range(256)) * 16)
+    p = subprocess.run([*FORESIGHT, "cluster", "run", "--size", "1M", "--clients", "1",
+                        "--", "sh", "-c", f"cat {blob}; cat"], capture_output=True,
+                       input=b"not for the clients\n", timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == blob.read_bytes()

@@ -31,6 +31,7 @@ from types import SimpleNamespace
 from foresight.errors import HarnessError, UsageError
 from foresight.harness.process import terminations_interrupt
 from foresight.harness.run import Cap, check_mem, signal_name
+from foresight.reports import check_writable
 from foresight.sharedcache import ionode
 from foresight.units import format_size, parse_size
 
@@ -74,6 +75,9 @@ def _check(ns: argparse.Namespace) -> tuple[list[str], int]:
         raise UsageError("no program given: foresight cluster run [options] -- PROG ARGS")
     if ns.client_readahead_kb is not None and not 0 <= ns.client_readahead_kb <= 1 << 20:
         raise UsageError(f"--client-readahead-kb {ns.client_readahead_kb}: 0 to 1048576")
+    if ns.timeout is not None and not ns.timeout > 0:
+        raise UsageError(f"--timeout {ns.timeout}: give seconds, more than 0")
+    check_writable(ns.json)
     if not 1 <= ns.clients <= 64:
         raise UsageError(f"--clients must be 1 to 64, not {ns.clients}")
     mem = parse_size(ns.client_mem)
@@ -90,19 +94,22 @@ def _check(ns: argparse.Namespace) -> tuple[list[str], int]:
     return cmd, mem
 
 
-def _mount(mnt: Path, uri: str, pidfile: Path, log: Path) -> subprocess.Popen:
-    """nbdfuse of URI on MNT, ready (its pid file written) or an error (nothing left
-    mounted)."""
+def _mount(mnt: Path, uri: str, pidfile: Path, log: Path,
+           mounts: list[tuple[Path, subprocess.Popen]]) -> None:
+    """nbdfuse of URI on MNT, added to MOUNTS as soon as it is started (so an interrupt
+    unmounts it too), then ready (its pid file written) or an error (unmounted)."""
     mnt.mkdir()
     with open(log, "w") as err:
         proc = subprocess.Popen(["nbdfuse", "-P", str(pidfile), str(mnt), uri],
                                 stdout=subprocess.DEVNULL, stderr=err)
+    mounts.append((mnt, proc))
     for _ in range(200):
         if pidfile.exists() and (mnt / FILE).exists():
-            return proc
+            return
         if proc.poll() is not None:
             break
         time.sleep(0.025)
+    mounts.pop()
     _unmount(mnt, proc)
     text = log.read_text().strip().splitlines()
     raise HarnessError(f"nbdfuse could not mount {uri}: "
@@ -120,11 +127,11 @@ def _read_ahead(mnt: Path, kb: int) -> None:
 
 
 def _unmount(mnt: Path, proc: subprocess.Popen) -> None:
-    """Unmount MNT (lazily if it is busy) and wait for its nbdfuse to end."""
-    if os.path.ismount(mnt):
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        if subprocess.run(["fusermount3", "-u", str(mnt)], **quiet).returncode != 0:
-            subprocess.run(["fusermount3", "-u", "-z", str(mnt)], **quiet)
+    """Unmount MNT (lazily if it is busy) and wait for its nbdfuse to end.  Tried even
+    when MNT does not look mounted: a mount whose nbdfuse died is not seen as one."""
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    if subprocess.run(["fusermount3", "-u", str(mnt)], **quiet).returncode != 0:
+        subprocess.run(["fusermount3", "-u", "-z", str(mnt)], **quiet)
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
@@ -164,8 +171,7 @@ def _run(ns: argparse.Namespace) -> dict:
         for i in range(ns.clients):
             uri = f"nbd+unix:///c{i}?socket={sock}"
             mnt = work / f"c{i}"
-            mounts.append((mnt, _mount(mnt, uri, work / f"c{i}.fuse.pid",
-                                       work / f"c{i}.fuse.log")))
+            _mount(mnt, uri, work / f"c{i}.fuse.pid", work / f"c{i}.fuse.log", mounts)
             if ns.client_readahead_kb is not None:
                 _read_ahead(mnt, ns.client_readahead_kb)
         clients = _run_clients(cmd, mem, ns, work, sock)
@@ -205,7 +211,7 @@ def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
             with open(work / f"c{i}.out", "w") as out, open(work / f"c{i}.err", "w") as err:
                 try:
                     proc = subprocess.Popen(
-                        argv, env=env, stdout=out, stderr=err,
+                        argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                         preexec_fn=cap.cgroup.join_self if cap.cgroup else None)
                 except OSError as e:
                     cap.close()
@@ -225,8 +231,9 @@ def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
         for t in waiters:
             t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
             if t.is_alive():
-                late = {k for k, (proc, _, _) in enumerate(started) if proc.poll() is None}
-                for k in late:
+                now_late = {k for k, (proc, _, _) in enumerate(started) if proc.poll() is None}
+                late |= now_late
+                for k in now_late:
                     started[k][0].kill()
                 t.join()
         for i, (proc, cap, _) in enumerate(started):
@@ -241,8 +248,9 @@ def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
                 "id": i, "wall_seconds": walls.get(i), "exit_code": code if code >= 0
                 else 128 - code, "signal": signal_name(-code) if code < 0 else None,
                 "oom_killed": oom, "timed_out": i in late,
-                "stdout": (work / f"c{i}.out").read_text(errors="replace"),
-                "stderr": (work / f"c{i}.err").read_text(errors="replace"),
+                # undecodable bytes kept as surrogates: main() writes them back unchanged
+                "stdout": (work / f"c{i}.out").read_bytes().decode(errors="surrogateescape"),
+                "stderr": (work / f"c{i}.err").read_bytes().decode(errors="surrogateescape"),
                 "prefetches_to_node": (stats.get("global") or {}).get("remote_cache_requests")
                 if stats else None,
                 "cgroup": cap.describe()})
@@ -257,13 +265,18 @@ def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
 
 def main(ns: argparse.Namespace) -> int:
     res = run(ns)
+    sys.stdout.flush()
     for c in res["clients"]:
-        sys.stdout.write(c["stdout"])
+        sys.stdout.buffer.write(c["stdout"].encode(errors="surrogateescape"))
+    sys.stdout.buffer.flush()
     for c in res["clients"]:
         if c["stderr"]:
-            sys.stderr.write(c["stderr"])
-    print(f"foresight cluster: {len(res['clients'])} clients of "
-          f"{format_size(res['client_mem_bytes'])} each, one I/O node "
+            sys.stderr.buffer.write(c["stderr"].encode(errors="surrogateescape"))
+            if not c["stderr"].endswith("\n"):
+                sys.stderr.buffer.write(b"\n")
+    sys.stderr.buffer.flush()
+    print(f"foresight cluster: {len(res['clients'])} clients with "
+          f"{format_size(res['client_mem_bytes'])} of memory each, one I/O node "
           f"({res['node_cache']} cache, policy {res['policy']})", file=sys.stderr)
     for c in res["clients"]:
         how = ("killed by the OOM killer" if c["oom_killed"] else "timed out" if c["timed_out"]

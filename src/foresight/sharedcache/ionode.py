@@ -72,7 +72,7 @@ def command(ns: argparse.Namespace) -> list[str]:
     # model the model is the device's whole time: the file is served from the page cache.
     device = [] if delay else ["cache=none", "fadvise=random"]
     cmd = ["nbdkit", *where, "-P", ns.pidfile, "--filter", str(filter_path()), "file",
-           ns.disk, *device, f"iocache-size={ns.cache}", f"iocache-block={ns.block}",
+           f"file={ns.disk}", *device, f"iocache-size={ns.cache}", f"iocache-block={ns.block}",
            f"iocache-policy={ns.policy}", f"iocache-epoch={ns.epoch}"]
     if delay:
         cmd.append(f"iocache-disk-delay={delay}")
