@@ -116,6 +116,16 @@
  *                                loads libnbd and connects (dropped until then); if libnbd,
  *                                the server or CACHE is missing, one line on stderr and
  *                                prefetches are made locally
+ *   FORESIGHT_PT=0|1             the prefetch thread of a program built with
+ *                                `foresight cc --prefetch-thread` (default 1; 0: none, and
+ *                                foresight_pt_start() runs nothing, not even its init)
+ *   FORESIGHT_PT_FILES=GLOB      files the prefetch thread prefetches besides regular files
+ *                                of 2 MiB or more: paths matching GLOB (fnmatch(3) without
+ *                                flags: `*` also matches `/`)
+ *   FORESIGHT_PT_QUEUE=N         calls the prefetch thread may run ahead of the program
+ *                                (1..960; default 960)
+ *   FORESIGHT_PT_AHEAD=SIZE      bytes of predicted reads it may run ahead (default 32M;
+ *                                4K..16G)
  *
  * The event trace (FORESIGHT_TRACE=PATH), for measuring prefetch coverage from real faults.
  * Text, one event per line; fields separated by one space; addresses hex with 0x; t_ns is
@@ -176,22 +186,35 @@ extern "C" {
  * symbol carries the ABI number, and an object built for an older or newer ABI finds
  * none of them (they are weak references), so its hints become no-ops instead of
  * writing past its sites.  Bump FORESIGHT__ABI whenever struct foresight_site, struct
- * foresight_stream, the nest tables or an entry point below changes.
+ * foresight_stream, the nest tables, struct foresight_pt_clock or an entry point below
+ * changes.
  */
-#define FORESIGHT__ABI 7
-#define foresight__dir foresight__dir_abi7
-#define foresight__anon_site foresight__anon_site_abi7
-#define foresight__prefetch_slow foresight__prefetch_slow_abi7
-#define foresight__filtered_check foresight__filtered_check_abi7
-#define foresight__release_slow foresight__release_slow_abi7
-#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi7
-#define foresight__lookahead foresight__lookahead_abi7
-#define foresight__random_begin foresight__random_begin_abi7
-#define foresight__random_end foresight__random_end_abi7
-#define foresight__memory foresight__memory_abi7
-#define foresight__stream_step foresight__stream_step_abi7
-#define foresight__streams_step foresight__streams_step_abi7
-#define foresight__nest_enter foresight__nest_enter_abi7
+#define FORESIGHT__ABI 8
+#define foresight__dir foresight__dir_abi8
+#define foresight__anon_site foresight__anon_site_abi8
+#define foresight__prefetch_slow foresight__prefetch_slow_abi8
+#define foresight__filtered_check foresight__filtered_check_abi8
+#define foresight__release_slow foresight__release_slow_abi8
+#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi8
+#define foresight__lookahead foresight__lookahead_abi8
+#define foresight__random_begin foresight__random_begin_abi8
+#define foresight__random_end foresight__random_end_abi8
+#define foresight__memory foresight__memory_abi8
+#define foresight__stream_step foresight__stream_step_abi8
+#define foresight__streams_step foresight__streams_step_abi8
+#define foresight__nest_enter foresight__nest_enter_abi8
+#define foresight__pt_start foresight__pt_start_abi8
+#define foresight__pt_wake foresight__pt_wake_abi8
+#define foresight__pt_open foresight__pt_open_abi8
+#define foresight__pt_lseek foresight__pt_lseek_abi8
+#define foresight__pt_read foresight__pt_read_abi8
+#define foresight__pt_pread foresight__pt_pread_abi8
+#define foresight__pt_close foresight__pt_close_abi8
+#define foresight__pt_exit foresight__pt_exit_abi8
+#define foresight__pt_malloc foresight__pt_malloc_abi8
+#define foresight__pt_calloc foresight__pt_calloc_abi8
+#define foresight__pt_realloc foresight__pt_realloc_abi8
+#define foresight__pt_free foresight__pt_free_abi8
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -691,6 +714,179 @@ static inline int foresight_nest_enter(const struct foresight_nest *nest,
 static inline int foresight_active(void)
 {
     return foresight__directory() != NULL;
+}
+
+/* ---- prefetch threads (`foresight cc --prefetch-thread`) ----
+ *
+ * Application-specific file prefetching (Chen et al., the paper in
+ * ../shared/papers/application-specific-file-prefetching.txt, Section 3): the compiler
+ * slices the program's I/O code into a *prefetch thread* that runs ahead of the unchanged
+ * program (the *computation thread*) and names the reads it will make, each tagged with a
+ * *call ID*: the number of covered I/O calls made so far.  The computation thread counts
+ * its covered calls with foresight_pt_tick(); the library drops a prediction the program
+ * has already passed (expired), coalesces the rest and hands them to the kernel
+ * (POSIX_FADV_WILLNEED), and keeps the thread at most FORESIGHT_PT_QUEUE calls and
+ * FORESIGHT_PT_AHEAD bytes ahead, asleep otherwise.  Code from `foresight cc`:
+ *
+ *     static struct foresight_pt_clock *__fs_pt_clock;            NULL: no thread
+ *     int main(int argc, char **argv) {
+ *         __fs_pt_clock = foresight_pt_start(__fs_pt_init, __fs_pt_run);
+ *         ...
+ *         n = read((foresight_pt_tick(__fs_pt_clock, 3), fd), buf, 4096);
+ *     }
+ *     ... and in the prefetch thread's clones of the program's functions:
+ *         fd = foresight_pt_open(path, O_RDONLY, 2);
+ *         n = foresight_pt_read(fd, NULL, 4096, 3);             predicted: nothing read
+ *
+ * The prefetch thread (what it may do, whatever the slice asks):
+ *   - has every signal blocked and a descriptor table of its own, empty when it starts
+ *     (close_range(CLOSE_RANGE_UNSHARE)): its opens never change the numbers the program's
+ *     open()s return and it keeps none of the program's files open;
+ *   - runs under a seccomp filter of its own (the program's threads are not filtered):
+ *     system calls that write or remove files, change their metadata, send signals, run
+ *     programs or create processes or threads fail with EPERM, as do open/openat with any
+ *     of O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND and mmap of shared writable memory;
+ *     openat2 fails with ENOSYS (libc then uses openat); exit_group ends only the thread;
+ *   - allocates from a private arena (foresight_pt_malloc & co., mmap'd), never with the
+ *     program's malloc, and makes no stdio call;
+ *   - stops, and only it, on any error in setting it up and after 8 mispredictions in a
+ *     row (the site of a call differs from the one the program made with that call ID);
+ *     FORESIGHT_STATS then says why;
+ *   - is gone in a child made by fork(): the child's ticks wake nothing.
+ * It ends when run() returns, on foresight_pt_exit(), or with the process.
+ */
+#define FORESIGHT_PT_RING 1024
+struct foresight_pt_clock {
+    uint64_t id;                       /* covered I/O calls the computation thread has made */
+    uint64_t wake_at;                  /* prefetch thread asleep until id reaches it; 0: awake */
+    uint32_t sites[FORESIGHT_PT_RING]; /* the site of call `id` at [id % RING] */
+};
+
+#if defined(__cplusplus) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L
+#define FORESIGHT__NORETURN __attribute__((noreturn))
+#else
+#define FORESIGHT__NORETURN _Noreturn
+#endif
+
+struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(void))
+    FORESIGHT__WEAK;
+void foresight__pt_wake(void) FORESIGHT__WEAK;
+int foresight__pt_open(const char *path, int flags, unsigned site) FORESIGHT__WEAK;
+int64_t foresight__pt_lseek(int h, int64_t off, int whence, unsigned site) FORESIGHT__WEAK;
+long foresight__pt_read(int h, void *buf, size_t n, unsigned site) FORESIGHT__WEAK;
+long foresight__pt_pread(int h, void *buf, size_t n, int64_t off, unsigned site)
+    FORESIGHT__WEAK;
+int foresight__pt_close(int h, unsigned site) FORESIGHT__WEAK;
+FORESIGHT__NORETURN void foresight__pt_exit(void) FORESIGHT__WEAK;
+void *foresight__pt_malloc(size_t n) FORESIGHT__WEAK;
+void *foresight__pt_calloc(size_t count, size_t n) FORESIGHT__WEAK;
+void *foresight__pt_realloc(void *p, size_t n) FORESIGHT__WEAK;
+void foresight__pt_free(void *p) FORESIGHT__WEAK;
+
+/*
+ * Calls INIT on the calling thread (the compiler's: private copies of the I/O-related
+ * globals), then starts the prefetch thread, which runs RUN.  Returns the clock the
+ * computation thread ticks, or NULL when there is no thread: the library is absent,
+ * disabled (FORESIGHT_DISABLE=1, FORESIGHT_PT=0: INIT is not called then), a thread was
+ * already started in this process, or it could not be created (INIT has run then).
+ */
+static inline struct foresight_pt_clock *foresight_pt_start(void (*init)(void),
+                                                            void (*run)(void))
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (foresight__pt_start == NULL)
+        return NULL;
+#endif
+    return foresight__pt_start(init, run);
+}
+
+/*
+ * The computation thread is about to make its next covered I/O call, at SITE: advances
+ * the call ID.  NULL C: no thread.  About one relaxed store; a futex wake only when the
+ * prefetch thread sleeps until this call.
+ */
+static inline void foresight_pt_tick(struct foresight_pt_clock *c, unsigned site)
+{
+    if (c == NULL)
+        return;
+    uint64_t id = __atomic_load_n(&c->id, __ATOMIC_RELAXED) + 1;
+    __atomic_store_n(&c->sites[id % FORESIGHT_PT_RING], site, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->id, id, __ATOMIC_RELEASE);
+    if (__builtin_expect(__atomic_load_n(&c->wake_at, __ATOMIC_RELAXED) == id, 0))
+        foresight__pt_wake();
+}
+
+/*
+ * The prefetch thread's I/O (only on that thread, which exists only when the library
+ * started it; elsewhere the calls fail with EPERM).  Handles are the thread's own
+ * descriptors.  SITE is the call's site, the number the computation thread ticks with.
+ *
+ * foresight_pt_open: opens PATH for reading (O_RDONLY|O_CLOEXEC whatever FLAGS say: the
+ *   thread only reads); -1 with errno when it cannot (the slice's error path then runs).
+ *   Its reads are prefetched when it is a regular file of 2 MiB or more or matches
+ *   FORESIGHT_PT_FILES.
+ * foresight_pt_lseek: moves the handle's shadow offset (SEEK_SET, SEEK_CUR, SEEK_END);
+ *   -1/EINVAL for a negative result or another WHENCE.  Not a covered call.
+ * foresight_pt_read(h, NULL, n): a predicted read at the shadow offset: returns the bytes
+ *   the file has there, at most N, moves the offset by them, transfers nothing, and
+ *   queues them for prefetching.  With a buffer (private memory): a lead read, whose data
+ *   the slice needs: pread(2) into BUF at the shadow offset.  One covered call either way.
+ * foresight_pt_pread: the same at OFF, the offset unmoved.
+ * foresight_pt_close: issues the handle's queued predictions and closes it.
+ * Unknown handle: -1/EBADF.
+ */
+static inline int foresight_pt_open(const char *path, int flags, unsigned site)
+{
+    return foresight__pt_open(path, flags, site);
+}
+
+static inline int64_t foresight_pt_lseek(int h, int64_t off, int whence, unsigned site)
+{
+    return foresight__pt_lseek(h, off, whence, site);
+}
+
+static inline long foresight_pt_read(int h, void *buf, size_t n, unsigned site)
+{
+    return foresight__pt_read(h, buf, n, site);
+}
+
+static inline long foresight_pt_pread(int h, void *buf, size_t n, int64_t off, unsigned site)
+{
+    return foresight__pt_pread(h, buf, n, off, site);
+}
+
+static inline int foresight_pt_close(int h, unsigned site)
+{
+    return foresight__pt_close(h, site);
+}
+
+/* Ends the prefetch thread (its queued predictions issued first): replaces exit() and
+ * abort() in its code.  Called on another thread, ends that thread (pthread_exit). */
+FORESIGHT__NORETURN static inline void foresight_pt_exit(void)
+{
+    foresight__pt_exit();
+}
+
+/* The prefetch thread's private arena (also usable from INIT, before the thread starts):
+ * malloc(3) semantics, 16-byte alignment, never the program's heap. */
+static inline void *foresight_pt_malloc(size_t n)
+{
+    return foresight__pt_malloc(n);
+}
+
+static inline void *foresight_pt_calloc(size_t count, size_t n)
+{
+    return foresight__pt_calloc(count, n);
+}
+
+static inline void *foresight_pt_realloc(void *p, size_t n)
+{
+    return foresight__pt_realloc(p, n);
+}
+
+static inline void foresight_pt_free(void *p)
+{
+    foresight__pt_free(p);
 }
 
 #ifdef __cplusplus

@@ -201,6 +201,25 @@ void fs_config_load(void)
         else
             fs_cfg.chunk_bytes = c;
     }
+    fs_cfg.pt = env_choice("FORESIGHT_PT", off_on, 2, 1) == 1;
+    const char *ptf = getenv("FORESIGHT_PT_FILES");
+    if (ptf != NULL && *ptf != 0) {
+        if (strlen(ptf) < sizeof fs_cfg.pt_files)
+            strcpy(fs_cfg.pt_files, ptf);
+        else
+            complain("FORESIGHT_PT_FILES", "(too long)", "a pattern shorter than 1024 bytes");
+    }
+    fs_cfg.pt_queue = (unsigned)env_ulong("FORESIGHT_PT_QUEUE", 1, FS_PT_QUEUE_MAX,
+                                          FS_PT_QUEUE_MAX);
+    fs_cfg.pt_ahead = 32u << 20;
+    const char *pta = getenv("FORESIGHT_PT_AHEAD");
+    if (pta != NULL && *pta != 0) {
+        uint64_t a = parse_size(pta);
+        if (a < FS_PAGE || a > (1ull << 34))
+            complain("FORESIGHT_PT_AHEAD", pta, "a size from 4K to 16G");
+        else
+            fs_cfg.pt_ahead = a;
+    }
     fs_cfg.lookahead_bytes = 4u << 20;
     const char *ahead = getenv("FORESIGHT_LOOKAHEAD");
     if (ahead != NULL && strcmp(ahead, "measured") == 0) {

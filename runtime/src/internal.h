@@ -82,6 +82,10 @@ struct fs_config {
     char trace_path[4088];  /* FORESIGHT_TRACE: event trace file, "" when off */
     char nbd_uri[1024];     /* FORESIGHT_NBD: the I/O node serving nbd_file (remote.c) */
     char nbd_file[1024];    /* FORESIGHT_NBD_FILE: the local view of that export */
+    bool pt;                /* FORESIGHT_PT: prefetch threads may start (default 1) */
+    char pt_files[1024];    /* FORESIGHT_PT_FILES: glob of files to prefetch, "" when unset */
+    unsigned pt_queue;      /* FORESIGHT_PT_QUEUE: calls the thread may run ahead */
+    uint64_t pt_ahead;      /* FORESIGHT_PT_AHEAD: predicted bytes it may run ahead */
 };
 extern struct fs_config fs_cfg;
 
@@ -232,6 +236,8 @@ void fs_workers_ensure_started(void);
 /* Start a detached runtime thread named `name` (256 KiB stack) with every signal
  * blocked: the program's handlers run on its own threads.  False if it could not. */
 bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name);
+/* The same with a stack of STACK bytes (0: the pthread default, RLIMIT_STACK's). */
+bool fs_thread_start_stack(void *(*fn)(void *), void *arg, const char *name, size_t stack);
 void fs_workers_after_fork_child(void);
 
 /* trace.c: FORESIGHT_TRACE event trace (faults, prefetches, releases). */
@@ -280,5 +286,38 @@ extern unsigned long fs_global_remote_requests, fs_global_remote_bytes, fs_globa
  * in this run of its nest, and the prefetch is not to be issued. */
 bool fs_random_note(struct foresight_site *site, uintptr_t page);
 void fs_random_reset(void); /* after fork */
+
+/* pt_*.c: the prefetch thread (`foresight cc --prefetch-thread`; foresight.h).  Everything
+ * below but the clock, the wake and the counters belongs to the prefetch thread alone. */
+#define FS_PT_PENDING 64                    /* predictions held before a flush (pt_queue.c) */
+#define FS_PT_QUEUE_MAX (FORESIGHT_PT_RING - 64) /* the most calls it may run ahead */
+extern struct foresight_pt_clock fs_pt_clock; /* the clock foresight__pt_start returns */
+/* pt_thread.c */
+extern __thread bool fs_pt_self;            /* set on the prefetch thread */
+/* Ends the prefetch thread from anywhere in it: REASON (NULL: a normal end, the pending
+ * predictions then issued) is what the statistics show. */
+_Noreturn void fs_pt_stop(const char *reason, int err);
+uint64_t fs_pt_computation_id(void);        /* clock.id, read with acquire */
+/* Sleeps until the computation thread's call ID reaches WAKE (or 10 ms pass): true if the
+ * thread slept (false: the clock was there already). */
+bool fs_pt_sleep_until(uint64_t wake);
+/* pt_sched.c: the thread's own call IDs, the window and the mispredict check. */
+uint64_t fs_pt_call(unsigned site);         /* one covered call at SITE: its call ID */
+void fs_pt_predicted(uint64_t bytes);       /* the current call queued BYTES for prefetch */
+void fs_pt_pace(void);                      /* after a call: sleep while the window is full */
+void fs_pt_check_sites(void);               /* compare sites since the last check */
+void fs_pt_sched_reset(void);               /* a new thread: call ID 0 */
+/* pt_queue.c: predictions waiting to be issued. */
+void fs_pt_enqueue(int fd, uint64_t off, uint64_t len, uint64_t call);
+void fs_pt_flush(int fd);                   /* issue what is pending for FD (-1: all) */
+void fs_pt_drop_pending(void);              /* forget what is pending (mispredicted) */
+/* pt_files.c */
+bool fs_pt_glob(const char *pattern, const char *s); /* fnmatch(3) without flags */
+/* Counters (stats.c prints them). */
+extern unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead_reads,
+    fs_global_pt_lead_bytes, fs_global_pt_expired, fs_global_pt_issued,
+    fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts;
+extern const char *fs_global_pt_stopped;    /* why the thread stopped early, or NULL */
+extern int fs_global_pt_stopped_errno;      /* the errno that went with it, or 0 */
 
 #endif /* FORESIGHT_INTERNAL_H */

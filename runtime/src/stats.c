@@ -110,6 +110,47 @@ static void totals(unsigned long total[FS_NSTAT])
     }
 }
 
+/* The prefetch thread's counters (pt_*.c), and why it stopped early (null: it did not). */
+static const struct {
+    const unsigned long *count;
+    const char *name, *what;
+} pt_counters[] = {
+    {&fs_global_pt_started, "pt_started", "prefetch thread started"},
+    {&fs_global_pt_calls, "pt_calls", "covered I/O calls the prefetch thread made"},
+    {&fs_global_pt_lead_reads, "pt_lead_reads", "lead reads (data the prefetch thread read)"},
+    {&fs_global_pt_lead_bytes, "pt_lead_bytes", "bytes of lead reads"},
+    {&fs_global_pt_expired, "pt_expired", "predictions expired: the program was there first"},
+    {&fs_global_pt_issued, "pt_issued", "prefetch requests from the prefetch thread "
+                                        "(POSIX_FADV_WILLNEED)"},
+    {&fs_global_pt_issued_bytes, "pt_issued_bytes", "bytes of those requests"},
+    {&fs_global_pt_sleeps, "pt_sleeps", "times the prefetch thread slept: its window was full"},
+    {&fs_global_pt_mispredicts, "pt_mispredicts", "calls the prefetch thread mispredicted"},
+};
+
+/* Why the prefetch thread stopped early, into TEXT; false when it did not. */
+static bool pt_stopped(char *text, size_t size)
+{
+    const char *why = __atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE);
+    if (why == NULL)
+        return false;
+    const int err = __atomic_load_n(&fs_global_pt_stopped_errno, __ATOMIC_RELAXED);
+    snprintf(text, size, "%s%s%s", why, err ? ": " : "", err ? strerror(err) : "");
+    return true;
+}
+
+static void write_json_pt(FILE *f)
+{
+    for (size_t i = 0; i < sizeof pt_counters / sizeof pt_counters[0]; i++)
+        fprintf(f, "%s\"%s\": %lu", i ? ", " : "", pt_counters[i].name,
+                __atomic_load_n(pt_counters[i].count, __ATOMIC_RELAXED));
+    char text[256];
+    fputs(", \"pt_stopped\": ", f);
+    if (pt_stopped(text, sizeof text))
+        json_string(f, text);
+    else
+        fputs("null", f);
+}
+
 static void write_json(FILE *f)
 {
     unsigned long total[FS_NSTAT];
@@ -146,8 +187,7 @@ static void write_json(FILE *f)
                "\"nest_entries_unhinted\": %lu, "
                "\"memcg_stat_flushes\": %lu, \"short_runs_continued\": %lu, "
                "\"remote_cache_requests\": %lu, \"remote_cache_bytes\": %lu, "
-               "\"remote_cache_failed\": %lu, \"remote_cache_dropped\": %lu},"
-               "\n  \"sites\": [",
+               "\"remote_cache_failed\": %lu, \"remote_cache_dropped\": %lu, ",
             fs_residency_footprint(), fs_residency_peak(),
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED),
@@ -164,6 +204,8 @@ static void write_json(FILE *f)
             __atomic_load_n(&fs_global_remote_bytes, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_remote_failed, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_remote_dropped, __ATOMIC_RELAXED));
+    write_json_pt(f);
+    fputs("},\n  \"sites\": [", f);
     int first = 1;
     for (struct foresight_site *s = __atomic_load_n(&registry, __ATOMIC_ACQUIRE); s;
          s = s->fs_next) {
@@ -256,6 +298,14 @@ static void write_table(FILE *f)
         if (n)
             fprintf(f, "%lu %s\n", n, lines[i].what);
     }
+    for (size_t i = 0; i < sizeof pt_counters / sizeof pt_counters[0]; i++) {
+        const unsigned long n = __atomic_load_n(pt_counters[i].count, __ATOMIC_RELAXED);
+        if (n)
+            fprintf(f, "%lu %s\n", n, pt_counters[i].what);
+    }
+    char text[256];
+    if (pt_stopped(text, sizeof text))
+        fprintf(f, "prefetch thread stopped early: %s\n", text);
 }
 
 void fs_stats_report(void)

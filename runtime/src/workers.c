@@ -29,13 +29,19 @@ static void *worker_main(void *arg)
 
 bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name)
 {
+    return fs_thread_start_stack(fn, arg, name, 256 << 10);
+}
+
+bool fs_thread_start_stack(void *(*fn)(void *), void *arg, const char *name, size_t stack)
+{
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 << 10);
+    if (stack)
+        pthread_attr_setstacksize(&attr, stack);
     pthread_t t;
     bool ok = pthread_create(&t, &attr, fn, arg) == 0;
     if (ok)

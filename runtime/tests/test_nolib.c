@@ -1,9 +1,21 @@
 /* Built against foresight.h but linked without libforesight: the weak entry points
- * are absent, every hint is a no-op, and the program runs and computes normally. */
+ * are absent, every hint is a no-op, no prefetch thread starts, and the program runs and
+ * computes normally.  (test_header.cc: the same header as C++.) */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "foresight.h"
+
+static int nolib_inits;
+
+static void nolib_init(void)
+{
+    nolib_inits++;
+}
+
+static void nolib_run(void)
+{
+}
 
 int main(void)
 {
@@ -37,6 +49,12 @@ int main(void)
         fprintf(stderr, "nolib: a nest was set up without the library\n");
         return 1;
     }
+    /* No prefetch thread: start returns NULL without running init; ticks do nothing. */
+    if (foresight_pt_start(nolib_init, nolib_run) != NULL || nolib_inits != 0) {
+        fprintf(stderr, "nolib: a prefetch thread started without the library\n");
+        return 1;
+    }
+    foresight_pt_tick(NULL, 1);
     for (size_t i = 0; i < n; i++)
         sum += a[i];
     free(a);

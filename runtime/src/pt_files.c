@@ -1,0 +1,286 @@
+/*
+ * pt_files.c — inform_open / inform_close and the prefetch library's file table (paper
+ * Section 3.1): the prefetch thread's opens, shadow offsets and calls.
+ *
+ * A handle is the thread's own descriptor (its table is private: pt_thread.c), opened
+ * read-only whatever the program asked, so a descriptor the program closes and reuses
+ * never redirects a prediction.  Per handle: device, inode and size (statx; the size is
+ * refreshed when a read reaches past it), the shadow offset that the program's own
+ * descriptor will have, and whether its reads are prefetched: a regular file of 2 MiB or
+ * more, or one whose path matches FORESIGHT_PT_FILES (smaller files are the paper's
+ * configuration files, read once at start).
+ *
+ * A predicted read (no buffer) transfers nothing: it returns what the program's read will
+ * return — the bytes the file has at the offset, at most N — and queues that range
+ * (pt_queue.c).  A lead read (a buffer of the thread's) reads the data, which the slice
+ * needs to go on (an index, a header).  Each read or pread is one covered call, whatever
+ * its outcome, as each of the program's is one tick.
+ *
+ * System calls are made directly (syscall(2)): nothing here may allocate, and a sanitizer's
+ * descriptor bookkeeping, which knows one table per process, must not see this thread's
+ * descriptors as the program's.  Special files (FIFOs, terminals, devices) are opened
+ * O_PATH only, never for reading, which could change what they do for the program (a
+ * FIFO's readers, a terminal's control): their predicted reads return 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PT_FILES 1024                 /* handles 0..1023: a private table starts at 0 */
+#define PREFETCHABLE_SIZE (2u << 20)  /* the paper's data files, by size */
+
+struct pt_file {
+    bool open;
+    bool regular;
+    bool matched;      /* the path matches FORESIGHT_PT_FILES */
+    bool prefetchable;
+    uint64_t dev, ino, size;
+    uint64_t off;      /* the shadow offset */
+};
+static struct pt_file files[PT_FILES];
+
+static bool describe(int fd, struct pt_file *f)
+{
+    struct statx stx;
+    if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_SIZE, &stx) != 0)
+        return false;
+    f->regular = S_ISREG(stx.stx_mode);
+    f->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+    f->ino = stx.stx_ino;
+    f->size = f->regular ? stx.stx_size : 0;
+    f->prefetchable = f->regular && (f->size >= PREFETCHABLE_SIZE || f->matched);
+    return true;
+}
+
+static void close_quietly(int fd)
+{
+    int e = errno;
+    syscall(SYS_close, fd);
+    errno = e;
+}
+
+static struct pt_file *handle(int h)
+{
+    if (h < 0 || h >= PT_FILES || !files[h].open) {
+        errno = EBADF;
+        return NULL;
+    }
+    return &files[h];
+}
+
+int foresight__pt_open(const char *path, int flags, unsigned site)
+{
+    (void)flags; /* the thread only reads */
+    (void)site;
+    if (!fs_pt_self) {
+        errno = EPERM;
+        return -1;
+    }
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct pt_file f = {.open = true};
+    f.matched = fs_cfg.pt_files[0] != 0 && fs_pt_glob(fs_cfg.pt_files, path);
+    if (!describe(fd, &f)) {
+        close_quietly(fd);
+        return -1;
+    }
+    if (f.regular) {
+        /* Now for reading (and failing as the program's open would: no permission). */
+        close_quietly(fd);
+        fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+                          0);
+        if (fd < 0)
+            return -1;
+        if (!describe(fd, &f)) { /* replaced in between: describe what was opened */
+            close_quietly(fd);
+            return -1;
+        }
+    }
+    if (fd >= PT_FILES) {
+        close_quietly(fd);
+        errno = EMFILE;
+        return -1;
+    }
+    files[fd] = f;
+    return fd;
+}
+
+int64_t foresight__pt_lseek(int h, int64_t off, int whence, unsigned site)
+{
+    (void)site;
+    if (!fs_pt_self) {
+        errno = EPERM;
+        return -1;
+    }
+    struct pt_file *f = handle(h);
+    if (f == NULL)
+        return -1;
+    int64_t base;
+    switch (whence) {
+    case SEEK_SET: base = 0; break;
+    case SEEK_CUR: base = (int64_t)f->off; break;
+    case SEEK_END:
+        if (!describe(h, f))
+            return -1;
+        base = (int64_t)f->size;
+        break;
+    default: errno = EINVAL; return -1;
+    }
+    int64_t to;
+    if (__builtin_add_overflow(base, off, &to)) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    if (to < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    f->off = (uint64_t)to;
+    return to;
+}
+
+/* A predicted read of N bytes at OFF, call ID: what the program's read will return. */
+static long predicted(struct pt_file *f, int h, size_t n, uint64_t off, uint64_t id)
+{
+    if (!f->regular)
+        return 0;
+    if (off + n > f->size || off + n < off)
+        describe(h, f); /* the file may have grown */
+    const uint64_t avail = off < f->size ? f->size - off : 0;
+    const uint64_t r = n < avail ? n : avail;
+    if (r > 0 && f->prefetchable)
+        fs_pt_enqueue(h, off, r, id);
+    return (long)r;
+}
+
+/* One covered call: a read of N bytes at OFF into BUF (NULL: predicted). */
+static long call(int h, void *buf, size_t n, int64_t off, bool at, unsigned site)
+{
+    if (!fs_pt_self) {
+        errno = EPERM;
+        return -1;
+    }
+    const uint64_t id = fs_pt_call(site);
+    struct pt_file *f = handle(h);
+    long r;
+    if (f == NULL) {
+        r = -1;
+    } else if (at && off < 0) {
+        errno = EINVAL;
+        r = -1;
+    } else {
+        const uint64_t where = at ? (uint64_t)off : f->off;
+        if (n > (size_t)INT64_MAX)
+            n = (size_t)INT64_MAX;
+        if (buf != NULL) {
+            r = syscall(SYS_pread64, h, buf, n, (off_t)where);
+            __atomic_fetch_add(&fs_global_pt_lead_reads, 1, __ATOMIC_RELAXED);
+            if (r > 0)
+                __atomic_fetch_add(&fs_global_pt_lead_bytes, (unsigned long)r, __ATOMIC_RELAXED);
+        } else {
+            r = predicted(f, h, n, where, id);
+        }
+        if (r > 0 && !at)
+            f->off += (uint64_t)r;
+    }
+    const int e = errno;
+    fs_pt_pace();
+    errno = e;
+    return r;
+}
+
+long foresight__pt_read(int h, void *buf, size_t n, unsigned site)
+{
+    return call(h, buf, n, 0, false, site);
+}
+
+long foresight__pt_pread(int h, void *buf, size_t n, int64_t off, unsigned site)
+{
+    return call(h, buf, n, off, true, site);
+}
+
+int foresight__pt_close(int h, unsigned site)
+{
+    (void)site;
+    if (!fs_pt_self) {
+        errno = EPERM;
+        return -1;
+    }
+    if (handle(h) == NULL)
+        return -1;
+    fs_pt_flush(h);
+    files[h].open = false;
+    const long r = syscall(SYS_close, h);
+    const int e = errno;
+    fs_pt_check_sites();
+    errno = e;
+    return r == 0 ? 0 : -1;
+}
+
+/* One pattern element at *P against C: true if it matches; *P moves past it. */
+static bool match_one(const char **pp, unsigned char c)
+{
+    const char *p = *pp;
+    if (*p == '?') {
+        *pp = p + 1;
+        return true;
+    }
+    if (*p == '[') {
+        const char *q = p + 1;
+        const bool negate = *q == '!' || *q == '^';
+        if (negate)
+            q++;
+        bool hit = false;
+        for (bool first = true; *q != 0 && (*q != ']' || first); first = false) {
+            unsigned char lo = (unsigned char)*q++;
+            if (lo == '\\' && *q != 0)
+                lo = (unsigned char)*q++;
+            unsigned char hi = lo;
+            if (*q == '-' && q[1] != ']' && q[1] != 0) {
+                q++;
+                hi = (unsigned char)*q++;
+                if (hi == '\\' && *q != 0)
+                    hi = (unsigned char)*q++;
+            }
+            if (lo <= c && c <= hi)
+                hit = true;
+        }
+        if (*q == ']') { /* a whole bracket expression */
+            *pp = q + 1;
+            return hit != negate;
+        }
+        /* no closing ']': a literal '[' */
+    }
+    if (*p == '\\' && p[1] != 0)
+        p++;
+    *pp = p + 1;
+    return (unsigned char)*p == c;
+}
+
+bool fs_pt_glob(const char *p, const char *s)
+{
+    const char *star_p = NULL, *star_s = NULL;
+    for (;;) {
+        if (*p == '*') {
+            star_p = ++p;
+            star_s = s;
+            continue;
+        }
+        if (*s == 0)
+            return *p == 0;
+        if (*p != 0 && match_one(&p, (unsigned char)*s)) {
+            s++;
+            continue;
+        }
+        if (star_p == NULL)
+            return false;
+        p = star_p; /* the last '*' takes one more character */
+        s = ++star_s;
+    }
+}

@@ -1,0 +1,323 @@
+/*
+ * pt_thread.c — create_prefetch_thread (paper Section 3.1): the thread that runs the
+ * compiler's slice of the program ahead of it.  The slice is the program's own code, cut
+ * down; whatever it does, it must not change what the program computes, writes or reads.
+ * So the thread is confined before the slice runs:
+ *   - every signal blocked (the program's handlers run on its own threads);
+ *   - a descriptor table of its own, emptied (close_range(0, ~0U, CLOSE_RANGE_UNSHARE):
+ *     unshare(CLONE_FILES) would keep a copy of every descriptor the program had open,
+ *     holding its pipes and sockets open after the program closes them, so a reader of
+ *     them would never see end-of-file); its opens then never take a number the
+ *     program's next open() would have returned;
+ *   - a seccomp filter on this thread only (no TSYNC; PR_SET_NO_NEW_PRIVS is per thread
+ *     too) failing every system call that writes a file, changes its metadata or the
+ *     process's shared state, signals, or makes threads and processes; exit_group ends
+ *     only this thread.
+ * If any of that fails, the slice never runs.  An error anywhere stops the thread alone
+ * (one statistic says why), never the program: no abort, no exit, and no malloc or stdio
+ * on this thread (the program's locks are not ours to take; the arena is pt_arena.c).
+ *
+ * The clock: the computation thread advances clock.id (foresight_pt_tick, inline); the
+ * prefetch thread sleeps on a futex word of the library's with a 10 ms timeout after
+ * setting clock.wake_at, and a tick that reaches wake_at wakes it.  The tick's release
+ * store and relaxed load may pass the thread's store of wake_at and load of id (no fence
+ * on the program's side, by design: a tick costs one store), so a wake can be missed:
+ * the timeout bounds what that costs.
+ */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/close_range.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct foresight_pt_clock fs_pt_clock __attribute__((aligned(64)));
+static uint32_t wake_word __attribute__((aligned(64))); /* the futex foresight__pt_wake bumps */
+static int started;                                     /* a thread was started (once) */
+static void (*pt_run)(void);
+
+__thread bool fs_pt_self __attribute__((tls_model("initial-exec")));
+/* The prefetch thread's own: where fs_pt_stop returns to, and why. */
+static sigjmp_buf stop_jump;
+static const char *stop_reason;
+static int stop_errno;
+
+unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead_reads,
+    fs_global_pt_lead_bytes, fs_global_pt_expired, fs_global_pt_issued,
+    fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts;
+const char *fs_global_pt_stopped;
+int fs_global_pt_stopped_errno;
+
+/* ---- the seccomp filter ---- */
+
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define PT_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PT_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* System calls newer than the build's headers (numbers shared by every architecture). */
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+
+/* Failed with EPERM whatever their arguments.  Legacy calls arm64 lacks are #ifdef'd. */
+static const int denied[] = {
+    /* writing data */
+    __NR_write, __NR_writev, __NR_pwrite64, __NR_pwritev, __NR_pwritev2, __NR_ftruncate,
+    __NR_truncate, __NR_fallocate, __NR_sendfile, __NR_copy_file_range, __NR_splice,
+    __NR_tee, __NR_vmsplice, __NR_msync, __NR_io_uring_setup, __NR_process_vm_writev,
+    /* names and metadata */
+    __NR_unlinkat, __NR_renameat2, __NR_mkdirat, __NR_linkat, __NR_symlinkat, __NR_mknodat,
+    __NR_fchmod, __NR_fchmodat, __NR_fchmodat2, __NR_fchown, __NR_fchownat, __NR_utimensat,
+    __NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_setxattrat, __NR_removexattr,
+    __NR_lremovexattr, __NR_fremovexattr, __NR_removexattrat,
+    /* signals, programs, processes, threads, other processes' descriptors */
+    __NR_kill, __NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo,
+    __NR_pidfd_send_signal, __NR_pidfd_getfd, __NR_execve, __NR_execveat, __NR_clone,
+    __NR_clone3,
+    /* state the program's threads share: directory, umask, credentials, limits, session */
+    __NR_chdir, __NR_fchdir, __NR_chroot, __NR_umask, __NR_setuid, __NR_setgid,
+    __NR_setreuid, __NR_setregid, __NR_setresuid, __NR_setresgid, __NR_setfsuid,
+    __NR_setfsgid, __NR_setgroups, __NR_setrlimit, __NR_setsid, __NR_setpgid,
+    __NR_open_by_handle_at,
+#ifdef __NR_unlink
+    __NR_unlink, __NR_rename, __NR_renameat, __NR_mkdir, __NR_rmdir, __NR_link,
+    __NR_symlink, __NR_mknod, __NR_chmod, __NR_chown, __NR_lchown, __NR_creat,
+    __NR_utime, __NR_utimes, __NR_futimesat, __NR_fork, __NR_vfork,
+#endif
+};
+
+/* open/openat flags that write, create or truncate. */
+#define PT_WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)
+
+/* The low 32 bits of argument I (int arguments; the upper half is not defined). */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+#else
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i) + 4)
+#endif
+
+/* A small assembler for the filter: forward jumps to labels, resolved at the end. */
+enum { L_NEXT = -1, L_EPERM, L_ENOSYS, L_KILL, L_ALLOW, L_OPEN1, L_OPEN2, L_MMAP, NLABELS };
+#define PT_FILTER_MAX 192
+struct bpf {
+    struct sock_filter ins[PT_FILTER_MAX];
+    signed char jt[PT_FILTER_MAX], jf[PT_FILTER_MAX]; /* labels of each jump */
+    unsigned n, pos[NLABELS];
+};
+
+static void op(struct bpf *b, uint16_t code, uint32_t k, int jt, int jf)
+{
+    b->ins[b->n] = (struct sock_filter){.code = code, .k = k};
+    b->jt[b->n] = (signed char)jt;
+    b->jf[b->n] = (signed char)jf;
+    b->n++;
+}
+
+static void load(struct bpf *b, uint32_t off)
+{
+    op(b, BPF_LD | BPF_W | BPF_ABS, off, L_NEXT, L_NEXT);
+}
+
+static void ret(struct bpf *b, uint32_t action)
+{
+    op(b, BPF_RET | BPF_K, action, L_NEXT, L_NEXT);
+}
+
+/* Resolves the jumps; false if one is out of reach (cannot happen with this program). */
+static bool resolve(struct bpf *b)
+{
+    for (unsigned i = 0; i < b->n; i++) {
+        unsigned t = b->jt[i] == L_NEXT ? i + 1 : b->pos[(int)b->jt[i]];
+        unsigned f = b->jf[i] == L_NEXT ? i + 1 : b->pos[(int)b->jf[i]];
+        if (t <= i || f <= i || t - i - 1 > 255 || f - i - 1 > 255)
+            return false;
+        b->ins[i].jt = (uint8_t)(t - i - 1);
+        b->ins[i].jf = (uint8_t)(f - i - 1);
+    }
+    return true;
+}
+
+#ifdef PT_AUDIT_ARCH
+static bool build_filter(struct bpf *b)
+{
+    b->n = 0;
+    load(b, offsetof(struct seccomp_data, arch));
+    op(b, BPF_JMP | BPF_JEQ | BPF_K, PT_AUDIT_ARCH, L_NEXT, L_EPERM);
+    load(b, offsetof(struct seccomp_data, nr));
+#ifdef __x86_64__
+    /* x32 system calls (this bit set) would pass every number test below. */
+    op(b, BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, L_EPERM, L_NEXT);
+#endif
+    for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++)
+        op(b, BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)denied[i], L_EPERM, L_NEXT);
+    op(b, BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, L_KILL, L_NEXT);
+    op(b, BPF_JMP | BPF_JEQ | BPF_K, __NR_openat2, L_ENOSYS, L_NEXT);
+#ifdef __NR_open
+    op(b, BPF_JMP | BPF_JEQ | BPF_K, __NR_open, L_OPEN1, L_NEXT);
+#endif
+    op(b, BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, L_OPEN2, L_NEXT);
+    op(b, BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, L_MMAP, L_NEXT);
+    ret(b, SECCOMP_RET_ALLOW);
+    b->pos[L_OPEN1] = b->n; /* open(path, flags) */
+    load(b, ARG_LO(1));
+    op(b, BPF_JMP | BPF_JSET | BPF_K, PT_WRITE_FLAGS, L_EPERM, L_ALLOW);
+    b->pos[L_OPEN2] = b->n; /* openat(dirfd, path, flags) */
+    load(b, ARG_LO(2));
+    op(b, BPF_JMP | BPF_JSET | BPF_K, PT_WRITE_FLAGS, L_EPERM, L_ALLOW);
+    b->pos[L_MMAP] = b->n; /* mmap(addr, len, prot, flags): shared and writable */
+    load(b, ARG_LO(3));
+    op(b, BPF_JMP | BPF_JSET | BPF_K, MAP_SHARED, L_NEXT, L_ALLOW); /* also _VALIDATE */
+    load(b, ARG_LO(2));
+    op(b, BPF_JMP | BPF_JSET | BPF_K, PROT_WRITE, L_EPERM, L_ALLOW);
+    b->pos[L_EPERM] = b->n;
+    ret(b, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+    b->pos[L_ENOSYS] = b->n;
+    ret(b, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
+    b->pos[L_KILL] = b->n;
+    ret(b, SECCOMP_RET_KILL_THREAD);
+    b->pos[L_ALLOW] = b->n;
+    ret(b, SECCOMP_RET_ALLOW);
+    return resolve(b);
+}
+#endif
+
+/* Confines the calling thread (above); NULL, or why it could not, with *ERR. */
+static const char *confine(int *err)
+{
+    *err = 0;
+    if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) != 0) {
+        *err = errno;
+        return "no descriptor table of its own (close_range)";
+    }
+#ifndef PT_AUDIT_ARCH
+    return "no seccomp filter for this architecture";
+#else
+    static struct bpf b; /* built once: only the one prefetch thread gets here */
+    if (!build_filter(&b))
+        return "seccomp filter out of reach";
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+        *err = errno;
+        return "no PR_SET_NO_NEW_PRIVS";
+    }
+    struct sock_fprog prog = {.len = (unsigned short)b.n, .filter = b.ins};
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+        *err = errno;
+        return "no seccomp filter";
+    }
+    return NULL;
+#endif
+}
+
+/* ---- the thread ---- */
+
+static void *pt_main(void *arg)
+{
+    (void)arg;
+    fs_pt_self = true;
+    fs_trace_exclude_self(); /* its faults are not the program's */
+    int err;
+    const char *why = confine(&err);
+    if (why == NULL) {
+        if (sigsetjmp(stop_jump, 0) == 0) {
+            pt_run();
+            stop_reason = NULL;
+        }
+        why = stop_reason;
+        err = stop_errno;
+        if (why == NULL)
+            fs_pt_flush(-1);
+    }
+    if (why != NULL) {
+        __atomic_store_n(&fs_global_pt_stopped_errno, err, __ATOMIC_RELAXED);
+        __atomic_store_n(&fs_global_pt_stopped, why, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+_Noreturn void fs_pt_stop(const char *reason, int err)
+{
+    stop_reason = reason;
+    stop_errno = err;
+    siglongjmp(stop_jump, 1);
+}
+
+void foresight__pt_exit(void)
+{
+    if (!fs_pt_self)
+        pthread_exit(NULL); /* not the prefetch thread: it ends the caller's */
+    fs_pt_stop(NULL, 0);
+}
+
+/* The child of a fork has no prefetch thread: its ticks must wake nothing. */
+static void pt_after_fork_child(void)
+{
+    __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
+}
+
+struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(void))
+{
+    if (fs_cfg.disabled || !fs_cfg.pt || run == NULL)
+        return NULL;
+    int expected = 0;
+    if (!__atomic_compare_exchange_n(&started, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return NULL;
+    if (init != NULL)
+        init();
+    pt_run = run;
+    fs_pt_sched_reset();
+    pthread_atfork(NULL, NULL, pt_after_fork_child);
+    /* The default stack (RLIMIT_STACK's, as the main thread's): the slice is the
+     * program's code, with its local arrays and recursion. */
+    if (!fs_thread_start_stack(pt_main, NULL, "foresight-pt", 0)) {
+        __atomic_store_n(&fs_global_pt_stopped, "could not be created", __ATOMIC_RELEASE);
+        return NULL;
+    }
+    __atomic_store_n(&fs_global_pt_started, 1, __ATOMIC_RELAXED);
+    return &fs_pt_clock;
+}
+
+void foresight__pt_wake(void)
+{
+    __atomic_fetch_add(&wake_word, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+uint64_t fs_pt_computation_id(void)
+{
+    return __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE);
+}
+
+bool fs_pt_sleep_until(uint64_t wake)
+{
+    uint32_t v = __atomic_load_n(&wake_word, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&fs_pt_clock.wake_at, wake, __ATOMIC_SEQ_CST);
+    bool slept = __atomic_load_n(&fs_pt_clock.id, __ATOMIC_SEQ_CST) < wake;
+    if (slept) {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
+        syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
+        __atomic_fetch_add(&fs_global_pt_sleeps, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
+    return slept;
+}

@@ -1,0 +1,597 @@
+/* Prefetch threads (pt_*.c), one scenario per process (a process starts one thread):
+ *   start       init runs on the caller before start returns; run runs on another thread,
+ *               signals blocked; a second start returns NULL; the I/O calls fail (EPERM)
+ *               off the prefetch thread
+ *   confine     on the thread write(2) and open(O_WRONLY) fail with EPERM (as do
+ *               unlink, ftruncate, kill, fork, pthread_create, shared writable mmap, x32
+ *               calls; openat2: ENOSYS) while the program still writes;
+ *               the thread's opens do not change the number the program's next open gets,
+ *               and it holds none of the program's descriptors (a pipe the program closes
+ *               reaches end-of-file)
+ *   files       shadow offsets, lead reads return the file's bytes, predicted reads the
+ *               bytes the file has; only prefetchable files (2 MiB or more, or matching
+ *               FORESIGHT_PT_FILES) are issued, the last as foresight_pt_exit ends the
+ *               thread; special files open without reading; the private arena; the glob
+ *               matcher
+ *   window      predicted 4 KiB reads backward through a cold 8 MiB file: the thread runs
+ *               FORESIGHT_PT_QUEUE calls ahead and sleeps; the pages ahead of the program
+ *               become resident, the pages further on do not until it moves
+ *   expiry      the program is ahead of every prediction: all expire, none is issued
+ *   mispredict  sites differing 7 times in 8 keep it going; 8 in a row stop it
+ *   disabled    FORESIGHT_PT=0 (or FORESIGHT_DISABLE=1): no thread, and init is not run
+ *   fork        the program forks while the thread sleeps: the child's ticks wake nothing
+ *               and it exits normally
+ *   exit_group  exit_group(2) on the thread ends the thread, not the process
+ * No check depends on timing: every wait is for an outcome, with a generous timeout. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "check.h"
+#include "internal.h"
+
+#define FILE_LEN (8u << 20)
+#define CALLS (FILE_LEN / 4096)
+
+static char path[4096];
+static const char *map;
+static int run_done, go;
+
+static unsigned long get(const unsigned long *counter)
+{
+    return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+}
+
+static int flag(const int *f)
+{
+    return __atomic_load_n(f, __ATOMIC_ACQUIRE);
+}
+
+static void publish(int *f, int v)
+{
+    __atomic_store_n(f, v, __ATOMIC_RELEASE);
+}
+
+/* Polls COND (a counter reaching AT LEAST, or a flag) for up to 20 s. */
+static bool wait_counter(const unsigned long *counter, unsigned long at_least)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (get(counter) >= at_least)
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+static bool wait_flag(const int *f)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (flag(f))
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+static void cold_file(const char *name)
+{
+    int fd;
+    map = map_cold_file(name, FILE_LEN, path, &fd);
+    CHECK(map != NULL);
+    close(fd);
+}
+
+static pid_t tid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+/* ---- start ---- */
+
+static int init_calls;
+static pid_t init_tid, run_tid;
+static int run_blocked_int, off_thread_errno;
+
+static void init_count(void)
+{
+    init_calls++;
+    init_tid = tid();
+}
+
+static void run_record(void)
+{
+    sigset_t set;
+    pthread_sigmask(SIG_BLOCK, NULL, &set);
+    run_blocked_int = sigismember(&set, SIGINT) && sigismember(&set, SIGTERM);
+    __atomic_store_n(&run_tid, tid(), __ATOMIC_RELAXED);
+    publish(&run_done, 1);
+}
+
+static void scenario_start(void)
+{
+    struct foresight_pt_clock *c = foresight_pt_start(init_count, run_record);
+    CHECK(c != NULL);
+    CHECK_EQ(init_calls, 1); /* before start returned */
+    CHECK_EQ(init_tid, tid());
+    CHECK(wait_flag(&run_done));
+    CHECK(__atomic_load_n(&run_tid, __ATOMIC_RELAXED) != tid());
+    CHECK(run_blocked_int);
+    CHECK(foresight_pt_start(init_count, run_record) == NULL); /* once per process */
+    CHECK_EQ(init_calls, 1);
+    CHECK_EQ(get(&fs_global_pt_started), 1);
+    errno = 0;
+    CHECK_EQ(foresight_pt_open("/dev/null", O_RDONLY, 1), -1);
+    off_thread_errno = errno;
+    CHECK_EQ(off_thread_errno, EPERM);
+    foresight_pt_tick(c, 1); /* the thread is gone: a tick still just counts */
+    CHECK_EQ(c->id, 1);
+}
+
+/* ---- confine ---- */
+
+static int pipe_fds[2];
+static int e_write_pipe, e_write_stdout, e_open_wronly, e_open_creat, e_openat2, e_mmap_shared,
+    e_unlink, e_kill, e_ftruncate, e_fork, e_thread, e_legacy_open, e_x32, ok_open_rdonly,
+    ok_mmap_read, ok_legacy_open;
+static int handles[3], opened, checked;
+
+static int errno_of(long r)
+{
+    return r == -1 ? errno : 0;
+}
+
+static void *never_run(void *arg)
+{
+    return arg;
+}
+
+static void run_confined(void)
+{
+    e_write_pipe = errno_of(write(pipe_fds[1], "x", 1));
+    e_write_stdout = errno_of(write(1, "x\n", 2));
+    e_open_wronly = errno_of(open(path, O_WRONLY));
+    e_open_creat = errno_of(open(path, O_RDONLY | O_CREAT, 0600));
+    e_openat2 = errno_of(syscall(SYS_openat2, AT_FDCWD, path, NULL, 0));
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    e_mmap_shared = m == MAP_FAILED ? errno : 0;
+    e_unlink = errno_of(unlink(path));
+    e_kill = errno_of(kill(getpid(), 0));
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0); /* never: fork fails here */
+    e_fork = child == -1 ? errno : 0;
+    pthread_t t;
+    e_thread = pthread_create(&t, NULL, never_run, NULL); /* returns the error */
+#ifdef SYS_open
+    e_legacy_open = errno_of(syscall(SYS_open, path, O_WRONLY));
+    long lfd = syscall(SYS_open, path, O_RDONLY);
+    ok_legacy_open = lfd >= 0;
+    if (lfd >= 0)
+        close((int)lfd);
+#else
+    e_legacy_open = EPERM;
+    ok_legacy_open = 1;
+#endif
+#ifdef __x86_64__
+    e_x32 = errno_of(syscall(0x40000000L | SYS_getpid)); /* an x32 call */
+#else
+    e_x32 = EPERM;
+#endif
+    int fd = open(path, O_RDONLY);
+    ok_open_rdonly = fd >= 0;
+    if (fd >= 0) {
+        e_ftruncate = errno_of(ftruncate(fd, 0));
+        void *r = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+        ok_mmap_read = r != MAP_FAILED;
+        if (r != MAP_FAILED)
+            munmap(r, 4096);
+        close(fd);
+    }
+    for (int i = 0; i < 3; i++)
+        handles[i] = foresight_pt_open(path, O_RDONLY, 1);
+    publish(&opened, 1);
+    while (!flag(&checked))
+        usleep(1000);
+    for (int i = 0; i < 3; i++)
+        foresight_pt_close(handles[i], 2);
+    publish(&run_done, 1);
+}
+
+static void scenario_confine(void)
+{
+    cold_file("pt_confine.dat");
+    CHECK_EQ(pipe(pipe_fds), 0);
+    int expected = open(path, O_RDONLY); /* the number the next open gets */
+    CHECK(expected >= 0);
+    close(expected);
+    CHECK(foresight_pt_start(NULL, run_confined) != NULL);
+    CHECK(wait_flag(&opened));
+    CHECK_EQ(e_write_pipe, EPERM);
+    CHECK_EQ(e_write_stdout, EPERM);
+    CHECK_EQ(e_open_wronly, EPERM);
+    CHECK_EQ(e_open_creat, EPERM);
+    CHECK_EQ(e_openat2, ENOSYS);
+    CHECK_EQ(e_mmap_shared, EPERM);
+    CHECK_EQ(e_unlink, EPERM);
+    CHECK_EQ(e_kill, EPERM);
+    CHECK_EQ(e_ftruncate, EPERM);
+    CHECK_EQ(e_fork, EPERM);
+    CHECK_EQ(e_thread, EPERM);
+    CHECK_EQ(e_legacy_open, EPERM);
+    CHECK_EQ(e_x32, EPERM);
+    CHECK(ok_legacy_open);
+    CHECK(ok_open_rdonly);
+    CHECK(ok_mmap_read);
+    /* Its table started empty: its handles are the lowest numbers, which the program's
+     * table still holds (stdin...). */
+    CHECK_EQ(handles[0], 0);
+    CHECK_EQ(handles[1], 1);
+    CHECK_EQ(handles[2], 2);
+    /* The program's next open gets the number it would have got without the thread. */
+    int fd = open(path, O_RDONLY);
+    CHECK_EQ(fd, expected);
+    close(fd);
+    struct stat st;
+    CHECK_EQ(stat(path, &st), 0); /* not unlinked */
+    CHECK_EQ(st.st_size, FILE_LEN); /* not truncated */
+    /* The program writes; only its byte is in the pipe. */
+    CHECK_EQ(write(pipe_fds[1], "y", 1), 1);
+    char b[4] = {0};
+    CHECK_EQ(read(pipe_fds[0], b, sizeof b), 1);
+    CHECK_EQ(b[0], 'y');
+    /* The thread holds no copy of the write end: closing ours is end-of-file. */
+    close(pipe_fds[1]);
+    struct pollfd p = {.fd = pipe_fds[0], .events = POLLIN};
+    CHECK_EQ(poll(&p, 1, 20000), 1);
+    CHECK_EQ(read(pipe_fds[0], b, sizeof b), 0);
+    publish(&checked, 1);
+    CHECK(wait_flag(&run_done));
+    CHECK(__atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE) == NULL);
+    unlink(path);
+}
+
+/* ---- files ---- */
+
+static char small_path[4096], match_path[4096], fifo_path[4096];
+static int f_results[32];
+enum {
+    R_OPEN, R_END, R_NEG, R_NEG_ERRNO, R_SET, R_LEAD, R_LEAD_OK, R_CUR, R_TAIL, R_TAIL_OK,
+    R_PRED, R_PRED_EOF, R_BADF, R_BADF_ERRNO, R_CLOSE_BADF, R_ENOENT, R_NULL, R_NULL_LEAD,
+    R_FIFO, R_SMALL, R_MATCH, R_ARENA, R_NRESULTS
+};
+
+static bool pattern_at(const uint64_t *v, size_t n, uint64_t off)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] != (off / 8) + i)
+            return false;
+    return true;
+}
+
+static bool arena_works(void)
+{
+    unsigned char *z = foresight_pt_calloc(1000, 8);
+    bool ok = z != NULL;
+    for (size_t i = 0; ok && i < 8000; i++)
+        ok = z[i] == 0;
+    foresight_pt_free(z);
+    char *small[200];
+    for (int i = 0; i < 200; i++) {
+        small[i] = foresight_pt_malloc((size_t)(i * 37 + 1));
+        ok = ok && small[i] != NULL && ((uintptr_t)small[i] & 15) == 0;
+        if (small[i])
+            memset(small[i], i, (size_t)(i * 37 + 1));
+    }
+    for (int i = 0; i < 200; i++) {
+        ok = ok && (unsigned char)small[i][i * 37] == (unsigned char)i;
+        foresight_pt_free(small[i]);
+    }
+    unsigned char *z2 = foresight_pt_calloc(1000, 8); /* a reused block, zeroed */
+    for (size_t i = 0; z2 && i < 8000; i++)
+        ok = ok && z2[i] == 0;
+    foresight_pt_free(z2);
+    char *g = foresight_pt_malloc(100);
+    memcpy(g, "prefetch", 9);
+    g = foresight_pt_realloc(g, 1u << 20); /* a mapping of its own */
+    ok = ok && g != NULL && strcmp(g, "prefetch") == 0;
+    if (g)
+        g[(1u << 20) - 1] = 1;
+    foresight_pt_free(g);
+    ok = ok && foresight_pt_realloc(NULL, 0) != NULL;
+    ok = ok && foresight_pt_malloc(SIZE_MAX) == NULL && errno == ENOMEM;
+    ok = ok && foresight_pt_calloc(SIZE_MAX / 2, 4) == NULL;
+    return ok;
+}
+
+static void run_files(void)
+{
+    int *r = f_results;
+    int h = foresight_pt_open(path, O_RDWR | O_CREAT, 1); /* opened for reading anyway */
+    r[R_OPEN] = h >= 0;
+    r[R_END] = foresight_pt_lseek(h, 0, SEEK_END, 1) == FILE_LEN;
+    errno = 0;
+    r[R_NEG] = foresight_pt_lseek(h, -1, SEEK_SET, 1) == -1;
+    r[R_NEG_ERRNO] = errno == EINVAL;
+    r[R_SET] = foresight_pt_lseek(h, 5 * 4096, SEEK_SET, 1) == 5 * 4096;
+    uint64_t *buf = foresight_pt_malloc(4096);
+    r[R_LEAD] = foresight_pt_read(h, buf, 4096, 2) == 4096;
+    r[R_LEAD_OK] = pattern_at(buf, 512, 5 * 4096);
+    r[R_CUR] = foresight_pt_lseek(h, 0, SEEK_CUR, 1) == 6 * 4096;
+    r[R_TAIL] = foresight_pt_pread(h, buf, 4096, FILE_LEN - 96, 3) == 96;
+    r[R_TAIL_OK] = pattern_at(buf, 12, FILE_LEN - 96) &&
+                   foresight_pt_lseek(h, 0, SEEK_CUR, 1) == 6 * 4096;
+    foresight_pt_lseek(h, FILE_LEN - 1000, SEEK_SET, 1);
+    r[R_PRED] = foresight_pt_read(h, NULL, 4096, 4) == 1000;
+    r[R_PRED_EOF] = foresight_pt_read(h, NULL, 4096, 4) == 0;
+    errno = 0;
+    r[R_BADF] = foresight_pt_read(999, NULL, 10, 5) == -1;
+    r[R_BADF_ERRNO] = errno == EBADF;
+    r[R_CLOSE_BADF] = foresight_pt_close(998, 6) == -1 && errno == EBADF;
+    r[R_ENOENT] = foresight_pt_open("/nonexistent/pt", O_RDONLY, 7) == -1 && errno == ENOENT;
+    int n = foresight_pt_open("/dev/null", O_RDONLY, 8);
+    r[R_NULL] = n >= 0 && foresight_pt_read(n, NULL, 4096, 9) == 0;
+    r[R_NULL_LEAD] = foresight_pt_read(n, buf, 4096, 9) == -1 && errno == EBADF;
+    int fifo = foresight_pt_open(fifo_path, O_RDONLY, 10); /* no writer: must not block */
+    r[R_FIFO] = fifo >= 0 && foresight_pt_read(fifo, NULL, 4096, 11) == 0;
+    int s = foresight_pt_open(small_path, O_RDONLY, 12);
+    r[R_SMALL] = foresight_pt_read(s, NULL, 8192, 13) == 4096;
+    int m = foresight_pt_open(match_path, O_RDONLY, 14);
+    r[R_MATCH] = foresight_pt_read(m, NULL, 8192, 15) == 4096;
+    r[R_ARENA] = arena_works();
+    foresight_pt_free(buf);
+    foresight_pt_close(h, 16); /* issues its predictions (the program never ticked) */
+    foresight_pt_close(n, 16);
+    foresight_pt_close(fifo, 16);
+    foresight_pt_close(s, 16);
+    publish(&run_done, 1);
+    foresight_pt_exit(); /* M still open: its prediction is issued as the thread ends */
+}
+
+static void small_file(char *out, const char *name)
+{
+    snprintf(out, 4096, "%s/%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
+    int fd = make_cold_file(out, 65536);
+    CHECK(fd >= 0);
+    CHECK_EQ(ftruncate(fd, 4096), 0);
+    close(fd);
+}
+
+static void scenario_files(void)
+{
+    cold_file("pt_files.dat");
+    small_file(small_path, "pt_files_small.dat");
+    small_file(match_path, "pt_files_small_match.dat"); /* FORESIGHT_PT_FILES=*_match.dat */
+    snprintf(fifo_path, sizeof fifo_path, "%s/pt_files.fifo",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    unlink(fifo_path);
+    CHECK_EQ(mkfifo(fifo_path, 0600), 0);
+    CHECK(foresight_pt_start(NULL, run_files) != NULL);
+    CHECK(wait_flag(&run_done));
+    for (int i = 0; i < R_NRESULTS; i++)
+        if (!f_results[i]) {
+            fprintf(stderr, "files: result %d failed\n", i);
+            check_failures++;
+        }
+    /* Issued: the big file's predicted 1000 bytes and the matching small file's 4096, as
+     * two requests; not the small file's, nor anything for /dev/null or the FIFO. */
+    CHECK(wait_counter(&fs_global_pt_issued, 2));
+    CHECK_EQ(get(&fs_global_pt_issued), 2);
+    CHECK_EQ(get(&fs_global_pt_issued_bytes), 1000 + 4096);
+    CHECK_EQ(get(&fs_global_pt_lead_reads), 3);
+    CHECK_EQ(get(&fs_global_pt_lead_bytes), 4096 + 96);
+    CHECK_EQ(get(&fs_global_pt_expired), 0);
+    CHECK(__atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE) == NULL); /* a normal end */
+    /* fnmatch(3) without flags. */
+    CHECK(fs_pt_glob("*.dat", "/a/b.dat"));
+    CHECK(fs_pt_glob("/data/*", "/data/x/y"));
+    CHECK(!fs_pt_glob("*.dat", "/a/b.dat2"));
+    CHECK(fs_pt_glob("v?l[0-9][!a-c]*", "vol7d.raw"));
+    CHECK(!fs_pt_glob("v?l[0-9][!a-c]*", "vol7b.raw"));
+    CHECK(fs_pt_glob("a\\*b", "a*b"));
+    CHECK(!fs_pt_glob("a\\*b", "axb"));
+    CHECK(fs_pt_glob("[]x]*", "]"));
+    CHECK(fs_pt_glob("a[b", "a[b"));
+    CHECK(fs_pt_glob("**a*", "xxa"));
+    CHECK(!fs_pt_glob("", "a"));
+    CHECK(fs_pt_glob("", ""));
+    unlink(path);
+    unlink(small_path);
+    unlink(match_path);
+    unlink(fifo_path);
+}
+
+/* ---- window, expiry, mispredict, fork: predicted 4 KiB reads backward ---- */
+
+static unsigned run_calls;
+
+static void run_backward(void)
+{
+    while (!flag(&go))
+        usleep(1000);
+    int h = foresight_pt_open(path, O_RDONLY, 1);
+    for (unsigned k = 0; k < CALLS; k++) {
+        foresight_pt_lseek(h, (int64_t)(FILE_LEN - (k + 1) * 4096u), SEEK_SET, 2);
+        foresight_pt_read(h, NULL, 4096, 3);
+        __atomic_store_n(&run_calls, k + 1, __ATOMIC_RELAXED);
+    }
+    foresight_pt_close(h, 4);
+    publish(&run_done, 1);
+}
+
+/* The bytes the calls FROM..TO (1-based) of run_backward read. */
+static const char *calls_at(unsigned from, unsigned to, size_t *len)
+{
+    *len = (size_t)(to - from + 1) * 4096;
+    return map + FILE_LEN - (size_t)to * 4096;
+}
+
+static void scenario_window(void)
+{
+    cold_file("pt_window.dat");
+    const unsigned q = FS_PT_QUEUE_MAX; /* the default window */
+    publish(&go, 1);
+    struct foresight_pt_clock *c = foresight_pt_start(NULL, run_backward);
+    CHECK(c != NULL);
+    /* The program has made no call: the thread goes q calls ahead and sleeps. */
+    CHECK(wait_counter(&fs_global_pt_sleeps, 1));
+    CHECK_EQ(get(&fs_global_pt_calls), q);
+    size_t len;
+    const char *a = calls_at(1, q, &len);
+    CHECK(wait_fraction(a, len, 1.0, 0, 20));
+    CHECK(resident_fraction(map, 4u << 20) == 0); /* calls past the window: not yet */
+    /* The program makes 512 calls: the thread wakes and runs q calls ahead of it again. */
+    for (unsigned i = 0; i < 512; i++)
+        foresight_pt_tick(c, 3);
+    CHECK(wait_counter(&fs_global_pt_calls, 512 + q));
+    a = calls_at(q + 1, 512 + q, &len);
+    CHECK(wait_fraction(a, len, 1.0, 0, 20));
+    CHECK_EQ(get(&fs_global_pt_calls), 512 + q);
+    for (unsigned i = 512; i < CALLS; i++)
+        foresight_pt_tick(c, 3);
+    CHECK(wait_flag(&run_done));
+    CHECK_EQ(get(&fs_global_pt_mispredicts), 0);
+    CHECK(get(&fs_global_pt_issued) > 0);
+    unlink(path);
+}
+
+static void scenario_expiry(void)
+{
+    cold_file("pt_expiry.dat");
+    struct foresight_pt_clock *c = foresight_pt_start(NULL, run_backward);
+    CHECK(c != NULL);
+    for (unsigned i = 0; i < CALLS; i++) /* the program is ahead of every prediction */
+        foresight_pt_tick(c, 3);
+    publish(&go, 1);
+    CHECK(wait_flag(&run_done));
+    CHECK(wait_counter(&fs_global_pt_expired, CALLS));
+    CHECK_EQ(get(&fs_global_pt_expired), CALLS);
+    CHECK_EQ(get(&fs_global_pt_issued), 0);
+    CHECK_EQ(get(&fs_global_pt_sleeps), 0);
+    CHECK(resident_fraction(map, FILE_LEN) == 0);
+    unlink(path);
+}
+
+static void scenario_mispredict(void)
+{
+    cold_file("pt_mispredict.dat");
+    struct foresight_pt_clock *c = foresight_pt_start(NULL, run_backward);
+    CHECK(c != NULL);
+    /* The thread reads at site 3.  Calls 1..512: every eighth at site 3, the others at 5
+     * (7 mispredictions, then a match); from 513 on, all at 5. */
+    for (unsigned id = 1; id <= 1024; id++)
+        foresight_pt_tick(c, id <= 512 && id % 8 == 0 ? 3 : 5);
+    publish(&go, 1);
+    for (int i = 0; i < 20000 && __atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE) == NULL;
+         i++)
+        usleep(1000);
+    const char *why = __atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE);
+    CHECK(why != NULL && strcmp(why, "mispredicted") == 0);
+    /* Compared after each flush of 64: 56 per 64 calls up to 512, then 513..520. */
+    CHECK_EQ(get(&fs_global_pt_mispredicts), 512 / 8 * 7 + 8);
+    CHECK_EQ(get(&fs_global_pt_calls), 576);
+    CHECK(__atomic_load_n(&run_calls, __ATOMIC_RELAXED) < CALLS);
+    CHECK(!flag(&run_done));
+    unlink(path);
+}
+
+static int disabled_init_calls;
+
+static void init_disabled(void)
+{
+    disabled_init_calls++;
+}
+
+static void run_disabled(void)
+{
+    publish(&run_done, 1);
+}
+
+static void scenario_disabled(void)
+{
+    struct foresight_pt_clock *c = foresight_pt_start(init_disabled, run_disabled);
+    CHECK(c == NULL);
+    CHECK_EQ(disabled_init_calls, 0);
+    foresight_pt_tick(c, 1); /* no thread: a no-op */
+    CHECK_EQ(get(&fs_global_pt_started), 0);
+    CHECK(!flag(&run_done));
+}
+
+static void scenario_fork(void)
+{
+    cold_file("pt_fork.dat");
+    publish(&go, 1);
+    struct foresight_pt_clock *c = foresight_pt_start(NULL, run_backward);
+    CHECK(c != NULL);
+    CHECK(wait_counter(&fs_global_pt_sleeps, 1)); /* asleep until the program's call 64 */
+    pid_t pid = fork();
+    if (pid == 0) {
+        int bad = __atomic_load_n(&c->wake_at, __ATOMIC_RELAXED) != 0;
+        for (unsigned i = 0; i < CALLS; i++)
+            foresight_pt_tick(c, 3);
+        exit(bad ? 3 : 0); /* a normal exit: atexit handlers, the runtime's destructor */
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
+    for (unsigned i = 0; i < CALLS; i++)
+        foresight_pt_tick(c, 3);
+    CHECK(wait_flag(&run_done)); /* the parent's thread carried on */
+    unlink(path);
+}
+
+static int survived;
+
+static void run_exit_group(void)
+{
+    __atomic_store_n(&run_tid, tid(), __ATOMIC_RELEASE);
+    syscall(SYS_exit_group, 3);
+    publish(&survived, 1);
+}
+
+static void scenario_exit_group(void)
+{
+    CHECK(foresight_pt_start(NULL, run_exit_group) != NULL);
+    pid_t t = 0;
+    for (int i = 0; i < 20000 && (t = __atomic_load_n(&run_tid, __ATOMIC_ACQUIRE)) == 0; i++)
+        usleep(1000);
+    CHECK(t != 0);
+    char task[64];
+    snprintf(task, sizeof task, "/proc/self/task/%d", (int)t);
+    bool gone = false;
+    for (int i = 0; i < 20000 && !gone; i++) {
+        gone = access(task, F_OK) != 0;
+        if (!gone)
+            usleep(1000);
+    }
+    CHECK(gone);
+    CHECK(!flag(&survived));
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } scenarios[] = {
+        {"start", scenario_start},         {"confine", scenario_confine},
+        {"files", scenario_files},         {"window", scenario_window},
+        {"expiry", scenario_expiry},       {"mispredict", scenario_mispredict},
+        {"disabled", scenario_disabled},   {"fork", scenario_fork},
+        {"exit_group", scenario_exit_group},
+    };
+    for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
+        if (strcmp(argv[1], scenarios[i].name) == 0) {
+            scenarios[i].fn();
+            char name[64];
+            snprintf(name, sizeof name, "pt %s", argv[1]);
+            return check_done(name);
+        }
+    fprintf(stderr, "usage: test_pt start|confine|files|window|expiry|mispredict|disabled|"
+                    "fork|exit_group\n");
+    return 2;
+}
