@@ -36,7 +36,7 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions,
                                            opts.own_definitions)
     except ParseFailure as e:
         return Transformed(unchanged, False, [], [f"{e}; compiled unchanged"])
-    unit = Unit(name, data, tuple(nests))
+    unit = Unit(name, data, tuple(nests), tuple(clang_args))
     report, insertions, warnings = [], [], []
     for pass_name, run in (PASSES if passes is None else passes).items():
         result = run(unit, opts)

@@ -118,6 +118,8 @@ class Arg:
     var: VarKey | None = None   # the variable whose own storage it points into (&x, buf)
     via: VarKey | None = None   # else the variable holding the pointer (see Access)
     direct: bool = True
+    start: int = -1             # its byte range in the main file; -1: a macro made it
+    end: int = -1
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,7 @@ class Stmt:
     defs: tuple[VarKey, ...] = ()
     uses: tuple[VarKey, ...] = ()
     cond_uses: tuple[VarKey, ...] = ()   # if/switch/loop: what its condition reads; OTHER: uses
+    unevaluated: tuple[VarKey, ...] = ()  # in uses, but named only by sizeof (not read)
     loads: tuple[Access, ...] = ()
     stores: tuple[Access, ...] = ()
     calls: tuple[Call, ...] = ()         # in evaluation order, inner calls first
@@ -176,6 +179,9 @@ class Function:
     stmts: tuple[Stmt, ...]      # preorder; stmts[0] is the body
     address_taken: tuple[VarKey, ...] = ()
     function_refs: tuple[str, ...] = ()  # functions it names other than by calling them
+    # Every mention of a file-scope variable in the body: (start, end, key, spelled), where
+    # spelled is False when a macro expansion made it (the text there is not the name).
+    global_refs: tuple[tuple[int, int, VarKey, bool], ...] = ()
 
     def var(self, key: VarKey) -> Var:
         for v in (*self.params, *self.locals, *self.globals):

@@ -33,6 +33,8 @@ DEPENDENCY_FLAGS = frozenset({"-MD", "-MMD", "-MP", "-MG"})
 OWN_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--no-prefetch", None, "no hints: the same pipeline, the baseline build"),
     ("--no-indirect", None, "hints for direct references only (no a[b[i]] look-ahead)"),
+    ("--prefetch-thread", None, "a prefetch thread sliced from the program's read()s runs "
+     "ahead of it (AASFP)"),
     ("--report", None, "per loop nest, what was found and decided (on stderr)"),
     ("--report-json", "FILE", "the report as JSON, one entry per loop nest (a directory "
      "or a name with % for one file per C input)"),
@@ -270,6 +272,7 @@ def compile_options(own: dict[str, str | bool], args: list[str] | None = None):
         raise UsageError(f"--fs-preset {preset!r}: expected adaptive or paper")
     kw: dict = {"prefetch": "--no-prefetch" not in own, "preset": preset,
                 "indirect": "--no-indirect" not in own,
+                "prefetch_thread": "--prefetch-thread" in own,
                 "sparse_rows": "--fs-no-sparse-rows" not in own,
                 "strict_aliasing": strict_aliasing(args or []),
                 "own_definitions": own_definitions(args or [])}

@@ -65,6 +65,7 @@ class Facts:
     declares: dict[VarKey, None] = field(default_factory=dict)
     defs: dict[VarKey, None] = field(default_factory=dict)
     uses: dict[VarKey, None] = field(default_factory=dict)
+    sized: dict[VarKey, None] = field(default_factory=dict)   # named only by sizeof
     address: dict[VarKey, None] = field(default_factory=dict)
     loads: list[Access] = field(default_factory=list)
     stores: list[Access] = field(default_factory=list)
@@ -72,7 +73,8 @@ class Facts:
 
     def merge(self, other: Facts) -> None:
         for mine, theirs in ((self.declares, other.declares), (self.defs, other.defs),
-                             (self.uses, other.uses), (self.address, other.address)):
+                             (self.uses, other.uses), (self.address, other.address),
+                             (self.sized, other.sized)):
             mine.update(theirs)
         self.loads += other.loads
         self.stores += other.stores
@@ -158,7 +160,8 @@ class Expressions:
             unevaluated = Facts()
             for ch in kids:
                 self.expr(ch, unevaluated)
-            f.uses.update(unevaluated.uses)
+            f.sized.update(unevaluated.uses)
+            f.sized.update(unevaluated.sized)
             return
         for ch in kids:
             if ch.kind.is_statement():
@@ -333,8 +336,11 @@ class Expressions:
                     af.defs[pl.var] = None
                 else:
                     af.stores.append(Access(pl.via, pl.direct, text, a.extent.start.line))
+            spelled = self.t.spelled(a)
             args.append(Arg(text=text, uses=tuple(af.uses), pointer=pointer,
-                            writable=writable, var=pl.var, via=pl.via, direct=pl.direct))
+                            writable=writable, var=pl.var, via=pl.via, direct=pl.direct,
+                            start=start_of(a) if spelled else -1,
+                            end=end_of(a) if spelled else -1))
             f.merge(af)
         target = name if name is not None else self.text(kids[0])
         f.calls.append(Call(callee=name, target=target, line=c.extent.start.line,

@@ -15,7 +15,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from foresight.compiler.frontend.accesses import Expressions, Facts, variable
-from foresight.compiler.frontend.cursors import children, end_of, preorder, start_of
+from foresight.compiler.frontend.cursors import children, decl_key, end_of, preorder, start_of
 from foresight.compiler.frontend.text import FunctionText
 from foresight.compiler.frontend.unit import counting_macros, load, macro_ranges
 from foresight.compiler.program_ir import Access, Function, Program, Scope, Stmt, StmtKind, VarKey
@@ -131,14 +131,16 @@ class _Function:
             stmts.append(Stmt(
                 id=i, kind=d.kind, line=d.line, start=d.start, end=d.end, parent=d.parent,
                 control=d.control, children=tuple(d.children), declares=tuple(f.declares),
-                defs=tuple(f.defs), uses=tuple(f.uses), cond_uses=d.cond_uses,
+                defs=tuple(f.defs), uses=tuple(dict.fromkeys([*f.uses, *f.sized])),
+                unevaluated=tuple(k for k in f.sized if k not in f.uses),
+                cond_uses=d.cond_uses,
                 loads=tuple(f.loads), stores=tuple(f.stores), calls=tuple(f.calls),
                 address_taken=tuple(f.address), label=d.label, target=d.target,
                 spelled=d.spelled, from_macro=d.from_macro))
         declared = {k for d in self.drafts for k in d.facts.declares}
         address = {k: None for d in self.drafts for k in d.facts.address}
         touched = {k for d in self.drafts
-                   for k in (*d.facts.defs, *d.facts.uses, *d.facts.address)}
+                   for k in (*d.facts.defs, *d.facts.uses, *d.facts.sized, *d.facts.address)}
         return Function(
             name=self.fn.spelling, line=self.fn.location.line,
             start=start_of(self.fn), end=end_of(self.fn),
@@ -148,7 +150,24 @@ class _Function:
             globals=tuple(v for k, v in self.x.vars.items()
                           if v.scope == Scope.GLOBAL and k in touched),
             stmts=tuple(stmts), address_taken=tuple(address),
-            function_refs=tuple(self.x.fn_refs))
+            function_refs=tuple(self.x.fn_refs), global_refs=self.global_refs())
+
+    def global_refs(self) -> tuple[tuple[int, int, VarKey, bool], ...]:
+        """Every mention of a file-scope variable in the body (Function.global_refs)."""
+        out = []
+        for c in preorder(self.fn):
+            if c.kind != K.DECL_REF_EXPR or c.referenced is None:
+                continue
+            d = c.referenced
+            if d.kind != K.VAR_DECL or self.x.vars.get(decl_key(d)) is None:
+                continue
+            key = decl_key(d)
+            if self.x.vars[key].scope != Scope.GLOBAL:
+                continue
+            s, e = start_of(c), end_of(c)
+            ok = self.t.in_file(c) and self.t.data[s:e] == d.spelling.encode()
+            out.append((s, e, key, ok))
+        return tuple(out)
 
     def stmt(self, c: ci.Cursor, parent: int | None, control: int | None,
              breaks: int | None, continues: int | None, outer: tuple[int, int, int]) -> int:

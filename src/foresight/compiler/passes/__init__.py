@@ -6,9 +6,10 @@ line here.
 
 from __future__ import annotations
 
-from foresight.compiler.passes import prefetch
+from foresight.compiler.passes import prefetch, prefetch_thread
 from foresight.compiler.passes.api import Pass
 
 PASSES: dict[str, Pass] = {
     "prefetch": prefetch.run,   # prefetch and release hints (paper 1)
+    "prefetch-thread": prefetch_thread.run,   # a run-ahead prefetch thread (AASFP, paper 2)
 }

@@ -22,6 +22,7 @@ class Unit:
     path: str                   # as the user wrote it (what cc puts in __FILE__)
     data: bytes                 # its bytes: the IR's offsets index into them
     nests: tuple[LoopNest, ...]  # every outermost loop nest, analysable or not (skipped)
+    clang_args: tuple[str, ...] = ()  # how it was parsed (-I/-D/-U/-std)
 
 
 @dataclass

@@ -3,6 +3,7 @@ hints and their code (paper 1: compiler-inserted I/O prefetching and releasing).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from foresight.compiler.analysis.locality import analyse
@@ -11,6 +12,8 @@ from foresight.compiler.passes.api import PassResult, Unit
 from foresight.compiler.report import nest_report
 from foresight.compiler.rewrite.emit import NestEmitter
 from foresight.compiler.schedule.plan import schedule
+
+_IO = re.compile(rb"\b(read|pread|pread64|lseek|lseek64|open|open64|close)\s*\(")
 
 
 def run(unit: Unit, opts: CompileOptions) -> PassResult:
@@ -22,6 +25,11 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
             # (countdowns, look-ahead windows) is one thread's.
             nest = replace(nest, skipped=f"an OpenMP loop (line {omp.line}: #pragma omp "
                            f"{omp.directive}): parallel loops are not hinted")
+        if (opts.prefetch_thread and not nest.skipped and nest.root is not None
+                and _IO.search(unit.data[nest.root.start:nest.root.end])):
+            # Its copies would repeat the read()s whose call IDs the thread counts.
+            nest = replace(nest, skipped="holds I/O calls the prefetch thread mirrors "
+                           "(--prefetch-thread)")
         if nest.skipped:
             out.report.append(nest_report(nest, None, None, opts))
             continue

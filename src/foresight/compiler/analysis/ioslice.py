@@ -1,0 +1,432 @@
+"""The prefetch thread's slice of a program (AASFP, "Application-Specific File Prefetching",
+Section 4; issue 24).
+
+PT, the statements the prefetch thread runs, is built to a fixed point over the whole file
+(Sections 4.1 and 4.2 together):
+- every I/O call of the table below in a function `main` reaches, and every call of a
+  function that makes one (the two threads must make the same calls in the same order:
+  the call IDs pair them);
+- related_set(x) of every variable an I/O call's descriptor, offset or size reads (not
+  its buffer), and of every variable a kept statement reads: each statement that defines
+  it (file-scope variables in every function, and the calls of those functions);
+- the if/switch/loop statements containing a kept statement, with what their conditions
+  read, the jumps that leave them (break, continue, goto, return, exit) and a switch's
+  case labels;
+- the declarations of the variables kept statements name, and every declaration of a type.
+
+What the thread may do is checked here, not hoped for: it runs only the library calls of
+the tables below (I/O calls become the runtime's predicted or lead reads, allocations its
+private arena, exits the thread's end); it writes only its own memory, so every store of a
+kept statement must be to a variable of its own (locals of the clones, private copies of
+file-scope variables) or through a pointer that can only point to such memory
+(`private`, below); it reads through other pointers only where they hold strings (`char *`,
+main's argv).  Where any of this fails, the file gets no thread and the reason says where.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from foresight.compiler.program_ir import Call, Function, Program, Scope, Stmt, StmtKind, VarKey
+
+# The I/O calls the thread mirrors: name -> (kind, index of the buffer argument or -1).
+IO_CALLS: dict[str, tuple[str, int]] = {
+    "open": ("open", -1), "open64": ("open", -1),
+    "read": ("read", 1), "pread": ("pread", 1), "pread64": ("pread", 1),
+    "lseek": ("lseek", -1), "lseek64": ("lseek", -1),
+    "close": ("close", -1),
+}
+# Calls that make a program's order of I/O calls something one thread cannot replay.
+UNSLICEABLE = {
+    "pthread_create": "I/O on several threads", "thrd_create": "I/O on several threads",
+    "setjmp": "a non-local jump", "_setjmp": "a non-local jump", "sigsetjmp": "a non-local jump",
+    "longjmp": "a non-local jump", "siglongjmp": "a non-local jump",
+    "dup2": "descriptor renumbering", "dup3": "descriptor renumbering",
+}
+# The calls that advance the call ID on both threads.
+TICKED = frozenset({"read", "pread"})
+EXITS = frozenset({"exit", "_exit", "_Exit", "abort", "quick_exit"})
+ALLOC = frozenset({"malloc", "calloc", "realloc", "free"})
+# Library functions with no effect but their value (and, for the second set, stores through
+# their first argument, which must then be the thread's own memory).
+PURE = frozenset({
+    "abs", "labs", "llabs", "atoi", "atol", "atoll", "atof", "strtol", "strtoul",
+    "strtoll", "strtoull", "strtod", "strtof", "strlen", "strnlen", "strcmp", "strncmp",
+    "strchr", "strrchr", "strstr", "memcmp", "memchr", "isdigit", "isalpha", "isspace",
+    "isalnum", "isupper", "islower", "toupper", "tolower", "sqrt", "sqrtf", "floor",
+    "ceil", "fabs", "fmod", "pow", "exp", "log", "log2", "log10", "sin", "cos", "tan",
+    "atan", "atan2", "round", "lround", "trunc", "fmin", "fmax", "floorf", "ceilf",
+    "fabsf", "roundf", "lrint", "rint", "hypot",
+})
+WRITES_FIRST = frozenset({"memcpy", "memmove", "memset", "strcpy", "strncpy", "strcat",
+                          "strncat", "sprintf", "snprintf"})
+
+
+@dataclass
+class Slice:
+    """What slice() found: the kept statements per function, or why there is no thread."""
+
+    program: Program
+    kept: dict[str, set[int]] = field(default_factory=dict)   # function -> statement ids
+    related: set[VarKey] = field(default_factory=set)
+    globals: set[VarKey] = field(default_factory=set)          # file-scope variables it names
+    refusals: list[tuple[int, str]] = field(default_factory=list)   # (line, reason)
+    io_sites: list[tuple[str, Call]] = field(default_factory=list)  # (function, call), in order
+
+    @property
+    def ok(self) -> bool:
+        return not self.refusals and bool(self.io_sites)
+
+    def lead(self, call: Call) -> bool:
+        """Whether a read's buffer is read by the thread (a lead read) or not needed."""
+        kind, buf = IO_CALLS[call.name]
+        if buf < 0 or buf >= len(call.args):
+            return False
+        a = call.args[buf]
+        keys = ({a.var} if a.var else set()) | ({a.via} if a.via else set())
+        return bool(keys & self.related)
+
+
+def io_name(call: Call) -> str | None:
+    return call.callee if call.callee in IO_CALLS else None
+
+
+class _Slicer:
+    def __init__(self, program: Program):
+        self.p = program
+        self.fns = {f.name: f for f in program.functions}
+        self.s = Slice(program)
+        self.effect: set[str] = set()      # functions whose calls the thread must make
+        self.related_globals: set[VarKey] = set()
+        self.related_locals: dict[str, set[VarKey]] = {}
+        self.callers: dict[str, list[tuple[str, int]]] = {}
+        self.reach = self.reachable()
+        for f in self.reach:
+            for st in self.fns[f].stmts:
+                for c in st.calls:
+                    if c.callee in self.fns:
+                        self.callers.setdefault(c.callee, []).append((f, st.id))
+
+    def refuse(self, line: int, why: str) -> None:
+        if (line, why) not in self.s.refusals:
+            self.s.refusals.append((line, why))
+
+    def reachable(self) -> list[str]:
+        seen, todo = [], ["main"]
+        while todo:
+            f = todo.pop()
+            if f in seen or f not in self.fns:
+                continue
+            seen.append(f)
+            todo += [c.callee for st in self.fns[f].stmts for c in st.calls
+                     if c.callee in self.fns]
+        return sorted(seen, key=lambda n: self.fns[n].start)
+
+    # The fixed point --------------------------------------------------------------------
+
+    def run(self) -> Slice:
+        if "main" not in self.fns:
+            self.refuse(0, "no main in this file (the thread starts at main)")
+            return self.s
+        for f in self.reach:
+            fn = self.fns[f]
+            for st in fn.stmts:
+                if any(io_name(c) for c in st.calls):
+                    self.mark_effect(f)
+                    self.keep(f, st.id)
+        for f in self.fns.values():
+            for st in f.stmts:
+                for c in st.calls:
+                    if c.callee in UNSLICEABLE:
+                        self.refuse(c.line, f"calls `{c.callee}` ({UNSLICEABLE[c.callee]})")
+        for name in self.p.address_taken_functions:
+            if name in self.fns and self.has_io(name):
+                self.refuse(self.fns[name].line, f"`{name}` makes I/O calls and is called "
+                            "through a pointer (a signal handler or a callback)")
+        self.s.related = self.related_globals | {
+            k for ks in self.related_locals.values() for k in ks}
+        self.check()
+        for f in self.reach:
+            for st in self.fns[f].stmts:
+                if st.id in self.s.kept.get(f, ()):
+                    for c in st.calls:
+                        if io_name(c):
+                            self.s.io_sites.append((f, c))
+        return self.s
+
+    def has_io(self, name: str, seen: set[str] | None = None) -> bool:
+        seen = seen if seen is not None else set()
+        if name in seen or name not in self.fns:
+            return False
+        seen.add(name)
+        for st in self.fns[name].stmts:
+            for c in st.calls:
+                if io_name(c) or (c.callee in self.fns and self.has_io(c.callee, seen)):
+                    return True
+        return False
+
+    def mark_effect(self, f: str) -> None:
+        """Calls of `f` must run on the thread too: keep every call site."""
+        if f in self.effect:
+            return
+        self.effect.add(f)
+        for caller, sid in self.callers.get(f, ()):
+            self.keep(caller, sid)
+            self.mark_effect(caller)
+
+    def relevant(self, f: str) -> None:
+        """`f` gets a clone: its jumps are kept (where it returns decides what runs)."""
+        if f in self.s.kept:
+            return
+        self.s.kept[f] = set()
+        self.related_locals[f] = set()
+        self.keep(f, 0)     # its body: what is not kept inside is removed
+        fn = self.fns[f]
+        params = {v.key for v in fn.params if v.is_pointer} if f != "main" else set()
+        for st in fn.stmts:
+            if (st.kind in (StmtKind.RETURN, StmtKind.GOTO)
+                    or any(c.callee in EXITS for c in st.calls)
+                    or (st.kind == StmtKind.DECL and not st.declares)   # a type
+                    or any(a.via in params for a in st.stores)):        # a result
+                self.keep(f, st.id)
+
+    def keep(self, f: str, sid: int) -> None:
+        self.relevant(f)
+        kept = self.s.kept[f]
+        if sid in kept:
+            return
+        kept.add(sid)
+        fn = self.fns[f]
+        st = fn.stmts[sid]
+        if not st.spelled or st.from_macro:
+            self.refuse(st.line, "a statement the thread needs is made by a macro or an "
+                        "#include, whose text cannot be rewritten")
+        # The parents (structure and control).
+        if st.parent is not None:
+            self.keep(f, st.parent)
+        for c in st.calls:
+            self.call(f, st, c)
+        if not (st.kind == StmtKind.RETURN and f == "main"):
+            # (the clone of main returns 0: its value is not needed)
+            for k in self.reads(st):
+                self.relate(f, k)
+        skip = self.buffers(st)
+        for k in (*st.defs, *st.uses):
+            if k not in skip:
+                self.declare(f, k)
+        if st.kind == StmtKind.SWITCH:
+            for s2 in fn.within(sid):
+                if s2.kind == StmtKind.CASE and self.switch_of(fn, s2) == sid:
+                    self.keep(f, s2.id)
+        if st.kind.is_loop or st.kind == StmtKind.SWITCH:
+            for s2 in fn.within(sid):
+                if s2.kind in (StmtKind.BREAK, StmtKind.CONTINUE) and s2.target == sid:
+                    self.keep(f, s2.id)
+        if st.kind == StmtKind.GOTO and st.target is not None:
+            self.keep(f, st.target)
+        if st.kind == StmtKind.LABEL:
+            for s2 in fn.stmts:
+                if s2.kind == StmtKind.GOTO and s2.target == sid:
+                    self.keep(f, s2.id)
+
+    @staticmethod
+    def switch_of(fn: Function, st: Stmt) -> int | None:
+        at = st.parent
+        while at is not None and fn.stmts[at].kind != StmtKind.SWITCH:
+            at = fn.stmts[at].parent
+        return at
+
+    def reads(self, st: Stmt) -> list[VarKey]:
+        """What a kept statement reads that the thread must compute: everything, but the
+        buffer of an I/O call (its contents matter only if something else reads them) and
+        what an exit reports."""
+        skip = self.buffers(st) | set(st.unevaluated)
+        out = [k for k in (*st.uses, *st.cond_uses) if k not in skip]
+        return list(dict.fromkeys(out))
+
+    @staticmethod
+    def buffers(st: Stmt) -> set[VarKey]:
+        """The variables a statement names only as an I/O call's buffer or an exit's
+        argument."""
+        skip: set[VarKey] = set()
+        for c in st.calls:
+            name = io_name(c)
+            if name and IO_CALLS[name][1] >= 0 and IO_CALLS[name][1] < len(c.args):
+                buf = c.args[IO_CALLS[name][1]]
+                others = {k for i, a in enumerate(c.args) if i != IO_CALLS[name][1]
+                          for k in a.uses}
+                skip |= set(buf.uses) - others
+            elif c.callee in EXITS:
+                skip |= {k for a in c.args for k in a.uses}
+        return skip
+
+    def declare(self, f: str, key: VarKey) -> None:
+        """A variable a kept statement names must be declared in the clone."""
+        for st in self.fns[f].stmts:
+            if key in st.declares and st.kind == StmtKind.DECL:
+                self.keep(f, st.id)
+
+    def relate(self, f: str, key: VarKey) -> None:
+        fn = self.fns[f]
+        try:
+            var = fn.var(key)
+        except KeyError:
+            return
+        if var.scope == Scope.GLOBAL:
+            if key in self.related_globals:
+                return
+            self.related_globals.add(key)
+            for g in self.reach:
+                for st in self.fns[g].stmts:
+                    if key in st.defs or any(a.via == key for a in st.stores):
+                        self.keep(g, st.id)
+                        self.mark_effect(g)
+            return
+        mine = self.related_locals.setdefault(f, set())
+        if key in mine:
+            return
+        mine.add(key)
+        for st in fn.stmts:
+            # What it holds, and for a pointer or an array of them, what is stored
+            # through it (`idx[k] = ...` read later as `pread(..., idx[k] * B)`).
+            # (Not main's parameters: argv's strings are the program's, only read.)
+            through = not (f == "main" and var.scope == Scope.PARAM) and any(
+                a.via == key for a in st.stores)
+            if key in st.defs or key in st.declares or through:
+                self.keep(f, st.id)
+
+    def call(self, f: str, st: Stmt, c: Call) -> None:
+        if c.indirect:
+            self.refuse(c.line, f"a call through a pointer (`{c.target}`) the thread would "
+                        "need")
+            return
+        name = c.callee or ""
+        if name in self.fns:
+            self.relevant(name)   # its value (and its stores through pointers) are needed
+            return
+        if name in IO_CALLS or name in EXITS or name in ALLOC or name in PURE \
+                or name in WRITES_FIRST:
+            return
+        self.refuse(c.line, f"calls `{name}`, which the prefetch thread cannot run")
+
+    # What the thread may touch ---------------------------------------------------------
+
+    def check(self) -> None:
+        private = self.private_pointers()
+        for f, kept in self.s.kept.items():
+            fn = self.fns[f]
+            for sid in sorted(kept):
+                st = fn.stmts[sid]
+                for a in st.stores:
+                    if a.via is None or (f, a.via) not in private:
+                        self.refuse(a.line, f"a store the thread needs (`{a.text}`) may "
+                                    "reach the program's memory")
+                for a in st.loads:
+                    if a.via is None or not ((f, a.via) in private
+                                             or self.string_pointer(fn, a.via)):
+                        self.refuse(a.line, f"a load the thread needs (`{a.text}`) reads "
+                                    "the program's memory through a pointer")
+                for c in st.calls:
+                    self.check_args(f, fn, st, c, private)
+                for k in (*st.uses, *st.defs):
+                    try:
+                        var = fn.var(k)
+                    except KeyError:
+                        continue
+                    if var.scope == Scope.GLOBAL:
+                        self.s.globals.add(k)
+                        if "[]" in var.type:
+                            self.refuse(var.line, f"`{var.name}` is an array of unknown "
+                                        "size, which the thread cannot copy")
+
+    def check_args(self, f: str, fn: Function, st: Stmt, c: Call,
+                   private: set[tuple[str, VarKey]]) -> None:
+        name = c.callee or ""
+        io = io_name(c)
+        writes = set()
+        if io and IO_CALLS[io][1] >= 0 and self.s.lead(c):
+            writes.add(IO_CALLS[io][1])
+        if name in WRITES_FIRST:
+            writes.add(0)
+        if name in self.fns:
+            writes |= {i for i, a in enumerate(c.args) if a.pointer and a.writable}
+        for i, a in enumerate(c.args):
+            if io and i == IO_CALLS[io][1] and i not in writes:
+                continue   # a predicted read: its buffer is not passed
+            if a.start < 0 and (io or name in self.fns or name in WRITES_FIRST):
+                self.refuse(c.line, f"an argument of `{name}` is made by a macro")
+            if i in writes or (name in self.fns and a.pointer):
+                if a.var is not None:
+                    continue     # the thread's own variable (a clone's local or a copy)
+                if a.via is None or (f, a.via) not in private:
+                    self.refuse(c.line, f"`{name}` may write the program's memory "
+                                f"through `{a.text}`")
+
+    def string_pointer(self, fn: Function, key: VarKey) -> bool:
+        try:
+            var = fn.var(key)
+        except KeyError:
+            return False
+        if fn.name == "main" and var.scope == Scope.PARAM:
+            return True
+        return var.is_pointer and var.type.replace(" ", "").rstrip("const").endswith(
+            "char*")
+
+    def private_pointers(self) -> set[tuple[str, VarKey]]:
+        """Pointer variables of the clones that can only point to the thread's own memory:
+        the greatest set such that each is a clone's local (not static) or a parameter of
+        a function other than main, and every kept statement defining it reads only its
+        own variables, private pointers and arrays of its own, and calls only the arena's
+        allocations and pure functions (the arguments of user functions are checked
+        where they are called)."""
+        cand: set[tuple[str, VarKey]] = set()
+        for f, _kept in self.s.kept.items():
+            fn = self.fns[f]
+            for v in (*fn.params, *fn.locals):
+                if v.is_pointer and (v.scope == Scope.LOCAL
+                                     or (v.scope == Scope.PARAM and f != "main")):
+                    cand.add((f, v.key))
+        changed = True
+        while changed:
+            changed = False
+            for f, key in sorted(cand):
+                fn = self.fns[f]
+                for sid in self.s.kept[f]:
+                    st = fn.stmts[sid]
+                    if key not in st.defs or self.defines_privately(f, fn, st, key, cand):
+                        continue
+                    cand.discard((f, key))
+                    changed = True
+                    break
+        return cand
+
+    def defines_privately(self, f: str, fn: Function, st: Stmt, key: VarKey,
+                          cand: set[tuple[str, VarKey]]) -> bool:
+        if any(a.via is None or (f, a.via) not in cand for a in st.loads):
+            return False
+        for c in st.calls:
+            if c.callee not in ALLOC and c.callee not in PURE and c.callee not in IO_CALLS:
+                return False
+        for k in st.uses:
+            if k == key:
+                continue
+            try:
+                var = fn.var(k)
+            except KeyError:
+                return False
+            if var.is_pointer and (f, k) not in cand:
+                return False
+            if var.scope == Scope.GLOBAL and (var.is_pointer or var.is_struct):
+                return False
+        return True
+
+
+def slice_program(program: Program) -> Slice:
+    import sys
+    # The fixed point recurses through statements, variables and calls.
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20000))
+    try:
+        return _Slicer(program).run()
+    finally:
+        sys.setrecursionlimit(limit)

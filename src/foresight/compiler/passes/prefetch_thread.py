@@ -1,0 +1,58 @@
+"""The prefetch-thread pass (`foresight cc --prefetch-thread`; AASFP, paper 2, issue 24):
+slice the file's I/O code (analysis/ioslice.py) into a thread that runs ahead of the
+program and tells the runtime which file blocks it will read (rewrite/prefetch_thread.py).
+A file it cannot slice is compiled without a thread, and says why."""
+
+from __future__ import annotations
+
+from foresight.compiler.options import CompileOptions
+from foresight.compiler.passes.api import PassResult, Unit
+
+
+def run(unit: Unit, opts: CompileOptions) -> PassResult:
+    out = PassResult()
+    if not opts.prefetch_thread:
+        return out
+    from foresight.compiler.analysis.ioslice import IO_CALLS, slice_program
+    from foresight.compiler.frontend.program import parse_program
+    from foresight.compiler.rewrite.prefetch_thread import Refused, thread_insertions
+
+    def no_thread(line: int, why: str) -> None:
+        out.report.append({"file": unit.path, "line": line,
+                           "message": f"no prefetch thread: {why}"})
+        out.warnings.append(f"{unit.path}:{line}: foresight: no prefetch thread: {why}")
+
+    try:
+        program = parse_program(unit.path, list(unit.clang_args))
+        sl = slice_program(program)
+        if sl.refusals:
+            line, why = sl.refusals[0]
+            more = len(sl.refusals) - 1
+            no_thread(line, why + (f" (and {more} more)" if more else ""))
+            return out
+        if not sl.io_sites:
+            if any(f.name == "main" for f in program.functions):
+                out.report.append({"file": unit.path, "line": 0, "message":
+                                   "no prefetch thread: main reaches no read() to prefetch"})
+            return out
+        insertions = thread_insertions(sl, unit.data, unit.path)
+    except Refused as e:
+        no_thread(e.line, e.why)
+        return out
+    except Exception as e:  # noqa: BLE001 - an analysis bug must never break a build
+        no_thread(0, f"internal error in the slicer ({type(e).__name__}: {e})")
+        return out
+    main = next(f for f in program.functions if f.name == "main")
+    out.report.append({"file": unit.path, "line": main.line, "message":
+                       f"prefetch thread: {len(sl.kept)} function(s) sliced, "
+                       f"{sum(len(k) for k in sl.kept.values())} statements kept"})
+    for n, (f, c) in enumerate(sl.io_sites, 1):
+        kind = IO_CALLS[c.name][0]
+        what = kind
+        if IO_CALLS[c.name][1] >= 0:
+            what = "lead read (the thread reads the data)" if sl.lead(c) else "predicted read"
+        out.report.append({"file": unit.path, "line": c.line,
+                           "message": f"site {n}: `{c.name}` in {f}: {what}"})
+    if opts.prefetch:
+        out.insertions += insertions
+    return out

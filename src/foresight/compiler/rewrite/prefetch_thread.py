@@ -1,0 +1,244 @@
+"""The prefetch thread's code and the computation thread's call IDs (AASFP, Figure 2).
+
+From a Slice (analysis/ioslice.py):
+- a clone `__fs_pt_F` of every function F the thread runs, placed at the end of the file
+  under a `#line` giving F's lines: F's text with every statement outside the slice
+  replaced by `;` (and as many newlines as it had), I/O calls turned into the runtime's
+  (`read(fd, buf, n)` -> `foresight_pt_read(fd, NULL, n, SITE)`, the buffer kept only for a
+  lead read), allocations into the thread's arena, exits into the thread's end, calls of
+  the program's functions into calls of their clones, and file-scope variables into
+  private copies (`__fs_pt_g_NAME`, copied from the program's at the start of main);
+- in the program itself (the computation thread), one insertion per read: its descriptor
+  argument becomes `(foresight_pt_tick(__fs_pt_clock, SITE), fd)`, which advances the call
+  ID, and at the top of main the thread's start.
+"""
+
+from __future__ import annotations
+
+import re
+
+from foresight.compiler.analysis.ioslice import ALLOC, EXITS, IO_CALLS, TICKED, Slice, io_name
+from foresight.compiler.options import decode_source
+from foresight.compiler.program_ir import Function, StmtKind, VarKey
+from foresight.compiler.rewrite.splice import Insertion, line_name
+
+CLOCK = "__fs_pt_clock"
+_SPECIFIERS = re.compile(r"^\s*((static|inline|__inline|__inline__|extern|_Noreturn|"
+                         r"__attribute__\s*\(\(.*?\)\))\s+)*", re.S)
+
+
+class Refused(Exception):
+    """The slice cannot be written as C: (line, reason)."""
+
+    def __init__(self, line: int, why: str):
+        super().__init__(why)
+        self.line, self.why = line, why
+
+
+def clone_name(name: str) -> str:
+    return f"__fs_pt_{name}"
+
+
+def copy_name(name: str) -> str:
+    return f"__fs_pt_g_{name}"
+
+
+class ThreadWriter:
+    def __init__(self, sl: Slice, data: bytes, path: str):
+        self.sl, self.data, self.path = sl, data, path
+        self.p = sl.program
+        self.fns = {f.name: f for f in self.p.functions}
+        self.sites: dict[tuple[str, int], int] = {}   # (function, call start) -> site
+        for n, (f, c) in enumerate(sl.io_sites, 1):
+            self.sites[(f, c.start)] = n
+        self.copies: dict[VarKey, str] = {}          # renamed file-scope variables
+
+    # The computation thread ------------------------------------------------------------
+
+    def insertions(self) -> list[Insertion]:
+        """Everything that goes into the file (raises Refused)."""
+        out: list[Insertion] = []
+        for f, c in self.sl.io_sites:
+            if io_name(c) and IO_CALLS[io_name(c)][0] in TICKED:
+                a = c.args[0] if c.args else None
+                if a is None or a.start < 0:
+                    raise Refused(c.line, f"the descriptor of `{c.name}` is made by a macro")
+                site = self.sites[(f, c.start)]
+                out.append(Insertion(a.start, 1, 0, f"(foresight_pt_tick({CLOCK}, {site}), "))
+                out.append(Insertion(a.end, 0, 0, ")"))
+        main = self.fns["main"]
+        params = [v.name for v in main.params]
+        first = min(f.start for f in self.p.functions)
+        out.append(Insertion(first, 1, -1, self.declarations()))
+        body = main.stmts[0]
+        save = "".join(f"__fs_pt_arg{i} = {name}; " for i, name in enumerate(params[:2]))
+        out.append(Insertion(body.start + 1, 1, -1,
+                             f" {save}{CLOCK} = foresight_pt_start(__fs_pt_init, "
+                             f"__fs_pt_run);"))
+        out.append(Insertion(len(self.data), 1, 0, self.thread_code(main, params)))
+        return out
+
+    def declarations(self) -> str:
+        main = self.fns["main"]
+        saved = ""
+        for i, v in enumerate(main.params[:2]):
+            saved += f"static {_declarator(v.type, f'__fs_pt_arg{i}')}; "
+        return (f"static struct foresight_pt_clock *{CLOCK}; {saved}"
+                "static void __fs_pt_init(void); static void __fs_pt_run(void); ")
+
+    # The prefetch thread ---------------------------------------------------------------
+
+    def thread_code(self, main: Function, params: list[str]) -> str:
+        clones = [self.clone(self.fns[f]) for f in sorted(self.sl.kept,
+                                                          key=lambda n: self.fns[n].start)]
+        protos = [" ".join(self.header(self.fns[f]).split()) + ";"
+                  for f in sorted(self.sl.kept)]
+        copies = []
+        init = []
+        for key, name in sorted(self.copies.items(), key=lambda kv: kv[1]):
+            orig = key[2]
+            copies.append(f"static __typeof__({orig}) {name};")
+            init.append(f"    __builtin_memcpy((void *)&{name}, (const void *)&{orig}, "
+                        f"sizeof({orig}));")
+        args = ", ".join(f"__fs_pt_arg{i}" for i in range(len(params[:2])))
+        if len(params) > 2:
+            args += ", 0" * (len(params) - 2)
+        out = ["", "/* foresight cc --prefetch-thread: the prefetch thread (AASFP) */",
+               *protos, *copies,
+               "static void __fs_pt_init(void)", "{", *init, "}",
+               "static void __fs_pt_run(void)", "{",
+               f"    (void){clone_name('main')}({args});", "}"]
+        text = "\n".join(out) + "\n" + "\n".join(clones) + "\n"
+        return ("\n" if not self.data.endswith(b"\n") else "") + text
+
+    def header(self, fn: Function) -> str:
+        """The clone's declarator: `static`, F's return type and parameters, its name
+        `__fs_pt_F`; as many newlines as F's had (its body keeps F's line numbers)."""
+        body = fn.stmts[0]
+        head = decode_source(self.data[fn.start:body.start])
+        specifiers = _SPECIFIERS.match(head)
+        gone = specifiers.group(0) if specifiers else ""
+        head = head[len(gone):]
+        m = re.search(r"\b" + re.escape(fn.name) + r"\s*\(", head)
+        if m is None:
+            raise Refused(fn.line, f"the definition of `{fn.name}` is not spelled out "
+                          "(a macro makes its name)")
+        head = head[:m.start()] + clone_name(fn.name) + head[m.start() + len(fn.name):]
+        if head.rstrip().endswith(";") or not head.rstrip().endswith(")"):
+            raise Refused(fn.line, f"`{fn.name}` has an old-style definition or "
+                          "attributes after its parameters")
+        return "static " + "\n" * gone.count("\n") + head
+
+    def clone(self, fn: Function) -> str:
+        kept = self.sl.kept[fn.name]
+        edits: list[tuple[int, int, str]] = []
+        removed: list[tuple[int, int]] = []
+        for st in fn.stmts[1:]:
+            if st.id in kept or st.parent not in kept:
+                continue
+            gap = self.data[st.start:st.end]
+            edits.append((st.start, st.end, ";" + "\n" * gap.count(b"\n")))
+            removed.append((st.start, st.end))
+
+        def live(o: int) -> bool:
+            return not any(s <= o < e for s, e in removed)
+
+        void_main = fn.name == "main" and re.match(
+            r"\s*void\b", _SPECIFIERS.sub("", decode_source(self.data[fn.start:fn.stmts[0].start])))
+        for sid in sorted(kept):
+            st = fn.stmts[sid]
+            if fn.name == "main" and st.kind == StmtKind.RETURN:
+                edits.append((st.start, st.end, "return;" if void_main else "return 0;"))
+                removed.append((st.start, st.end))
+        for sid in sorted(kept):
+            st = fn.stmts[sid]
+            for c in st.calls:
+                if live(c.start):
+                    edits += self.call(fn, c)
+        for s0, e0, key, spelled in fn.global_refs:
+            if not live(s0) or not any(fn.stmts[i].start <= s0 < fn.stmts[i].end
+                                       for i in kept):
+                continue
+            var = next((v for v in fn.globals if v.key == key), None)
+            if var is None or _const(var.type):
+                continue
+            if not spelled:
+                raise Refused(fn.line, f"`{var.name}` is named through a macro in "
+                              f"`{fn.name}`")
+            if "[]" in var.type.replace(" ", ""):
+                raise Refused(var.line, f"`{var.name}` is an array of unknown size")
+            self.copies[key] = copy_name(var.name)
+            edits.append((s0, e0, copy_name(var.name)))
+        body = fn.stmts[0]
+        text = _apply(self.data, body.start, fn.end, edits)
+        line = self.data.count(b"\n", 0, fn.start) + 1
+        return f"#line {line} {line_name(self.path)}\n{self.header(fn)}{text}"
+
+    def call(self, fn: Function, c) -> list[tuple[int, int, str]]:
+        name = c.callee or ""
+        if not self.data[c.start:c.start + len(name)].decode(errors="replace") == name:
+            raise Refused(c.line, f"the call of `{name}` is made by a macro")
+        close = self.data.rfind(b")", c.start, c.end)
+        ren = (c.start, c.start + len(name))
+        io = io_name(c)
+        if io:
+            kind, buf = IO_CALLS[io]
+            site = self.sites.get((fn.name, c.start))
+            if site is None:
+                raise Refused(c.line, f"`{name}` outside the slice")
+            out = [(*ren, f"foresight_pt_{kind}")]
+            if any(a.start < 0 for a in c.args):
+                raise Refused(c.line, f"an argument of `{name}` is made by a macro")
+            if kind == "open":
+                if len(c.args) < 2:
+                    raise Refused(c.line, "open without flags")
+                if len(c.args) > 2:
+                    out.append((c.args[1].end, c.args[-1].end, ""))
+            if buf >= 0 and buf < len(c.args) and not self.sl.lead(c):
+                out.append((c.args[buf].start, c.args[buf].end, "(void *)0"))
+            out.append((close, close, f", {site}"))
+            return out
+        if name in EXITS:
+            return [(c.start, c.end, "foresight_pt_exit()")]
+        if name in ALLOC:
+            return [(*ren, f"foresight_pt_{name}")]
+        if name in self.fns and name in self.sl.kept:
+            return [(*ren, clone_name(name))]
+        return []
+
+
+def _apply(data: bytes, lo: int, hi: int, edits: list[tuple[int, int, str]]) -> str:
+    """data[lo:hi] with edits (start, end, text); an edit inside another's range is
+    dropped (the outer one replaces it)."""
+    edits = sorted(edits, key=lambda e: (e[0], -(e[1] - e[0])))
+    out, pos = [], lo
+    for s, e, t in edits:
+        if s < pos or s < lo or e > hi:
+            if s >= pos or e > pos:
+                if s < pos and e > pos:
+                    raise Refused(0, "overlapping rewrites")
+            continue
+        out.append(decode_source(data[pos:s]))
+        out.append(t)
+        pos = e
+    out.append(decode_source(data[pos:hi]))
+    return "".join(out)
+
+
+def _const(type_: str) -> bool:
+    t = type_.strip()
+    if "*" in t:
+        return t.replace(" ", "").endswith("const")
+    return t.startswith("const ") or " const" in t.split("[")[0]
+
+
+def _declarator(type_: str, name: str) -> str:
+    """`type_ name` as a declaration (`char **` -> `char **name`)."""
+    t = type_.strip()
+    if "[" in t:    # char *[] -> char **
+        t = t[:t.index("[")].rstrip() + " *"
+    return f"{t} {name}" if not t.endswith("*") else f"{t}{name}"
+
+
+def thread_insertions(sl: Slice, data: bytes, path: str) -> list[Insertion]:
+    return ThreadWriter(sl, data, path).insertions()

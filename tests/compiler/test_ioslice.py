@@ -1,0 +1,203 @@
+"""The prefetch thread's slice (analysis/ioslice.py) and its code
+(rewrite/prefetch_thread.py) on small C files: what is kept, what is predicted or read,
+and what makes the compiler refuse a thread."""
+
+from __future__ import annotations
+
+from foresight.compiler.analysis.ioslice import slice_program
+from foresight.compiler.frontend.program import parse_program
+from foresight.compiler.rewrite.prefetch_thread import thread_insertions
+
+HEAD = """\
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+"""
+
+
+def sliced(tmp_path, body: str):
+    src = tmp_path / "x.c"
+    src.write_text(HEAD + body)
+    program = parse_program(src, [])
+    return program, slice_program(program), src.read_bytes()
+
+
+def kept_lines(program, sl, fn: str) -> set[int]:
+    f = program.function(fn)
+    return {f.stmts[i].line for i in sl.kept.get(fn, ())}
+
+
+def thread_text(sl, data: bytes) -> str:
+    ins = thread_insertions(sl, data, "x.c")
+    return max(ins, key=lambda i: i.offset).text
+
+
+BACKWARD = """\
+static long sum;
+static void use(const char *b, long i) { sum += b[0] * i; }
+int main(int argc, char **argv)
+{
+    char buf[4096];
+    long n = atol(argv[2]);
+    int fd = open(argv[1], O_RDONLY);
+    for (long i = n - 1; i >= 0; i--) {
+        lseek(fd, i * 4096, SEEK_SET);
+        if (read(fd, buf, sizeof buf) != sizeof buf)
+            exit(1);
+        use(buf, i);
+    }
+    printf("%ld\\n", sum);
+    return 0;
+}
+"""
+
+
+def test_figure_2_keeps_the_io_and_its_loop_not_the_computation(tmp_path):
+    program, sl, data = sliced(tmp_path, BACKWARD)
+    assert sl.ok, sl.refusals
+    assert set(sl.kept) == {"main"}                  # use() computes only
+    lines = kept_lines(program, sl, "main")
+    assert {10, 11, 12, 13, 14} <= lines             # n, open, loop, lseek, read
+    assert 16 not in lines and 18 not in lines       # use(), printf
+    assert [c.name for _, c in sl.io_sites] == ["open", "lseek", "read"]
+    (read,) = [c for _, c in sl.io_sites if c.name == "read"]
+    assert not sl.lead(read)                         # sizeof buf does not read buf
+    text = thread_text(sl, data)
+    assert "foresight_pt_read(fd, (void *)0, sizeof buf, 3)" in text
+    assert "foresight_pt_exit()" in text and "printf" not in text and "use(" not in text
+    # The computation thread's read advances the call ID of the same site.
+    ticks = [i.text for i in thread_insertions(sl, data, "x.c") if "tick" in i.text]
+    assert ticks == ["(foresight_pt_tick(__fs_pt_clock, 3), "]
+
+
+def test_the_scoping_example_of_section_4_1(tmp_path):
+    program, sl, _ = sliced(tmp_path, """\
+int main(void)
+{
+    int fp = open("d", O_RDONLY);
+    int i;
+    i = 5;
+    {   int i;
+        i = 6;
+    }
+    lseek(fp, i, SEEK_SET);
+    char c;
+    return (int)read(fp, &c, 1);
+}
+""")
+    lines = kept_lines(program, sl, "main")
+    assert 9 in lines and 11 not in lines            # i = 5 is, the inner i = 6 is not
+
+
+def test_an_index_read_first_is_a_lead_read(tmp_path):
+    program, sl, data = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    long index[64], rec[512];
+    int ix = open(argv[1], O_RDONLY), fd = open(argv[2], O_RDONLY);
+    read(ix, index, sizeof index);
+    double s = 0;
+    for (int k = 0; k < 64; k++) {
+        pread(fd, rec, sizeof rec, index[k] * 4096);
+        s += rec[0];
+    }
+    printf("%g\\n", s);
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    reads = {c.name: sl.lead(c) for _, c in sl.io_sites if c.name in ("read", "pread")}
+    assert reads == {"read": True, "pread": False}
+    text = thread_text(sl, data)
+    assert "foresight_pt_read(ix, index, sizeof index," in text
+    assert "foresight_pt_pread(fd, (void *)0, sizeof rec, index[k] * 4096," in text
+
+
+def test_file_scope_variables_become_private_copies(tmp_path):
+    program, sl, data = sliced(tmp_path, """\
+static int fd;
+static long stride = 2;
+static void load(long i, char *b) { pread(fd, b, 4096, i * stride * 4096); }
+int main(int argc, char **argv)
+{
+    char b[4096];
+    fd = open(argv[1], O_RDONLY);
+    for (long i = 99; i >= 0; i--)
+        load(i, b);
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    text = thread_text(sl, data)
+    assert "__fs_pt_g_fd = foresight_pt_open(argv[1], O_RDONLY," in text
+    assert "i * __fs_pt_g_stride * 4096" in text
+    assert "__builtin_memcpy((void *)&__fs_pt_g_stride, (const void *)&stride" in text
+
+
+def test_what_the_thread_cannot_run_is_refused_with_its_line(tmp_path):
+    _, sl, _ = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    long off;
+    FILE *cfg = fopen(argv[2], "r");
+    if (fscanf(cfg, "%ld", &off) != 1) return 1;
+    int fd = open(argv[1], O_RDONLY);
+    char b[512];
+    return (int)pread(fd, b, sizeof b, off);
+}
+""")
+    assert not sl.ok
+    assert (9, "calls `fscanf`, which the prefetch thread cannot run") in sl.refusals
+
+
+def test_memory_the_thread_does_not_own_is_refused(tmp_path):
+    _, sl, _ = sliced(tmp_path, """\
+long *shared;
+int main(int argc, char **argv)
+{
+    char b[512];
+    int fd = open(argv[1], O_RDONLY);
+    for (long i = 0; i < 10; i++) {
+        shared[0] = i * 3;
+        pread(fd, b, sizeof b, shared[0]);
+    }
+    return 0;
+}
+""")
+    assert any("may reach the program's memory" in why for _, why in sl.refusals)
+    assert any("reads the program's memory" in why for _, why in sl.refusals)
+
+
+def test_stores_through_the_threads_own_pointers_are_kept(tmp_path):
+    program, sl, data = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    long n = atol(argv[2]);
+    long *order = malloc(n * sizeof *order);
+    for (long k = 0; k < n; k++)
+        order[k] = (k * 7919) % n;
+    char b[4096];
+    int fd = open(argv[1], O_RDONLY);
+    for (long k = 0; k < n; k++)
+        pread(fd, b, sizeof b, order[k] * 4096);
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert {7, 8, 9} <= kept_lines(program, sl, "main")
+    assert "long *order = foresight_pt_malloc(n * sizeof *order);" in thread_text(sl, data)
+
+
+def test_threads_and_jumps_refuse(tmp_path):
+    _, sl, _ = sliced(tmp_path, """\
+#include <setjmp.h>
+jmp_buf env;
+int main(int argc, char **argv)
+{
+    char b[512];
+    if (setjmp(env)) return 1;
+    return (int)read(open(argv[1], O_RDONLY), b, sizeof b);
+}
+""")
+    assert any("setjmp" in why for _, why in sl.refusals)
