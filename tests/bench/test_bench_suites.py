@@ -80,6 +80,8 @@ OPTIONS = {
                     "--compute", "--figs", "--live", "--live-repeat", "--quick", "--json",
                     "--markdown", "--plots"},
     "simspeed": {"--requests", "--repeat", "--json", "--markdown"},
+    "aasfp": {"--quick", "--configs", "--timeout", "--repeat", "--json", "--markdown",
+              "--plots"},
 }
 
 
@@ -291,6 +293,60 @@ MADE_UP = {
                   {"program": "heat", "skipped": "no swap"}]},
              ["| spmv | mmap file | 3.00 s | 2.00 s | 1.50× | 0.50 s → 0.50 s |",
               "| heat | malloc (swap) | skipped: no swap |"]),
+    "aasfp": ({"suite": "aasfp", "size": "default", "readahead_kb": 128, "repeat": 3,
+               "in_core_runs": 5, "environment": ENV,
+               "sizes": {"video_bytes": 1 << 30, "video_cap": "256M", "volume_edge": 1024,
+                         "volvis_cap": "256M", "fft_points": [1 << 24, 1 << 25],
+                         "fft_block": 1 << 20, "fft_cap": "128M", "text_bytes": 128 << 20},
+               "rows": [
+                   {"config": "backward1", "name": "Backward 1", "program": "video",
+                    "what": "backward, every frame", "data_bytes": 1 << 30,
+                    "mem_limit_bytes": 256 << 20, "in_core": False,
+                    "expected": {"text": "≥ 8× (≥ 95%)", "target": 8.0, "masked": 0.95},
+                    "paper": {"o": 52.54, "p": 7.63, "masked": 0.8475},
+                    "O": {**_run(8.0), "verified": True, "user_seconds": 0.75,
+                          "sys_seconds": 0.25, "walls": [9.0, 8.5, 9.5]},
+                    "P": {**_run(0.0), "verified": True, "user_seconds": 1.0,
+                          "sys_seconds": 0.5, "io_stall_seconds": 0.025},
+                    "pt": {"pt_started": 1, "pt_calls": 524288, "pt_issued_bytes": 1 << 30,
+                           "pt_expired": 12, "pt_mispredicts": 0, "pt_stopped": None},
+                    "speedup": 9.0, "masked": 0.95, "extra_cpu_seconds": 0.5, "met": True,
+                    "problems": [], "failed": False},
+                   {"config": "fft1", "name": "FFT 16M", "program": "oocfft",
+                    "what": "in place, 4 KiB records", "data_bytes": 256 << 20,
+                    "mem_limit_bytes": 128 << 20, "in_core": False,
+                    "expected": {"text": "≥ 0.98×", "target": 0.98, "masked": None},
+                    "paper": {"o": 33.42, "p": 33.74, "masked": 0.0},
+                    "O": {**_run(4.0), "verified": True},
+                    "P": {"verified": False, "why": "killed by the OOM killer"},
+                    "pt": {}, "problems": ["P: killed by the OOM killer"], "failed": True},
+                   {"config": "getc", "name": "getc", "program": "getc_sum",
+                    "what": "a cached file read by getc, in core", "data_bytes": 128 << 20,
+                    "mem_limit_bytes": None, "in_core": True,
+                    "expected": {"text": "P/O ≤ 1.02", "target": 1.02, "masked": None},
+                    "paper": None, "O": {**_run(0.0), "verified": True},
+                    "P": {**_run(0.01), "verified": True}, "pt": {"pt_started": 0},
+                    "speedup": 1 / 1.01, "masked": None, "met": True, "problems": [],
+                    "failed": False},
+                   {"config": "volvis1", "name": "Vol Vis 1", "program": "volvis",
+                    "what": "orthographic, 4 KiB bricks", "data_bytes": 1 << 30,
+                    "mem_limit_bytes": 256 << 20, "expected": {"text": "≥ 3× (≥ 90%)"},
+                    "build_failed": "P: foresight cc --prefetch-thread failed",
+                    "problems": ["P: foresight cc --prefetch-thread failed"], "failed": True}]},
+              ["| Backward 1 | video: backward, every frame | 1.0 GiB, 256.0 MiB cap | "
+               "9.00 s (8.50–9.50) | 1.00 s | 9.00× | 95% | ≥ 8× (≥ 95%) | yes | "
+               "52.54 → 7.63 (85%) | identical |",
+               "| FFT 16M | oocfft: in place, 4 KiB records | 256.0 MiB, 128.0 MiB cap | "
+               "5.00 s | killed by the OOM killer | – |",
+               "| getc | getc_sum: a cached file read by getc, in core | 128.0 MiB, in core | "
+               "1.00 s | 1.01 s | P/O 1.010 |",
+               "| Vol Vis 1 | volvis: orthographic, 4 KiB bricks | 1.0 GiB, 256.0 MiB cap | "
+               "build failed: P: foresight cc --prefetch-thread failed |",
+               "| Backward 1 | ran | 0.50 s | 25 ms | 1.00 s | +0.50 s | – | 524,288 | "
+               "1.0 GiB | 12 | 0 |",
+               "| getc | none |",
+               "Cold runs: the page cache dropped before each, read_ahead_kb 128, video 1.0 GiB "
+               "under 256M, volvis 1024^3 under 256M, oocfft 16M and 32M points"]),
 }
 
 

@@ -1,15 +1,17 @@
-"""What the bench suites share: where their data, binaries and C sources live, building
-a program with `foresight cc` as O and P, the medians of repeated runs, the swap a
-suite's malloc'd data needs, and matplotlib."""
+"""What the bench suites share: where their data, binaries and C sources live, writing
+input files once, building a program with `foresight cc` as O and P, the medians of
+repeated runs, the swap a suite's malloc'd data needs, and matplotlib."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import statistics
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from foresight import paths
@@ -30,6 +32,59 @@ def bench_dir() -> Path:
         raise BenchError(f"cannot use {d} for the benchmark data (FORESIGHT_BENCH_DIR): "
                          f"{e.strerror}") from None
     return d
+
+
+def present_size(path: Path, who: str) -> int | None:
+    """The size of the input file at PATH, None when there is none; BenchError when it
+    is not a regular file (WHO, e.g. "the demo", leaves it alone)."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError as e:   # also a dangling symbolic link
+        raise BenchError(f"cannot examine {path}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise BenchError(f"{path} is not a regular file; {who} leaves it alone: move it "
+                         "away or set FORESIGHT_BENCH_DIR to another directory")
+    return st.st_size
+
+
+def make_inputs(command: Callable[[list[Path]], list[str]], finals: list[Path],
+                sizes: list[int], who: str) -> None:
+    """Make the input files FINALS, of SIZES bytes, unless they are there already:
+    COMMAND(temporary paths) is the generator's command line writing them under
+    temporary names of our own, renamed when it succeeds, so an interrupted run leaves
+    no half-written input behind to be reused.  A file of a final name with another
+    size is not WHO's ("the demo"): it is left alone, and BenchError says so."""
+    present = [present_size(f, who) for f in finals]
+    if present == sizes:
+        return
+    for f, have, want in zip(finals, present, sizes, strict=True):
+        if have is not None and have != want:
+            raise BenchError(f"{f} is {have:,} bytes, not the {want:,} {who} writes; it "
+                             "is left alone: remove it to have it written again, or set "
+                             "FORESIGHT_BENCH_DIR to another directory")
+    tmps: list[Path] = []
+    try:
+        for f in finals:
+            fd, tmp = tempfile.mkstemp(prefix=f".{f.name}.", suffix=".tmp", dir=f.parent)
+            os.close(fd)
+            tmps.append(Path(tmp))
+    except OSError as e:
+        for t in tmps:
+            t.unlink(missing_ok=True)
+        raise BenchError(f"cannot create {', '.join(map(str, finals))}: {e.strerror}") \
+            from None
+    try:
+        r = subprocess.run(command(tmps), capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BenchError(f"cannot create {', '.join(map(str, finals))}: "
+                             f"{r.stderr.strip()}")
+        for t, f in zip(tmps, finals, strict=True):
+            os.replace(t, f)
+    finally:
+        for t in tmps:
+            t.unlink(missing_ok=True)
 
 
 def binary(name: str) -> str:

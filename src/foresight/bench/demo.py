@@ -24,8 +24,6 @@ import argparse
 import contextlib
 import fcntl
 import os
-import stat
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -34,7 +32,15 @@ from pathlib import Path
 
 from foresight import paths
 from foresight.bench import suite
-from foresight.bench.common import bench_dir, build, compile_program, median_summary, sources
+from foresight.bench.common import (
+    bench_dir,
+    build,
+    compile_program,
+    make_inputs,
+    median_summary,
+    present_size,
+    sources,
+)
 from foresight.bench.tables import Table, machine, print_tables
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment, readahead, swap
@@ -85,56 +91,11 @@ def input_sizes(kind: str, size: int) -> list[int]:
     return [32 + rows * per_row, (size - 32 - rows * per_row) // 8 * 8]
 
 
-def _present_size(path: Path) -> int | None:
-    """The size of the input file at PATH, None when there is none."""
-    if not os.path.lexists(path):
-        return None
-    try:
-        st = os.stat(path)
-    except OSError as e:   # also a dangling symbolic link
-        raise BenchError(f"cannot examine {path}: {e.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise BenchError(f"{path} is not a regular file; the demo leaves it alone: move it "
-                         "away or set FORESIGHT_BENCH_DIR to another directory")
-    return st.st_size
-
-
 def _make(mkdata: str, kind: str, finals: list[Path], size: int) -> None:
-    """Write the files of KIND under temporary names of our own, then rename them: an
-    interrupted demo leaves no half-written input behind to be reused.  A file of the
-    final name with another size than mkdata writes is not the demo's: it is left alone,
-    and the demo stops."""
-    sizes = input_sizes(kind, size)
-    present = [_present_size(f) for f in finals]
-    if present == sizes:
-        return
-    for f, have, want in zip(finals, present, sizes, strict=True):
-        if have is not None and have != want:
-            raise BenchError(f"{f} is {have:,} bytes, not the {want:,} the demo writes; it "
-                             "is left alone: remove it to have it written again, or set "
-                             "FORESIGHT_BENCH_DIR to another directory")
-    tmps: list[Path] = []
-    try:
-        for f in finals:
-            fd, tmp = tempfile.mkstemp(prefix=f".{f.name}.", suffix=".tmp", dir=f.parent)
-            os.close(fd)
-            tmps.append(Path(tmp))
-    except OSError as e:
-        for t in tmps:
-            t.unlink(missing_ok=True)
-        raise BenchError(f"cannot create {', '.join(map(str, finals))}: {e.strerror}") \
-            from None
-    try:
-        r = subprocess.run([mkdata, kind, *map(str, tmps), str(size)], capture_output=True,
-                           text=True)
-        if r.returncode != 0:
-            raise BenchError(f"cannot create {', '.join(map(str, finals))}: "
-                             f"{r.stderr.strip()}")
-        for t, f in zip(tmps, finals, strict=True):
-            os.replace(t, f)
-    finally:
-        for t in tmps:
-            t.unlink(missing_ok=True)
+    """Write the files of KIND (`make_inputs`: under temporary names, then renamed; a
+    file of the final name but another size stops the demo and is left alone)."""
+    make_inputs(lambda tmps: [mkdata, kind, *map(str, tmps), str(size)], finals,
+                input_sizes(kind, size), "the demo")
 
 
 def input_files(name: str, size: int, data_dir: Path) -> tuple[str | None, list[Path]]:
@@ -294,7 +255,8 @@ def space_needed(names: list[str], size: int, mem: int, data_dir: Path) -> int:
     total = 0
     for n in names:
         kind, files = input_files(n, size, data_dir)
-        if kind is not None and [_present_size(f) for f in files] != input_sizes(kind, size):
+        if kind is not None and [present_size(f, "the demo") for f in files] \
+                != input_sizes(kind, size):
             total += sum(input_sizes(kind, size))
     needed = swap_needed(names, size, mem)
     what, make = _swap_plan(needed)

@@ -6,6 +6,7 @@ A new suite is one module with a `Suite` subclass and its instance `SUITE`
 from __future__ import annotations
 
 from foresight.bench import (
+                             aasfp,
                              compile,
                              compiler,
                              demo,
@@ -28,4 +29,5 @@ SUITES: tuple[Suite, ...] = (
     compile.SUITE,
     sharedcache.SUITE,
     simspeed.SUITE,
+    aasfp.SUITE,
 )

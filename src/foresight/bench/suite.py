@@ -34,6 +34,7 @@ class Suite(ABC):
     help: ClassVar[str]            # its line in `foresight bench --help`
     description: ClassVar[str]     # `foresight bench NAME --help`: the module's docstring
     repeat: ClassVar[bool] = True  # --repeat K: runs per variant, medians reported
+    repeat_default: ClassVar[int] = 1
     plots: ClassVar[bool] = True   # --plots DIR
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -73,8 +74,9 @@ class Suite(ABC):
         """The suite's options and the common ones that apply to it."""
         self.add_options(parser)
         if self.repeat:
-            parser.add_argument("--repeat", type=at_least_one, default=1, metavar="K",
-                                help="runs per variant; medians reported (default 1)")
+            parser.add_argument("--repeat", type=at_least_one, default=self.repeat_default,
+                                metavar="K", help="runs per variant; medians reported "
+                                f"(default {self.repeat_default})")
         parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
         parser.add_argument("--markdown", metavar="FILE",
                             help="write the tables as Markdown, with the command, the "
