@@ -157,6 +157,7 @@ class Stmt:
     uses: tuple[VarKey, ...] = ()
     cond_uses: tuple[VarKey, ...] = ()   # if/switch/loop: what its condition reads; OTHER: uses
     unevaluated: tuple[VarKey, ...] = ()  # in uses, but named only by sizeof (not read)
+    sized: tuple[VarKey, ...] = ()        # every variable a sizeof in it names
     loads: tuple[Access, ...] = ()
     stores: tuple[Access, ...] = ()
     calls: tuple[Call, ...] = ()         # in evaluation order, inner calls first

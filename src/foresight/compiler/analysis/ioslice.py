@@ -210,7 +210,7 @@ class _Slicer:
             # (the clone of main returns 0: its value is not needed)
             for k in self.reads(st):
                 self.relate(f, k)
-        skip = self.buffers(st)
+        skip = self.buffers(st) - set(st.sized)   # `sizeof buf` still names buf
         for k in (*st.defs, *st.uses):
             if k not in skip:
                 self.declare(f, k)

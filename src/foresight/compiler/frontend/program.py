@@ -133,6 +133,7 @@ class _Function:
                 control=d.control, children=tuple(d.children), declares=tuple(f.declares),
                 defs=tuple(f.defs), uses=tuple(dict.fromkeys([*f.uses, *f.sized])),
                 unevaluated=tuple(k for k in f.sized if k not in f.uses),
+                sized=tuple(f.sized),
                 cond_uses=d.cond_uses,
                 loads=tuple(f.loads), stores=tuple(f.stores), calls=tuple(f.calls),
                 address_taken=tuple(f.address), label=d.label, target=d.target,

@@ -27,6 +27,18 @@ _SPECIFIERS = re.compile(r"^\s*((static|inline|__inline|__inline__|extern|_Noret
                          r"__attribute__\s*\(\(.*?\)\))\s+)*", re.S)
 
 
+# The clones are the program's text with statements taken out: what is left may be unused,
+# set but unused, an empty body or a case falling through, which -Wall -Wextra -Werror
+# builds must not fail on.  -Wpragmas (gcc) and -Wunknown-warning-option (clang) keep
+# either compiler quiet about the names only the other knows.
+_QUIET = ['#pragma GCC diagnostic push'] + [
+    f'#pragma GCC diagnostic ignored "{w}"' for w in (
+        "-Wpragmas", "-Wunknown-warning-option", "-Wunused", "-Wunused-variable",
+        "-Wunused-but-set-variable", "-Wunused-parameter", "-Wunused-label",
+        "-Wunused-value", "-Wunused-function", "-Wempty-body", "-Wmaybe-uninitialized",
+        "-Wuninitialized", "-Wimplicit-fallthrough", "-Wunreachable-code")]
+
+
 class Refused(Exception):
     """The slice cannot be written as C: (line, reason)."""
 
@@ -108,7 +120,8 @@ class ThreadWriter:
                "static void __fs_pt_init(void)", "{", *init, "}",
                "static void __fs_pt_run(void)", "{",
                f"    (void){clone_name('main')}({args});", "}"]
-        text = "\n".join(out) + "\n" + "\n".join(clones) + "\n"
+        text = ("\n".join(out) + "\n" + "\n".join(_QUIET) + "\n" + "\n".join(clones)
+                + "\n#pragma GCC diagnostic pop\n")
         return ("\n" if not self.data.endswith(b"\n") else "") + text
 
     def header(self, fn: Function) -> str:
