@@ -30,12 +30,21 @@ from dataclasses import dataclass, field
 from foresight.compiler.program_ir import Call, Function, Program, Scope, Stmt, StmtKind, VarKey
 
 # The I/O calls the thread mirrors: name -> (kind, index of the buffer argument or -1).
+# The kind names the runtime's call (foresight_pt_KIND).
 IO_CALLS: dict[str, tuple[str, int]] = {
     "open": ("open", -1), "open64": ("open", -1),
     "read": ("read", 1), "pread": ("pread", 1), "pread64": ("pread", 1),
     "lseek": ("lseek", -1), "lseek64": ("lseek", -1),
     "close": ("close", -1),
+    "fopen": ("fopen", -1), "fopen64": ("fopen", -1), "fclose": ("fclose", -1),
+    "fread": ("fread", 0), "fgetc": ("fgetc", -1), "getc": ("fgetc", -1),
+    "fgets": ("fgets", 0), "fscanf": ("fscanf", -1),
+    "fseek": ("fseek", -1), "fseeko": ("fseeko", -1), "fseeko64": ("fseeko", -1),
+    "ftell": ("ftell", -1), "ftello": ("ftello", -1), "ftello64": ("ftello", -1),
+    "rewind": ("rewind", -1),
 }
+# The calls that advance the call ID on both threads.
+TICKED = frozenset({"read", "pread", "fread", "fgetc", "fgets", "fscanf"})
 # Calls that make a program's order of I/O calls something one thread cannot replay.
 UNSLICEABLE = {
     "pthread_create": "I/O on several threads", "thrd_create": "I/O on several threads",
@@ -43,8 +52,10 @@ UNSLICEABLE = {
     "longjmp": "a non-local jump", "siglongjmp": "a non-local jump",
     "dup2": "descriptor renumbering", "dup3": "descriptor renumbering",
 }
-# The calls that advance the call ID on both threads.
-TICKED = frozenset({"read", "pread"})
+# Reads whose data the thread always reads itself (text it parses).
+ALWAYS_LEAD = frozenset({"fgets", "fscanf"})
+# Calls the thread makes under another name, not I/O calls of their own.
+RENAMED = {"feof": "foresight_pt_feof", "ferror": "foresight_pt_ferror"}
 EXITS = frozenset({"exit", "_exit", "_Exit", "abort", "quick_exit"})
 ALLOC = frozenset({"malloc", "calloc", "realloc", "free"})
 # Library functions with no effect but their value (and, for the second set, stores through
@@ -69,22 +80,28 @@ class Slice:
     program: Program
     kept: dict[str, set[int]] = field(default_factory=dict)   # function -> statement ids
     related: set[VarKey] = field(default_factory=set)
+    pointees: set[VarKey] = field(default_factory=set)         # pointers read through
     globals: set[VarKey] = field(default_factory=set)          # file-scope variables it names
     refusals: list[tuple[int, str]] = field(default_factory=list)   # (line, reason)
     io_sites: list[tuple[str, Call]] = field(default_factory=list)  # (function, call), in order
+    value_used: set[int] = field(default_factory=set)   # starts of getc calls whose byte matters
 
     @property
     def ok(self) -> bool:
         return not self.refusals and bool(self.io_sites)
 
     def lead(self, call: Call) -> bool:
-        """Whether a read's buffer is read by the thread (a lead read) or not needed."""
+        """Whether a read's data is read by the thread (a lead read) or only predicted."""
         kind, buf = IO_CALLS[call.name]
+        if kind in ALWAYS_LEAD:
+            return True
+        if kind == "fgetc":
+            return call.start in self.value_used
         if buf < 0 or buf >= len(call.args):
             return False
         a = call.args[buf]
-        keys = ({a.var} if a.var else set()) | ({a.via} if a.via else set())
-        return bool(keys & self.related)
+        return (a.var is not None and a.var in self.related) or (
+            a.via is not None and a.via in self.pointees)
 
 
 def io_name(call: Call) -> str | None:
@@ -100,6 +117,8 @@ class _Slicer:
         self.related_globals: set[VarKey] = set()
         self.related_locals: dict[str, set[VarKey]] = {}
         self.callers: dict[str, list[tuple[str, int]]] = {}
+        self.kept_calls: dict[str, list[tuple[str, Call]]] = {}   # callee -> kept call sites
+        self.pointees: set[tuple[str | None, VarKey]] = set()      # pointers read through
         self.reach = self.reachable()
         for f in self.reach:
             for st in self.fns[f].stmts:
@@ -145,6 +164,7 @@ class _Slicer:
                             "through a pointer (a signal handler or a callback)")
         self.s.related = self.related_globals | {
             k for ks in self.related_locals.values() for k in ks}
+        self.s.pointees = {k for _, k in self.pointees}
         self.check()
         for f in self.reach:
             for st in self.fns[f].stmts:
@@ -152,6 +172,9 @@ class _Slicer:
                     for c in st.calls:
                         if io_name(c):
                             self.s.io_sites.append((f, c))
+                            if IO_CALLS[c.name][0] == "fgetc" and not (
+                                    st.kind == StmtKind.EXPR and not st.defs):
+                                self.s.value_used.add(c.start)
         return self.s
 
     def has_io(self, name: str, seen: set[str] | None = None) -> bool:
@@ -208,8 +231,29 @@ class _Slicer:
             self.call(f, st, c)
         if not (st.kind == StmtKind.RETURN and f == "main"):
             # (the clone of main returns 0: its value is not needed)
+            passed = self.passed_only(st)
             for k in self.reads(st):
-                self.relate(f, k)
+                if k not in passed:
+                    self.relate(f, k)
+        # What is read through a pointer: the stores through it.
+        for a in st.loads:
+            if a.via is not None:
+                self.pointee(f, a.via)
+        # An argument of one of the program's functions matters as far as its parameter
+        # does in the callee (Section 4.2): related there, related here.
+        for c in st.calls:
+            callee = self.fns.get(c.callee or "")
+            if callee is None:
+                continue
+            self.kept_calls.setdefault(callee.name, []).append((f, c))
+            for i, p in enumerate(callee.params):
+                if i >= len(c.args):
+                    continue
+                if p.key in self.related_locals.get(callee.name, ()):
+                    for k in c.args[i].uses:
+                        self.relate(f, k)
+                if (callee.name, p.key) in self.pointees:
+                    self.argument_pointee(f, c.args[i])
         skip = self.buffers(st) - set(st.sized)   # `sizeof buf` still names buf
         for k in (*st.defs, *st.uses):
             if k not in skip:
@@ -243,6 +287,54 @@ class _Slicer:
         skip = self.buffers(st) | set(st.unevaluated)
         out = [k for k in (*st.uses, *st.cond_uses) if k not in skip]
         return list(dict.fromkeys(out))
+
+    def pointee(self, f: str, key: VarKey) -> None:
+        """What pointer `key` points to is read by the thread: keep the stores through it
+        (`idx[k] = ...` read later as `pread(..., idx[k] * B)`), and for a parameter,
+        what the callers pass."""
+        fn = self.fns[f]
+        try:
+            var = fn.var(key)
+        except KeyError:
+            return
+        if var.scope == Scope.GLOBAL:
+            if (None, key) in self.pointees:
+                return
+            self.pointees.add((None, key))
+            where = [(g, self.fns[g]) for g in self.reach]
+        else:
+            if (f, key) in self.pointees:
+                return
+            self.pointees.add((f, key))
+            where = [(f, fn)]
+            if f == "main" and var.scope == Scope.PARAM:
+                return      # argv: the program's strings, only read
+        for g, gfn in where:
+            for st in gfn.stmts:
+                if any(a.via == key for a in st.stores):
+                    self.keep(g, st.id)
+        if var.scope == Scope.PARAM:
+            index = next(i for i, p in enumerate(fn.params) if p.key == key)
+            for caller, c in self.kept_calls.get(f, ()):
+                if index < len(c.args):
+                    self.argument_pointee(caller, c.args[index])
+
+    def argument_pointee(self, f: str, arg) -> None:
+        if arg.var is not None:
+            self.relate(f, arg.var)         # an array or a variable's address
+        elif arg.via is not None:
+            self.pointee(f, arg.via)
+
+    def passed_only(self, st: Stmt) -> set[VarKey]:
+        """The variables a statement reads only as arguments of the program's functions
+        (their parameters decide whether they matter)."""
+        mine, other = set(), set()
+        for c in st.calls:
+            for a in c.args:
+                (mine if c.callee in self.fns else other).update(a.uses)
+            other.update(c.callee_uses)
+        outside = set(st.uses) - mine - other
+        return mine - other - outside
 
     @staticmethod
     def buffers(st: Stmt) -> set[VarKey]:
@@ -278,7 +370,7 @@ class _Slicer:
             self.related_globals.add(key)
             for g in self.reach:
                 for st in self.fns[g].stmts:
-                    if key in st.defs or any(a.via == key for a in st.stores):
+                    if key in st.defs:
                         self.keep(g, st.id)
                         self.mark_effect(g)
             return
@@ -286,13 +378,16 @@ class _Slicer:
         if key in mine:
             return
         mine.add(key)
+        if var.scope == Scope.PARAM:
+            index = next(i for i, p in enumerate(fn.params) if p.key == key)
+            for caller, c in self.kept_calls.get(f, ()):
+                if index < len(c.args):
+                    for k in c.args[index].uses:
+                        self.relate(caller, k)
         for st in fn.stmts:
             # What it holds, and for a pointer or an array of them, what is stored
             # through it (`idx[k] = ...` read later as `pread(..., idx[k] * B)`).
-            # (Not main's parameters: argv's strings are the program's, only read.)
-            through = not (f == "main" and var.scope == Scope.PARAM) and any(
-                a.via == key for a in st.stores)
-            if key in st.defs or key in st.declares or through:
+            if key in st.defs or key in st.declares:
                 self.keep(f, st.id)
 
     def call(self, f: str, st: Stmt, c: Call) -> None:
@@ -305,7 +400,7 @@ class _Slicer:
             self.relevant(name)   # its value (and its stores through pointers) are needed
             return
         if name in IO_CALLS or name in EXITS or name in ALLOC or name in PURE \
-                or name in WRITES_FIRST:
+                or name in WRITES_FIRST or name in RENAMED:
             return
         self.refuse(c.line, f"calls `{name}`, which the prefetch thread cannot run")
 
@@ -346,6 +441,8 @@ class _Slicer:
         writes = set()
         if io and IO_CALLS[io][1] >= 0 and self.s.lead(c):
             writes.add(IO_CALLS[io][1])
+        if io and IO_CALLS[io][0] == "fscanf":
+            writes |= set(range(2, len(c.args)))
         if name in WRITES_FIRST:
             writes.add(0)
         if name in self.fns:

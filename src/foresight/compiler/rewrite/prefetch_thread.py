@@ -17,7 +17,15 @@ from __future__ import annotations
 
 import re
 
-from foresight.compiler.analysis.ioslice import ALLOC, EXITS, IO_CALLS, TICKED, Slice, io_name
+from foresight.compiler.analysis.ioslice import (
+    ALLOC,
+    EXITS,
+    IO_CALLS,
+    RENAMED,
+    TICKED,
+    Slice,
+    io_name,
+)
 from foresight.compiler.options import decode_source
 from foresight.compiler.program_ir import Function, StmtKind, VarKey
 from foresight.compiler.rewrite.splice import Insertion, line_name
@@ -64,6 +72,7 @@ class ThreadWriter:
         for n, (f, c) in enumerate(sl.io_sites, 1):
             self.sites[(f, c.start)] = n
         self.copies: dict[VarKey, str] = {}          # renamed file-scope variables
+        self.uses_n = False                          # a clone calls foresight_pt_fscanf
 
     # The computation thread ------------------------------------------------------------
 
@@ -115,6 +124,8 @@ class ThreadWriter:
         args = ", ".join(f"__fs_pt_arg{i}" for i in range(len(params[:2])))
         if len(params) > 2:
             args += ", 0" * (len(params) - 2)
+        if self.uses_n:
+            copies.append("static int __fs_pt_n;")
         out = ["", "/* foresight cc --prefetch-thread: the prefetch thread (AASFP) */",
                *protos, *copies,
                "static void __fs_pt_init(void)", "{", *init, "}",
@@ -209,12 +220,27 @@ class ThreadWriter:
                     out.append((c.args[1].end, c.args[-1].end, ""))
             if buf >= 0 and buf < len(c.args) and not self.sl.lead(c):
                 out.append((c.args[buf].start, c.args[buf].end, "(void *)0"))
-            out.append((close, close, f", {site}"))
+            if kind == "fgetc":
+                out.append((close, close, f", {int(self.sl.lead(c))}, {site}"))
+            elif kind == "fscanf":
+                # The runtime parses the thread's copy of the text with vsscanf; the %n
+                # added to the format says how far the match went.
+                if len(c.args) < 2 or not c.args[1].text.lstrip().startswith('"'):
+                    raise Refused(c.line, "fscanf with a format that is not a string literal")
+                out = [(c.start, c.start, "(__fs_pt_n = -1, "), (*ren, "foresight_pt_fscanf"),
+                       (c.args[0].end, c.args[0].end, f", {site}, &__fs_pt_n"),
+                       (c.args[1].end, c.args[1].end, ' "%n"'),
+                       (close, close, ", &__fs_pt_n"), (c.end, c.end, ")")]
+                self.uses_n = True
+            else:
+                out.append((close, close, f", {site}"))
             return out
         if name in EXITS:
             return [(c.start, c.end, "foresight_pt_exit()")]
         if name in ALLOC:
             return [(*ren, f"foresight_pt_{name}")]
+        if name in RENAMED:
+            return [(*ren, RENAMED[name])]
         if name in self.fns and name in self.sl.kept:
             return [(*ren, clone_name(name))]
         return []
@@ -223,7 +249,9 @@ class ThreadWriter:
 def _apply(data: bytes, lo: int, hi: int, edits: list[tuple[int, int, str]]) -> str:
     """data[lo:hi] with edits (start, end, text); an edit inside another's range is
     dropped (the outer one replaces it)."""
-    edits = sorted(edits, key=lambda e: (e[0], -(e[1] - e[0])))
+    # At one offset: insertions first, then the longest replacement (which drops what
+    # lies inside it).
+    edits = sorted(edits, key=lambda e: (e[0], e[1] != e[0], -(e[1] - e[0])))
     out, pos = [], lo
     for s, e, t in edits:
         if s < pos or s < lo or e > hi:
