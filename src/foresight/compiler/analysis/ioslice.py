@@ -54,6 +54,8 @@ UNSLICEABLE = {
 }
 # Reads whose data the thread always reads itself (text it parses).
 ALWAYS_LEAD = frozenset({"fgets", "fscanf"})
+# Sorting and searching the thread's own arrays: (index of the comparison function).
+SORTS = {"qsort": 3, "bsearch": 4}
 # Calls the thread makes under another name, not I/O calls of their own.
 RENAMED = {"feof": "foresight_pt_feof", "ferror": "foresight_pt_ferror"}
 EXITS = frozenset({"exit", "_exit", "_Exit", "abort", "quick_exit"})
@@ -402,7 +404,33 @@ class _Slicer:
         if name in IO_CALLS or name in EXITS or name in ALLOC or name in PURE \
                 or name in WRITES_FIRST or name in RENAMED:
             return
+        if name in SORTS and len(c.args) > SORTS[name]:
+            cmp = c.args[SORTS[name]].text.strip().lstrip("&").strip()
+            why = self.impure(cmp)
+            if why:
+                self.refuse(c.line, f"`{name}` compares with `{cmp}`, which {why}")
+            return
         self.refuse(c.line, f"calls `{name}`, which the prefetch thread cannot run")
+
+    def impure(self, name: str) -> str | None:
+        """Why the thread may not call the program's function `name` as it is (a
+        comparison function of qsort), None when it only reads and returns."""
+        fn = self.fns.get(name)
+        if fn is None:
+            return "is not a function defined in this file"
+        for st in fn.stmts:
+            if st.stores:
+                return f"stores through a pointer (line {st.line})"
+            for c in st.calls:
+                if c.callee not in PURE:
+                    return f"calls `{c.name}` (line {st.line})"
+            for k in st.defs:
+                try:
+                    if fn.var(k).scope in (Scope.GLOBAL, Scope.STATIC):
+                        return f"changes `{k[2]}` (line {st.line})"
+                except KeyError:
+                    return f"changes `{k[2]}` (line {st.line})"
+        return None
 
     # What the thread may touch ---------------------------------------------------------
 
@@ -412,7 +440,15 @@ class _Slicer:
             fn = self.fns[f]
             for sid in sorted(kept):
                 st = fn.stmts[sid]
+                # Arguments of the calls check_args judges: I/O calls (the runtime never
+                # writes through a FILE * it did not make, a predicted read's buffer is
+                # not passed), the program's functions, the writers into the first.
+                judged = {(a.via, a.text) for c in st.calls
+                          if io_name(c) or c.callee in self.fns or c.callee in WRITES_FIRST
+                          or c.callee in RENAMED or c.callee in SORTS for a in c.args}
                 for a in st.stores:
+                    if (a.via, a.text) in judged:
+                        continue
                     if a.via is None or (f, a.via) not in private:
                         self.refuse(a.line, f"a store the thread needs (`{a.text}`) may "
                                     "reach the program's memory")
@@ -443,7 +479,7 @@ class _Slicer:
             writes.add(IO_CALLS[io][1])
         if io and IO_CALLS[io][0] == "fscanf":
             writes |= set(range(2, len(c.args)))
-        if name in WRITES_FIRST:
+        if name in WRITES_FIRST or name in SORTS:
             writes.add(0)
         if name in self.fns:
             writes |= {i for i, a in enumerate(c.args) if a.pointer and a.writable}
@@ -504,8 +540,11 @@ class _Slicer:
         for c in st.calls:
             if c.callee not in ALLOC and c.callee not in PURE and c.callee not in IO_CALLS:
                 return False
+        # A fresh allocation's or handle's value does not depend on its arguments.
+        fresh = {k for c in st.calls if c.callee in ALLOC or c.callee in IO_CALLS
+                 for a in c.args for k in a.uses}
         for k in st.uses:
-            if k == key:
+            if k == key or k in fresh:
                 continue
             try:
                 var = fn.var(k)
