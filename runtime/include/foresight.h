@@ -170,8 +170,10 @@
 #ifndef FORESIGHT_H
 #define FORESIGHT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h> /* FILE, for the prefetch thread's stdio calls */
 
 #ifdef __cplusplus
 extern "C" {
@@ -215,6 +217,19 @@ extern "C" {
 #define foresight__pt_calloc foresight__pt_calloc_abi8
 #define foresight__pt_realloc foresight__pt_realloc_abi8
 #define foresight__pt_free foresight__pt_free_abi8
+#define foresight__pt_fopen foresight__pt_fopen_abi8
+#define foresight__pt_fclose foresight__pt_fclose_abi8
+#define foresight__pt_fread foresight__pt_fread_abi8
+#define foresight__pt_fgetc foresight__pt_fgetc_abi8
+#define foresight__pt_fgets foresight__pt_fgets_abi8
+#define foresight__pt_vfscanf foresight__pt_vfscanf_abi8
+#define foresight__pt_fseek foresight__pt_fseek_abi8
+#define foresight__pt_fseeko foresight__pt_fseeko_abi8
+#define foresight__pt_ftell foresight__pt_ftell_abi8
+#define foresight__pt_ftello foresight__pt_ftello_abi8
+#define foresight__pt_rewind foresight__pt_rewind_abi8
+#define foresight__pt_feof foresight__pt_feof_abi8
+#define foresight__pt_ferror foresight__pt_ferror_abi8
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -748,7 +763,8 @@ static inline int foresight_active(void)
  *     of O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND and mmap of shared writable memory;
  *     openat2 fails with ENOSYS (libc then uses openat); exit_group ends only the thread;
  *   - allocates from a private arena (foresight_pt_malloc & co., mmap'd), never with the
- *     program's malloc, and makes no stdio call;
+ *     program's malloc, and makes no stdio call on a FILE (its streams are the library's,
+ *     foresight_pt_fopen's: below);
  *   - stops, and only it, on any error in setting it up and after 8 mispredictions in a
  *     row (the site of a call differs from the one the program made with that call ID);
  *     FORESIGHT_STATS then says why;
@@ -782,6 +798,21 @@ void *foresight__pt_malloc(size_t n) FORESIGHT__WEAK;
 void *foresight__pt_calloc(size_t count, size_t n) FORESIGHT__WEAK;
 void *foresight__pt_realloc(void *p, size_t n) FORESIGHT__WEAK;
 void foresight__pt_free(void *p) FORESIGHT__WEAK;
+FILE *foresight__pt_fopen(const char *path, const char *mode, unsigned site) FORESIGHT__WEAK;
+int foresight__pt_fclose(FILE *f, unsigned site) FORESIGHT__WEAK;
+size_t foresight__pt_fread(void *buf, size_t size, size_t n, FILE *f, unsigned site)
+    FORESIGHT__WEAK;
+int foresight__pt_fgetc(FILE *f, int lead, unsigned site) FORESIGHT__WEAK;
+char *foresight__pt_fgets(char *s, int n, FILE *f, unsigned site) FORESIGHT__WEAK;
+int foresight__pt_vfscanf(FILE *f, unsigned site, int *consumed, const char *fmt, va_list ap)
+    FORESIGHT__WEAK;
+int foresight__pt_fseek(FILE *f, long off, int whence, unsigned site) FORESIGHT__WEAK;
+int foresight__pt_fseeko(FILE *f, int64_t off, int whence, unsigned site) FORESIGHT__WEAK;
+long foresight__pt_ftell(FILE *f, unsigned site) FORESIGHT__WEAK;
+int64_t foresight__pt_ftello(FILE *f, unsigned site) FORESIGHT__WEAK;
+void foresight__pt_rewind(FILE *f, unsigned site) FORESIGHT__WEAK;
+int foresight__pt_feof(FILE *f) FORESIGHT__WEAK;
+int foresight__pt_ferror(FILE *f) FORESIGHT__WEAK;
 
 /*
  * Calls INIT on the calling thread (the compiler's: private copies of the I/O-related
@@ -858,6 +889,115 @@ static inline long foresight_pt_pread(int h, void *buf, size_t n, int64_t off, u
 static inline int foresight_pt_close(int h, unsigned site)
 {
     return foresight__pt_close(h, site);
+}
+
+/*
+ * The prefetch thread's stdio (only on that thread; elsewhere they fail with EPERM and
+ * feof/ferror say 1).  The thread makes no stdio call of libc: the FILE * these return is
+ * a stream of the library's, on a handle of foresight_pt_open, and every call first checks
+ * that its FILE * is one, by its address alone.  Any other (stdin, a copy of one of the
+ * program's) is never read through: it reads as an empty stream in error (fread 0, fgetc
+ * EOF, fgets NULL, fscanf EOF, feof and ferror 1; fseek, ftell -1/EBADF).
+ *
+ * Covered calls, one call ID each, as foresight_pt_read: fread, fgetc, fgets, fscanf
+ * (the program ticks once per call, whatever it returns).  Not covered: fopen, fclose,
+ * fseek, fseeko, ftell, ftello, rewind, feof, ferror.
+ *
+ * foresight_pt_fopen: foresight_pt_open(PATH, O_RDONLY) whatever MODE says; NULL with
+ *   errno when that fails.
+ * foresight_pt_fread(NULL, size, n): a predicted read of SIZE*N bytes at the shadow offset;
+ *   returns the whole items the file has there, the offset moved by every byte it has.
+ *   With BUF (private memory): a lead read, pread(2) into BUF.
+ * foresight_pt_fgetc(f, 0): predicted: moves the offset by one byte and returns 0, or EOF
+ *   at the end of the file; queues a prediction only when the offset enters another 4 KiB
+ *   block (the program's stdio reads one per buffer refill).  LEAD nonzero: the byte.
+ * foresight_pt_fgets: fgets(3) on the file's text: always a lead read.
+ * foresight_pt_fscanf(f, site, &n, FMT "%n", ..., &n): the compiler appends %n to the
+ *   program's format and passes CONSUMED as its argument too.  The library sets *CONSUMED
+ *   to -1, runs vsscanf on its copy of the file's text at the shadow offset, and moves the
+ *   offset by *CONSUMED; returns what vsscanf did (EOF at the end of the file).  A match
+ *   that stops before the %n leaves the program's offset unknown: the stream is *lost*
+ *   then, for good (ferror 1, its reads empty, fseek and ftell -1/EIO, no predictions), as
+ *   it is for a format vsscanf could allocate for (m, a, I, ', wide or non-ASCII
+ *   directives) and for a match that runs past what the library's copy can show (a field
+ *   of 1000 bytes or more, more than the 64 KiB it holds, a NUL byte of the file);
+ *   *CONSUMED is -1 whenever the stream is lost.
+ * Lead fgetc, fgets and fscanf read the file's text 64 KiB at a time: each such read is
+ *   one lead read in the statistics.
+ * foresight_pt_fseek, _fseeko, _rewind: move the shadow offset as foresight_pt_lseek and
+ *   clear end of file; foresight_pt_ftell, _ftello: the shadow offset.
+ * foresight_pt_feof: 1 once a read hit the end of the file (or the stream is lost);
+ *   foresight_pt_ferror: 1 when it is lost.  foresight_pt_fclose: foresight_pt_close.
+ */
+static inline FILE *foresight_pt_fopen(const char *path, const char *mode, unsigned site)
+{
+    return foresight__pt_fopen(path, mode, site);
+}
+
+static inline int foresight_pt_fclose(FILE *f, unsigned site)
+{
+    return foresight__pt_fclose(f, site);
+}
+
+static inline size_t foresight_pt_fread(void *buf, size_t size, size_t n, FILE *f,
+                                        unsigned site)
+{
+    return foresight__pt_fread(buf, size, n, f, site);
+}
+
+static inline int foresight_pt_fgetc(FILE *f, int lead, unsigned site)
+{
+    return foresight__pt_fgetc(f, lead, site);
+}
+
+static inline char *foresight_pt_fgets(char *s, int n, FILE *f, unsigned site)
+{
+    return foresight__pt_fgets(s, n, f, site);
+}
+
+static inline __attribute__((format(scanf, 4, 5))) int
+foresight_pt_fscanf(FILE *f, unsigned site, int *consumed, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const int r = foresight__pt_vfscanf(f, site, consumed, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static inline int foresight_pt_fseek(FILE *f, long off, int whence, unsigned site)
+{
+    return foresight__pt_fseek(f, off, whence, site);
+}
+
+static inline int foresight_pt_fseeko(FILE *f, int64_t off, int whence, unsigned site)
+{
+    return foresight__pt_fseeko(f, off, whence, site);
+}
+
+static inline long foresight_pt_ftell(FILE *f, unsigned site)
+{
+    return foresight__pt_ftell(f, site);
+}
+
+static inline int64_t foresight_pt_ftello(FILE *f, unsigned site)
+{
+    return foresight__pt_ftello(f, site);
+}
+
+static inline void foresight_pt_rewind(FILE *f, unsigned site)
+{
+    foresight__pt_rewind(f, site);
+}
+
+static inline int foresight_pt_feof(FILE *f)
+{
+    return foresight__pt_feof(f);
+}
+
+static inline int foresight_pt_ferror(FILE *f)
+{
+    return foresight__pt_ferror(f);
 }
 
 /* Ends the prefetch thread (its queued predictions issued first): replaces exit() and

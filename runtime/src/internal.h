@@ -312,7 +312,15 @@ void fs_pt_enqueue(int fd, uint64_t off, uint64_t len, uint64_t call);
 void fs_pt_flush(int fd);                   /* issue what is pending for FD (-1: all) */
 void fs_pt_drop_pending(void);              /* forget what is pending (mispredicted) */
 /* pt_files.c */
+#define FS_PT_FILES 1024                    /* handles are descriptors below this */
 bool fs_pt_glob(const char *pattern, const char *s); /* fnmatch(3) without flags */
+/* For pt_stdio.c, whose streams sit on these handles: which open handle H is (0: none);
+ * its shadow offset if it is still that open (NULL: closed or reused); and what a
+ * predicted read of N bytes at OFF returns (the bytes the file has there, at most N),
+ * queued for prefetching with call ID CALL when the file is prefetchable. */
+unsigned fs_pt_serial(int h);
+uint64_t *fs_pt_shadow(int h, unsigned serial);
+uint64_t fs_pt_predict(int h, uint64_t off, uint64_t n, uint64_t call);
 /* Counters (stats.c prints them). */
 extern unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead_reads,
     fs_global_pt_lead_bytes, fs_global_pt_expired, fs_global_pt_issued,

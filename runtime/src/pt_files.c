@@ -31,7 +31,6 @@
 
 #include "internal.h"
 
-#define PT_FILES 1024                 /* handles 0..1023: a private table starts at 0 */
 #define PREFETCHABLE_SIZE (2u << 20)  /* the paper's data files, by size */
 
 struct pt_file {
@@ -41,8 +40,10 @@ struct pt_file {
     bool prefetchable;
     uint64_t dev, ino, size;
     uint64_t off;      /* the shadow offset */
+    unsigned serial;   /* which open this is: a stream (pt_stdio.c) never survives a reuse */
 };
-static struct pt_file files[PT_FILES];
+static struct pt_file files[FS_PT_FILES]; /* a private table: handles start at 0 */
+static unsigned opens;                    /* opens so far: the next serial */
 
 static bool describe(int fd, struct pt_file *f)
 {
@@ -66,7 +67,7 @@ static void close_quietly(int fd)
 
 static struct pt_file *handle(int h)
 {
-    if (h < 0 || h >= PT_FILES || !files[h].open) {
+    if (h < 0 || h >= FS_PT_FILES || !files[h].open) {
         errno = EBADF;
         return NULL;
     }
@@ -102,13 +103,28 @@ int foresight__pt_open(const char *path, int flags, unsigned site)
             return -1;
         }
     }
-    if (fd >= PT_FILES) {
+    if (fd >= FS_PT_FILES) {
         close_quietly(fd);
         errno = EMFILE;
         return -1;
     }
+    if (++opens == 0) /* 0 is no open's */
+        opens = 1;
+    f.serial = opens;
     files[fd] = f;
     return fd;
+}
+
+unsigned fs_pt_serial(int h)
+{
+    return h >= 0 && h < FS_PT_FILES && files[h].open ? files[h].serial : 0;
+}
+
+uint64_t *fs_pt_shadow(int h, unsigned serial)
+{
+    if (h < 0 || h >= FS_PT_FILES || !files[h].open || files[h].serial != serial)
+        return NULL;
+    return &files[h].off;
 }
 
 int64_t foresight__pt_lseek(int h, int64_t off, int whence, unsigned site)
@@ -157,6 +173,14 @@ static long predicted(struct pt_file *f, int h, size_t n, uint64_t off, uint64_t
     if (r > 0 && f->prefetchable)
         fs_pt_enqueue(h, off, r, id);
     return (long)r;
+}
+
+uint64_t fs_pt_predict(int h, uint64_t off, uint64_t n, uint64_t call)
+{
+    struct pt_file *f = handle(h);
+    if (f == NULL)
+        return 0;
+    return (uint64_t)predicted(f, h, n < (uint64_t)INT64_MAX ? n : (uint64_t)INT64_MAX, off, call);
 }
 
 /* One covered call: a read of N bytes at OFF into BUF (NULL: predicted). */
