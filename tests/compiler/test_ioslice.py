@@ -68,7 +68,7 @@ def test_figure_2_keeps_the_io_and_its_loop_not_the_computation(tmp_path):
     assert "foresight_pt_exit()" in text and "printf" not in text and "use(" not in text
     # The computation thread's read advances the call ID of the same site.
     ticks = [i.text for i in thread_insertions(sl, data, "x.c") if "tick" in i.text]
-    assert ticks == ["(foresight_pt_tick(__fs_pt_clock, 3), "]
+    assert ticks == ["(foresight_pt_tick(__fs_ptx_clock, 3), "]
 
 
 def test_the_scoping_example_of_section_4_1(tmp_path):
@@ -130,9 +130,10 @@ int main(int argc, char **argv)
 """)
     assert sl.ok, sl.refusals
     text = thread_text(sl, data)
-    assert "__fs_pt_g_fd = foresight_pt_open(argv[1], O_RDONLY," in text
-    assert "i * __fs_pt_g_stride * 4096" in text
-    assert "__builtin_memcpy((void *)&__fs_pt_g_stride, (const void *)&stride" in text
+    assert "(*__fs_ptg_fd_p) = foresight_pt_open(argv[1], O_RDONLY," in text
+    assert "i * (*__fs_ptg_stride_p) * 4096" in text
+    assert "__fs_ptg_stride_p = foresight_pt_malloc(sizeof(stride));" in text
+    assert "__builtin_memcpy((void *)__fs_ptg_stride_p, (const void *)&stride" in text
 
 
 def test_what_the_thread_cannot_run_is_refused_with_its_line(tmp_path):
@@ -223,11 +224,11 @@ int main(void)
 """)
     assert sl.ok, sl.refusals
     text = thread_text(sl, data)
-    assert ('(__fs_pt_n = -1, foresight_pt_fscanf(cfg, 4, &__fs_pt_n, "%d" "%n", &index, '
-            '&__fs_pt_n))') in text
-    assert "static int __fs_pt_n;" in text
+    assert ('(__fs_ptx_n = -1, foresight_pt_fscanf(cfg, 4, &__fs_ptx_n, "%d" "%n", &index, '
+            '&__fs_ptx_n))') in text
+    assert "static int __fs_ptx_n;" in text
     assert "foresight_pt_read(fp, (void *)0, 4, 6)" in text
     # The byte of the first getc decides the loop, the second's is not needed.
     assert "foresight_pt_fgetc(cfg, 1, 7)" in text and "foresight_pt_fgetc(cfg, 0, 8)" in text
     ticks = [i.text for i in thread_insertions(sl, data, "x.c") if "tick" in i.text]
-    assert len(ticks) == 4      # fscanf, read, getc, getc
+    assert len(ticks) == 2      # fscanf, read (getc is mirrored, not counted)

@@ -25,6 +25,7 @@ main's argv).  Where any of this fails, the file gets no thread and the reason s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from foresight.compiler.program_ir import Call, Function, Program, Scope, Stmt, StmtKind, VarKey
@@ -44,14 +45,24 @@ IO_CALLS: dict[str, tuple[str, int]] = {
     "rewind": ("rewind", -1),
 }
 # The calls that advance the call ID on both threads.
-TICKED = frozenset({"read", "pread", "fread", "fgetc", "fgets", "fscanf"})
+TICKED = frozenset({"read", "pread", "fread", "fgets", "fscanf"})
+# (getc is mirrored for its offset and its byte, not counted: a tick per byte would cost a
+# getc loop more than its reads.)
+# A declaration that defines a struct, union or enum type (kept with its variables).
+_TAG = re.compile(r"\b(struct|union|enum)\b[^;{}]*\{")
 # Calls that make a program's order of I/O calls something one thread cannot replay.
 UNSLICEABLE = {
     "pthread_create": "I/O on several threads", "thrd_create": "I/O on several threads",
     "setjmp": "a non-local jump", "_setjmp": "a non-local jump", "sigsetjmp": "a non-local jump",
     "longjmp": "a non-local jump", "siglongjmp": "a non-local jump",
     "dup2": "descriptor renumbering", "dup3": "descriptor renumbering",
+    "chdir": "relative paths would name other files", "fchdir":
+    "relative paths would name other files", "chroot": "paths would name other files",
+    "seccomp": "a filter of its own, which the prefetch thread's filter would conflict with",
 }
+# Signals whose handlers the prefetch thread's fault net needs.
+FAULT_SIGNALS = frozenset({"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL"})
+SIGNAL_CALLS = frozenset({"signal", "sigaction", "sigset", "bsd_signal", "sysv_signal"})
 # Reads whose data the thread always reads itself (text it parses).
 ALWAYS_LEAD = frozenset({"fgets", "fscanf"})
 # Sorting and searching the thread's own arrays: (index of the comparison function).
@@ -111,8 +122,8 @@ def io_name(call: Call) -> str | None:
 
 
 class _Slicer:
-    def __init__(self, program: Program):
-        self.p = program
+    def __init__(self, program: Program, data: bytes):
+        self.p, self.data = program, data
         self.fns = {f.name: f for f in program.functions}
         self.s = Slice(program)
         self.effect: set[str] = set()      # functions whose calls the thread must make
@@ -127,6 +138,9 @@ class _Slicer:
                 for c in st.calls:
                     if c.callee in self.fns:
                         self.callers.setdefault(c.callee, []).append((f, st.id))
+
+    def text(self, st: Stmt) -> str:
+        return self.data[st.start:st.end].decode("utf-8", "replace")
 
     def refuse(self, line: int, why: str) -> None:
         if (line, why) not in self.s.refusals:
@@ -160,6 +174,13 @@ class _Slicer:
                 for c in st.calls:
                     if c.callee in UNSLICEABLE:
                         self.refuse(c.line, f"calls `{c.callee}` ({UNSLICEABLE[c.callee]})")
+                    elif c.callee == "prctl" and c.args and "SECCOMP" in c.args[0].text:
+                        self.refuse(c.line, "sets a seccomp filter of its own")
+                    elif c.callee in SIGNAL_CALLS and c.args:
+                        sig = c.args[0].text.strip()
+                        if sig in FAULT_SIGNALS or not re.fullmatch(r"SIG[A-Z0-9]+", sig):
+                            self.refuse(c.line, f"installs a handler for `{sig}` (the "
+                                        "prefetch thread's own faults are caught so)")
         for name in self.p.address_taken_functions:
             if name in self.fns and self.has_io(name):
                 self.refuse(self.fns[name].line, f"`{name}` makes I/O calls and is called "
@@ -177,6 +198,8 @@ class _Slicer:
                             if IO_CALLS[c.name][0] == "fgetc" and not (
                                     st.kind == StmtKind.EXPR and not st.defs):
                                 self.s.value_used.add(c.start)
+        if not any(IO_CALLS[c.name][0] in TICKED for _, c in self.s.io_sites):
+            self.s.io_sites = []    # nothing the thread could read ahead of
         return self.s
 
     def has_io(self, name: str, seen: set[str] | None = None) -> bool:
@@ -211,7 +234,8 @@ class _Slicer:
         for st in fn.stmts:
             if (st.kind in (StmtKind.RETURN, StmtKind.GOTO)
                     or any(c.callee in EXITS for c in st.calls)
-                    or (st.kind == StmtKind.DECL and not st.declares)   # a type
+                    or (st.kind == StmtKind.DECL and (not st.declares         # a type
+                                                      or _TAG.search(self.text(st))))
                     or any(a.via in params for a in st.stores)):        # a result
                 self.keep(f, st.id)
 
@@ -226,6 +250,9 @@ class _Slicer:
         if not st.spelled or st.from_macro:
             self.refuse(st.line, "a statement the thread needs is made by a macro or an "
                         "#include, whose text cannot be rewritten")
+        elif st.kind == StmtKind.DECL and b"cleanup" in self.data[st.start:st.end]:
+            self.refuse(st.line, "a variable the thread needs has a cleanup function, "
+                        "which would free the thread's memory with the program's")
         # The parents (structure and control).
         if st.parent is not None:
             self.keep(f, st.parent)
@@ -311,15 +338,39 @@ class _Slicer:
             where = [(f, fn)]
             if f == "main" and var.scope == Scope.PARAM:
                 return      # argv: the program's strings, only read
+        self.relate(f, key)     # reading through it needs its value
         for g, gfn in where:
             for st in gfn.stmts:
                 if any(a.via == key for a in st.stores):
                     self.keep(g, st.id)
+                if key in st.uses:
+                    # A pointer made from it (`char *p = buf; read(fd, p, n)`) reaches the
+                    # same memory.
+                    for d in st.defs:
+                        try:
+                            if d != key and gfn.var(d).is_pointer:
+                                self.pointee(g, d)
+                        except KeyError:
+                            pass
+                self.callee_pointees(g, st, lambda a: a.via == key)
         if var.scope == Scope.PARAM:
             index = next(i for i, p in enumerate(fn.params) if p.key == key)
             for caller, c in self.kept_calls.get(f, ()):
                 if index < len(c.args):
                     self.argument_pointee(caller, c.args[index])
+
+    def callee_pointees(self, f: str, st: Stmt, passes) -> None:
+        """Memory the slice reads is passed to one of the program's functions, which may
+        store into it (`read_full(fd, slot, n)`): what its parameter points to is read."""
+        for c in st.calls:
+            callee = self.fns.get(c.callee or "")
+            if callee is None:
+                continue
+            for i, a in enumerate(c.args):
+                if i < len(callee.params) and a.writable and passes(a):
+                    self.relevant(callee.name)
+                    self.keep(f, st.id)
+                    self.pointee(callee.name, callee.params[i].key)
 
     def argument_pointee(self, f: str, arg) -> None:
         if arg.var is not None:
@@ -387,10 +438,10 @@ class _Slicer:
                     for k in c.args[index].uses:
                         self.relate(caller, k)
         for st in fn.stmts:
-            # What it holds, and for a pointer or an array of them, what is stored
-            # through it (`idx[k] = ...` read later as `pread(..., idx[k] * B)`).
             if key in st.defs or key in st.declares:
                 self.keep(f, st.id)
+            if key in st.defs and not var.is_pointer:
+                self.callee_pointees(f, st, lambda a: a.var == key)
 
     def call(self, f: str, st: Stmt, c: Call) -> None:
         if c.indirect:
@@ -488,7 +539,7 @@ class _Slicer:
                 continue   # a predicted read: its buffer is not passed
             if a.start < 0 and (io or name in self.fns or name in WRITES_FIRST):
                 self.refuse(c.line, f"an argument of `{name}` is made by a macro")
-            if i in writes or (name in self.fns and a.pointer):
+            if i in writes:
                 if a.var is not None:
                     continue     # the thread's own variable (a clone's local or a copy)
                 if a.via is None or (f, a.via) not in private:
@@ -557,12 +608,17 @@ class _Slicer:
         return True
 
 
-def slice_program(program: Program) -> Slice:
+def slice_program(program: Program, data: bytes | None = None) -> Slice:
+    """The slice of `program`, whose file's bytes are `data` (read from program.file if
+    not given)."""
+    if data is None:
+        from pathlib import Path
+        data = Path(program.file).read_bytes()
     import sys
     # The fixed point recurses through statements, variables and calls.
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:
-        return _Slicer(program).run()
+        return _Slicer(program, data).run()
     finally:
         sys.setrecursionlimit(limit)

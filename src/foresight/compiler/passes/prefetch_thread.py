@@ -24,16 +24,22 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
 
     try:
         program = parse_program(unit.path, list(unit.clang_args))
-        sl = slice_program(program)
+        if not any(f.name == "main" for f in program.functions):
+            # A file of a program whose main is elsewhere: the thread starts there (and
+            # follows only main's file).
+            out.report.append({"file": unit.path, "line": 0, "message":
+                               "no prefetch thread here: main is not in this file"})
+            return out
+        sl = slice_program(program, unit.data)
         if sl.refusals:
             line, why = sl.refusals[0]
             more = len(sl.refusals) - 1
             no_thread(line, why + (f" (and {more} more)" if more else ""))
             return out
         if not sl.io_sites:
-            if any(f.name == "main" for f in program.functions):
-                out.report.append({"file": unit.path, "line": 0, "message":
-                                   "no prefetch thread: main reaches no read() to prefetch"})
+            out.report.append({"file": unit.path, "line": 0, "message":
+                               "no prefetch thread: main reaches no read of a file in "
+                               "this file (read, pread, fread, fgets, fscanf)"})
             return out
         insertions = thread_insertions(sl, unit.data, unit.path)
     except Refused as e:
@@ -43,8 +49,9 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
         no_thread(0, f"internal error in the slicer ({type(e).__name__}: {e})")
         return out
     main = next(f for f in program.functions if f.name == "main")
+    what = "prefetch thread" if opts.prefetch else "prefetch thread (not inserted: --no-prefetch)"
     out.report.append({"file": unit.path, "line": main.line, "message":
-                       f"prefetch thread: {len(sl.kept)} function(s) sliced, "
+                       f"{what}: {len(sl.kept)} function(s) sliced, "
                        f"{sum(len(k) for k in sl.kept.values())} statements kept"})
     for n, (f, c) in enumerate(sl.io_sites, 1):
         kind = IO_CALLS[c.name][0]

@@ -1,15 +1,16 @@
 """The prefetch thread's code and the computation thread's call IDs (AASFP, Figure 2).
 
 From a Slice (analysis/ioslice.py):
-- a clone `__fs_pt_F` of every function F the thread runs, placed at the end of the file
+- a clone `__fs_ptf_F` of every function F the thread runs, placed at the end of the file
   under a `#line` giving F's lines: F's text with every statement outside the slice
   replaced by `;` (and as many newlines as it had), I/O calls turned into the runtime's
   (`read(fd, buf, n)` -> `foresight_pt_read(fd, NULL, n, SITE)`, the buffer kept only for a
   lead read), allocations into the thread's arena, exits into the thread's end, calls of
   the program's functions into calls of their clones, and file-scope variables into
-  private copies (`__fs_pt_g_NAME`, copied from the program's at the start of main);
+  private copies in the thread's arena (`(*__fs_ptg_NAME_p)`, copied from the program's at
+  the start of main);
 - in the program itself (the computation thread), one insertion per read: its descriptor
-  argument becomes `(foresight_pt_tick(__fs_pt_clock, SITE), fd)`, which advances the call
+  argument becomes `(foresight_pt_tick(__fs_ptx_clock, SITE), fd)`, which advances the call
   ID, and at the top of main the thread's start.
 """
 
@@ -30,7 +31,10 @@ from foresight.compiler.options import decode_source
 from foresight.compiler.program_ir import Function, StmtKind, VarKey
 from foresight.compiler.rewrite.splice import Insertion, line_name
 
-CLOCK = "__fs_pt_clock"
+# Generated names: __fs_ptf_F the clone of F, __fs_ptg_V the private copy of V, __fs_ptx_*
+# the thread's own (no clone or copy can take these).
+CLOCK = "__fs_ptx_clock"
+MAIN_PARAMS = ("int", "char **", "char **")   # argc, argv, envp, as the thread keeps them
 _SPECIFIERS = re.compile(r"^\s*((static|inline|__inline|__inline__|extern|_Noreturn|"
                          r"__attribute__\s*\(\(.*?\)\))\s+)*", re.S)
 
@@ -44,7 +48,8 @@ _QUIET = ['#pragma GCC diagnostic push'] + [
         "-Wpragmas", "-Wunknown-warning-option", "-Wunused", "-Wunused-variable",
         "-Wunused-but-set-variable", "-Wunused-parameter", "-Wunused-label",
         "-Wunused-value", "-Wunused-function", "-Wempty-body", "-Wmaybe-uninitialized",
-        "-Wuninitialized", "-Wimplicit-fallthrough", "-Wunreachable-code")]
+        "-Wuninitialized", "-Wimplicit-fallthrough", "-Wunreachable-code",
+        "-Wreturn-type", "-Wnonnull")]
 
 
 class Refused(Exception):
@@ -56,11 +61,11 @@ class Refused(Exception):
 
 
 def clone_name(name: str) -> str:
-    return f"__fs_pt_{name}"
+    return f"__fs_ptf_{name}"
 
 
 def copy_name(name: str) -> str:
-    return f"__fs_pt_g_{name}"
+    return f"__fs_ptg_{name}"
 
 
 class ThreadWriter:
@@ -83,61 +88,64 @@ class ThreadWriter:
             if io_name(c) and IO_CALLS[io_name(c)][0] in TICKED:
                 a = c.args[0] if c.args else None
                 if a is None or a.start < 0:
-                    raise Refused(c.line, f"the descriptor of `{c.name}` is made by a macro")
+                    raise Refused(c.line, f"the first argument of `{c.name}` is made by a "
+                                  "macro")
                 site = self.sites[(f, c.start)]
                 out.append(Insertion(a.start, 1, 0, f"(foresight_pt_tick({CLOCK}, {site}), "))
                 out.append(Insertion(a.end, 0, 0, ")"))
         main = self.fns["main"]
         params = [v.name for v in main.params]
+        if len(params) > 3:
+            raise Refused(main.line, "main has more than three parameters")
         first = min(f.start for f in self.p.functions)
         out.append(Insertion(first, 1, -1, self.declarations()))
         body = main.stmts[0]
-        save = "".join(f"__fs_pt_arg{i} = {name}; " for i, name in enumerate(params[:2]))
+        save = "".join(f"__fs_ptx_arg{i} = ({MAIN_PARAMS[i]})({name}); "
+                       for i, name in enumerate(params))
         out.append(Insertion(body.start + 1, 1, -1,
-                             f" {save}{CLOCK} = foresight_pt_start(__fs_pt_init, "
-                             f"__fs_pt_run);"))
-        out.append(Insertion(len(self.data), 1, 0, self.thread_code(main, params)))
+                             f" {save}{CLOCK} = foresight_pt_start(__fs_ptx_init, "
+                             f"__fs_ptx_run);"))
+        out.append(Insertion(len(self.data), 1, 0, self.thread_code(params)))
         return out
 
     def declarations(self) -> str:
-        main = self.fns["main"]
-        saved = ""
-        for i, v in enumerate(main.params[:2]):
-            saved += f"static {_declarator(v.type, f'__fs_pt_arg{i}')}; "
+        saved = "".join(f"static {MAIN_PARAMS[i]} __fs_ptx_arg{i}; "
+                        for i in range(len(self.fns["main"].params)))
         return (f"static struct foresight_pt_clock *{CLOCK}; {saved}"
-                "static void __fs_pt_init(void); static void __fs_pt_run(void); ")
+                "static void __fs_ptx_init(void); static void __fs_ptx_run(void); ")
 
     # The prefetch thread ---------------------------------------------------------------
 
-    def thread_code(self, main: Function, params: list[str]) -> str:
+    def thread_code(self, params: list[str]) -> str:
         clones = [self.clone(self.fns[f]) for f in sorted(self.sl.kept,
                                                           key=lambda n: self.fns[n].start)]
         protos = [" ".join(self.header(self.fns[f]).split()) + ";"
                   for f in sorted(self.sl.kept)]
-        copies = []
-        init = []
+        # The private copies of file-scope variables live in the thread's arena (guarded:
+        # a wrong index into one cannot reach the program's variables beside it).
+        copies, init = [], []
         for key, name in sorted(self.copies.items(), key=lambda kv: kv[1]):
             orig = key[2]
-            copies.append(f"static __typeof__({orig}) {name};")
-            init.append(f"    __builtin_memcpy((void *)&{name}, (const void *)&{orig}, "
-                        f"sizeof({orig}));")
-        args = ", ".join(f"__fs_pt_arg{i}" for i in range(len(params[:2])))
-        if len(params) > 2:
-            args += ", 0" * (len(params) - 2)
+            copies.append(f"static __typeof__({orig}) *{name}_p;")
+            init += [f"    {name}_p = foresight_pt_malloc(sizeof({orig}));",
+                     f"    if ({name}_p == 0) {{ __fs_ptx_ok = 0; return; }}",
+                     f"    __builtin_memcpy((void *){name}_p, (const void *)&{orig}, "
+                     f"sizeof({orig}));"]
         if self.uses_n:
-            copies.append("static int __fs_pt_n;")
+            copies.append("static int __fs_ptx_n;")
+        args = ", ".join(f"__fs_ptx_arg{i}" for i in range(len(params)))
         out = ["", "/* foresight cc --prefetch-thread: the prefetch thread (AASFP) */",
-               *protos, *copies,
-               "static void __fs_pt_init(void)", "{", *init, "}",
-               "static void __fs_pt_run(void)", "{",
-               f"    (void){clone_name('main')}({args});", "}"]
+               *protos, *copies, "static int __fs_ptx_ok = 1;",
+               "static void __fs_ptx_init(void)", "{", *init, "}",
+               "static void __fs_ptx_run(void)", "{",
+               f"    if (__fs_ptx_ok) (void){clone_name('main')}({args});", "}"]
         text = ("\n".join(out) + "\n" + "\n".join(_QUIET) + "\n" + "\n".join(clones)
                 + "\n#pragma GCC diagnostic pop\n")
         return ("\n" if not self.data.endswith(b"\n") else "") + text
 
     def header(self, fn: Function) -> str:
         """The clone's declarator: `static`, F's return type and parameters, its name
-        `__fs_pt_F`; as many newlines as F's had (its body keeps F's line numbers)."""
+        `__fs_ptf_F`; as many newlines as F's had (its body keeps F's line numbers)."""
         body = fn.stmts[0]
         head = decode_source(self.data[fn.start:body.start])
         specifiers = _SPECIFIERS.match(head)
@@ -192,7 +200,7 @@ class ThreadWriter:
             if "[]" in var.type.replace(" ", ""):
                 raise Refused(var.line, f"`{var.name}` is an array of unknown size")
             self.copies[key] = copy_name(var.name)
-            edits.append((s0, e0, copy_name(var.name)))
+            edits.append((s0, e0, f"(*{copy_name(var.name)}_p)"))
         body = fn.stmts[0]
         text = _apply(self.data, body.start, fn.end, edits)
         line = self.data.count(b"\n", 0, fn.start) + 1
@@ -227,10 +235,10 @@ class ThreadWriter:
                 # added to the format says how far the match went.
                 if len(c.args) < 2 or not c.args[1].text.lstrip().startswith('"'):
                     raise Refused(c.line, "fscanf with a format that is not a string literal")
-                out = [(c.start, c.start, "(__fs_pt_n = -1, "), (*ren, "foresight_pt_fscanf"),
-                       (c.args[0].end, c.args[0].end, f", {site}, &__fs_pt_n"),
+                out = [(c.start, c.start, "(__fs_ptx_n = -1, "), (*ren, "foresight_pt_fscanf"),
+                       (c.args[0].end, c.args[0].end, f", {site}, &__fs_ptx_n"),
                        (c.args[1].end, c.args[1].end, ' "%n"'),
-                       (close, close, ", &__fs_pt_n"), (c.end, c.end, ")")]
+                       (close, close, ", &__fs_ptx_n"), (c.end, c.end, ")")]
                 self.uses_n = True
             else:
                 out.append((close, close, f", {site}"))
@@ -267,18 +275,12 @@ def _apply(data: bytes, lo: int, hi: int, edits: list[tuple[int, int, str]]) -> 
 
 
 def _const(type_: str) -> bool:
-    t = type_.strip()
+    """Whether a variable of this type (as clang spells it) is const itself: `const int`,
+    `char *const`, `const char *const[2]` (not `const char *`)."""
+    t = type_.split("[")[0].strip()
     if "*" in t:
         return t.replace(" ", "").endswith("const")
-    return t.startswith("const ") or " const" in t.split("[")[0]
-
-
-def _declarator(type_: str, name: str) -> str:
-    """`type_ name` as a declaration (`char **` -> `char **name`)."""
-    t = type_.strip()
-    if "[" in t:    # char *[] -> char **
-        t = t[:t.index("[")].rstrip() + " *"
-    return f"{t} {name}" if not t.endswith("*") else f"{t}{name}"
+    return t.startswith("const ") or t.endswith(" const") or " const " in t
 
 
 def thread_insertions(sl: Slice, data: bytes, path: str) -> list[Insertion]:
