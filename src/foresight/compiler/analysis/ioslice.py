@@ -121,6 +121,31 @@ def io_name(call: Call) -> str | None:
     return call.callee if call.callee in IO_CALLS else None
 
 
+class _Index:
+    """One function's statements by the variables they define, declare, read and store
+    through (the fixed point asks these for every variable it relates)."""
+
+    def __init__(self, fn: Function):
+        self.vars = {v.key: v for v in (*fn.params, *fn.locals, *fn.globals)}
+        self.defs: dict[VarKey, list[int]] = {}
+        self.declares: dict[VarKey, list[int]] = {}
+        self.decl_stmts: dict[VarKey, list[int]] = {}
+        self.uses: dict[VarKey, list[int]] = {}
+        self.through: dict[VarKey, list[int]] = {}
+        for st in fn.stmts:
+            for k in st.defs:
+                self.defs.setdefault(k, []).append(st.id)
+            for k in st.declares:
+                self.declares.setdefault(k, []).append(st.id)
+                if st.kind == StmtKind.DECL:
+                    self.decl_stmts.setdefault(k, []).append(st.id)
+            for k in st.uses:
+                self.uses.setdefault(k, []).append(st.id)
+            for a in st.stores:
+                if a.via is not None:
+                    self.through.setdefault(a.via, []).append(st.id)
+
+
 class _Slicer:
     def __init__(self, program: Program, data: bytes):
         self.p, self.data = program, data
@@ -133,6 +158,7 @@ class _Slicer:
         self.kept_calls: dict[str, list[tuple[str, Call]]] = {}   # callee -> kept call sites
         self.pointees: set[tuple[str | None, VarKey]] = set()      # pointers read through
         self.reach = self.reachable()
+        self.index = {f.name: _Index(f) for f in program.functions}
         for f in self.reach:
             for st in self.fns[f].stmts:
                 for c in st.calls:
@@ -322,9 +348,8 @@ class _Slicer:
         (`idx[k] = ...` read later as `pread(..., idx[k] * B)`), and for a parameter,
         what the callers pass."""
         fn = self.fns[f]
-        try:
-            var = fn.var(key)
-        except KeyError:
+        var = self.index[f].vars.get(key)
+        if var is None:
             return
         if var.scope == Scope.GLOBAL:
             if (None, key) in self.pointees:
@@ -340,18 +365,17 @@ class _Slicer:
                 return      # argv: the program's strings, only read
         self.relate(f, key)     # reading through it needs its value
         for g, gfn in where:
-            for st in gfn.stmts:
-                if any(a.via == key for a in st.stores):
-                    self.keep(g, st.id)
-                if key in st.uses:
-                    # A pointer made from it (`char *p = buf; read(fd, p, n)`) reaches the
-                    # same memory.
-                    for d in st.defs:
-                        try:
-                            if d != key and gfn.var(d).is_pointer:
-                                self.pointee(g, d)
-                        except KeyError:
-                            pass
+            gix = self.index[g]
+            for sid in gix.through.get(key, ()):
+                self.keep(g, sid)
+            for sid in gix.uses.get(key, ()):
+                st = gfn.stmts[sid]
+                # A pointer made from it (`char *p = buf; read(fd, p, n)`) reaches the
+                # same memory.
+                for d in st.defs:
+                    dv = gix.vars.get(d)
+                    if d != key and dv is not None and dv.is_pointer:
+                        self.pointee(g, d)
                 self.callee_pointees(g, st, lambda a: a.via == key)
         if var.scope == Scope.PARAM:
             index = next(i for i, p in enumerate(fn.params) if p.key == key)
@@ -407,25 +431,23 @@ class _Slicer:
 
     def declare(self, f: str, key: VarKey) -> None:
         """A variable a kept statement names must be declared in the clone."""
-        for st in self.fns[f].stmts:
-            if key in st.declares and st.kind == StmtKind.DECL:
-                self.keep(f, st.id)
+        for sid in self.index[f].decl_stmts.get(key, ()):
+            self.keep(f, sid)
 
     def relate(self, f: str, key: VarKey) -> None:
         fn = self.fns[f]
-        try:
-            var = fn.var(key)
-        except KeyError:
+        ix = self.index[f]
+        var = ix.vars.get(key)
+        if var is None:
             return
         if var.scope == Scope.GLOBAL:
             if key in self.related_globals:
                 return
             self.related_globals.add(key)
             for g in self.reach:
-                for st in self.fns[g].stmts:
-                    if key in st.defs:
-                        self.keep(g, st.id)
-                        self.mark_effect(g)
+                for sid in self.index[g].defs.get(key, ()):
+                    self.keep(g, sid)
+                    self.mark_effect(g)
             return
         mine = self.related_locals.setdefault(f, set())
         if key in mine:
@@ -437,11 +459,11 @@ class _Slicer:
                 if index < len(c.args):
                     for k in c.args[index].uses:
                         self.relate(caller, k)
-        for st in fn.stmts:
-            if key in st.defs or key in st.declares:
-                self.keep(f, st.id)
-            if key in st.defs and not var.is_pointer:
-                self.callee_pointees(f, st, lambda a: a.var == key)
+        for sid in sorted({*ix.defs.get(key, ()), *ix.declares.get(key, ())}):
+            self.keep(f, sid)
+        if not var.is_pointer:
+            for sid in ix.defs.get(key, ()):
+                self.callee_pointees(f, fn.stmts[sid], lambda a: a.var == key)
 
     def call(self, f: str, st: Stmt, c: Call) -> None:
         if c.indirect:

@@ -315,7 +315,8 @@ class Expressions:
         for i, a in enumerate(kids[1:]):
             af = Facts()
             t = a.type.get_canonical()
-            text = self.text(a)
+            spelled = self.t.spelled(a)
+            text = self.text(a, spelled)
             pl = Place()
             if t.kind in (T.POINTER, *ARRAY_KINDS) and not _is_function_pointer(t):
                 pl = self.pointer(a, af)
@@ -336,7 +337,6 @@ class Expressions:
                     af.defs[pl.var] = None
                 else:
                     af.stores.append(Access(pl.via, pl.direct, text, a.extent.start.line))
-            spelled = self.t.spelled(a)
             args.append(Arg(text=text, uses=tuple(af.uses), pointer=pointer,
                             writable=writable, var=pl.var, via=pl.via, direct=pl.direct,
                             start=start_of(a) if spelled else -1,
@@ -350,10 +350,10 @@ class Expressions:
     def access(self, pl: Place, c: ci.Cursor) -> Access:
         return Access(via=pl.via, direct=pl.direct, text=self.text(c), line=c.extent.start.line)
 
-    def text(self, c: ci.Cursor) -> str:
+    def text(self, c: ci.Cursor, spelled: bool | None = None) -> str:
         """The source text of expression `c`, for reports; its name when a macro made
-        it, else ""."""
-        if self.t.spelled(c):
+        it, else "" (`spelled`: whether the file's text spells it, if known)."""
+        if self.t.spelled(c) if spelled is None else spelled:
             return self.t.text(c)
         c = strip(c)
         return c.spelling if c.kind == K.DECL_REF_EXPR else ""

@@ -17,6 +17,7 @@ From a Slice (analysis/ioslice.py):
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from foresight.compiler.analysis.ioslice import (
     ALLOC,
@@ -172,9 +173,6 @@ class ThreadWriter:
             edits.append((st.start, st.end, ";" + "\n" * gap.count(b"\n")))
             removed.append((st.start, st.end))
 
-        def live(o: int) -> bool:
-            return not any(s <= o < e for s, e in removed)
-
         void_main = fn.name == "main" and re.match(
             r"\s*void\b", _SPECIFIERS.sub("", decode_source(self.data[fn.start:fn.stmts[0].start])))
         for sid in sorted(kept):
@@ -182,16 +180,25 @@ class ThreadWriter:
             if fn.name == "main" and st.kind == StmtKind.RETURN:
                 edits.append((st.start, st.end, "return;" if void_main else "return 0;"))
                 removed.append((st.start, st.end))
+        # Removed ranges never overlap (each is a statement whose parent is kept, or a
+        # kept return of main, which holds none of them): sorted, one search per offset.
+        removed.sort()
+        starts = [r[0] for r in removed]
+
+        def live(o: int) -> bool:
+            i = bisect_right(starts, o) - 1
+            return i < 0 or not (removed[i][0] <= o < removed[i][1])
+
         for sid in sorted(kept):
             st = fn.stmts[sid]
             for c in st.calls:
                 if live(c.start):
                     edits += self.call(fn, c)
+        globals_ = {v.key: v for v in fn.globals}
         for s0, e0, key, spelled in fn.global_refs:
-            if not live(s0) or not any(fn.stmts[i].start <= s0 < fn.stmts[i].end
-                                       for i in kept):
+            if not live(s0):
                 continue
-            var = next((v for v in fn.globals if v.key == key), None)
+            var = globals_.get(key)
             if var is None or _const(var.type):
                 continue
             if not spelled:
