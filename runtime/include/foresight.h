@@ -754,22 +754,45 @@ static inline int foresight_active(void)
  *         n = foresight_pt_read(fd, NULL, 4096, 3);             predicted: nothing read
  *
  * The prefetch thread (what it may do, whatever the slice asks):
- *   - has every signal blocked and a descriptor table of its own, empty when it starts
+ *   - has every signal blocked but SIGSEGV, SIGBUS, SIGFPE and SIGILL (the fault net,
+ *     below), and a descriptor table of its own, empty when it starts
  *     (close_range(CLOSE_RANGE_UNSHARE)): its opens never change the numbers the program's
- *     open()s return and it keeps none of the program's files open;
+ *     open()s return and it keeps none of the program's files open; its handles are 3 or
+ *     more, so 0, 1 and 2 (the program's stdin, stdout, stderr) are never its files;
  *   - runs under a seccomp filter of its own (the program's threads are not filtered):
  *     system calls that write or remove files, change their metadata, send signals, run
  *     programs or create processes or threads fail with EPERM, as do open/openat with any
  *     of O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND and mmap of shared writable memory;
- *     openat2 fails with ENOSYS (libc then uses openat); exit_group ends only the thread;
- *   - allocates from a private arena (foresight_pt_malloc & co., mmap'd), never with the
- *     program's malloc, and makes no stdio call on a FILE (its streams are the library's,
+ *     openat2 fails with ENOSYS (libc then uses openat); exit_group ends only the thread.
+ *     Allowed: the setxid calls (setuid, setgid, setre*, setres*, setfs*, setgroups), which
+ *     glibc makes every thread of the process call when the program calls one (it aborts
+ *     the program when one thread fails), and kill(its own process, one of the four fault
+ *     signals), which the fault net needs;
+ *   - stores only into its own memory: its stack, its signal stack and its arena
+ *     (foresight_pt_malloc & co.) lie in one reservation between two 32 GiB PROT_NONE
+ *     guards, only the parts in use accessible, so a wrong index faults instead of
+ *     reaching the program's memory (without the reservation, a small RLIMIT_AS say, they
+ *     are mappings of their own: pt_unguarded in the statistics).  Its stack is
+ *     RLIMIT_STACK's soft limit, as the main thread's (unlimited: 512 MiB; at least 8 MiB,
+ *     at most 1 GiB), touched only as used.  It never allocates with the program's malloc,
+ *     and makes no stdio call on a FILE (its streams are the library's,
  *     foresight_pt_fopen's: below);
+ *   - stops, and only it, when it faults: foresight_pt_start installs, before the thread
+ *     exists, handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL (SA_SIGINFO | SA_ONSTACK |
+ *     SA_NODEFER) that on the prefetch thread end it (stop reason "fault (SIGSEGV at
+ *     ADDR)"), and on the program's threads do what the kernel would have done without
+ *     them: call the handler the program had installed before (with its flags and mask),
+ *     or for SIG_DFL put SIG_DFL back and return, so that the fault kills as before (core
+ *     dump included).  A handler the program installs later for one of these signals
+ *     replaces the library's (then a fault of the thread kills the process: the compiler
+ *     refuses a thread for programs that install one).  A handler of the program that had
+ *     no SA_ONSTACK runs on its thread's signal stack if that thread has one;
  *   - stops, and only it, on any error in setting it up and after 8 mispredictions in a
  *     row (the site of a call differs from the one the program made with that call ID);
  *     FORESIGHT_STATS then says why;
  *   - is gone in a child made by fork(): the child's ticks wake nothing.
- * It ends when run() returns, on foresight_pt_exit(), or with the process.
+ * It ends when run() returns, on foresight_pt_exit(), or with the process.  Its CPU time is
+ * pt_cpu_seconds in the statistics.
  */
 #define FORESIGHT_PT_RING 1024
 struct foresight_pt_clock {
@@ -815,11 +838,13 @@ int foresight__pt_feof(FILE *f) FORESIGHT__WEAK;
 int foresight__pt_ferror(FILE *f) FORESIGHT__WEAK;
 
 /*
- * Calls INIT on the calling thread (the compiler's: private copies of the I/O-related
- * globals), then starts the prefetch thread, which runs RUN.  Returns the clock the
- * computation thread ticks, or NULL when there is no thread: the library is absent,
- * disabled (FORESIGHT_DISABLE=1, FORESIGHT_PT=0: INIT is not called then), a thread was
- * already started in this process, or it could not be created (INIT has run then).
+ * Maps the prefetch thread's memory, calls INIT on the calling thread (the compiler's:
+ * private copies of the I/O-related globals, which may be allocated with
+ * foresight_pt_malloc), installs the fault net, then starts the prefetch thread, which
+ * runs RUN.  Returns the clock the computation thread ticks, or NULL when there is no
+ * thread: the library is absent, disabled (FORESIGHT_DISABLE=1, FORESIGHT_PT=0: INIT is not
+ * called then), a thread was already started in this process, or it could not be created
+ * (INIT has run then, unless not even its stack could be mapped).
  */
 static inline struct foresight_pt_clock *foresight_pt_start(void (*init)(void),
                                                             void (*run)(void))
@@ -854,8 +879,13 @@ static inline void foresight_pt_tick(struct foresight_pt_clock *c, unsigned site
  *
  * foresight_pt_open: opens PATH for reading (O_RDONLY|O_CLOEXEC whatever FLAGS say: the
  *   thread only reads); -1 with errno when it cannot (the slice's error path then runs).
- *   Its reads are prefetched when it is a regular file of 2 MiB or more or matches
- *   FORESIGHT_PT_FILES.
+ *   The handle is 3 or more.  Its reads are prefetched when it is a regular file of 2 MiB
+ *   or more or matches FORESIGHT_PT_FILES.  FLAGS are the program's: when they hold
+ *   O_WRONLY, O_RDWR, O_CREAT, O_TRUNC or O_APPEND, or another handle of the same file
+ *   (device, inode) was opened so, or the file's mtime or size changes between two lead
+ *   reads (looked at before each), the program writes the file: from then on its lead
+ *   reads fail with EIO (the data may not be what the program will read), its predicted
+ *   reads go on.
  * foresight_pt_lseek: moves the handle's shadow offset (SEEK_SET, SEEK_CUR, SEEK_END);
  *   -1/EINVAL for a negative result or another WHENCE.  Not a covered call.
  * foresight_pt_read(h, NULL, n): a predicted read at the shadow offset: returns the bytes
@@ -864,7 +894,11 @@ static inline void foresight_pt_tick(struct foresight_pt_clock *c, unsigned site
  *   the slice needs: pread(2) into BUF at the shadow offset.  One covered call either way.
  * foresight_pt_pread: the same at OFF, the offset unmoved.
  * foresight_pt_close: issues the handle's queued predictions and closes it.
- * Unknown handle: -1/EBADF.
+ * Unknown handle (0, 1 and 2 among them): -1/EBADF.
+ * Sequential forward predictions are left to the kernel's readahead: per handle, once 32
+ * predictions in a row each start where the previous one ended, the following ones are not
+ * issued while that holds (pt_left_to_readahead in the statistics); any other prediction
+ * ends the run.  Backward and strided runs are issued.
  */
 static inline int foresight_pt_open(const char *path, int flags, unsigned site)
 {
@@ -899,18 +933,20 @@ static inline int foresight_pt_close(int h, unsigned site)
  * program's) is never read through: it reads as an empty stream in error (fread 0, fgetc
  * EOF, fgets NULL, fscanf EOF, feof and ferror 1; fseek, ftell -1/EBADF).
  *
- * Covered calls, one call ID each, as foresight_pt_read: fread, fgetc, fgets, fscanf
- * (the program ticks once per call, whatever it returns).  Not covered: fopen, fclose,
- * fseek, fseeko, ftell, ftello, rewind, feof, ferror.
+ * Covered calls, one call ID each, as foresight_pt_read: fread, fgets, fscanf (the program
+ * ticks once per call, whatever it returns).  Not covered: fgetc (the program does not
+ * tick getc), fopen, fclose, fseek, fseeko, ftell, ftello, rewind, feof, ferror.
  *
- * foresight_pt_fopen: foresight_pt_open(PATH, O_RDONLY) whatever MODE says; NULL with
- *   errno when that fails.
+ * foresight_pt_fopen: foresight_pt_open(PATH, O_RDONLY) for a MODE that only reads ("r",
+ *   "rb", with glibc's e, m, x, c or ,ccs=), foresight_pt_open(PATH, O_RDWR) for any other
+ *   (the program writes the file: its lead reads fail, above); NULL with errno when that
+ *   fails.
  * foresight_pt_fread(NULL, size, n): a predicted read of SIZE*N bytes at the shadow offset;
  *   returns the whole items the file has there, the offset moved by every byte it has.
  *   With BUF (private memory): a lead read, pread(2) into BUF.
  * foresight_pt_fgetc(f, 0): predicted: moves the offset by one byte and returns 0, or EOF
- *   at the end of the file; queues a prediction only when the offset enters another 4 KiB
- *   block (the program's stdio reads one per buffer refill).  LEAD nonzero: the byte.
+ *   at the end of the file; no call ID, no prediction (the program's stdio refills its
+ *   buffer with reads the kernel's readahead serves).  LEAD nonzero: the byte.
  * foresight_pt_fgets: fgets(3) on the file's text: always a lead read.
  * foresight_pt_fscanf(f, site, &n, FMT "%n", ..., &n): the compiler appends %n to the
  *   program's format and passes CONSUMED as its argument too.  The library sets *CONSUMED
@@ -927,7 +963,9 @@ static inline int foresight_pt_close(int h, unsigned site)
  * foresight_pt_fseek, _fseeko, _rewind: move the shadow offset as foresight_pt_lseek and
  *   clear end of file; foresight_pt_ftell, _ftello: the shadow offset.
  * foresight_pt_feof: 1 once a read hit the end of the file (or the stream is lost);
- *   foresight_pt_ferror: 1 when it is lost.  foresight_pt_fclose: foresight_pt_close.
+ *   foresight_pt_ferror: 1 when it is lost, or a lead read of it failed because the
+ *   program writes the file (errno EIO; the offset unmoved, the stream not lost, its
+ *   predicted reads go on).  foresight_pt_fclose: foresight_pt_close.
  */
 static inline FILE *foresight_pt_fopen(const char *path, const char *mode, unsigned site)
 {
@@ -1008,7 +1046,8 @@ FORESIGHT__NORETURN static inline void foresight_pt_exit(void)
 }
 
 /* The prefetch thread's private arena (also usable from INIT, before the thread starts):
- * malloc(3) semantics, 16-byte alignment, never the program's heap. */
+ * malloc(3) semantics, 16-byte alignment, never the program's heap; inside the thread's
+ * guarded reservation (at most 32 GiB). */
 static inline void *foresight_pt_malloc(size_t n)
 {
     return foresight__pt_malloc(n);

@@ -236,8 +236,10 @@ void fs_workers_ensure_started(void);
 /* Start a detached runtime thread named `name` (256 KiB stack) with every signal
  * blocked: the program's handlers run on its own threads.  False if it could not. */
 bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name);
-/* The same with a stack of STACK bytes (0: the pthread default, RLIMIT_STACK's). */
-bool fs_thread_start_stack(void *(*fn)(void *), void *arg, const char *name, size_t stack);
+/* The same on STACK (SIZE bytes, the caller's; NULL: one of SIZE bytes from pthread), its
+ * id in *ID when ID is not NULL. */
+bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *stack,
+                        size_t size, pthread_t *id);
 void fs_workers_after_fork_child(void);
 
 /* trace.c: FORESIGHT_TRACE event trace (faults, prefetches, releases). */
@@ -298,6 +300,7 @@ extern __thread bool fs_pt_self;            /* set on the prefetch thread */
  * predictions then issued) is what the statistics show. */
 _Noreturn void fs_pt_stop(const char *reason, int err);
 uint64_t fs_pt_computation_id(void);        /* clock.id, read with acquire */
+double fs_pt_cpu_seconds(void);             /* the thread's CPU time so far (0: none) */
 /* Sleeps until the computation thread's call ID reaches WAKE (or 10 ms pass): true if the
  * thread slept (false: the clock was there already). */
 bool fs_pt_sleep_until(uint64_t wake);
@@ -311,8 +314,18 @@ void fs_pt_sched_reset(void);               /* a new thread: call ID 0 */
 void fs_pt_enqueue(int fd, uint64_t off, uint64_t len, uint64_t call);
 void fs_pt_flush(int fd);                   /* issue what is pending for FD (-1: all) */
 void fs_pt_drop_pending(void);              /* forget what is pending (mispredicted) */
+/* pt_arena.c: the thread's stack, signal stack and arena, between guards. */
+bool fs_pt_memory_init(void);               /* once; false when even unguarded fails */
+size_t fs_pt_stack_size(uint64_t soft_limit); /* the stack for an RLIMIT_STACK soft limit */
+void *fs_pt_stack(size_t *size);
+void *fs_pt_altstack(size_t *size);
+enum fs_pt_where { FS_PT_OUTSIDE, FS_PT_GUARD, FS_PT_ARENA, FS_PT_STACK, FS_PT_ALTSTACK };
+enum fs_pt_where fs_pt_memory_where(const void *p); /* GUARD: reserved, not accessible */
 /* pt_files.c */
 #define FS_PT_FILES 1024                    /* handles are descriptors below this */
+#define FS_PT_FIRST_HANDLE 3                /* 0, 1 and 2 are never the thread's */
+/* open flags with which the program writes the file it opens */
+#define FS_PT_WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)
 bool fs_pt_glob(const char *pattern, const char *s); /* fnmatch(3) without flags */
 /* For pt_stdio.c, whose streams sit on these handles: which open handle H is (0: none);
  * its shadow offset if it is still that open (NULL: closed or reused); and what a
@@ -321,10 +334,18 @@ bool fs_pt_glob(const char *pattern, const char *s); /* fnmatch(3) without flags
 unsigned fs_pt_serial(int h);
 uint64_t *fs_pt_shadow(int h, unsigned serial);
 uint64_t fs_pt_predict(int h, uint64_t off, uint64_t n, uint64_t call);
+/* The bytes H's file has at OFF (its size looked at again when OFF is at or past it). */
+uint64_t fs_pt_avail(int h, uint64_t off);
+/* Whether the program writes H's file (opened so, by this handle or another of the same
+ * file, or seen changing): sticky.  fs_pt_lead_ok first looks at the file again (its
+ * mtime and size, as at the last lead read) and is false, errno EIO, when it is written. */
+bool fs_pt_written(int h);
+bool fs_pt_lead_ok(int h);
 /* Counters (stats.c prints them). */
 extern unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead_reads,
     fs_global_pt_lead_bytes, fs_global_pt_expired, fs_global_pt_issued,
-    fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts;
+    fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts,
+    fs_global_pt_left_to_readahead, fs_global_pt_unguarded;
 extern const char *fs_global_pt_stopped;    /* why the thread stopped early, or NULL */
 extern int fs_global_pt_stopped_errno;      /* the errno that went with it, or 0 */
 

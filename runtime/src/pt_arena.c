@@ -1,41 +1,97 @@
 /*
- * pt_arena.c — the prefetch thread's private memory (foresight_pt_malloc & co.).  The
- * slice's allocations (its private copies, lead reads' buffers) must not come from the
- * program's malloc: the prefetch thread would take the program's allocator locks (a fork
- * in the program at that moment would leave them held in the child), move the addresses
- * the program's own allocations get, and under the seccomp filter of pt_thread.c share
- * nothing with the program it could disturb.  So: anonymous private mappings of its own.
+ * pt_arena.c — the prefetch thread's private memory: its stack, its signal stack and its
+ * arena (foresight_pt_malloc & co.), inside one reservation between two guards.
+ *
+ * The slice computes with predicted data, so an index into its own arrays can be wrong; its
+ * stores must still never reach the program's memory.  So everything the thread stores into
+ * lies in one mapping of the thread's, reserved PROT_NONE (MAP_NORESERVE: address space, no
+ * memory) with only the parts in use made readable and writable (addresses increasing):
+ *
+ *   guard 32 GiB | arena 32 GiB | gap 1 MiB | signal stack | gap 64 MiB | stack | guard 32 GiB
+ *
+ * An index past a stack array runs into the upper guard; past an arena block, into the
+ * arena's PROT_NONE rest; a stack overflow into the 64 MiB gap (a larger frame may skip it,
+ * into the thread's own memory, never the program's).  Any of those faults, and the fault
+ * net (pt_thread.c) stops the thread.  The stack is RLIMIT_STACK's soft limit, as the main
+ * thread's (unlimited: 512 MiB; at least 8 MiB, at most 1 GiB): a recursive reader that
+ * needed 48 MiB under `ulimit -s unlimited` crashed at 8 MiB.  Its pages are touched only as
+ * used.  When the reservation fails (a small RLIMIT_AS, say), the stack, the signal stack
+ * and each arena chunk are mappings of their own, as before the guards (counted:
+ * pt_unguarded).
+ *
+ * Why an arena at all: the slice's allocations (its private copies, lead reads' buffers)
+ * must not come from the program's malloc: the prefetch thread would take the program's
+ * allocator locks (a fork in the program at that moment would leave them held in the
+ * child), move the addresses the program's own allocations get, and under the seccomp filter
+ * of pt_thread.c share nothing with the program it could disturb.
  *
  * Blocks of up to 64 KiB (with a 16-byte header) come in power-of-two sizes from 1 MiB
- * chunks, one free list per size; larger ones are mappings of their own, unmapped when
- * freed.  realloc copies into a new block unless the old one has room.  16-byte
- * alignment.  No lock: the arena is used by the compiler's init (on the program's thread,
- * before the prefetch thread exists) and then by the prefetch thread alone.
+ * chunks, one free list per size.  Larger ones: in the reservation, power-of-two runs of
+ * pages with a free list per size, their pages given back (MADV_DONTNEED) when freed; without
+ * it, mappings of their own, unmapped when freed.  realloc copies into a new block unless the
+ * old one has room.  16-byte alignment.  No lock: the memory is set up and used by
+ * foresight_pt_start and the compiler's init (on the program's thread, before the prefetch
+ * thread exists), then by the prefetch thread alone.
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "internal.h"
 
 #define MIN_SHIFT 5  /* 32-byte blocks */
-#define MAX_SHIFT 16 /* 64 KiB blocks; larger ones are mappings of their own */
+#define MAX_SHIFT 16 /* 64 KiB blocks; larger ones are runs of pages */
 #define NCLASS (MAX_SHIFT - MIN_SHIFT + 1)
 #define CHUNK ((size_t)1 << 20)
-#define LARGE ((size_t)-1)
+#define LARGE_CLASS 64          /* cls of a large block in the reservation: 64 + its shift */
+#define MAPPED ((size_t)-1)     /* cls of a block that is a mapping of its own */
+
+#define GUARD ((size_t)32 << 30)
+#define ARENA_SPAN ((size_t)32 << 30)
+#define ALT_GAP ((size_t)1 << 20)
+#define ALT_SIZE ((size_t)256 << 10) /* the handler, under a sanitizer's wrapper too */
+#define STACK_GAP ((size_t)64 << 20)
+#define COMMIT ((size_t)1 << 20)     /* the arena is made writable this much at a time */
+
+#define MiB ((size_t)1 << 20)
 
 struct block {
     size_t size; /* usable bytes after the header */
-    size_t cls;  /* size class, or LARGE */
+    size_t cls;  /* size class, LARGE_CLASS + shift, or MAPPED */
 };
 _Static_assert(sizeof(struct block) == 16, "the header keeps 16-byte alignment");
 
+unsigned long fs_global_pt_unguarded;
+
+static struct {
+    bool ready, guarded;
+    char *base;          /* the reservation (guarded) */
+    size_t len;
+    char *arena, *arena_end, *brk, *committed;
+    char *stack;
+    size_t stack_size;
+    char *alt;
+} mem;
+
 static struct block *free_list[NCLASS];
+static struct block *large_free[64];
 static char *bump, *bump_end;
 
-static void *map(size_t len)
+size_t fs_pt_stack_size(uint64_t soft_limit)
 {
-    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (soft_limit == (uint64_t)RLIM_INFINITY)
+        return 512 * MiB;
+    if (soft_limit < 8 * MiB)
+        return 8 * MiB;
+    if (soft_limit > 1024 * MiB)
+        return 1024 * MiB;
+    return (size_t)(soft_limit + FS_PAGE - 1) & ~(size_t)(FS_PAGE - 1);
+}
+
+static void *map(size_t len, int extra)
+{
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra, -1, 0);
     if (m == MAP_FAILED) {
         errno = ENOMEM;
         return NULL;
@@ -43,32 +99,161 @@ static void *map(size_t len)
     return m;
 }
 
+/* The reservation, with the stack and the signal stack writable; false when it fails. */
+static bool reserve(size_t stack)
+{
+    const size_t len = GUARD + ARENA_SPAN + ALT_GAP + ALT_SIZE + STACK_GAP + stack + GUARD;
+    char *base = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+        return false;
+    char *arena = base + GUARD;
+    char *alt = arena + ARENA_SPAN + ALT_GAP;
+    char *stk = alt + ALT_SIZE + STACK_GAP;
+    if (mprotect(alt, ALT_SIZE, PROT_READ | PROT_WRITE) != 0 ||
+        mprotect(stk, stack, PROT_READ | PROT_WRITE) != 0) {
+        munmap(base, len);
+        return false;
+    }
+    mem.base = base;
+    mem.len = len;
+    mem.arena = mem.brk = mem.committed = arena;
+    mem.arena_end = arena + ARENA_SPAN;
+    mem.alt = alt;
+    mem.stack = stk;
+    mem.stack_size = stack;
+    return true;
+}
+
+bool fs_pt_memory_init(void)
+{
+    if (mem.ready)
+        return true;
+    struct rlimit rl;
+    size_t stack = fs_pt_stack_size(getrlimit(RLIMIT_STACK, &rl) == 0 ? (uint64_t)rl.rlim_cur
+                                                                        : 8 * MiB);
+    if (reserve(stack)) {
+        mem.guarded = true;
+    } else {
+        /* Today's layout: mappings of their own, no guards. */
+        __atomic_store_n(&fs_global_pt_unguarded, 1, __ATOMIC_RELAXED);
+        mem.alt = map(ALT_SIZE, 0);
+        while ((mem.stack = map(stack, MAP_NORESERVE | MAP_STACK)) == NULL && stack > 8 * MiB)
+            stack /= 2;
+        mem.stack_size = stack;
+        if (mem.alt == NULL || mem.stack == NULL) {
+            if (mem.alt != NULL)
+                munmap(mem.alt, ALT_SIZE);
+            if (mem.stack != NULL)
+                munmap(mem.stack, stack);
+            mem.alt = mem.stack = NULL;
+            return false;
+        }
+    }
+    mem.ready = true;
+    return true;
+}
+
+void *fs_pt_stack(size_t *size)
+{
+    *size = mem.stack_size;
+    return mem.stack;
+}
+
+void *fs_pt_altstack(size_t *size)
+{
+    *size = ALT_SIZE;
+    return mem.alt;
+}
+
+enum fs_pt_where fs_pt_memory_where(const void *p)
+{
+    const char *a = p;
+    if (!mem.ready)
+        return FS_PT_OUTSIDE;
+    if (a >= mem.stack && a < mem.stack + mem.stack_size)
+        return FS_PT_STACK;
+    if (a >= mem.alt && a < mem.alt + ALT_SIZE)
+        return FS_PT_ALTSTACK;
+    if (!mem.guarded || a < mem.base || a >= mem.base + mem.len)
+        return FS_PT_OUTSIDE;
+    if (a >= mem.arena && a < mem.committed)
+        return FS_PT_ARENA;
+    return FS_PT_GUARD;
+}
+
+/* LEN more bytes (a multiple of the page) of the thread's memory. */
+static void *grow(size_t len)
+{
+    if (!mem.ready && !fs_pt_memory_init())
+        return NULL;
+    if (!mem.guarded)
+        return map(len, 0);
+    if (len > (size_t)(mem.arena_end - mem.brk)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    char *p = mem.brk;
+    if (len > (size_t)(mem.committed - p)) {
+        size_t more = (len - (size_t)(mem.committed - p) + COMMIT - 1) & ~(COMMIT - 1);
+        if (more > (size_t)(mem.arena_end - mem.committed))
+            more = (size_t)(mem.arena_end - mem.committed);
+        if (mprotect(mem.committed, more, PROT_READ | PROT_WRITE) != 0) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        mem.committed += more;
+    }
+    mem.brk += len;
+    return p;
+}
+
+static void *large(size_t need)
+{
+    size_t len = (need + FS_PAGE - 1) & ~(size_t)(FS_PAGE - 1);
+    struct block *b;
+    if (!mem.ready && !fs_pt_memory_init())
+        return NULL;
+    if (!mem.guarded) {
+        if ((b = map(len, 0)) == NULL)
+            return NULL;
+        b->size = len - sizeof *b;
+        b->cls = MAPPED;
+        return b + 1;
+    }
+    unsigned shift = MAX_SHIFT + 1;
+    while (((size_t)1 << shift) < len)
+        shift++;
+    if ((b = large_free[shift]) != NULL) {
+        memcpy(&large_free[shift], b + 1, sizeof b);
+        return b + 1;
+    }
+    if ((b = grow((size_t)1 << shift)) == NULL)
+        return NULL;
+    b->size = ((size_t)1 << shift) - sizeof *b;
+    b->cls = LARGE_CLASS + shift;
+    return b + 1;
+}
+
 void *foresight__pt_malloc(size_t n)
 {
-    if (n > SIZE_MAX / 2) {
+    if (n > ARENA_SPAN) {
         errno = ENOMEM;
         return NULL;
     }
     const size_t need = n + sizeof(struct block);
-    struct block *b;
-    if (need > ((size_t)1 << MAX_SHIFT)) {
-        const size_t len = (need + FS_PAGE - 1) & ~(size_t)(FS_PAGE - 1);
-        if ((b = map(len)) == NULL)
-            return NULL;
-        b->size = len - sizeof *b;
-        b->cls = LARGE;
-        return b + 1;
-    }
+    if (need > ((size_t)1 << MAX_SHIFT))
+        return large(need);
     size_t c = 0;
     while (((size_t)1 << (c + MIN_SHIFT)) < need)
         c++;
+    struct block *b;
     if ((b = free_list[c]) != NULL) {
         memcpy(&free_list[c], b + 1, sizeof b); /* the next free block, kept in the payload */
         return b + 1;
     }
     const size_t bytes = (size_t)1 << (c + MIN_SHIFT);
     if (bump == NULL || (size_t)(bump_end - bump) < bytes) {
-        char *m = map(CHUNK); /* the old chunk's tail is left unused */
+        char *m = grow(CHUNK); /* the old chunk's tail is left unused */
         if (m == NULL)
             return NULL;
         bump = m;
@@ -86,8 +271,17 @@ void foresight__pt_free(void *p)
     if (p == NULL)
         return;
     struct block *b = (struct block *)p - 1;
-    if (b->cls == LARGE) {
+    if (b->cls == MAPPED) {
         munmap(b, b->size + sizeof *b);
+        return;
+    }
+    if (b->cls >= LARGE_CLASS) {
+        /* Its pages back to the system (zero when used again), but the first: the header
+         * and the free list's link live there. */
+        const size_t len = b->size + sizeof *b;
+        madvise((char *)b + FS_PAGE, len - FS_PAGE, MADV_DONTNEED);
+        memcpy(p, &large_free[b->cls - LARGE_CLASS], sizeof b);
+        large_free[b->cls - LARGE_CLASS] = b;
         return;
     }
     memcpy(p, &free_list[b->cls], sizeof b);
@@ -102,8 +296,11 @@ void *foresight__pt_calloc(size_t count, size_t n)
         return NULL;
     }
     void *p = foresight__pt_malloc(bytes);
-    if (p != NULL && ((struct block *)p - 1)->cls != LARGE) /* a fresh mapping is zero */
-        memset(p, 0, bytes);
+    if (p == NULL)
+        return NULL;
+    /* A large block is zero past its first page (fresh, or given back when freed). */
+    const size_t first = FS_PAGE - sizeof(struct block);
+    memset(p, 0, ((struct block *)p - 1)->cls < NCLASS || bytes < first ? bytes : first);
     return p;
 }
 

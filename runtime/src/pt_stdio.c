@@ -10,16 +10,23 @@
  * checks that its argument is one by comparing addresses, and reads nothing through a
  * pointer that is not.  Any other FILE * reads as an empty stream in error.
  *
- * Reads are covered calls, one call ID each, as each of the program's is one tick:
+ * fread, fgets and fscanf are covered calls, one call ID each, as each of the program's is
+ * one tick:
  *   - fread without a buffer is a predicted read (pt_files.c) of SIZE*N bytes; with one, a
  *     lead read (pread into it);
- *   - a predicted fgetc moves the offset by one and queues a prediction only when the
- *     offset enters another 4 KiB block: the program's stdio reads a buffer (glibc: one
- *     st_blksize block, aligned) per refill, not a byte per getc;
- *   - lead fgetc, fgets and fscanf parse the file's text in the stream's *text window*:
- *     64 KiB of the file from some offset, read with pread into the arena, NUL-terminated,
- *     read again when the shadow offset leaves it or comes within 4 KiB of its end while
- *     the file has more.  Each fill counts as a lead read.
+ *   - fgets and fscanf, and lead fgetc, parse the file's text in the stream's *text
+ *     window*: 64 KiB of the file from some offset, read with pread into the arena,
+ *     NUL-terminated, read again when the shadow offset leaves it or comes within 4 KiB of
+ *     its end while the file has more.  Each fill counts as a lead read.
+ * fgetc is not a covered call: no call ID, no prediction, no pacing.  128 M getc of a cached
+ * file cost 4.1 times the program's time with it covered (the thread's call per byte and
+ * the futex traffic of a window counted in bytes); the program's stdio reads a buffer per
+ * refill, which the kernel's readahead serves.  A lead fgetc returns the byte, a predicted
+ * one only moves the offset (EOF at the end of the file).
+ * A file the program writes (pt_files.c: a mode other than "r", "rb" or the like is an open
+ * for writing) gets no lead reads: fread into a buffer, fgets, fscanf and lead fgetc then
+ * fail (errno EIO, ferror 1, the offset unmoved; the stream is not lost), while predicted
+ * fread and fgetc go on.
  * fscanf runs vsscanf on the window at the shadow offset with the compiler's format, which
  * ends in "%n": how far the match went, so how far the program's fscanf moves its stream.
  * When that %n is not reached (a directive failed before it), where the program's stream
@@ -37,7 +44,6 @@
 
 #include "internal.h"
 
-#define BLOCK 4096u               /* what the program's stdio reads per refill */
 #define WINDOW (64u << 10)        /* the text window */
 #define MARGIN (4u << 10)         /* refilled when less than this is left before its end */
 #define LONG_FIELD 1000u          /* vsscanf's input is cut before this many nonblank bytes */
@@ -82,9 +88,8 @@ struct pt_stream {
     bool used;
     bool eof;                      /* a read hit the end of the file (or the stream is lost) */
     bool lost;                     /* its offset in the program is unknown: reads are empty */
+    bool error;                    /* a lead read was refused: the program writes the file */
     unsigned serial;               /* the open of its handle (pt_files.c) */
-    uint64_t block;                /* 1 + the block predicted fgetc last queued; 0: none */
-    uint64_t block_len;            /* the bytes the file had in that block */
     struct pt_window *win;         /* the text window, from the first lead text read */
 };
 
@@ -163,10 +168,21 @@ static int64_t lead_pread(int h, char *buf, uint64_t n, uint64_t off)
     return (int64_t)got;
 }
 
+/* A lead read of S refused (errno EIO): the program writes its file. */
+static bool refused(struct pt_stream *s)
+{
+    s->error = true;
+    errno = EIO;
+    return false;
+}
+
 /* Makes S's window hold the file's text at OFF, with MARGIN after it or the file's end;
- * false when it cannot be read (S is lost then). */
+ * false when it cannot be read (S is lost then) or the program writes the file (an
+ * error, errno EIO, S not lost). */
 static bool window_at(struct pt_stream *s, uint64_t off)
 {
+    if (fs_pt_written(handle_of(s))) /* the text in the window may be old too */
+        return refused(s);
     struct pt_window *w = s->win;
     if (w != NULL && off >= w->off && off - w->off <= w->len &&
         (w->len - (off - w->off) >= MARGIN || w->to_end))
@@ -175,6 +191,8 @@ static bool window_at(struct pt_stream *s, uint64_t off)
         lose(s);
         return false;
     }
+    if (!fs_pt_lead_ok(handle_of(s)))
+        return refused(s);
     const int64_t r = lead_pread(handle_of(s), w->text, WINDOW, off);
     if (r < 0) {
         lose(s);
@@ -190,10 +208,21 @@ static bool window_at(struct pt_stream *s, uint64_t off)
 
 /* ---- open, close, position ---- */
 
+/* Whether the program's fopen with MODE writes the file: anything but "r", "rb" and their
+ * glibc flags (e, m, x, c, ccs=) is taken as writing; the thread only reads anyway. */
+static bool mode_writes(const char *mode)
+{
+    if (mode == NULL || mode[0] != 'r')
+        return true;
+    for (const char *m = mode + 1; *m != 0 && *m != ','; m++)
+        if (*m == '+' || *m == 'w' || *m == 'a')
+            return true;
+    return false;
+}
+
 FILE *foresight__pt_fopen(const char *path, const char *mode, unsigned site)
 {
-    (void)mode; /* read-only, as every open of the thread */
-    const int h = foresight__pt_open(path, O_RDONLY, site);
+    const int h = foresight__pt_open(path, mode_writes(mode) ? O_RDWR : O_RDONLY, site);
     if (h < 0)
         return NULL;
     struct pt_stream *s = &streams[h];
@@ -300,7 +329,7 @@ int foresight__pt_feof(FILE *fp)
 int foresight__pt_ferror(FILE *fp)
 {
     const struct pt_stream *s = peek(fp);
-    return s == NULL || s->lost;
+    return s == NULL || s->lost || s->error;
 }
 
 /* ---- fread, fgetc, fgets ---- */
@@ -318,30 +347,31 @@ size_t foresight__pt_fread(void *buf, size_t size, size_t n, FILE *fp, unsigned 
         if (__builtin_mul_overflow(size, n, &want) || want > (size_t)INT64_MAX)
             want = (size_t)INT64_MAX / size * size;
         uint64_t *off = offset_of(s);
-        const int64_t got = buf == NULL ? (int64_t)fs_pt_predict(handle_of(s), *off, want, id)
-                                        : lead_pread(handle_of(s), buf, want, *off);
-        if (got < 0) {
-            lose(s);
-        } else {
+        const int h = handle_of(s);
+        int64_t got = -2; /* -2: refused (EIO, the offset unmoved); -1: lost */
+        if (buf == NULL)
+            got = (int64_t)fs_pt_predict(h, *off, want, id);
+        else if (fs_pt_lead_ok(h))
+            got = lead_pread(h, buf, want, *off);
+        else
+            refused(s);
+        if (got >= 0) {
             *off += (uint64_t)got;
             items = (size_t)got / size;
             s->eof |= (uint64_t)got < want;
+        } else if (got == -1) {
+            lose(s);
         }
     }
     paced();
     return items;
 }
 
-/* Predicted: the next byte exists or not; a new block is one stdio refill to predict. */
-static int predicted_getc(struct pt_stream *s, uint64_t id)
+/* Predicted: the next byte exists or not. */
+static int predicted_getc(struct pt_stream *s)
 {
     uint64_t *off = offset_of(s);
-    const uint64_t b = *off / BLOCK;
-    if (s->block != b + 1) {
-        s->block = b + 1;
-        s->block_len = fs_pt_predict(handle_of(s), b * BLOCK, BLOCK, id);
-    }
-    if (*off % BLOCK >= s->block_len) {
+    if (fs_pt_avail(handle_of(s), *off) == 0) {
         s->eof = true;
         return EOF;
     }
@@ -366,17 +396,15 @@ static int lead_getc(struct pt_stream *s)
 
 int foresight__pt_fgetc(FILE *fp, int lead, unsigned site)
 {
+    (void)site; /* not a covered call */
     if (!fs_pt_self) {
         errno = EPERM;
         return EOF;
     }
-    const uint64_t id = fs_pt_call(site);
     struct pt_stream *s = readable(fp);
-    int c = EOF;
-    if (s != NULL)
-        c = lead ? lead_getc(s) : predicted_getc(s, id);
-    paced();
-    return c;
+    if (s == NULL)
+        return EOF;
+    return lead ? lead_getc(s) : predicted_getc(s);
 }
 
 /* glibc's fgets: N <= 0 reads nothing and fails; N == 1 stores "" and reads nothing. */

@@ -3,7 +3,8 @@
  * compiler's slice of the program ahead of it.  The slice is the program's own code, cut
  * down; whatever it does, it must not change what the program computes, writes or reads.
  * So the thread is confined before the slice runs:
- *   - every signal blocked (the program's handlers run on its own threads);
+ *   - every signal blocked (the program's handlers run on its own threads) but the
+ *     synchronous ones of the fault net (below);
  *   - a descriptor table of its own, emptied (close_range(0, ~0U, CLOSE_RANGE_UNSHARE):
  *     unshare(CLONE_FILES) would keep a copy of every descriptor the program had open,
  *     holding its pipes and sockets open after the program closes them, so a reader of
@@ -12,10 +13,41 @@
  *   - a seccomp filter on this thread only (no TSYNC; PR_SET_NO_NEW_PRIVS is per thread
  *     too) failing every system call that writes a file, changes its metadata or the
  *     process's shared state, signals, or makes threads and processes; exit_group ends
- *     only this thread.
+ *     only this thread.  The setxid calls are let through: glibc's setuid/setgid & co.
+ *     make every thread of the process call them (its SIGSETXID broadcast,
+ *     nptl_setxid.c) and abort the program when one thread fails where another succeeded;
+ *     they write no file.  kill(own pid, SIGSEGV|SIGBUS|SIGFPE|SIGILL) is let through too,
+ *     for the fault net alone (below);
+ *   - its stack, signal stack and arena between two 32 GiB guards (pt_arena.c).
  * If any of that fails, the slice never runs.  An error anywhere stops the thread alone
  * (one statistic says why), never the program: no abort, no exit, and no malloc or stdio
  * on this thread (the program's locks are not ours to take; the arena is pt_arena.c).
+ *
+ * The fault net.  The slice computes with predicted data: a wrong index may fault.
+ * foresight__pt_start installs, before the thread exists, one handler for SIGSEGV, SIGBUS,
+ * SIGFPE and SIGILL (SA_SIGINFO | SA_ONSTACK | SA_NODEFER), keeping the program's
+ * previous actions.  On the prefetch thread, a fault (si_code > 0: the kernel's) leaves
+ * the handler with siglongjmp to where the thread ends, on its signal stack (a stack
+ * overflow still gets a frame), with stop reason "fault (SIGSEGV at ADDR)".  SA_NODEFER
+ * because the jump is made with sigsetjmp(.., 0) (no mask saved: no system call per
+ * start): the mask the handler runs with, the thread's own, is then the mask after the
+ * jump, without the signal added.  A fault in the handler itself would re-enter it; it
+ * touches nothing but two static words and the jump buffer.  Leaving a handler with
+ * siglongjmp is what POSIX allows for a handler not nested in another; the kernel knows
+ * the jump left the signal stack from the stack pointer (on_sig_stack), and glibc's
+ * fortified longjmp, which checks jumps to a lower address, accepts them from the signal
+ * stack (here the stack lies above it anyway: pt_arena.c).
+ * On any other thread, the handler does what the kernel would have done without it: it
+ * calls the previous handler (SA_SIGINFO or not, with its sa_mask and SA_NODEFER honoured,
+ * SA_RESETHAND by forgetting it), ignores a sent signal that was SIG_IGN, and for SIG_DFL
+ * (or SIG_IGN, which a fault overrides) puts SIG_DFL back and returns, so the fault
+ * happens again and kills as before (core dump included); a sent signal is raised again.
+ * A process-directed signal the kernel gave to the prefetch thread (every program thread
+ * blocks it) is sent again to the process with the thread's four signals blocked, so it
+ * waits for a program thread as it would have, and the thread stops.  The handlers stay
+ * installed for the life of the process; one the program installs later replaces ours
+ * (and the thread's faults then kill the process: the compiler refuses a thread for a
+ * program that installs handlers for these signals).
  *
  * The clock: the computation thread advances clock.id (foresight_pt_tick, inline); the
  * prefetch thread sleeps on a futex word of the library's with a 10 ms timeout after
@@ -34,6 +66,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -52,12 +85,27 @@ __thread bool fs_pt_self __attribute__((tls_model("initial-exec")));
 static sigjmp_buf stop_jump;
 static const char *stop_reason;
 static int stop_errno;
+/* Set while the slice runs: the fault net jumps to stop_jump only then. */
+static volatile sig_atomic_t net_armed;
+
+/* The thread, for its CPU time: read through pthread_getcpuclockid while it runs, and by
+ * the thread itself as it ends (cpu_ns, then ended). */
+static pthread_t pt_thread;
+static int pt_created, pt_ended;
+static uint64_t pt_cpu_ns;
 
 unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead_reads,
     fs_global_pt_lead_bytes, fs_global_pt_expired, fs_global_pt_issued,
-    fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts;
+    fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts,
+    fs_global_pt_left_to_readahead;
 const char *fs_global_pt_stopped;
 int fs_global_pt_stopped_errno;
+
+/* The synchronous signals of the fault net, and the program's actions before it. */
+static const int net_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+static const char *const net_names[] = {"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL"};
+#define NNET (sizeof net_signals / sizeof net_signals[0])
+static struct sigaction prev_action[NNET];
 
 /* ---- the seccomp filter ---- */
 
@@ -89,15 +137,14 @@ static const int denied[] = {
     __NR_fchmod, __NR_fchmodat, __NR_fchmodat2, __NR_fchown, __NR_fchownat, __NR_utimensat,
     __NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_setxattrat, __NR_removexattr,
     __NR_lremovexattr, __NR_fremovexattr, __NR_removexattrat,
-    /* signals, programs, processes, threads, other processes' descriptors */
-    __NR_kill, __NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo,
+    /* signals (kill: below), programs, processes, threads, other processes' descriptors */
+    __NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo,
     __NR_pidfd_send_signal, __NR_pidfd_getfd, __NR_execve, __NR_execveat, __NR_clone,
     __NR_clone3,
-    /* state the program's threads share: directory, umask, credentials, limits, session */
-    __NR_chdir, __NR_fchdir, __NR_chroot, __NR_umask, __NR_setuid, __NR_setgid,
-    __NR_setreuid, __NR_setregid, __NR_setresuid, __NR_setresgid, __NR_setfsuid,
-    __NR_setfsgid, __NR_setgroups, __NR_setrlimit, __NR_setsid, __NR_setpgid,
-    __NR_open_by_handle_at,
+    /* state the program's threads share: directory, umask, limits, session (not the
+     * credentials: glibc's setxid broadcast makes every thread set them) */
+    __NR_chdir, __NR_fchdir, __NR_chroot, __NR_umask, __NR_setrlimit, __NR_setsid,
+    __NR_setpgid, __NR_open_by_handle_at,
 #ifdef __NR_unlink
     __NR_unlink, __NR_rename, __NR_renameat, __NR_mkdir, __NR_rmdir, __NR_link,
     __NR_symlink, __NR_mknod, __NR_chmod, __NR_chown, __NR_lchown, __NR_creat,
@@ -105,8 +152,6 @@ static const int denied[] = {
 #endif
 };
 
-/* open/openat flags that write, create or truncate. */
-#define PT_WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND)
 
 /* The low 32 bits of argument I (int arguments; the upper half is not defined). */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -116,7 +161,9 @@ static const int denied[] = {
 #endif
 
 /* A small assembler for the filter: forward jumps to labels, resolved at the end. */
-enum { L_NEXT = -1, L_EPERM, L_ENOSYS, L_KILL, L_ALLOW, L_OPEN1, L_OPEN2, L_MMAP, NLABELS };
+enum {
+    L_NEXT = -1, L_EPERM, L_ENOSYS, L_KILL, L_ALLOW, L_OPEN1, L_OPEN2, L_MMAP, L_SIGNAL, NLABELS
+};
 #define PT_FILTER_MAX 192
 struct bpf {
     struct sock_filter ins[PT_FILTER_MAX];
@@ -157,7 +204,8 @@ static bool resolve(struct bpf *b)
 }
 
 #ifdef PT_AUDIT_ARCH
-static bool build_filter(struct bpf *b)
+/* PID: the process's, to which the fault net may send its four signals. */
+static bool build_filter(struct bpf *b, pid_t pid)
 {
     b->n = 0;
     load(b, offsetof(struct seccomp_data, arch));
@@ -167,6 +215,7 @@ static bool build_filter(struct bpf *b)
     /* x32 system calls (this bit set) would pass every number test below. */
     op(b, BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, L_EPERM, L_NEXT);
 #endif
+    op(b, BPF_JMP | BPF_JEQ | BPF_K, __NR_kill, L_SIGNAL, L_NEXT);
     for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++)
         op(b, BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)denied[i], L_EPERM, L_NEXT);
     op(b, BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, L_KILL, L_NEXT);
@@ -179,15 +228,21 @@ static bool build_filter(struct bpf *b)
     ret(b, SECCOMP_RET_ALLOW);
     b->pos[L_OPEN1] = b->n; /* open(path, flags) */
     load(b, ARG_LO(1));
-    op(b, BPF_JMP | BPF_JSET | BPF_K, PT_WRITE_FLAGS, L_EPERM, L_ALLOW);
+    op(b, BPF_JMP | BPF_JSET | BPF_K, FS_PT_WRITE_FLAGS, L_EPERM, L_ALLOW);
     b->pos[L_OPEN2] = b->n; /* openat(dirfd, path, flags) */
     load(b, ARG_LO(2));
-    op(b, BPF_JMP | BPF_JSET | BPF_K, PT_WRITE_FLAGS, L_EPERM, L_ALLOW);
+    op(b, BPF_JMP | BPF_JSET | BPF_K, FS_PT_WRITE_FLAGS, L_EPERM, L_ALLOW);
     b->pos[L_MMAP] = b->n; /* mmap(addr, len, prot, flags): shared and writable */
     load(b, ARG_LO(3));
     op(b, BPF_JMP | BPF_JSET | BPF_K, MAP_SHARED, L_NEXT, L_ALLOW); /* also _VALIDATE */
     load(b, ARG_LO(2));
     op(b, BPF_JMP | BPF_JSET | BPF_K, PROT_WRITE, L_EPERM, L_ALLOW);
+    b->pos[L_SIGNAL] = b->n; /* kill(pid, sig): the process, one of the net's signals */
+    load(b, ARG_LO(0));
+    op(b, BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)pid, L_NEXT, L_EPERM);
+    load(b, ARG_LO(1));
+    for (size_t i = 0; i < NNET; i++)
+        op(b, BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)net_signals[i], L_ALLOW, L_NEXT);
     b->pos[L_EPERM] = b->n;
     ret(b, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
     b->pos[L_ENOSYS] = b->n;
@@ -212,7 +267,7 @@ static const char *confine(int *err)
     return "no seccomp filter for this architecture";
 #else
     static struct bpf b; /* built once: only the one prefetch thread gets here */
-    if (!build_filter(&b))
+    if (!build_filter(&b, getpid()))
         return "seccomp filter out of reach";
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
         *err = errno;
@@ -227,22 +282,146 @@ static const char *confine(int *err)
 #endif
 }
 
+/* ---- the fault net ---- */
+
+static char fault_text[64]; /* "fault (SIGSEGV at 0x...)": written once, by the handler */
+
+static void fault_reason(size_t i, const void *addr)
+{
+    char *t = fault_text;
+    for (const char *p = "fault ("; *p; p++)
+        *t++ = *p;
+    for (const char *p = net_names[i]; *p; p++)
+        *t++ = *p;
+    for (const char *p = " at 0x"; *p; p++)
+        *t++ = *p;
+    uintptr_t a = (uintptr_t)addr;
+    int digits = 1;
+    while (digits < (int)(2 * sizeof a) && (a >> (4 * digits)) != 0)
+        digits++;
+    for (int d = digits - 1; d >= 0; d--)
+        *t++ = "0123456789abcdef"[(a >> (4 * d)) & 15];
+    *t++ = ')';
+    *t = 0;
+}
+
+static void sync_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t i = 0; i < NNET; i++)
+        sigaddset(set, net_signals[i]);
+}
+
+/* What the kernel would have done with signal I (SIG) on this thread without the net. */
+static void forward(size_t i, int sig, siginfo_t *si, void *uc)
+{
+    struct sigaction p = prev_action[i];
+    const bool sent = si->si_code <= 0; /* kill, tgkill, sigqueue: not a fault */
+    if (p.sa_handler == SIG_IGN && sent)
+        return;
+    if (p.sa_handler == SIG_DFL || p.sa_handler == SIG_IGN) {
+        /* The default action (a fault overrides SIG_IGN): put it back; the faulting
+         * instruction runs again on return, a sent signal is raised again. */
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigemptyset(&dfl.sa_mask);
+        sigaction(sig, &dfl, NULL);
+        if (sent)
+            raise(sig);
+        return;
+    }
+    sigset_t mask = p.sa_mask;
+    if (!(p.sa_flags & SA_NODEFER))
+        sigaddset(&mask, sig);
+    pthread_sigmask(SIG_BLOCK, &mask, NULL); /* undone by our return (sigreturn) */
+    if (p.sa_flags & SA_RESETHAND) {
+        /* Handled once, then the default: the net stays, forwarding to SIG_DFL. */
+        prev_action[i].sa_flags = 0;
+        prev_action[i].sa_handler = SIG_DFL;
+    }
+    if (p.sa_flags & SA_SIGINFO)
+        p.sa_sigaction(sig, si, uc);
+    else
+        p.sa_handler(sig);
+}
+
+static void fault_net(int sig, siginfo_t *si, void *uc)
+{
+    size_t i = 0;
+    while (i < NNET && net_signals[i] != sig)
+        i++;
+    if (i == NNET)
+        return; /* not installed for it */
+    const int e = errno;
+    if (fs_pt_self && net_armed) {
+        net_armed = 0;
+        if (si->si_code > 0) { /* the slice's fault */
+            fault_reason(i, si->si_addr);
+            fs_pt_stop(fault_text, 0);
+        }
+        /* A signal sent to the process that no program thread took: blocked here, sent
+         * again, it waits for one as it would have without this thread. */
+        sigset_t set;
+        sync_signals(&set);
+        pthread_sigmask(SIG_BLOCK, &set, NULL);
+        kill(getpid(), sig);
+        fs_pt_stop("a signal sent to the process (passed on to its threads)", 0);
+    }
+    errno = e;
+    forward(i, sig, si, uc);
+}
+
+/* Installs the net; false (nothing installed) when sigaction fails. */
+static bool install_fault_net(void)
+{
+    struct sigaction net = {.sa_sigaction = fault_net,
+                            .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER};
+    sigemptyset(&net.sa_mask);
+    for (size_t i = 0; i < NNET; i++)
+        if (sigaction(net_signals[i], &net, &prev_action[i]) != 0) {
+            while (i-- > 0)
+                sigaction(net_signals[i], &prev_action[i], NULL);
+            return false;
+        }
+    return true;
+}
+
 /* ---- the thread ---- */
+
+/* Runs the slice; the reason it stopped early (NULL: it returned), with *ERR. */
+static const char *run_slice(int *err)
+{
+    sigset_t sync;
+    sync_signals(&sync);
+    if (sigsetjmp(stop_jump, 0) == 0) {
+        net_armed = 1;
+        pthread_sigmask(SIG_UNBLOCK, &sync, NULL);
+        pt_run();
+        stop_reason = NULL;
+    }
+    net_armed = 0;
+    pthread_sigmask(SIG_BLOCK, &sync, NULL); /* a fault from here on is the library's */
+    *err = stop_errno;
+    return stop_reason;
+}
 
 static void *pt_main(void *arg)
 {
     (void)arg;
     fs_pt_self = true;
     fs_trace_exclude_self(); /* its faults are not the program's */
-    int err;
-    const char *why = confine(&err);
+    int err = 0;
+    const char *why = NULL;
+    stack_t alt = {.ss_flags = 0}, old;
+    alt.ss_sp = fs_pt_altstack(&alt.ss_size);
+    const bool on_alt = sigaltstack(&alt, &old) == 0;
+    if (!on_alt) {
+        err = errno;
+        why = "no signal stack (sigaltstack)";
+    }
+    if (why == NULL)
+        why = confine(&err);
     if (why == NULL) {
-        if (sigsetjmp(stop_jump, 0) == 0) {
-            pt_run();
-            stop_reason = NULL;
-        }
-        why = stop_reason;
-        err = stop_errno;
+        why = run_slice(&err);
         if (why == NULL)
             fs_pt_flush(-1);
     }
@@ -251,6 +430,14 @@ static void *pt_main(void *arg)
         __atomic_store_n(&fs_global_pt_stopped, why, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
+    /* A sanitizer's thread exit unmaps the signal stack it finds: give it back its own. */
+    if (on_alt)
+        sigaltstack(&old, NULL);
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+        __atomic_store_n(&pt_cpu_ns, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+                         __ATOMIC_RELAXED);
+    __atomic_store_n(&pt_ended, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -268,10 +455,34 @@ void foresight__pt_exit(void)
     fs_pt_stop(NULL, 0);
 }
 
+double fs_pt_cpu_seconds(void)
+{
+    if (!__atomic_load_n(&pt_created, __ATOMIC_ACQUIRE))
+        return 0;
+    if (!__atomic_load_n(&pt_ended, __ATOMIC_ACQUIRE)) {
+        /* Its stack (and glibc's descriptor of it, at its top) is never unmapped, so the
+         * handle stays readable; an ended thread's gives ESRCH or EINVAL, or a value the
+         * second look at pt_ended discards. */
+        clockid_t clock;
+        struct timespec ts;
+        if (pthread_getcpuclockid(pt_thread, &clock) == 0 && clock_gettime(clock, &ts) == 0 &&
+            !__atomic_load_n(&pt_ended, __ATOMIC_ACQUIRE))
+            return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    }
+    return (double)__atomic_load_n(&pt_cpu_ns, __ATOMIC_RELAXED) / 1e9;
+}
+
 /* The child of a fork has no prefetch thread: its ticks must wake nothing. */
 static void pt_after_fork_child(void)
 {
     __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pt_created, 0, __ATOMIC_RELAXED);
+}
+
+static struct foresight_pt_clock *not_started(const char *why)
+{
+    __atomic_store_n(&fs_global_pt_stopped, why, __ATOMIC_RELEASE);
+    return NULL;
 }
 
 struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(void))
@@ -282,17 +493,21 @@ struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(v
     if (!__atomic_compare_exchange_n(&started, &expected, 1, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return NULL;
+    /* The thread's memory first: INIT allocates its private copies in the arena. */
+    if (!fs_pt_memory_init())
+        return not_started("could not be created: no memory for its stack");
     if (init != NULL)
         init();
     pt_run = run;
     fs_pt_sched_reset();
     pthread_atfork(NULL, NULL, pt_after_fork_child);
-    /* The default stack (RLIMIT_STACK's, as the main thread's): the slice is the
-     * program's code, with its local arrays and recursion. */
-    if (!fs_thread_start_stack(pt_main, NULL, "foresight-pt", 0)) {
-        __atomic_store_n(&fs_global_pt_stopped, "could not be created", __ATOMIC_RELEASE);
-        return NULL;
-    }
+    if (!install_fault_net())
+        return not_started("could not be created: no fault net (sigaction)");
+    size_t size;
+    void *stack = fs_pt_stack(&size);
+    if (!fs_thread_start_on(pt_main, NULL, "foresight-pt", stack, size, &pt_thread))
+        return not_started("could not be created");
+    __atomic_store_n(&pt_created, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&fs_global_pt_started, 1, __ATOMIC_RELAXED);
     return &fs_pt_clock;
 }

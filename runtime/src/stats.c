@@ -125,6 +125,10 @@ static const struct {
     {&fs_global_pt_issued_bytes, "pt_issued_bytes", "bytes of those requests"},
     {&fs_global_pt_sleeps, "pt_sleeps", "times the prefetch thread slept: its window was full"},
     {&fs_global_pt_mispredicts, "pt_mispredicts", "calls the prefetch thread mispredicted"},
+    {&fs_global_pt_left_to_readahead, "pt_left_to_readahead",
+     "predictions left to the kernel's readahead (sequential forward runs)"},
+    {&fs_global_pt_unguarded, "pt_unguarded", "prefetch thread memory without guards: "
+                                              "the reservation failed"},
 };
 
 /* Why the prefetch thread stopped early, into TEXT; false when it did not. */
@@ -143,6 +147,7 @@ static void write_json_pt(FILE *f)
     for (size_t i = 0; i < sizeof pt_counters / sizeof pt_counters[0]; i++)
         fprintf(f, "%s\"%s\": %lu", i ? ", " : "", pt_counters[i].name,
                 __atomic_load_n(pt_counters[i].count, __ATOMIC_RELAXED));
+    fprintf(f, ", \"pt_cpu_seconds\": %.6f", fs_pt_cpu_seconds());
     char text[256];
     fputs(", \"pt_stopped\": ", f);
     if (pt_stopped(text, sizeof text))
@@ -303,6 +308,8 @@ static void write_table(FILE *f)
         if (n)
             fprintf(f, "%lu %s\n", n, pt_counters[i].what);
     }
+    if (__atomic_load_n(&fs_global_pt_started, __ATOMIC_RELAXED))
+        fprintf(f, "%.3f s of CPU time on the prefetch thread\n", fs_pt_cpu_seconds());
     char text[256];
     if (pt_stopped(text, sizeof text))
         fprintf(f, "prefetch thread stopped early: %s\n", text);

@@ -29,10 +29,11 @@ static void *worker_main(void *arg)
 
 bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name)
 {
-    return fs_thread_start_stack(fn, arg, name, 256 << 10);
+    return fs_thread_start_on(fn, arg, name, NULL, 256 << 10, NULL);
 }
 
-bool fs_thread_start_stack(void *(*fn)(void *), void *arg, const char *name, size_t stack)
+bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *stack,
+                        size_t size, pthread_t *id)
 {
     sigset_t all, old;
     sigfillset(&all);
@@ -40,12 +41,17 @@ bool fs_thread_start_stack(void *(*fn)(void *), void *arg, const char *name, siz
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (stack)
-        pthread_attr_setstacksize(&attr, stack);
+    if (stack != NULL)
+        pthread_attr_setstack(&attr, stack, size);
+    else
+        pthread_attr_setstacksize(&attr, size);
     pthread_t t;
     bool ok = pthread_create(&t, &attr, fn, arg) == 0;
-    if (ok)
+    if (ok) {
         pthread_setname_np(t, name);
+        if (id != NULL)
+            *id = t;
+    }
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return ok;

@@ -3,6 +3,7 @@
 #define FORESIGHT_CHECK_H
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,33 @@ static int check_failures;
             check_failures++;                                                             \
         }                                                                                 \
     } while (0)
+
+/* Flags and counters another thread (the prefetch thread) sets: read with acquire, set
+ * with release; a wait polls for up to 20 s. */
+static inline unsigned long get(const unsigned long *counter)
+{
+    return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+}
+
+static inline int flag(const int *f)
+{
+    return __atomic_load_n(f, __ATOMIC_ACQUIRE);
+}
+
+static inline void publish(int *f, int v)
+{
+    __atomic_store_n(f, v, __ATOMIC_RELEASE);
+}
+
+static inline bool wait_flag(const int *f)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (flag(f))
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
 
 static inline int check_done(const char *name)
 {

@@ -22,11 +22,26 @@
  *   fork        the program forks while the thread sleeps: the child's ticks wake nothing
  *               and it exits normally
  *   exit_group  exit_group(2) on the thread ends the thread, not the process
+ *   handles     the thread's handles are 3 or more: reads of 0, 1, 2 and of a number it did
+ *               not open fail with EBADF, predicted and lead
+ *   setxid      as root, the program drops to nobody (setgid, setuid) with the thread
+ *               running: glibc's broadcast reaches the thread, whose filter lets it through;
+ *               the program goes on (skipped when not root)
+ *   written     a file opened with O_RDWR, another handle of the same file, a file that
+ *               grows and one whose mtime changes between lead reads: lead reads fail with
+ *               EIO from then on, predicted reads go on; an untouched file reads
+ *   readahead   forward 4 KiB predictions: the first 33 are issued, the following ones are
+ *               left to readahead (counted, never resident); backward and strided runs and
+ *               a new forward run after them are issued
+ *   cpu         the thread's CPU time, while it runs and after it ended, in the JSON
+ *               statistics too
  * No check depends on timing: every wait is for an outcome, with a generous timeout. */
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -41,36 +56,11 @@ static char path[4096];
 static const char *map;
 static int run_done, go;
 
-static unsigned long get(const unsigned long *counter)
-{
-    return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
-}
-
-static int flag(const int *f)
-{
-    return __atomic_load_n(f, __ATOMIC_ACQUIRE);
-}
-
-static void publish(int *f, int v)
-{
-    __atomic_store_n(f, v, __ATOMIC_RELEASE);
-}
-
-/* Polls COND (a counter reaching AT LEAST, or a flag) for up to 20 s. */
+/* Polls COUNTER until it reaches AT_LEAST, for up to 20 s. */
 static bool wait_counter(const unsigned long *counter, unsigned long at_least)
 {
     for (int i = 0; i < 20000; i++) {
         if (get(counter) >= at_least)
-            return true;
-        usleep(1000);
-    }
-    return false;
-}
-
-static bool wait_flag(const int *f)
-{
-    for (int i = 0; i < 20000; i++) {
-        if (flag(f))
             return true;
         usleep(1000);
     }
@@ -226,11 +216,11 @@ static void scenario_confine(void)
     CHECK(ok_legacy_open);
     CHECK(ok_open_rdonly);
     CHECK(ok_mmap_read);
-    /* Its table started empty: its handles are the lowest numbers, which the program's
-     * table still holds (stdin...). */
-    CHECK_EQ(handles[0], 0);
-    CHECK_EQ(handles[1], 1);
-    CHECK_EQ(handles[2], 2);
+    /* Its table started empty: its handles are the lowest numbers from 3 (0, 1 and 2 are
+     * the program's stdin, stdout and stderr, never the thread's). */
+    CHECK_EQ(handles[0], 3);
+    CHECK_EQ(handles[1], 4);
+    CHECK_EQ(handles[2], 5);
     /* The program's next open gets the number it would have got without the thread. */
     int fd = open(path, O_RDONLY);
     CHECK_EQ(fd, expected);
@@ -310,7 +300,7 @@ static bool arena_works(void)
 static void run_files(void)
 {
     int *r = f_results;
-    int h = foresight_pt_open(path, O_RDWR | O_CREAT, 1); /* opened for reading anyway */
+    int h = foresight_pt_open(path, O_RDONLY, 1);
     r[R_OPEN] = h >= 0;
     r[R_END] = foresight_pt_lseek(h, 0, SEEK_END, 1) == FILE_LEN;
     errno = 0;
@@ -572,6 +562,282 @@ static void scenario_exit_group(void)
     CHECK(!flag(&survived));
 }
 
+/* ---- handles: 3 and up ---- */
+
+static int h_ok[8];
+enum { H_OPEN, H_LOW, H_UNOPENED, H_RAW, H_OWN, H_N };
+
+static bool ebadf(long r)
+{
+    return r == -1 && errno == EBADF;
+}
+
+static void run_handles(void)
+{
+    uint64_t buf[2];
+    int h = foresight_pt_open(path, O_RDONLY, 1);
+    h_ok[H_OPEN] = h >= 3;
+    h_ok[H_LOW] = 1;
+    for (int fd = 0; fd < 3; fd++) /* stdin, stdout, stderr: the program's, not the thread's */
+        h_ok[H_LOW] &= ebadf(foresight_pt_read(fd, NULL, 10, 2)) &&
+                       ebadf(foresight_pt_read(fd, buf, 10, 2)) &&
+                       ebadf(foresight_pt_pread(fd, NULL, 10, 0, 2)) &&
+                       ebadf(foresight_pt_pread(fd, buf, 10, 0, 2)) &&
+                       ebadf(foresight_pt_lseek(fd, 0, SEEK_SET, 2)) &&
+                       ebadf(foresight_pt_close(fd, 2));
+    h_ok[H_UNOPENED] = ebadf(foresight_pt_read(h + 1, NULL, 10, 2)) &&
+                       ebadf(foresight_pt_read(h + 1, buf, 10, 2));
+    h_ok[H_RAW] = ebadf(read(0, buf, 1)); /* its table has no 0 */
+    h_ok[H_OWN] = foresight_pt_read(h, buf, sizeof buf, 3) == sizeof buf &&
+                  pattern_at(buf, 2, 0);
+    foresight_pt_close(h, 4);
+    publish(&run_done, 1);
+}
+
+static void scenario_handles(void)
+{
+    cold_file("pt_handles.dat");
+    CHECK(foresight_pt_start(NULL, run_handles) != NULL);
+    CHECK(wait_flag(&run_done));
+    for (int i = 0; i < H_N; i++)
+        if (!h_ok[i]) {
+            fprintf(stderr, "handles: result %d failed\n", i);
+            check_failures++;
+        }
+    unlink(path);
+}
+
+/* ---- setxid: the program drops to nobody ---- */
+
+static int thread_uid = -1, thread_gid = -1, confined;
+
+static void run_until_go(void)
+{
+    publish(&confined, 1); /* the slice runs: the filter is in place */
+    while (!flag(&go))
+        usleep(1000);
+    thread_uid = (int)syscall(SYS_getuid); /* its own credentials (per thread in Linux) */
+    thread_gid = (int)syscall(SYS_getgid);
+    publish(&run_done, 1);
+}
+
+static void scenario_setxid(void)
+{
+    if (geteuid() != 0) {
+        printf("pt setxid: skipped (not root)\n");
+        exit(0);
+    }
+    CHECK(foresight_pt_start(NULL, run_until_go) != NULL);
+    CHECK(wait_flag(&confined));
+    CHECK_EQ(setgroups(0, NULL), 0);
+    CHECK_EQ(setgid(65534), 0);
+    CHECK_EQ(setuid(65534), 0); /* glibc aborted here when the thread's setuid failed */
+    CHECK_EQ(getuid(), 65534);
+    CHECK_EQ(getgid(), 65534);
+    publish(&go, 1);
+    CHECK(wait_flag(&run_done));
+    CHECK_EQ(thread_uid, 65534);
+    CHECK_EQ(thread_gid, 65534);
+    CHECK(__atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE) == NULL);
+}
+
+/* ---- written: read after write ---- */
+
+static char w_paths[5][4096];
+enum { W_RDWR, W_LATER, W_GROWS, W_TOUCHED, W_CLEAN };
+static int w_ok[32], w_phase;
+
+/* A lead read of H: refused (EIO) or not; a predicted read of it returns 4096 either way. */
+static bool lead_refused(int h)
+{
+    uint64_t buf[4];
+    errno = 0;
+    const bool refused = foresight_pt_read(h, buf, sizeof buf, 2) == -1 && errno == EIO;
+    errno = 0;
+    const bool refused_at = foresight_pt_pread(h, buf, sizeof buf, 64, 2) == -1 && errno == EIO;
+    return refused && refused_at;
+}
+
+static bool lead_reads(int h)
+{
+    uint64_t buf[4];
+    return foresight_pt_pread(h, buf, sizeof buf, 4096, 2) == sizeof buf &&
+           pattern_at(buf, 4, 4096);
+}
+
+static bool predicts(int h)
+{
+    return foresight_pt_pread(h, NULL, 4096, 8192, 3) == 4096;
+}
+
+static void run_written(void)
+{
+    int *r = w_ok, n = 0;
+    /* The program opens it for writing: its lead reads are refused, predictions go on. */
+    int a = foresight_pt_open(w_paths[W_RDWR], O_RDWR | O_CREAT, 1);
+    r[n++] = lead_refused(a) && predicts(a);
+    int a2 = foresight_pt_open(w_paths[W_RDWR], O_RDONLY, 1); /* after one opened so */
+    r[n++] = lead_refused(a2) && predicts(a2);
+    /* Read first, then another handle of the file opened for writing. */
+    int b = foresight_pt_open(w_paths[W_LATER], O_RDONLY, 1);
+    r[n++] = lead_reads(b);
+    int b2 = foresight_pt_open(w_paths[W_LATER], O_WRONLY | O_APPEND, 1);
+    r[n++] = b2 >= 0 && lead_refused(b) && lead_refused(b2) && predicts(b);
+    foresight_pt_close(b2, 4);
+    r[n++] = lead_refused(b); /* for good */
+    /* Files the program changes between two lead reads. */
+    int c = foresight_pt_open(w_paths[W_GROWS], O_RDONLY, 1);
+    int d = foresight_pt_open(w_paths[W_TOUCHED], O_RDONLY, 1);
+    int e = foresight_pt_open(w_paths[W_CLEAN], O_RDONLY, 1);
+    r[n++] = lead_reads(c) && lead_reads(d) && lead_reads(e);
+    publish(&w_phase, 1);
+    while (flag(&w_phase) != 2)
+        usleep(1000);
+    r[n++] = lead_refused(c) && predicts(c);
+    r[n++] = foresight_pt_pread(c, NULL, 1u << 20, 0, 3) == 65536 + 4096; /* its new size */
+    r[n++] = lead_refused(d) && predicts(d);
+    r[n++] = lead_reads(e) && predicts(e);
+    r[n++] = lead_refused(c) && lead_refused(d); /* for good */
+    int c2 = foresight_pt_open(w_paths[W_GROWS], O_RDONLY, 1); /* a new handle: still */
+    r[n++] = lead_refused(c2);
+    r[n] = -1;
+    publish(&run_done, 1);
+}
+
+static void scenario_written(void)
+{
+    static const char *const names[] = {"pt_w_rdwr.dat", "pt_w_later.dat", "pt_w_grows.dat",
+                                        "pt_w_touched.dat", "pt_w_clean.dat"};
+    for (int i = 0; i < 5; i++)
+        small_file(w_paths[i], names[i]);
+    for (int i = 0; i < 5; i++) { /* 64 KiB each: small_file's 4096 is too short here */
+        int fd = open(w_paths[i], O_RDWR);
+        CHECK(fd >= 0);
+        uint64_t v[512];
+        for (uint64_t off = 0; off < 65536; off += sizeof v) {
+            for (size_t k = 0; k < 512; k++)
+                v[k] = off / 8 + k;
+            CHECK_EQ(pwrite(fd, v, sizeof v, (off_t)off), sizeof v);
+        }
+        close(fd);
+    }
+    CHECK(foresight_pt_start(NULL, run_written) != NULL);
+    CHECK(wait_flag(&w_phase));
+    /* The program appends to one file and sets the other's mtime (its data unchanged). */
+    int fd = open(w_paths[W_GROWS], O_WRONLY | O_APPEND);
+    char more[4096] = {0};
+    CHECK_EQ(write(fd, more, sizeof more), sizeof more);
+    close(fd);
+    struct timespec t[2] = {{.tv_sec = 1000000000, .tv_nsec = 0}, {.tv_sec = 1000000000, .tv_nsec = 0}};
+    CHECK_EQ(utimensat(AT_FDCWD, w_paths[W_TOUCHED], t, 0), 0);
+    publish(&w_phase, 2);
+    CHECK(wait_flag(&run_done));
+    for (int i = 0; w_ok[i] != -1 && i < 32; i++)
+        if (w_ok[i] != 1) {
+            fprintf(stderr, "written: result %d failed\n", i);
+            check_failures++;
+        }
+    CHECK(get(&fs_global_pt_lead_reads) > 0);
+    for (int i = 0; i < 5; i++)
+        unlink(w_paths[i]);
+}
+
+/* ---- readahead: forward runs left to the kernel ---- */
+
+static void run_readahead(void)
+{
+    int h = foresight_pt_open(path, O_RDONLY, 1);
+    for (unsigned k = 0; k < 100; k++) /* forward from 0: 33 issued, 67 left */
+        foresight_pt_pread(h, NULL, 4096, (int64_t)k * 4096, 2);
+    for (unsigned k = 0; k < 50; k++) /* backward below 6 MiB */
+        foresight_pt_pread(h, NULL, 4096, (6 << 20) - (int64_t)(k + 1) * 4096, 2);
+    for (unsigned k = 0; k < 50; k++) /* strided from 3 MiB */
+        foresight_pt_pread(h, NULL, 4096, (3 << 20) + (int64_t)k * 8192, 2);
+    foresight_pt_lseek(h, 7 << 20, SEEK_SET, 2);
+    for (unsigned k = 0; k < 40; k++) /* forward again, read(): 33 issued, 7 left */
+        foresight_pt_read(h, NULL, 4096, 2);
+    foresight_pt_close(h, 3);
+    publish(&run_done, 1);
+}
+
+static void scenario_readahead(void)
+{
+    cold_file("pt_readahead.dat");
+    CHECK(foresight_pt_start(NULL, run_readahead) != NULL);
+    CHECK(wait_flag(&run_done));
+    CHECK_EQ(get(&fs_global_pt_left_to_readahead), 67 + 7);
+    CHECK_EQ(get(&fs_global_pt_expired), 0);
+    CHECK(wait_fraction(map, 33 * 4096, 1.0, 0, 20));
+    CHECK(resident_fraction(map + 33 * 4096, 67 * 4096) == 0);
+    CHECK(wait_fraction(map + (6 << 20) - 50 * 4096, 50 * 4096, 1.0, 0, 20));
+    for (unsigned k = 0; k < 50; k++)
+        CHECK(wait_fraction(map + (3 << 20) + k * 8192, 4096, 1.0, 0, 20));
+    CHECK(wait_fraction(map + (7 << 20), 33 * 4096, 1.0, 0, 20));
+    CHECK(resident_fraction(map + (7 << 20) + 33 * 4096, 7 * 4096) == 0);
+    unlink(path);
+}
+
+/* ---- cpu: the thread's CPU time ---- */
+
+static int spun;
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void run_spin(void)
+{
+    __atomic_store_n(&run_tid, tid(), __ATOMIC_RELEASE);
+    while (thread_cpu() < 0.05)
+        ;
+    publish(&spun, 1);
+    while (!flag(&go))
+        usleep(1000);
+}
+
+static void scenario_cpu(void)
+{
+    CHECK(fs_pt_cpu_seconds() == 0); /* no thread yet */
+    CHECK(foresight_pt_start(NULL, run_spin) != NULL);
+    CHECK(wait_flag(&spun));
+    const double running = fs_pt_cpu_seconds();
+    CHECK(running >= 0.05 && running < 60);
+    CHECK(running < thread_cpu() + 0.05 || thread_cpu() < 0.05); /* not the caller's own */
+    publish(&go, 1);
+    char task[64];
+    snprintf(task, sizeof task, "/proc/self/task/%d", (int)__atomic_load_n(&run_tid, __ATOMIC_ACQUIRE));
+    bool gone = false;
+    for (int i = 0; i < 20000 && !(gone = access(task, F_OK) != 0); i++)
+        usleep(1000);
+    CHECK(gone);
+    const double ended = fs_pt_cpu_seconds();
+    CHECK(ended >= running && ended < 60);
+    CHECK(fs_pt_cpu_seconds() == ended); /* what the thread recorded as it ended */
+    /* In the JSON statistics. */
+    fs_cfg.stats = 2;
+    snprintf(fs_cfg.stats_path, sizeof fs_cfg.stats_path, "%s/pt_cpu.json",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    fs_stats_report();
+    fs_cfg.stats = 0;
+    FILE *f = fopen(fs_cfg.stats_path, "r");
+    CHECK(f != NULL);
+    static char json[1 << 16];
+    size_t n = f ? fread(json, 1, sizeof json - 1, f) : 0;
+    if (f)
+        fclose(f);
+    json[n] = 0;
+    const char *at = strstr(json, "\"pt_cpu_seconds\": ");
+    CHECK(at != NULL);
+    double v = at ? strtod(at + strlen("\"pt_cpu_seconds\": "), NULL) : -1;
+    CHECK(v > ended - 1e-5 && v < ended + 1e-5);
+    CHECK(strstr(json, "\"pt_left_to_readahead\": 0") != NULL);
+    CHECK(strstr(json, "\"pt_unguarded\": 0") != NULL);
+    unlink(fs_cfg.stats_path);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -582,7 +848,9 @@ int main(int argc, char **argv)
         {"files", scenario_files},         {"window", scenario_window},
         {"expiry", scenario_expiry},       {"mispredict", scenario_mispredict},
         {"disabled", scenario_disabled},   {"fork", scenario_fork},
-        {"exit_group", scenario_exit_group},
+        {"exit_group", scenario_exit_group}, {"handles", scenario_handles},
+        {"setxid", scenario_setxid},       {"written", scenario_written},
+        {"readahead", scenario_readahead}, {"cpu", scenario_cpu},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(argv[1], scenarios[i].name) == 0) {
@@ -592,6 +860,6 @@ int main(int argc, char **argv)
             return check_done(name);
         }
     fprintf(stderr, "usage: test_pt start|confine|files|window|expiry|mispredict|disabled|"
-                    "fork|exit_group\n");
+                    "fork|exit_group|handles|setxid|written|readahead|cpu\n");
     return 2;
 }

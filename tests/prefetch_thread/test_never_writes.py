@@ -15,12 +15,15 @@ import pytest
 
 FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
 
-# What the thread's code and its runtime may call: reading, advising, waiting, its arena,
-# and what starting and ending a thread costs (glibc frees its stack with madvise).
+# What the thread's code and its runtime may call: reading, advising, waiting, its arena
+# (grown with mprotect inside its guarded reservation), its signal stack (sigaltstack, for
+# the fault net), moving a handle above 2 (fcntl F_DUPFD_CLOEXEC), and what starting and
+# ending a thread costs (glibc frees its stack with madvise).
 ALLOWED = {"openat", "close", "read", "pread64", "lseek", "statx", "fstat", "newfstatat",
-           "fadvise64", "futex", "mmap", "munmap", "madvise", "rseq", "set_robust_list",
-           "rt_sigprocmask", "close_range", "prctl", "seccomp", "exit", "clock_gettime",
-           "clock_nanosleep", "nanosleep", "sched_yield", "gettid", "getpid"}
+           "fadvise64", "futex", "mmap", "munmap", "madvise", "mprotect", "rseq",
+           "set_robust_list", "rt_sigprocmask", "sigaltstack", "close_range", "prctl",
+           "seccomp", "exit", "clock_gettime", "clock_nanosleep", "nanosleep", "sched_yield",
+           "gettid", "getpid", "fcntl"}
 WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 
 PROGRAM = r"""
@@ -84,6 +87,7 @@ def test_the_thread_makes_only_reading_system_calls(tmp_path):
     calls = [ln.split(None, 1)[1] for ln in lines if ln.split()[0] == tid]
     names = {re.match(r"(\w+)\(", c).group(1) for c in calls if re.match(r"\w+\(", c)}
     assert names <= ALLOWED, names - ALLOWED
+    assert all("F_DUPFD_CLOEXEC" in c for c in calls if c.startswith("fcntl("))
     assert {"fadvise64", "pread64"} <= names          # it predicted, and read the index
     for c in calls:
         if c.startswith("openat("):
