@@ -15,7 +15,8 @@
  * same tick as another, after the program mapped or allocated its data in between,
  * runs that once without hints.  Only the program's own address space counts: memory
  * taken by other processes is not seen, and a program under ASan or TSan (terabytes of
- * shadow reserved) never fits.  FORESIGHT_INCORE=hint keeps hints on everywhere (the
+ * shadow reserved) never fits; the prefetch thread's reservation (pt_arena.c: 64 GiB of
+ * guards) is left out.  FORESIGHT_INCORE=hint keeps hints on everywhere (the
  * tests of the hints themselves; measuring them in core).
  */
 #include <errno.h>
@@ -62,6 +63,9 @@ bool fs_gate_open(void)
     int open = __atomic_load_n(&open_gate, __ATOMIC_RELAXED);
     if (open < 0 || now != __atomic_load_n(&read_at, __ATOMIC_RELAXED)) {
         unsigned long pages = address_space_pages();
+        /* Not the prefetch thread's reservation (guards, an untouched stack). */
+        unsigned long pt = (unsigned long)(fs_pt_address_space() / FS_PAGE);
+        pages = pages > pt ? pages - pt : 0;
         open = pages == 0 || pages > fs_budget_pages();
         __atomic_store_n(&open_gate, open, __ATOMIC_RELAXED);
         __atomic_store_n(&read_at, now, __ATOMIC_RELAXED);

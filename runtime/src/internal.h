@@ -317,6 +317,7 @@ void fs_pt_drop_pending(void);              /* forget what is pending (mispredic
 /* pt_arena.c: the thread's stack, signal stack and arena, between guards. */
 bool fs_pt_memory_init(void);               /* once; false when even unguarded fails */
 size_t fs_pt_stack_size(uint64_t soft_limit); /* the stack for an RLIMIT_STACK soft limit */
+size_t fs_pt_address_space(void);           /* its reservation, left out of gate.c's count */
 void *fs_pt_stack(size_t *size);
 void *fs_pt_altstack(size_t *size);
 enum fs_pt_where { FS_PT_OUTSIDE, FS_PT_GUARD, FS_PT_ARENA, FS_PT_STACK, FS_PT_ALTSTACK };

@@ -89,6 +89,15 @@ size_t fs_pt_stack_size(uint64_t soft_limit)
     return (size_t)(soft_limit + FS_PAGE - 1) & ~(size_t)(FS_PAGE - 1);
 }
 
+/* The address space the thread's memory takes (its reservation, mostly PROT_NONE guards
+ * and untouched stack): gate.c leaves it out of the program's. */
+size_t fs_pt_address_space(void)
+{
+    if (!__atomic_load_n(&mem.ready, __ATOMIC_ACQUIRE))
+        return 0;
+    return mem.guarded ? mem.len : mem.stack_size;
+}
+
 static void *map(size_t len, int extra)
 {
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra, -1, 0);
@@ -149,7 +158,7 @@ bool fs_pt_memory_init(void)
             return false;
         }
     }
-    mem.ready = true;
+    __atomic_store_n(&mem.ready, true, __ATOMIC_RELEASE);
     return true;
 }
 
