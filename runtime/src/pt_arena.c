@@ -27,7 +27,7 @@
  *
  * Blocks of up to 64 KiB (with a 16-byte header) come in power-of-two sizes from 1 MiB
  * chunks, one free list per size.  Larger ones: in the reservation, power-of-two runs of
- * pages with a free list per size, their pages given back (MADV_DONTNEED) when freed; without
+ * pages with a free list per size, their pages given back (fresh pages mapped over) when freed; without
  * it, mappings of their own, unmapped when freed.  realloc copies into a new block unless the
  * old one has room.  16-byte alignment.  No lock: the memory is set up and used by
  * foresight_pt_start and the compiler's init (on the program's thread, before the prefetch
@@ -286,9 +286,11 @@ void foresight__pt_free(void *p)
     }
     if (b->cls >= LARGE_CLASS) {
         /* Its pages back to the system (zero when used again), but the first: the header
-         * and the free list's link live there. */
+         * and the free list's link live there.  Fresh pages mapped over them, not
+         * MADV_DONTNEED (never used on anonymous memory here); if that fails they stay. */
         const size_t len = b->size + sizeof *b;
-        madvise((char *)b + FS_PAGE, len - FS_PAGE, MADV_DONTNEED);
+        (void)mmap((char *)b + FS_PAGE, len - FS_PAGE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
         memcpy(p, &large_free[b->cls - LARGE_CLASS], sizeof b);
         large_free[b->cls - LARGE_CLASS] = b;
         return;
