@@ -235,3 +235,17 @@ def test_a_pointer_walk_has_no_reuse_across_the_loops_around_it(ir):
     assert p.reuse == {"i": "none", "p": "spatial"}
     # A byte per unit of p: a new page when p crosses a multiple of 4096.
     assert p.predicate == "p mod 4096 == 0"
+
+
+def test_solve_finds_the_first_small_integer_solution():
+    from foresight.compiler.analysis.locality import _solve
+
+    one = {(): 1}
+    n = {("n",): 1}
+    # rows·r = delta over symbols: r0·n + r1·1 = n + 2 -> r = [1, 2]
+    assert _solve([[n, one]], [{("n",): 1, (): 2}]) == [1, 2]
+    # no solution within |r| <= 4
+    assert _solve([[n, {}]], [{("n",): 5}]) is None
+    # a column no row uses stays 0; the first solution in search order wins
+    assert _solve([[one, one, {}]], [{}]) == [-4, 4, 0]
+    assert _solve([[one]], [{}]) == [0]

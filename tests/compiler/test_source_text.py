@@ -114,3 +114,13 @@ def test_diagnostics_are_the_originals(tmp_path):
     assert b"unused" in o.stderr
     assert p.stderr == o.stderr
     assert [e for e in json.loads((tmp_path / "r.json").read_text()) if e.get("hints")]
+
+
+def test_line_at_counts_lines_before_the_offset():
+    from foresight.compiler.options import line_at
+
+    data = b"a\nbc\n\nd"
+    # offsets: a=0 \n=1 b=2 c=3 \n=4 \n=5 d=6
+    assert [line_at(data, o) for o in range(len(data) + 1)] == [1, 1, 2, 2, 2, 3, 4, 4]
+    assert line_at(b"", 0) == 1
+    assert line_at(data, 3) == data.count(b"\n", 0, 3) + 1

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,17 @@ def decode_source(data: bytes) -> str:
 
 def encode_source(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
+
+
+@lru_cache(maxsize=4)
+def _newlines(data: bytes) -> list[int]:
+    return [m.start() for m in re.finditer(b"\n", data)]
+
+
+def line_at(data: bytes, offset: int) -> int:
+    """The 1-based line of byte `offset` of source `data` (its newlines found once per
+    text, so asking for every nest of a long file stays linear)."""
+    return bisect_left(_newlines(data), offset) + 1
 
 
 @dataclass

@@ -18,7 +18,7 @@ import re
 
 import clang.cindex as ci
 
-from foresight.compiler.frontend.cshim import binary_operator, unary_operator
+from foresight.compiler.frontend.cshim import binary_operator, file_offset, unary_operator
 from foresight.compiler.frontend.cursors import (
     ARRAY_KINDS,
     children,
@@ -43,8 +43,8 @@ def _placed(fn: ci.Cursor, main: str):
     stack = [(fn, start_of(fn))]
     while stack:
         c, outer = stack.pop()
-        start = c.extent.start
-        at = start.offset if start.file is not None and start.file.name == main else outer
+        name, off = file_offset(c.extent.start)
+        at = off if name == main else outer
         stack.extend((k, at) for k in reversed(children(c)))
         yield c, at
 

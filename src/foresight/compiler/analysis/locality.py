@@ -254,22 +254,23 @@ def _position(a: RefFacts, subs_a: tuple[Affine, ...], subs_b: tuple[Affine, ...
 
 
 def _solve(rows: list[list[dict]], delta: list[dict]) -> list[int] | None:
-    """A small integer r with rows·r = delta, by search over |r_k| <= 4 (None: none found)."""
+    """A small integer r with rows·r = delta, by search over |r_k| <= 4 (None: none found).
+
+    Each symbolic equation is one integer equation per monomial (Σ_k r_k·row[k][m] =
+    delta[m]), so the search tests integer dot products; the first r in the search's
+    order is returned."""
     ncols = len(rows[0]) if rows else 0
     live = [k for k in range(ncols) if any(row[k] for row in rows)]
     if len(live) > 5:
         return None
+    eqs = []
+    for row, d in zip(rows, delta, strict=True):
+        if any(v == 0 for v in d.values()):
+            return None     # a sum of nonzero terms is never kept as an explicit 0
+        monomials = set(d).union(*(row[k] for k in live))
+        eqs += [(tuple(row[k].get(m, 0) for k in live), d.get(m, 0)) for m in monomials]
     for combo in itertools.product(range(-4, 5), repeat=len(live)):
-        ok = True
-        for row, d in zip(rows, delta, strict=True):
-            total: dict = {}
-            for k, v in zip(live, combo, strict=True):
-                if v and row[k]:
-                    total = sym_add(total, {m: v * c for m, c in row[k].items()})
-            if total != d:
-                ok = False
-                break
-        if ok:
+        if all(sum(c * v for c, v in zip(cs, combo, strict=True)) == t for cs, t in eqs):
             r = [0] * ncols
             for k, v in zip(live, combo, strict=True):
                 r[k] = v

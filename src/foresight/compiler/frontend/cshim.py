@@ -53,9 +53,37 @@ def offset(location: ci.SourceLocation) -> int:
     return o.value
 
 
+# File names by (source manager, file) of a live translation unit: libclang's bindings
+# make a File object and ask its name at every `location.file`.
+_FILES: dict[tuple[int | None, int | None], str] = {}
+
+
+def forget_files() -> None:
+    """Drop the file names kept by file_offset (a new translation unit: its addresses
+    may be those of a freed one)."""
+    _FILES.clear()
+
+
+def file_offset(location: ci.SourceLocation) -> tuple[str | None, int]:
+    """(`str(location.file)` or None, `location.offset`), asked of libclang once."""
+    f, o = ci.c_object_p(), ctypes.c_uint()
+    _lib().clang_getInstantiationLocation(location, ctypes.byref(f), None, None,
+                                          ctypes.byref(o))
+    if not f:
+        return None, o.value
+    key = (location.ptr_data[0], ctypes.cast(f, ctypes.c_void_p).value)
+    name = _FILES.get(key)
+    if name is None:
+        name = _FILES[key] = ci.conf.lib.clang_getFileName(ci.File(f))
+    return name, o.value
+
+
 def _cursor_kind(cursor: ci.Cursor, kinds=ci.CursorKind._kinds) -> ci.CursorKind:
     """Cursor.kind: the kind its id names (the bindings' list, which they fill in place)."""
-    kind = kinds[cursor._kind_id] if cursor._kind_id < len(kinds) else None
+    try:
+        kind = kinds[cursor._kind_id]
+    except IndexError:
+        kind = None
     if kind is None:
         raise ValueError(f"Unknown cursor kind {cursor._kind_id}")
     return kind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from foresight.compiler.frontend.cshim import offset
+from foresight.compiler.frontend.cshim import file_offset, offset
 
 K = ci.CursorKind
 _TRANSPARENT = {K.UNEXPOSED_EXPR, K.PAREN_EXPR}
@@ -67,8 +67,8 @@ def strip(c: ci.Cursor) -> ci.Cursor:
 def decl_key(decl: ci.Cursor) -> tuple:
     """A declaration's identity across cursors: (file, offset, name) of its first
     declaration (a block-scope `extern int n;` is the file-scope `n`)."""
-    loc = decl.canonical.location
-    return (str(loc.file) if loc.file else "", loc.offset, decl.spelling)
+    name, off = file_offset(decl.canonical.location)
+    return (name or "", off, decl.spelling)
 
 
 def mark_variable(c: ci.Cursor, into: set) -> None:

@@ -14,7 +14,12 @@ import clang.cindex as ci
 
 from foresight.compiler.analysis.effects import Effects, UnitEffects
 from foresight.compiler.frontend import pragmas
-from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
+from foresight.compiler.frontend.cshim import (
+    binary_operator,
+    evaluate_int,
+    file_offset,
+    unary_operator,
+)
 from foresight.compiler.frontend.cursors import (
     INT_KINDS,
     children,
@@ -40,6 +45,7 @@ from foresight.compiler.ir import (
     Sym,
     sym_value,
 )
+from foresight.compiler.options import line_at
 
 K = ci.CursorKind
 _JUMPS = {K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.RETURN_STMT, K.INDIRECT_GOTO_STMT}
@@ -122,7 +128,7 @@ class _Loops:
     def unanalysed(self, c: ci.Cursor, why: str, inside: bool = True) -> None:
         """Record an outermost loop of this file that is left unchanged, for the report
         (with `inside`, loops inside it may still become nests of their own)."""
-        if c.location.file is None or str(c.location.file) != self.main:
+        if file_offset(c.location)[0] != self.main:
             return
         if inside and any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
                           for d in preorder(c) if d != c):
@@ -152,7 +158,10 @@ class _Loops:
                 return "a #pragma inside the nest (OpenMP or similar): left unchanged"
             at = text.find(b"pragma", at + 1)
         line_start = self.data.rfind(b"\n", 0, root.start)
-        prev = self.data[:max(line_start, 0)].rstrip().rsplit(b"\n", 1)[-1]
+        i = max(line_start, 0)      # the last line before it that is not blank
+        while i > 0 and self.data[i - 1] in b" \t\n\r\x0b\x0c":
+            i -= 1
+        prev = self.data[self.data.rfind(b"\n", 0, i) + 1:i]
         if root.omp is None and (b"pragma" in prev or b"_Pragma" in prev
                                  or pragmas.pragma_before(self.data, root.start)):
             return "the nest follows a #pragma (OpenMP or similar): left unchanged"
@@ -165,12 +174,12 @@ class _Loops:
         if found is None:
             return None
         at, text = found
-        return pragmas.omp_loop(text, self.data.count(b"\n", 0, at) + 1)
+        return pragmas.omp_loop(text, line_at(self.data, at))
 
     def loop(self, c: ci.Cursor, depth: int, outer: dict[tuple, str], nest_start: int,
              conditional: bool = False) -> Loop | Refusal:
         """A Loop for a canonical counted for-statement, or why it is not one."""
-        if c.location.file is None or str(c.location.file) != self.main:
+        if file_offset(c.location)[0] != self.main:
             return Refusal("not in the file being compiled")
         start = start_of(c)
         if self.data[start:start + 3] != b"for":

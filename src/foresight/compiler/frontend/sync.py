@@ -65,6 +65,12 @@ _QUIET_CALLS = MATH_CALLS | {
 }
 
 
+# Expression kinds whose type may be atomic or volatile (a literal's never is), by kind.
+_EXPRESSION: dict[ci.CursorKind, bool] = {}
+_LITERALS = {K.INTEGER_LITERAL, K.FLOATING_LITERAL, K.IMAGINARY_LITERAL, K.STRING_LITERAL,
+             K.CHARACTER_LITERAL}
+
+
 def _atomic_or_volatile(t: ci.Type) -> bool:
     t = t.get_canonical()
     if t.kind == ci.TypeKind.ATOMIC or t.is_volatile_qualified():
@@ -93,6 +99,16 @@ class SyncPoints:
     def __init__(self, definitions: dict[str, ci.Cursor]):
         self.definitions = definitions            # USR -> function definition
         self._functions = CalleeFacts(definitions, self._own)
+        # _atomic_or_volatile of each type met, by libclang's opaque pointer to it (with
+        # its qualifiers; valid while this unit lives): most expressions share few types.
+        self._types: dict[int | None, bool] = {}
+
+    def _special(self, t: ci.Type) -> bool:
+        key = t.data[0]
+        hit = self._types.get(key)
+        if hit is None:
+            hit = self._types[key] = _atomic_or_volatile(t)
+        return hit
 
     def point(self, c: ci.Cursor) -> str | None:
         """Why `c` synchronises, or None."""
@@ -104,13 +120,17 @@ class SyncPoints:
             name = _atomic_builtin(c)
             if name is not None:
                 return f"an atomic operation ({name})"
-        if c.kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR) and c.referenced is not None \
+        kind = c.kind
+        if kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR) and c.referenced is not None \
                 and c.referenced.kind in (K.VAR_DECL, K.PARM_DECL, K.FIELD_DECL) \
-                and _atomic_or_volatile(c.referenced.type):
+                and self._special(c.referenced.type):
             return f"an atomic or volatile object ({c.spelling})"
-        if c.kind.is_expression() and c.type.kind != ci.TypeKind.INVALID \
-                and _atomic_or_volatile(c.type):
-            return "an atomic or volatile access"
+        if _EXPRESSION.get(kind) is None:
+            _EXPRESSION[kind] = kind.is_expression() and kind not in _LITERALS
+        if _EXPRESSION[kind]:
+            t = c.type
+            if t.kind != ci.TypeKind.INVALID and self._special(t):
+                return "an atomic or volatile access"
         return None
 
     def call(self, c: ci.Cursor) -> str | None:

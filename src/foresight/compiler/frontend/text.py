@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import clang.cindex as ci
 
-from foresight.compiler.frontend.cshim import offset
+from foresight.compiler.frontend.cshim import file_offset, offset
 from foresight.compiler.frontend.cursors import children, end_of, preorder, start_of
 from foresight.compiler.options import decode_source
 
@@ -73,9 +73,10 @@ class FunctionText:
         """Whether `c`'s extent is a non-empty range of this file: code from a macro
         call's arguments has an empty extent at the call (`N` of `COND(i, N)`), code from
         an #include'd file offsets into that file."""
-        return end_of(c) > start_of(c) and all(
-            x.file is not None and str(x.file) == self.main
-            for x in (c.extent.start, c.extent.end))
+        if end_of(c) <= start_of(c):
+            return False
+        extent = c.extent
+        return file_offset(extent.start)[0] == self.main == file_offset(extent.end)[0]
 
     def reads_counter(self, c: ci.Cursor) -> bool:
         """Whether the text at `c` (in_file) reads __COUNTER__, itself or through a

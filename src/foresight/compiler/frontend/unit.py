@@ -11,6 +11,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from foresight.compiler.frontend.cshim import forget_files
 from foresight.compiler.frontend.cursors import end_of, start_of
 
 K = ci.CursorKind
@@ -75,6 +76,7 @@ def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
     try:
         # `./-x.c` is `-x.c` as a Path, which libclang would take for an option.
         name = str(source) if not str(source).startswith("-") else f"./{source}"
+        forget_files()
         tu = ci.Index.create().parse(name, args=args,
                                      options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
     except ci.TranslationUnitLoadError as e:

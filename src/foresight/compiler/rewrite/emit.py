@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from foresight.compiler.ir import Loop, LoopNest, Sym, sym_value
-from foresight.compiler.options import CompileOptions, decode_source
+from foresight.compiler.options import CompileOptions, decode_source, line_at
 from foresight.compiler.rewrite import bounds, emit_indirect, emit_rows, emit_stream
 from foresight.compiler.rewrite import cexpr as C
 from foresight.compiler.rewrite.cexpr import U
@@ -198,7 +198,7 @@ class NestEmitter:
             line_start = data.rfind(b"\n", 0, offset) + 1
             indent = "".join(ch if ch == "\t" else " "
                              for ch in decode_source(data[line_start:offset]))
-            line = data.count(b"\n", 0, offset) + 1
+            line = line_at(data, offset)
             return f"\n#line {line} {name}\n{indent}"
 
         copy = decode_source(data[root.start:root.end])

@@ -28,7 +28,7 @@ from foresight.compiler.analysis.ioslice import (
     Slice,
     io_name,
 )
-from foresight.compiler.options import decode_source
+from foresight.compiler.options import decode_source, line_at
 from foresight.compiler.program_ir import Function, StmtKind, VarKey
 from foresight.compiler.rewrite.splice import Insertion, line_name
 
@@ -210,7 +210,7 @@ class ThreadWriter:
             edits.append((s0, e0, f"(*{copy_name(var.name)}_p)"))
         body = fn.stmts[0]
         text = _apply(self.data, body.start, fn.end, edits)
-        line = self.data.count(b"\n", 0, fn.start) + 1
+        line = line_at(self.data, fn.start)
         return f"#line {line} {line_name(self.path)}\n{self.header(fn)}{text}"
 
     def call(self, fn: Function, c) -> list[tuple[int, int, str]]:

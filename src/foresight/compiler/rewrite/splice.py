@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from foresight.compiler.options import decode_source, encode_source
+from foresight.compiler.options import decode_source, encode_source, line_at
 
 
 @dataclass(order=True)
@@ -45,7 +45,7 @@ def translation_unit(name: str, data: bytes, insertions: list[Insertion],
     at = max((o for o in header_places if o < first), default=None)
     header = "#include <foresight.h>\n"
     if at is not None:
-        line = data.count(b"\n", 0, at) + 1
+        line = line_at(data, at)
         insertions.append(Insertion(at, 0, -1, f"{header}#line {line} {line_name(name)}\n"))
         header = ""
     body = decode_source(splice(data, insertions))
