@@ -232,3 +232,38 @@ int main(void)
     assert "foresight_pt_fgetc(cfg, 1, 7)" in text and "foresight_pt_fgetc(cfg, 0, 8)" in text
     ticks = [i.text for i in thread_insertions(sl, data, "x.c") if "tick" in i.text]
     assert len(ticks) == 2      # fscanf, read (getc is mirrored, not counted)
+
+
+def test_the_report_lists_each_functions_slice_and_each_calls_kind(tmp_path):
+    from foresight.compiler.options import CompileOptions
+    from foresight.compiler.pipeline import transform
+
+    src = tmp_path / "x.c"
+    src.write_text(HEAD + """\
+int main(void) {
+    char buf[4096], idx[8];
+    long sum = 0;
+    int fd = open("data", O_RDONLY);
+    if (fd < 0)
+        return 1;
+    if (pread(fd, idx, 8, 0) != 8)
+        return 1;
+    for (long k = 0; k < 100; k++) {
+        if (pread(fd, buf, 4096, (off_t)idx[k % 8] * 4096 + k) != 4096)
+            return 1;
+        sum += buf[0];
+    }
+    printf("%ld\\n", sum);
+    return 0;
+}
+""")
+    out = transform(src, [], CompileOptions(prefetch_thread=True))
+    lines = {e["line"]: e["message"] for e in out.report
+             if e.get("pass") == "prefetch-thread" and e["message"].startswith(("slice", "site"))}
+    assert set(lines) == {5, 8, 11, 14}
+    # main's body, its declarations but `sum`, the I/O and the conditions around it, the
+    # jumps they decide, return 0: not the computation (16) nor the printf (18).
+    assert lines[5] == "slice of main: line 5-6, 8-15, 19"
+    assert lines[8] == "site 1: `open` in main: open"
+    assert lines[11] == "site 2: `pread` in main: lead read (the thread reads the data)"
+    assert lines[14] == "site 3: `pread` in main: predicted read"

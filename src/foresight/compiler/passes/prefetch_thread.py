@@ -13,7 +13,7 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
     out = PassResult()
     if not opts.prefetch_thread:
         return out
-    from foresight.compiler.analysis.ioslice import IO_CALLS, slice_program
+    from foresight.compiler.analysis.ioslice import IO_CALLS, TICKED, slice_program
     from foresight.compiler.frontend.program import parse_program
     from foresight.compiler.rewrite.prefetch_thread import Refused, thread_insertions
 
@@ -53,13 +53,30 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
     out.report.append({"file": unit.path, "line": main.line, "message":
                        f"{what}: {len(sl.kept)} function(s) sliced, "
                        f"{sum(len(k) for k in sl.kept.values())} statements kept"})
+    functions = {f.name: f for f in program.functions}
+    for name, ids in sl.kept.items():
+        fn = functions[name]
+        lines = sorted({fn.stmts[i].line for i in ids if fn.stmts[i].line})
+        out.report.append({"file": unit.path, "line": fn.line, "message":
+                           f"slice of {name}: line {_ranges(lines)}"})
     for n, (f, c) in enumerate(sl.io_sites, 1):
         kind = IO_CALLS[c.name][0]
         what = kind
-        if IO_CALLS[c.name][1] >= 0:
+        if kind in TICKED or kind == "fgetc":
             what = "lead read (the thread reads the data)" if sl.lead(c) else "predicted read"
         out.report.append({"file": unit.path, "line": c.line,
                            "message": f"site {n}: `{c.name}` in {f}: {what}"})
     if opts.prefetch:
         out.insertions += insertions
     return out
+
+
+def _ranges(lines: list[int]) -> str:
+    """Sorted line numbers as `3-5, 9, 12-13`."""
+    runs: list[list[int]] = []
+    for ln in lines:
+        if runs and ln == runs[-1][1] + 1:
+            runs[-1][1] = ln
+        else:
+            runs.append([ln, ln])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
