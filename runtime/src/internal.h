@@ -242,6 +242,10 @@ bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *
                         size_t size, pthread_t *id);
 void fs_workers_after_fork_child(void);
 
+/* main_exit.c: the process ends with the program's last thread, not the library's. */
+void fs_library_thread_begins(void); /* on a library thread, once it runs */
+void fs_library_thread_ends(void);   /* on it, before it returns */
+
 /* trace.c: FORESIGHT_TRACE event trace (faults, prefetches, releases). */
 extern bool fs_trace_active;
 void fs_trace_start(void);                     /* at start-up: open the file, count faults */

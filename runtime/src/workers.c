@@ -7,6 +7,7 @@
  * first queued request.
  */
 #include <signal.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -32,9 +33,31 @@ bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name)
     return fs_thread_start_on(fn, arg, name, NULL, 256 << 10, NULL);
 }
 
+/* A library thread's function and argument, for counted_main. */
+struct counted {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+/* Runs a library thread's function between its counting and uncounting (main_exit.c). */
+static void *counted_main(void *p)
+{
+    struct counted c = *(struct counted *)p;
+    free(p);
+    fs_library_thread_begins();
+    void *ret = c.fn(c.arg);
+    fs_library_thread_ends();
+    return ret;
+}
+
 bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *stack,
                         size_t size, pthread_t *id)
 {
+    struct counted *c = malloc(sizeof *c);
+    if (c == NULL)
+        return false;
+    c->fn = fn;
+    c->arg = arg;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -46,7 +69,9 @@ bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *
     else
         pthread_attr_setstacksize(&attr, size);
     pthread_t t;
-    bool ok = pthread_create(&t, &attr, fn, arg) == 0;
+    bool ok = pthread_create(&t, &attr, counted_main, c) == 0;
+    if (!ok)
+        free(c);
     if (ok) {
         pthread_setname_np(t, name);
         if (id != NULL)

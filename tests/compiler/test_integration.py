@@ -247,3 +247,39 @@ def test_bench_compiler_asks_for_swap_for_malloced_data(tmp_path, no_swap):
                        timeout=60)
     assert p.returncode == 2
     assert "foresight swap enable" in p.stderr and "--kernels gather" in p.stderr
+
+
+PTHREAD_EXIT_MAIN = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+static double *a;
+static long n = 1 << 20;
+static void *work(void *arg) {
+    double s = 0;
+    for (long i = 0; i < n; i++) s += a[i];
+    printf("sum %.1f\n", s);
+    return arg;
+}
+int main(void) {
+    a = calloc((size_t)n, sizeof *a);
+    for (long i = 0; i < n; i++) a[i] = (double)(i % 7);
+    pthread_t t;
+    pthread_create(&t, NULL, work, NULL);
+    pthread_exit(NULL);
+}
+"""
+
+
+def test_a_main_ending_in_pthread_exit_ends_with_its_last_thread(tmp_path):
+    """The library's threads never end: the process must still end (status 0, output
+    flushed) when the program's last thread does, as cc's build does."""
+    src = tmp_path / "pte.c"
+    src.write_text(PTHREAD_EXIT_MAIN)
+    outs = {}
+    for name, cc in (("plain", ["cc"]), ("hinted", [FORESIGHT, "cc"])):
+        exe = tmp_path / name
+        subprocess.run([*cc, "-O2", "-pthread", "-o", str(exe), str(src)], check=True)
+        r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+        outs[name] = (r.returncode, r.stdout)
+    assert outs["hinted"] == outs["plain"] == (0, "sum 3145722.0\n")

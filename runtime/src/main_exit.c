@@ -1,0 +1,128 @@
+/*
+ * main_exit.c — a program whose main thread ends with pthread_exit() or thrd_exit()
+ * ends when its last thread does, with status 0 (POSIX: "as if exit() was called with
+ * a zero argument at thread termination time").  glibc does that when its count of
+ * threads reaches zero, and the library's own threads (workers, the prefetch thread...)
+ * never end: without this the process would live on after the program's last thread,
+ * its output unflushed, and with every thread left blocking all signals even SIGTERM
+ * would stay pending.
+ *
+ * So the library's pthread_exit and thrd_exit (the program's calls bind to them: the
+ * library is linked before libc) start, when called on the main thread, a watcher that
+ * calls exit(0) once only library threads are left: the main thread a zombie
+ * (/proc/self/stat's state Z) and the process's thread count, less that zombie, no more
+ * than the library's live threads.  The library counts a thread of its own only once it
+ * runs and uncounts it before it ends, and the count is read before the thread count,
+ * so every race makes the watcher wait one more period, never exit early.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <threads.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PERIOD_NS (20 * 1000 * 1000) /* the watcher's wait between looks */
+
+static unsigned library_threads; /* live threads of fs_thread_start_on, counted as above */
+static int watching;             /* the watcher was started (once per process) */
+
+void fs_library_thread_begins(void)
+{
+    __atomic_add_fetch(&library_threads, 1, __ATOMIC_SEQ_CST);
+}
+
+void fs_library_thread_ends(void)
+{
+    __atomic_sub_fetch(&library_threads, 1, __ATOMIC_SEQ_CST);
+}
+
+static void after_fork_child(void)
+{
+    /* The child has only the thread that forked; the library starts its own again. */
+    __atomic_store_n(&library_threads, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST);
+}
+
+/* Whatever the rest of the library does at start (disabled, say): a child's count must
+ * never be its parent's. */
+__attribute__((constructor)) static void register_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+/* Whether the main thread has ended and no thread of the program is left. */
+static bool only_library_threads_left(void)
+{
+    const unsigned ours = __atomic_load_n(&library_threads, __ATOMIC_SEQ_CST);
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char buf[1024];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    /* pid (comm) state ppid ...: the comm may hold spaces and ')', so from the last ')'. */
+    char *p = NULL;
+    for (char *q = buf; *q; q++)
+        if (*q == ')')
+            p = q;
+    if (p == NULL || p[1] != ' ')
+        return false;
+    const char state = p[2];
+    /* num_threads is field 20; the state is field 3. */
+    int field = 3;
+    long threads = -1;
+    for (char *q = p + 2; *q; q++)
+        if (*q == ' ' && ++field == 20) {
+            threads = strtol(q + 1, NULL, 10);
+            break;
+        }
+    return state == 'Z' && threads >= 1 && (unsigned long)(threads - 1) <= ours;
+}
+
+static void *watcher_main(void *arg)
+{
+    (void)arg;
+    const struct timespec period = {0, PERIOD_NS};
+    for (;;) {
+        nanosleep(&period, NULL);
+        if (only_library_threads_left())
+            exit(0);
+    }
+    return NULL;
+}
+
+static void main_thread_ends(void)
+{
+    if (syscall(SYS_gettid) != getpid())
+        return; /* another thread: glibc's count still ends the process after it */
+    if (__atomic_exchange_n(&watching, 1, __ATOMIC_SEQ_CST))
+        return;
+    fs_thread_start(watcher_main, NULL, "foresight-exit");
+}
+
+__attribute__((noreturn)) void pthread_exit(void *value)
+{
+    main_thread_ends();
+    void (*real)(void *) = (void (*)(void *))dlsym(RTLD_NEXT, "pthread_exit");
+    if (real != NULL)
+        real(value);
+    syscall(SYS_exit, 0); /* no libc's pthread_exit: end the thread all the same */
+    __builtin_unreachable();
+}
+
+__attribute__((noreturn)) void thrd_exit(int value)
+{
+    main_thread_ends();
+    void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "thrd_exit");
+    if (real != NULL)
+        real(value);
+    syscall(SYS_exit, 0);
+    __builtin_unreachable();
+}
