@@ -169,6 +169,33 @@ int main(int argc, char **argv)
     assert any("reads the program's memory" in why for _, why in sl.refusals)
 
 
+def test_addresses_copied_with_the_globals_holding_them_are_not_the_threads(tmp_path):
+    """A file-scope table of pointers (or of structs holding them) is copied for the
+    thread with the program's addresses in it: a lead read into what it points to would
+    write the program's buffers."""
+    for table, load in (("static char *bufs[2] = {buf_a, buf_b};", "bufs[k & 1]"),
+                        ("static struct io { char *p; } ios[2] = {{buf_a}, {buf_b}};",
+                         "ios[k & 1].p")):
+        _, sl, _ = sliced(tmp_path, f"""\
+static char buf_a[4096], buf_b[4096];
+{table}
+int main(int argc, char **argv)
+{{
+    int fd = open(argv[1], O_RDONLY);
+    long at = 0;
+    for (long k = 0; k < 100; k++) {{
+        char *b = {load};
+        if (pread(fd, b, 4096, at) != 4096)
+            return 1;
+        at = (long)b[100] * 4096;
+    }}
+    return 0;
+}}
+""")
+        assert sl.refusals and all("program's memory" in why for _, why in sl.refusals), \
+            (table, sl.refusals)
+
+
 def test_stores_through_the_threads_own_pointers_are_kept(tmp_path):
     program, sl, data = sliced(tmp_path, """\
 int main(int argc, char **argv)

@@ -83,6 +83,9 @@ class Var:
     is_array: bool = False
     is_struct: bool = False  # a struct or union
     is_pointer: bool = False
+    # Its bytes may hold an address: a pointer, a struct or union (any member may be
+    # one), or an array of either (`char *bufs[2]`, `struct io ios[4]`).
+    holds_address: bool = False
 
 
 @dataclass(frozen=True)

@@ -625,7 +625,7 @@ class _Slicer:
                 return False
             if var.is_pointer and (f, k) not in cand:
                 return False
-            if var.scope == Scope.GLOBAL and (var.is_pointer or var.is_struct):
+            if var.scope == Scope.GLOBAL and var.holds_address:
                 return False
         return True
 

@@ -45,7 +45,14 @@ def variable(decl: ci.Cursor) -> Var:
     return Var(name=decl.spelling, key=decl_key(decl), scope=scope,
                line=decl.canonical.location.line, type=decl.type.spelling,
                is_array=t.kind in ARRAY_KINDS, is_struct=t.kind == T.RECORD,
-               is_pointer=t.kind == T.POINTER)
+               is_pointer=t.kind == T.POINTER, holds_address=_holds_address(t))
+
+
+def _holds_address(t: ci.Type) -> bool:
+    """Whether an object of canonical type `t` may hold an address (see Var)."""
+    while t.kind in ARRAY_KINDS:
+        t = t.element_type.get_canonical()
+    return t.kind in (T.POINTER, T.RECORD, T.BLOCKPOINTER)
 
 
 @dataclass(frozen=True)
