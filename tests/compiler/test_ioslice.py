@@ -294,3 +294,52 @@ int main(void) {
     assert lines[8] == "site 1: `open` in main: open"
     assert lines[11] == "site 2: `pread` in main: lead read (the thread reads the data)"
     assert lines[14] == "site 3: `pread` in main: predicted read"
+
+
+def test_a_global_named_only_by_sizeof_or_a_predicted_buffer_is_not_copied(tmp_path):
+    """The thread copies the globals it reads at main's entry: a 256 MiB table that its
+    clone names only under sizeof and as a predicted read's buffer must not be one."""
+    _, sl, data = sliced(tmp_path, """\
+static char table[65536][4096];
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    long sum = 0;
+    for (long r = 0; r < 1024; r += 2) {
+        if (pread(fd, table[r], sizeof table[0], r * (long)sizeof table[0]) != 4096)
+            return 1;
+        sum += table[r][100];
+    }
+    return (int)(sum & 1);
+}
+""")
+    assert sl.ok, sl.refusals
+    text = thread_text(sl, data)
+    assert "foresight_pt_pread(fd, (void *)0, sizeof table[0]" in text
+    assert "__fs_ptg_table" not in text
+
+
+def test_a_static_initialised_with_a_global_refuses_the_thread(tmp_path):
+    """`static const char *const in[] = {name};` in a clone cannot name the thread's copy
+    of `name` (not a constant): refused with the line, not left to fail to compile."""
+    import pytest
+
+    from foresight.compiler.rewrite.prefetch_thread import Refused
+
+    _, sl, data = sliced(tmp_path, """\
+static char name[] = "data.dat";
+int main(void)
+{
+    static const char *const in[] = {name};
+    char rec[4096];
+    int fd = open(in[0], O_RDONLY);
+    for (long r = 767; r >= 0; r--)
+        if (pread(fd, rec, sizeof rec, r * 4096) != 4096)
+            return 1;
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    with pytest.raises(Refused) as e:
+        thread_insertions(sl, data, "x.c")
+    assert e.value.line == 8 and "`name`" in e.value.why

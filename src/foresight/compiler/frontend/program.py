@@ -154,9 +154,18 @@ class _Function:
             function_refs=tuple(self.x.fn_refs), global_refs=self.global_refs())
 
     def global_refs(self) -> tuple[tuple[int, int, VarKey, bool], ...]:
-        """Every mention of a file-scope variable in the body (Function.global_refs)."""
+        """Every mention of a file-scope variable in the body (Function.global_refs) that
+        is evaluated: the operand of `sizeof` (but a variable-length array's) names only
+        a type, which the program's variable gives the thread as well as a copy would."""
         out = []
-        for c in preorder(self.fn):
+        stack = [self.fn]
+        while stack:
+            c = stack.pop()
+            if c.kind == K.CXX_UNARY_EXPR and not any(
+                    ch.type.get_canonical().kind == ci.TypeKind.VARIABLEARRAY
+                    for ch in children(c)):
+                continue
+            stack.extend(reversed(children(c)))
             if c.kind != K.DECL_REF_EXPR or c.referenced is None:
                 continue
             d = c.referenced

@@ -29,7 +29,7 @@ from foresight.compiler.analysis.ioslice import (
     io_name,
 )
 from foresight.compiler.options import decode_source, line_at
-from foresight.compiler.program_ir import Function, StmtKind, VarKey
+from foresight.compiler.program_ir import Function, Scope, StmtKind, VarKey
 from foresight.compiler.rewrite.splice import Insertion, line_name
 
 # Generated names: __fs_ptf_F the clone of F, __fs_ptg_V the private copy of V, __fs_ptx_*
@@ -189,18 +189,30 @@ class ThreadWriter:
             i = bisect_right(starts, o) - 1
             return i < 0 or not (removed[i][0] <= o < removed[i][1])
 
+        call_edits = []
         for sid in sorted(kept):
             st = fn.stmts[sid]
             for c in st.calls:
                 if live(c.start):
-                    edits += self.call(fn, c)
+                    call_edits += self.call(fn, c)
+        edits += call_edits
+        # Text a call's edit replaces (a predicted read's buffer, open's mode) is gone:
+        # a global named there needs no copy.
+        replaced = sorted((a, b) for a, b, _ in call_edits if b > a)
         globals_ = {v.key: v for v in fn.globals}
+        # A static local's initial value must be a constant: not a copy of a global.
+        statics = [(st.start, st.end) for sid in kept
+                   if (st := fn.stmts[sid]).kind == StmtKind.DECL
+                   and any(v.key in st.defs and v.scope == Scope.STATIC for v in fn.locals)]
         for s0, e0, key, spelled in fn.global_refs:
-            if not live(s0):
+            if not live(s0) or any(a <= s0 and e0 <= b for a, b in replaced):
                 continue
             var = globals_.get(key)
             if var is None or _const(var.type):
                 continue
+            if any(a <= s0 < b for a, b in statics):
+                raise Refused(line_at(self.data, s0), f"a static variable's initial value "
+                              f"names `{var.name}`, which the thread reads from a copy")
             if not spelled:
                 raise Refused(fn.line, f"`{var.name}` is named through a macro in "
                               f"`{fn.name}`")
