@@ -15,9 +15,9 @@
  * net (pt_thread.c) stops the thread.  The stack is RLIMIT_STACK's soft limit, as the main
  * thread's (unlimited: 512 MiB; at least 8 MiB, at most 1 GiB): a recursive reader that
  * needed 48 MiB under `ulimit -s unlimited` crashed at 8 MiB.  Its pages are touched only as
- * used.  When the reservation fails (a small RLIMIT_AS, say), the stack, the signal stack
- * and each arena chunk are mappings of their own, as before the guards (counted:
- * pt_unguarded).
+ * used.  Under a finite RLIMIT_AS (whose allowance the guards would take from the program),
+ * or when the reservation fails, the stack, the signal stack and each arena chunk are
+ * mappings of their own, as before the guards (counted: pt_unguarded).
  *
  * Why an arena at all: the slice's allocations (its private copies, lead reads' buffers)
  * must not come from the program's malloc: the prefetch thread would take the program's
@@ -140,7 +140,11 @@ bool fs_pt_memory_init(void)
     struct rlimit rl;
     size_t stack = fs_pt_stack_size(getrlimit(RLIMIT_STACK, &rl) == 0 ? (uint64_t)rl.rlim_cur
                                                                         : 8 * MiB);
-    if (reserve(stack)) {
+    /* Under a finite RLIMIT_AS the guards' 64 GiB would count against the program's own
+     * address space (a 100 GiB limit left a 16 GiB allocation of the program failing):
+     * there, mappings of their own. */
+    const bool as_limited = getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+    if (!as_limited && reserve(stack)) {
         mem.guarded = true;
     } else {
         /* Today's layout: mappings of their own, no guards. */

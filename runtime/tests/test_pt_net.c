@@ -319,6 +319,40 @@ static void scenario_program(void)
     CHECK_EQ(child(C_SENT, false), sent);
 }
 
+/* ---- aslimit: under a finite RLIMIT_AS the thread reserves no guards ---- */
+
+static void run_return(void)
+{
+    publish(&run_done, 1);
+}
+
+static void scenario_aslimit(void)
+{
+    /* Finite, with room: what the process maps already (a sanitizer's shadow too) and
+     * 16 GiB more, less than the guards' 64 GiB. */
+    unsigned long long vm_kib = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "VmSize: %llu kB", &vm_kib) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    CHECK(vm_kib > 0);
+    struct rlimit rl = {.rlim_cur = (rlim_t)(vm_kib << 10) + ((rlim_t)16 << 30),
+                        .rlim_max = RLIM_INFINITY};
+    CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+    CHECK(foresight_pt_start(init_alloc, run_return) != NULL);
+    CHECK(init_block != NULL);
+    CHECK_EQ(__atomic_load_n(&fs_global_pt_unguarded, __ATOMIC_RELAXED), 1);
+    CHECK_EQ(fs_pt_memory_where(init_block), FS_PT_OUTSIDE); /* a mapping of its own */
+    CHECK(wait_flag(&run_done));
+    /* The program keeps its allowance: 12 GiB of address space, reserved. */
+    void *big = mmap(NULL, (size_t)12 << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    CHECK(big != MAP_FAILED);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "child") == 0)
@@ -330,6 +364,7 @@ int main(int argc, char **argv)
         {"segv", scenario_segv},         {"fpe", scenario_fpe},
         {"guard", scenario_guard},       {"overflow", scenario_overflow},
         {"stack", scenario_stack},       {"program", scenario_program},
+        {"aslimit", scenario_aslimit},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(argv[1], scenarios[i].name) == 0) {
@@ -338,6 +373,6 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "pt_net %s", argv[1]);
             return check_done(name);
         }
-    fprintf(stderr, "usage: test_pt_net segv|fpe|guard|overflow|stack|program\n");
+    fprintf(stderr, "usage: test_pt_net segv|fpe|guard|overflow|stack|program|aslimit\n");
     return 2;
 }
