@@ -311,6 +311,9 @@ bool fs_pt_sleep_until(uint64_t wake);
 /* pt_sched.c: the thread's own call IDs, the window and the mispredict check. */
 uint64_t fs_pt_call(unsigned site);         /* one covered call at SITE: its call ID */
 void fs_pt_predicted(uint64_t bytes);       /* the current call queued BYTES for prefetch */
+/* After an I/O call of the thread: PROGRESS false when it failed or found the end of the
+ * file; many of those in a row stop the thread (a loop spinning without the program). */
+void fs_pt_outcome(bool progress);
 void fs_pt_pace(void);                      /* after a call: sleep while the window is full */
 void fs_pt_check_sites(void);               /* compare sites since the last check */
 void fs_pt_sched_reset(void);               /* a new thread: call ID 0 */

@@ -134,6 +134,8 @@ static void mark_written(uint64_t dev, uint64_t ino)
             files[h].written = true;
 }
 
+static int open_file(const char *path, int flags);
+
 int foresight__pt_open(const char *path, int flags, unsigned site)
 {
     (void)site;
@@ -141,6 +143,15 @@ int foresight__pt_open(const char *path, int flags, unsigned site)
         errno = EPERM;
         return -1;
     }
+    const int h = open_file(path, flags);
+    const int e = errno;
+    fs_pt_outcome(h >= 0);
+    errno = e;
+    return h;
+}
+
+static int open_file(const char *path, int flags)
+{
     int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC, 0);
     if (fd < 0)
         return -1;
@@ -223,6 +234,8 @@ bool fs_pt_lead_ok(int h)
     return true;
 }
 
+static int64_t seek(int h, int64_t off, int whence);
+
 int64_t foresight__pt_lseek(int h, int64_t off, int whence, unsigned site)
 {
     (void)site;
@@ -230,6 +243,17 @@ int64_t foresight__pt_lseek(int h, int64_t off, int whence, unsigned site)
         errno = EPERM;
         return -1;
     }
+    const int64_t to = seek(h, off, whence);
+    if (to < 0) {
+        const int e = errno;
+        fs_pt_outcome(false);
+        errno = e;
+    }
+    return to;
+}
+
+static int64_t seek(int h, int64_t off, int whence)
+{
     struct pt_file *f = handle(h);
     if (f == NULL)
         return -1;
@@ -331,6 +355,7 @@ static long call(int h, void *buf, size_t n, int64_t off, bool at, unsigned site
             f->off += (uint64_t)r;
     }
     const int e = errno;
+    fs_pt_outcome(r > 0 || (r == 0 && n == 0));
     fs_pt_pace();
     errno = e;
     return r;

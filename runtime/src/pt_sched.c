@@ -17,23 +17,31 @@
  * calls both have made since the last check.  Eight differing in a row mean the slice
  * went another way than the program (a branch on data the slice does not have): the
  * thread stops, its pending predictions dropped.  A match resets the count.
+ *
+ * Spinning: the slice drops what the program does between its I/O calls (a sleep
+ * between tries to open a file not there yet, an ungetc its getc loop relies on), so a
+ * loop the program runs a few times can run on the thread for ever, one core busy.
+ * SPIN_STOP I/O calls in a row that failed or found the end of the file stop it.
  */
 #include "internal.h"
 
 #define RING FORESIGHT_PT_RING
 #define MISPREDICT_STOP 8
+#define SPIN_STOP 1024
 
 static uint64_t t_id;             /* covered calls the prefetch thread has made */
 static uint32_t own_sites[RING];  /* the site of its call k at [k % RING] */
 static uint64_t cum_bytes[RING];  /* predicted bytes queued by its calls 1..k, at [k % RING] */
 static uint64_t checked;          /* call IDs compared up to here */
 static unsigned missed;           /* consecutive mispredictions */
+static unsigned fruitless;        /* consecutive I/O calls that failed or found the end */
 
 void fs_pt_sched_reset(void)
 {
     t_id = 0;
     checked = 0;
     missed = 0;
+    fruitless = 0;
     cum_bytes[0] = 0;
 }
 
@@ -45,6 +53,15 @@ uint64_t fs_pt_call(unsigned site)
     cum_bytes[t_id % RING] = prev;
     __atomic_fetch_add(&fs_global_pt_calls, 1, __ATOMIC_RELAXED);
     return t_id;
+}
+
+void fs_pt_outcome(bool progress)
+{
+    if (progress)
+        fruitless = 0;
+    else if (++fruitless >= SPIN_STOP)
+        fs_pt_stop("spinning (1024 I/O calls in a row failed or found the end of the file)",
+                   0);
 }
 
 void fs_pt_predicted(uint64_t bytes)

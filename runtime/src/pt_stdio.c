@@ -363,6 +363,7 @@ size_t foresight__pt_fread(void *buf, size_t size, size_t n, FILE *fp, unsigned 
             lose(s);
         }
     }
+    fs_pt_outcome(items > 0 || size == 0 || n == 0);
     paced();
     return items;
 }
@@ -402,9 +403,9 @@ int foresight__pt_fgetc(FILE *fp, int lead, unsigned site)
         return EOF;
     }
     struct pt_stream *s = readable(fp);
-    if (s == NULL)
-        return EOF;
-    return lead ? lead_getc(s) : predicted_getc(s);
+    const int c = s == NULL ? EOF : lead ? lead_getc(s) : predicted_getc(s);
+    fs_pt_outcome(c != EOF);
+    return c;
 }
 
 /* glibc's fgets: N <= 0 reads nothing and fails; N == 1 stores "" and reads nothing. */
@@ -448,6 +449,7 @@ char *foresight__pt_fgets(char *str, int n, FILE *fp, unsigned site)
     char *r = NULL;
     if (s != NULL && n > 0)
         r = lead_gets(s, str, (size_t)n);
+    fs_pt_outcome(r != NULL);
     paced();
     return r;
 }
@@ -614,6 +616,7 @@ int foresight__pt_vfscanf(FILE *fp, unsigned site, int *consumed, const char *fm
     int r = EOF;
     if (s != NULL)
         r = lead_scanf(s, consumed, fmt, ap);
+    fs_pt_outcome(r != EOF); /* 0 may have consumed text (`%*[^\n]`): not a failure */
     paced();
     return r;
 }

@@ -838,6 +838,27 @@ static void scenario_cpu(void)
     unlink(fs_cfg.stats_path);
 }
 
+/* ---- spinning: a loop of failing opens (the program slept between them) ---- */
+
+static void run_poll(void)
+{
+    for (;;) /* the program's loop waits for the file to appear; the slice lost the sleep */
+        if (foresight_pt_open("/nonexistent/foresight-test-file", O_RDONLY, 1) >= 0)
+            break;
+    publish(&run_done, 1);
+}
+
+static void scenario_spin(void)
+{
+    CHECK(foresight_pt_start(NULL, run_poll) != NULL);
+    const char *why = NULL;
+    for (int i = 0; i < 20000 && (why = __atomic_load_n(&fs_global_pt_stopped,
+                                                         __ATOMIC_ACQUIRE)) == NULL; i++)
+        usleep(1000);
+    CHECK(why != NULL && strncmp(why, "spinning", 8) == 0);
+    CHECK(!flag(&run_done));
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -851,6 +872,7 @@ int main(int argc, char **argv)
         {"exit_group", scenario_exit_group}, {"handles", scenario_handles},
         {"setxid", scenario_setxid},       {"written", scenario_written},
         {"readahead", scenario_readahead}, {"cpu", scenario_cpu},
+        {"spin", scenario_spin},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(argv[1], scenarios[i].name) == 0) {
@@ -860,6 +882,6 @@ int main(int argc, char **argv)
             return check_done(name);
         }
     fprintf(stderr, "usage: test_pt start|confine|files|window|expiry|mispredict|disabled|"
-                    "fork|exit_group|handles|setxid|written|readahead|cpu\n");
+                    "fork|exit_group|handles|setxid|written|readahead|cpu|spin\n");
     return 2;
 }
