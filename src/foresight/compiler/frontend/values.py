@@ -19,7 +19,7 @@ from foresight.compiler.frontend.cursors import (
     start_of,
     strip,
 )
-from foresight.compiler.ir import Affine, sym_atom, sym_const
+from foresight.compiler.ir import Affine, sym_atom, sym_const, sym_value
 
 K = ci.CursorKind
 
@@ -131,7 +131,7 @@ class Values:
             if value is not None:
                 return Affine({}, sym_const(value))
             return self.local_definition(c.referenced, loops, nest_start)
-        return self.affine_operator(c, loops, nest_start)
+        return _wrapping(c, self.affine_operator(c, loops, nest_start))
 
     def assigned_constant(self, d: ci.Cursor, at: int, nest_start: int) -> int | None:
         """The value of local `d` at offset `at` in the nest, when every write of it in
@@ -272,6 +272,34 @@ class Values:
             if op == "+":
                 return a
         return None
+
+
+# The largest constant term an unsigned operation narrower than uintptr_t may add to loop
+# variables and still be taken as not wrapping (`i + 1`, `2 * i - 3`).
+_SMALL = 1 << 20
+
+
+def _wrapping(c: ci.Cursor, aff: Affine | None) -> Affine | None:
+    """`aff`, the value of operator `c`, as C computes it: an unsigned type narrower than
+    uintptr_t wraps (`base + len` in uint32_t may be 64 where the sum of the two is not),
+    which the affine form, summed in uintptr_t, does not.  Without loop variables: one
+    symbol, the sum in uintptr_t cut to the type (exact: both wrap modulo a power of
+    two).  With them: kept only as loop variables with constant coefficients plus a
+    small constant (a loop variable stays inside its bounds); else not affine."""
+    if aff is None:
+        return None
+    t = c.type.get_canonical()
+    if not is_unsigned(t) or t.get_size() >= 8 or t.get_size() <= 0:
+        return aff
+    if not aff.coeffs:
+        from foresight.compiler.rewrite.cexpr import sym
+        return Affine({}, sym_atom(f"({t.spelling})({sym(aff.const)})"))
+    small = sym_value(aff.const)
+    if small is None or abs(small) >= _SMALL:
+        return None
+    if any(sym_value(k) is None or abs(sym_value(k)) >= _SMALL for k in aff.coeffs.values()):
+        return None
+    return aff
 
 
 def _converted(value: int, t: ci.Type) -> int | None:
