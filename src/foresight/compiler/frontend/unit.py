@@ -4,6 +4,7 @@ header may be included."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from functools import cache
@@ -69,16 +70,75 @@ def _libclang_major() -> int:
         return 1 << 30
 
 
+# The macros by which code tells compilers apart, which libclang defines as clang does
+# (__GNUC__ 4) and cc as itself (gcc 12: __GNUC__ 12, no __clang__).
+_IDENTITY = re.compile(rb"\b(__GNUC__|__GNUC_MINOR__|__GNUC_PATCHLEVEL__|__GNUG__|__clang__"
+                       rb"|__clang_major__|__clang_minor__|__clang_patchlevel__|__llvm__)\b")
+
+
+@cache
+def _cc_identity() -> dict[bytes, bytes] | None:
+    """What cc ($FORESIGHT_CC) defines the identity macros as (an absent one: not
+    defined); None when cc does not say (`cc -dM -E` fails or prints no __STDC__)."""
+    from foresight.driver.compile import underlying_words
+
+    try:
+        out = subprocess.run([*underlying_words(), "-dM", "-E", "-x", "c", "/dev/null"],
+                             capture_output=True, check=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    defined = dict(re.findall(rb"^#define (\w+) (.*)$", out, re.M))
+    if b"__STDC__" not in defined:
+        return None
+    return {k: v.strip() for k, v in defined.items() if _IDENTITY.fullmatch(k)}
+
+
+def _as_cc_sees(text: bytes, cc: dict[bytes, bytes]) -> bytes:
+    """`text` with each identity macro replaced by cc's value, or by an identifier no one
+    defines where cc does not define it, padded to the same length: every offset the
+    analysis finds is the file's own."""
+    def one(m: re.Match) -> bytes:
+        name = m.group(1)
+        value = cc.get(name)
+        if value is None or len(value) > len(name) or not re.fullmatch(rb"\w+", value):
+            value = b"_" * len(name)
+        return value.ljust(len(name))
+    return _IDENTITY.sub(one, text)
+
+
+def _user_files(tu: ci.TranslationUnit, main: str) -> list[str]:
+    """The main file and the headers it includes from outside /usr (the system's)."""
+    out = [main]
+    for inc in tu.get_includes():
+        name = str(inc.include) if inc.include is not None else ""
+        if name and name not in out and not os.path.realpath(name).startswith("/usr/"):
+            out.append(name)
+    return out
+
+
 def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
     """`source` parsed by libclang with the compiler's arguments; ParseFailure when it
-    has errors."""
+    has errors.  Where the file or one of its own headers tells compilers apart
+    (`#if __GNUC__ >= 5`, `#ifdef __clang__`), it is parsed as cc reads it."""
     args = ["-x", "c", *clang_args, *_builtin_headers(), *_GCC_ONLY, "-Wno-everything"]
+    opts = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     try:
         # `./-x.c` is `-x.c` as a Path, which libclang would take for an option.
         name = str(source) if not str(source).startswith("-") else f"./{source}"
         forget_files()
-        tu = ci.Index.create().parse(name, args=args,
-                                     options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+        tu = ci.Index.create().parse(name, args=args, options=opts)
+        cc = _cc_identity()
+        unsaved = []
+        for f in _user_files(tu, name) if cc is not None else ():
+            try:
+                text = Path(f).read_bytes()
+            except OSError:
+                continue
+            if _IDENTITY.search(text):
+                unsaved.append((f, _as_cc_sees(text, cc)))
+        if unsaved:
+            forget_files()
+            tu = ci.Index.create().parse(name, args=args, unsaved_files=unsaved, options=opts)
     except ci.TranslationUnitLoadError as e:
         raise ParseFailure(f"{source}: libclang could not load the file: {e}") from e
     errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
