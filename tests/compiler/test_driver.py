@@ -566,3 +566,15 @@ def test_what_cc_is_told_to_assume_is_read_from_its_arguments():
     assert not own_definitions(["-O2", "-fPIC"]) and not own_definitions(["-fpic"])
     assert own_definitions(["-fPIC", "-fno-semantic-interposition"])
     assert own_definitions(["-fPIC", "-fno-PIC"])
+
+
+def test_the_analysis_gets_the_flags_that_change_sizes_and_macros():
+    """Type sizes (-fshort-wchar), layouts (-fpack-struct=4) and predefined macros (-O2:
+    __OPTIMIZE__, -march: __AVX2__, -ffast-math) are the analysis' too; code generation
+    and warnings are not."""
+    from foresight.driver.args import preprocessor_args
+
+    args = ["-O2", "-march=native", "-fshort-wchar", "-fpack-struct=4", "-ffast-math",
+            "-Wall", "-g", "-fPIC", "-o", "x.o", "-c", "x.c", "-DN=3", "-I", "inc"]
+    assert preprocessor_args(args) == ["-O2", "-march=native", "-fshort-wchar",
+                                       "-fpack-struct=4", "-ffast-math", "-DN=3", "-I", "inc"]

@@ -24,8 +24,19 @@ TAKES_VALUE = frozenset({
 # Options that change what libclang must see to parse the file as cc does.
 PREPROCESSOR_VALUE = ("-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote",
                       "-idirafter", "-isysroot", "--sysroot")
-PREPROCESSOR_FLAGS = frozenset({"-ansi", "-nostdinc", "-undef", "-m32", "-m64", "-fopenmp",
-                                "-funsigned-char", "-fsigned-char", "-trigraphs"})
+PREPROCESSOR_FLAGS = frozenset({"-ansi", "-nostdinc", "-undef", "-m32", "-m64", "-mx32",
+                                "-fopenmp", "-funsigned-char", "-fsigned-char",
+                                "-fno-unsigned-char", "-fno-signed-char", "-trigraphs",
+                                # the sizes and layouts the hints compute with
+                                "-fshort-wchar", "-fno-short-wchar", "-fshort-enums",
+                                "-fno-short-enums", "-fpack-struct", "-malign-double",
+                                "-mno-align-double", "-mlong-double-64", "-mlong-double-80",
+                                "-mlong-double-128",
+                                # macros code may test (__FAST_MATH__, __OPTIMIZE__, __AVX2__)
+                                "-ffast-math", "-fno-fast-math"})
+# The same, given with a value after '=' or joined (-O2, -march=native, -fpack-struct=4).
+PREPROCESSOR_PREFIXES = ("-std=", "-I", "-D", "-U", "-isystem", "-iquote", "-idirafter",
+                         "--sysroot=", "-O", "-march=", "-fpack-struct=")
 DEPENDENCY_VALUE = frozenset({"-MF", "-MT", "-MQ"})
 DEPENDENCY_FLAGS = frozenset({"-MD", "-MMD", "-MP", "-MG"})
 
@@ -229,8 +240,7 @@ def preprocessor_args(args: list[str]) -> list[str]:
         if a in TAKES_VALUE:
             i += 2
             continue
-        if (a in PREPROCESSOR_FLAGS or a.startswith(("-std=", "-I", "-D", "-U", "-isystem",
-                                                      "-iquote", "-idirafter", "--sysroot="))):
+        if a in PREPROCESSOR_FLAGS or a.startswith(PREPROCESSOR_PREFIXES):
             out.append(a)
         i += 1
     return out
