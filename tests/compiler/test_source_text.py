@@ -124,3 +124,20 @@ def test_line_at_counts_lines_before_the_offset():
     assert [line_at(data, o) for o in range(len(data) + 1)] == [1, 1, 2, 2, 2, 3, 4, 4]
     assert line_at(b"", 0) == 1
     assert line_at(data, 3) == data.count(b"\n", 0, 3) + 1
+
+
+def test_base_file_names_the_users_file(tmp_path):
+    """__BASE_FILE__ is the file cc was given, not foresight's transformed copy."""
+    src = tmp_path / 'we"ird' / "b.c"
+    src.parent.mkdir()
+    src.write_text('#include <stdio.h>\n#include <stdlib.h>\n'
+                   'int main(void) {\n  long n = 100000; double *a = calloc(n, 8), s = 0;\n'
+                   '  for (long i = 0; i < n; i++) s += a[i];\n'
+                   '  printf("%s %s %.0f\\n", __BASE_FILE__, __FILE__, s);\n  return 0;\n}\n')
+    outs = []
+    for cc in (["cc"], [FORESIGHT, "cc"]):
+        exe = tmp_path / "x"
+        subprocess.run([*cc, "-O2", "-Wall", "-Werror", "-o", str(exe), 'we"ird/b.c'],
+                       cwd=tmp_path, check=True)
+        outs.append(subprocess.run([str(exe)], capture_output=True, text=True).stdout)
+    assert outs[0] == outs[1] == 'we"ird/b.c we"ird/b.c 0\n'

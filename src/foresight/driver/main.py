@@ -208,6 +208,10 @@ def _tu_command(compiler: list[str], cl: CommandLine, inp: Input, path: Path, ch
                 *(f"-isystem{f[2:]}" if f.startswith("-I") else f for f in cc.runtime_cflags())]
         if any(a.startswith("-g") for a in cl.args):
             cmd.append(f"-fdebug-prefix-map={path.parent}={Path(inp.path).parent}")
+        # #line gives __FILE__ the user's path; __BASE_FILE__ (the file cc was given)
+        # would name the transformed copy.
+        quoted = str(inp.path).replace("\\", "\\\\").replace('"', '\\"')
+        cmd += ["-Wno-builtin-macro-redefined", f'-D__BASE_FILE__="{quoted}"']
     return [*cmd, mode, "-x", "c", str(path), "-o", output]
 
 
