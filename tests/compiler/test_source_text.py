@@ -141,3 +141,20 @@ def test_base_file_names_the_users_file(tmp_path):
                        cwd=tmp_path, check=True)
         outs.append(subprocess.run([str(exe)], capture_output=True, text=True).stdout)
     assert outs[0] == outs[1] == 'we"ird/b.c we"ird/b.c 0\n'
+
+
+def test_a_nest_written_with_digraphs_is_left_alone_and_the_file_still_compiles(tmp_path):
+    """`<% x<:i:> = i; %>`: the edits find braces as one character, so such a nest is
+    left unchanged (said in the report), and the rest of the file keeps its hints."""
+    src = tmp_path / "d.c"
+    src.write_text("#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n"
+                   "  long n = 1L << 20; double *x = malloc(n * sizeof *x), s = 0;\n"
+                   "  for (long i = 0; i < n; i++) <% x<:i:> = i; %>\n"
+                   "  for (long i = 0; i < n; i++) s += x[i];\n"
+                   '  printf("%.0f\\n", s);\n  return 0;\n}\n')
+    r = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-o", str(tmp_path / "d"),
+                        str(src)], capture_output=True, text=True, check=True)
+    assert "did not compile" not in r.stderr
+    assert "written with digraphs" in r.stderr and "1 hinted" in r.stderr
+    out = subprocess.run([str(tmp_path / "d")], capture_output=True, text=True).stdout
+    assert out == "549755289600\n"

@@ -48,6 +48,7 @@ from foresight.compiler.ir import (
 from foresight.compiler.options import line_at
 
 K = ci.CursorKind
+_DIGRAPHS = frozenset({"<%", "%>", "<:", ":>", "%:", "%:%:"})
 _JUMPS = {K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.RETURN_STMT, K.INDIRECT_GOTO_STMT}
 _OPS = {K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR,
         K.ARRAY_SUBSCRIPT_EXPR, K.CALL_EXPR, K.CONDITIONAL_OPERATOR}
@@ -146,6 +147,9 @@ class _Loops:
         text = self.data[root.start:root.end]
         if b"_Pragma" in text:
             return "a _Pragma inside the nest (OpenMP or similar): left unchanged"
+        if any(t.spelling in _DIGRAPHS for t in self.t.tokens(cursor)):
+            # The edits find braces and brackets as one character.
+            return "written with digraphs (<% %> <: :> %:): left unchanged"
         # Every `pragma` in the nest's text must be the OpenMP annotation of one of its
         # loops: any other (a directive on another statement, or one written with a
         # comment or a line splice after the `#`) would be split from its statement by
