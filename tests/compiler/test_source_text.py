@@ -158,3 +158,20 @@ def test_a_nest_written_with_digraphs_is_left_alone_and_the_file_still_compiles(
     assert "written with digraphs" in r.stderr and "1 hinted" in r.stderr
     out = subprocess.run([str(tmp_path / "d")], capture_output=True, text=True).stdout
     assert out == "549755289600\n"
+
+
+def test_a_latin1_file_gets_hints_and_its_bytes_back(tmp_path):
+    """Older codes carry Latin-1 text (`"Température (°C)"`): not UTF-8, yet analysed,
+    and its bytes reach cc unchanged."""
+    src = tmp_path / "l.c"
+    src.write_bytes(b'#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n'
+                    b'  long n = 1L << 18; double *t = malloc(n * sizeof *t), s = 0;\n'
+                    b'  printf("Temp\xe9rature (\xb0C)\\n");\n'
+                    b'  for (long i = 0; i < n; i++) t[i] = i % 40;\n'
+                    b'  for (long i = 0; i < n; i++) s += t[i];\n'
+                    b'  printf("%.0f\\n", s);\n  return 0;\n}\n')
+    r = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-o", str(tmp_path / "l"),
+                        str(src)], capture_output=True, check=True)
+    assert b"transformation failed" not in r.stderr and b"2 hinted" in r.stderr
+    out = subprocess.run([str(tmp_path / "l")], capture_output=True).stdout
+    assert out == b"Temp\xe9rature (\xb0C)\n5111616\n"

@@ -4,7 +4,8 @@ The shared library exports operator kinds, constant evaluation and a variable's
 initialiser; the bindings do not expose them, so this module declares the C functions
 once.  It also asks for file offsets and cursor kinds the quick way (the front end asks
 hundreds of thousands of times per 1,000 lines, and the bindings' own way makes a file
-object and three integers per offset, and checks every kind id).
+object and three integers per offset, and checks every kind id), and reads its strings
+as the front end reads the file.
 """
 
 from __future__ import annotations
@@ -97,6 +98,15 @@ def _type_kind(t: ci.Type, kinds=ci.TypeKind._kinds) -> ci.TypeKind:
     return kind
 
 
+def _string_value(self) -> str | None:
+    """libclang's strings (spellings, names) as decode_source reads the file: UTF-8, any
+    other byte kept (surrogateescape); the bindings' strict UTF-8 failed on a Latin-1
+    string literal's token."""
+    raw = ctypes.c_char_p.value.__get__(self)
+    return None if raw is None else raw.decode("utf-8", "surrogateescape")
+
+
+ci.c_interop_string.value = property(_string_value)
 ci.Cursor.kind = property(_cursor_kind, doc="The kind of this cursor.")
 ci.Type.kind = property(_type_kind, doc="The kind of this type.")
 
