@@ -578,3 +578,23 @@ def test_the_analysis_gets_the_flags_that_change_sizes_and_macros():
             "-Wall", "-g", "-fPIC", "-o", "x.o", "-c", "x.c", "-DN=3", "-I", "inc"]
     assert preprocessor_args(args) == ["-O2", "-march=native", "-fshort-wchar",
                                        "-fpack-struct=4", "-ffast-math", "-DN=3", "-I", "inc"]
+
+
+def test_a_quoted_include_finds_the_sources_own_header_before_the_users_iquote(tmp_path):
+    """`#include "config.h"` looks beside the source first, then in -iquote directories:
+    the transformed copy (compiled elsewhere) must find the source's config.h, not one
+    in the user's -iquote directory."""
+    foresight = str(Path(sys.prefix) / "bin" / "foresight")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "src" / "config.h").write_text("#define SCALE 1\n")
+    (tmp_path / "other" / "config.h").write_text("#define SCALE 2\n")
+    (tmp_path / "src" / "p.c").write_text(
+        '#include <stdio.h>\n#include <stdlib.h>\n#include "config.h"\nint main(void) {\n'
+        "  long n = 1L << 18; double *a = calloc(n, 8), s = 0;\n"
+        "  for (long i = 0; i < n; i++) s += a[i];\n"
+        '  printf("%d %.0f\\n", SCALE, s);\n  return 0;\n}\n')
+    subprocess.run([foresight, "cc", "-O2", "-iquote", "other", "-o", "p", "src/p.c"],
+                   cwd=tmp_path, check=True)
+    out = subprocess.run([str(tmp_path / "p")], capture_output=True, text=True).stdout
+    assert out == "1 0\n"

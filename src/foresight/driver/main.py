@@ -201,11 +201,15 @@ def _emit_c(out_dir: Path, src: Path, text: str) -> None:
 def _tu_command(compiler: list[str], cl: CommandLine, inp: Input, path: Path, changed: bool,
                 mode: str, output: str, dep_args: list[str]) -> list[str]:
     """One translation unit: the user's flags, the runtime's include dir, -iquote its dir."""
-    cmd = [*compiler, *cc.common_flags(cl, keep_deps=False), *dep_args]
+    cmd = [*compiler]
     if changed:
-        # The runtime's header as a system header: its code is not the user's to warn on.
+        # Before the user's -iquote directories: `#include "x.h"` finds the source's own
+        # directory's x.h first, as it does compiling the source where it is.  The
+        # runtime's header as a system header: its code is not the user's to warn on.
         cmd += ["-iquote", str(Path(inp.path).parent),
                 *(f"-isystem{f[2:]}" if f.startswith("-I") else f for f in cc.runtime_cflags())]
+    cmd += [*cc.common_flags(cl, keep_deps=False), *dep_args]
+    if changed:
         if any(a.startswith("-g") for a in cl.args):
             cmd.append(f"-fdebug-prefix-map={path.parent}={Path(inp.path).parent}")
         # #line gives __FILE__ the user's path; __BASE_FILE__ (the file cc was given)
