@@ -598,3 +598,23 @@ def test_a_quoted_include_finds_the_sources_own_header_before_the_users_iquote(t
                    cwd=tmp_path, check=True)
     out = subprocess.run([str(tmp_path / "p")], capture_output=True, text=True).stdout
     assert out == "1 0\n"
+
+
+def test_a_c99_inline_definition_links_as_with_cc(tmp_path):
+    """`inline double dot(...)` (no static, no extern, no external definition anywhere):
+    cc inlines every call, so the program links; a hinted copy might not be inlined and
+    leave `dot` undefined, so its nest is left alone."""
+    foresight = str(Path(sys.prefix) / "bin" / "foresight")
+    src = tmp_path / "i.c"
+    src.write_text("#include <stdio.h>\n#include <stdlib.h>\n"
+                   "inline double dot(const double *x, long n) {\n  double s = 0;\n"
+                   "  for (long i = 0; i < n; i++) s += x[i] * x[i];\n  return s;\n}\n"
+                   "int main(void) {\n  long n = 1L << 20; double *x = malloc(n * sizeof *x);\n"
+                   "  for (long i = 0; i < n; i++) x[i] = i % 3;\n"
+                   '  printf("%.0f\\n", dot(x, n));\n  return 0;\n}\n')
+    r = subprocess.run([foresight, "cc", "-O2", "--report", "-o", str(tmp_path / "i"),
+                        str(src)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "in an inline definition" in r.stderr
+    out = subprocess.run([str(tmp_path / "i")], capture_output=True, text=True).stdout
+    assert out == "1747625\n"

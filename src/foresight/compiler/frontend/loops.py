@@ -7,6 +7,7 @@ annotates none of its loops) is recorded with the reason."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -137,6 +138,16 @@ class _Loops:
         self.nests.append(LoopNest(function=self.fn.spelling, root=None, file=self.main,
                                    skipped=why, unanalysed_line=c.location.line))
 
+    def inline_only(self) -> bool:
+        """Whether the function is a C99 inline definition, not an external one: `inline`
+        without `static` or `extern` in the words before its body."""
+        body = next((k for k in children(self.fn) if k.kind == K.COMPOUND_STMT), None)
+        if body is None:
+            return False
+        head = set(re.findall(rb"\w+", self.data[start_of(self.fn):start_of(body)]))
+        return bool(head & {b"inline", b"__inline", b"__inline__"}) and not (
+            head & {b"static", b"extern"})
+
     def refusal(self, root: Loop, cursor: ci.Cursor) -> str | None:
         """Why nest `root` cannot be edited at all, or None."""
         jump = _jump_target(cursor, in_switch=False)
@@ -147,6 +158,10 @@ class _Loops:
         text = self.data[root.start:root.end]
         if b"_Pragma" in text:
             return "a _Pragma inside the nest (OpenMP or similar): left unchanged"
+        if self.inline_only():
+            return ("in an inline definition (C99 `inline`, neither static nor extern): "
+                    "cc may stop inlining its hinted copy, and then needs an external "
+                    "definition the program may not have: left unchanged")
         if any(t.spelling in _DIGRAPHS for t in self.t.tokens(cursor)):
             # The edits find braces and brackets as one character.
             return "written with digraphs (<% %> <: :> %:): left unchanged"
