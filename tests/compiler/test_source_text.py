@@ -175,3 +175,20 @@ def test_a_latin1_file_gets_hints_and_its_bytes_back(tmp_path):
     assert b"transformation failed" not in r.stderr and b"2 hinted" in r.stderr
     out = subprocess.run([str(tmp_path / "l")], capture_output=True).stdout
     assert out == b"Temp\xe9rature (\xb0C)\n5111616\n"
+
+
+def test_a_sum_of_hundreds_of_terms_does_not_cost_the_file_its_hints(tmp_path):
+    """Generated code (SymPy, Maple, unrolled stencils) sums hundreds of terms in one
+    expression: deeper than Python's default recursion, once the end of the whole file's
+    transformation."""
+    terms = " + ".join(f"c[{k}] * a[i]" for k in range(400))
+    src = tmp_path / "g.c"
+    src.write_text("#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n"
+                   "  long n = 1L << 18; double c[400], *a = malloc(n * sizeof *a), s = 0;\n"
+                   "  for (int k = 0; k < 400; k++) c[k] = k % 3;\n"
+                   "  for (long i = 0; i < n; i++) a[i] = i % 5;\n"
+                   f"  for (long i = 0; i < n; i++) s += {terms};\n"
+                   '  printf("%.0f\\n", s);\n  return 0;\n}\n')
+    r = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-o", str(tmp_path / "g"),
+                        str(src)], capture_output=True, text=True, check=True)
+    assert "transformation failed" not in r.stderr and "2 hinted" in r.stderr, r.stderr

@@ -167,7 +167,7 @@ def _transform(src: str, clang_args: list[str], opts, report: list[dict],
         # a fifth of the transformation's time.
         gc.disable()
         try:
-            result = transform(src, clang_args, opts)
+            result = _deep(transform, src, clang_args, opts)
         finally:
             gc.enable()
     except KeyboardInterrupt:
@@ -181,6 +181,40 @@ def _transform(src: str, clang_args: list[str], opts, report: list[dict],
     for entry in result.report:
         report.append({"source": str(src), **entry})
     return result.text, result.changed
+
+
+def _deep(fn, *args):
+    """fn(*args) on a thread with a 512 MiB stack and room for 100,000 Python frames: the
+    analyses recurse through expressions, and generated code sums hundreds of terms
+    (`c[0]*a[i] + c[1]*a[i] + ...`), deeper than the main thread's 1,000 frames."""
+    import threading
+
+    out: dict = {}
+
+    def run() -> None:
+        try:
+            out["value"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - raised again on the calling thread
+            out["error"] = e
+
+    limit = sys.getrecursionlimit()
+    size = threading.stack_size(512 << 20)
+    sys.setrecursionlimit(max(limit, 100_000))
+    try:
+        t = threading.Thread(target=run, name="foresight-cc", daemon=True)
+        t.start()
+    except RuntimeError:        # no thread (a small RLIMIT_AS, say): here, as deep as it goes
+        sys.setrecursionlimit(limit)
+        return fn(*args)
+    finally:
+        threading.stack_size(size)
+    try:
+        t.join()
+    finally:
+        sys.setrecursionlimit(limit)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def _warn(message: str) -> None:
