@@ -343,3 +343,24 @@ int main(void)
     with pytest.raises(Refused) as e:
         thread_insertions(sl, data, "x.c")
     assert e.value.line == 8 and "`name`" in e.value.why
+
+
+def test_a_seccomp_filter_or_namespace_of_the_programs_refuses(tmp_path):
+    """The thread's own seccomp filter breaks the program's SECCOMP_FILTER_FLAG_TSYNC,
+    and unshare(CLONE_NEWUSER) and setns need a process of one thread."""
+    _, sl, _ = sliced(tmp_path, """\
+#include <sched.h>
+#include <sys/syscall.h>
+int main(int argc, char **argv)
+{
+    char b[512];
+    syscall(SYS_seccomp, 1, 1, (void *)0);
+    unshare(0x10000000);
+    int fd = open(argv[1], O_RDONLY);
+    for (long i = 0; i < 10; i++)
+        pread(fd, b, sizeof b, i * 4096);
+    return 0;
+}
+""")
+    whys = dict(sl.refusals)
+    assert "`SYS_seccomp`" in whys[10] and "one thread" in whys[11]

@@ -59,6 +59,7 @@ UNSLICEABLE = {
     "chdir": "relative paths would name other files", "fchdir":
     "relative paths would name other files", "chroot": "paths would name other files",
     "seccomp": "a filter of its own, which the prefetch thread's filter would conflict with",
+    "unshare": "it needs a process of one thread", "setns": "it needs a process of one thread",
 }
 # Signals whose handlers the prefetch thread's fault net needs.
 FAULT_SIGNALS = frozenset({"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL"})
@@ -202,6 +203,10 @@ class _Slicer:
                         self.refuse(c.line, f"calls `{c.callee}` ({UNSLICEABLE[c.callee]})")
                     elif c.callee == "prctl" and c.args and "SECCOMP" in c.args[0].text:
                         self.refuse(c.line, "sets a seccomp filter of its own")
+                    elif c.callee == "syscall" and c.args and re.search(
+                            r"\b(SYS|__NR)_(seccomp|unshare|setns|clone3?)\b", c.args[0].text):
+                        self.refuse(c.line, f"makes the system call `{c.args[0].text.strip()}`"
+                                    " (a filter of its own, or one for a single thread)")
                     elif c.callee in SIGNAL_CALLS and c.args:
                         sig = c.args[0].text.strip()
                         if sig in FAULT_SIGNALS or not re.fullmatch(r"SIG[A-Z0-9]+", sig):
