@@ -364,3 +364,55 @@ int main(int argc, char **argv)
 """)
     whys = dict(sl.refusals)
     assert "`SYS_seccomp`" in whys[10] and "one thread" in whys[11]
+
+
+def test_the_programs_memory_reached_by_a_helpers_read_only_parameter_refuses(tmp_path):
+    """Reads race with the program's writes: a copied global pointer (`plan = order`)
+    passed to a helper's `const long *` parameter, and a comparison function reading a
+    global the program writes, read the program's memory."""
+    _, sl, _ = sliced(tmp_path, """\
+static long order[768];
+static const long *plan = order;
+static double weight[768];
+static long at(const long *p, int k) { return p[k]; }
+static int by_weight(const void *a, const void *b)
+{
+    return weight[*(const int *)a] < weight[*(const int *)b] ? -1 : 1;
+}
+int main(void)
+{
+    char rec[4096];
+    int idx[16];
+    int fd = open("data.dat", O_RDONLY);
+    for (int k = 0; k < 600; k++) {
+        order[k] = 767 - k;
+        weight[k] = k % 7;
+        for (int j = 0; j < 16; j++)
+            idx[j] = j;
+        qsort(idx, 16, sizeof idx[0], by_weight);
+        pread(fd, rec, sizeof rec, (at(plan, k) + idx[0]) * 4096);
+    }
+    return 0;
+}
+""")
+    whys = " | ".join(why for _, why in sl.refusals)
+    assert "`p[k]`" in whys and "reads the program's `weight`" in whys, whys
+
+
+def test_the_thread_reads_its_own_copy_of_argv(tmp_path):
+    """main may change its arguments in place (`*strchr(argv[1], ':') = 0`) while the
+    thread reads them: it gets copies of argv's strings, made before main's first line."""
+    _, sl, data = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    char rec[4096];
+    int fd = open(argv[1], O_RDONLY);
+    for (long k = 0; k < 600; k++)
+        pread(fd, rec, sizeof rec, k * 4096);
+    return argc;
+}
+""")
+    assert sl.ok, sl.refusals
+    ins = thread_insertions(sl, data, "x.c")
+    text = "".join(i.text for i in ins)
+    assert "(__fs_ptx_arg1 = __fs_ptx_strings(__fs_ptx_arg1)) == 0" in text

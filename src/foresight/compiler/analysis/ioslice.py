@@ -118,6 +118,15 @@ class Slice:
             a.via is not None and a.via in self.pointees)
 
 
+def const_itself(type_: str) -> bool:
+    """Whether a variable of this type (as clang spells it) is const itself: `const int`,
+    `char *const`, `const char *const[2]` (not `const char *`)."""
+    t = type_.split("[")[0].strip()
+    if "*" in t:
+        return t.replace(" ", "").endswith("const")
+    return t.startswith("const ") or t.endswith(" const") or " const " in t
+
+
 def io_name(call: Call) -> str | None:
     return call.callee if call.callee in IO_CALLS else None
 
@@ -508,6 +517,11 @@ class _Slicer:
                         return f"changes `{k[2]}` (line {st.line})"
                 except KeyError:
                     return f"changes `{k[2]}` (line {st.line})"
+        # It runs as it is, so a variable of the file it reads is the program's own, read
+        # while the program may write it (a constant one cannot change).
+        for v in fn.globals:
+            if not const_itself(v.type):
+                return f"reads the program's `{v.name}`"
         return None
 
     # What the thread may touch ---------------------------------------------------------
@@ -609,6 +623,23 @@ class _Slicer:
                     cand.discard((f, key))
                     changed = True
                     break
+            # A parameter holds what the kept calls pass it: one of them passing the
+            # program's memory (`at(plan, k)`, plan a copied global pointer) makes it the
+            # program's, read-only parameters too.
+            for f, kept in self.s.kept.items():
+                fn = self.fns[f]
+                for sid in kept:
+                    for c in fn.stmts[sid].calls:
+                        g = self.fns.get(c.callee or "")
+                        if g is None or c.callee not in self.s.kept:
+                            continue
+                        for a, p in zip(c.args, g.params, strict=False):
+                            if (c.callee, p.key) in cand and a.pointer and not (
+                                    a.var is not None or (
+                                        a.via is not None and a.direct
+                                        and (f, a.via) in cand)):
+                                cand.discard((c.callee, p.key))
+                                changed = True
         return cand
 
     def defines_privately(self, f: str, fn: Function, st: Stmt, key: VarKey,

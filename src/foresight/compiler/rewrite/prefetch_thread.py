@@ -26,6 +26,7 @@ from foresight.compiler.analysis.ioslice import (
     RENAMED,
     TICKED,
     Slice,
+    const_itself,
     io_name,
 )
 from foresight.compiler.options import decode_source, line_at
@@ -132,6 +133,23 @@ class ThreadWriter:
                      f"    if ({name}_p == 0) {{ __fs_ptx_ok = 0; return; }}",
                      f"    __builtin_memcpy((void *){name}_p, (const void *)&{orig}, "
                      f"sizeof({orig}));"]
+        # argv and envp: copied too, before main's first statement can change them in
+        # place (`*strchr(argv[1], ':') = 0`), so the thread reads strings of its own.
+        vectors = [i for i in (1, 2) if i < len(params)]
+        if vectors:
+            copies += [
+                "static char **__fs_ptx_strings(char **v)", "{",
+                "    unsigned long n = 0;", "    while (v != 0 && v[n] != 0)", "        n++;",
+                "    char **c = foresight_pt_malloc((n + 1) * sizeof *c);",
+                "    for (unsigned long i = 0; c != 0 && i < n; i++) {",
+                "        unsigned long len = __builtin_strlen(v[i]) + 1;",
+                "        if ((c[i] = foresight_pt_malloc(len)) == 0)", "            return 0;",
+                "        __builtin_memcpy(c[i], v[i], len);", "    }",
+                "    if (c != 0)", "        c[n] = 0;", "    return c;", "}"]
+            for i in vectors:
+                init += [f"    if (__fs_ptx_arg{i} != 0 && (__fs_ptx_arg{i} = "
+                         f"__fs_ptx_strings(__fs_ptx_arg{i})) == 0) {{ __fs_ptx_ok = 0; "
+                         "return; }"]
         if self.uses_n:
             copies.append("static int __fs_ptx_n;")
         args = ", ".join(f"__fs_ptx_arg{i}" for i in range(len(params)))
@@ -208,7 +226,7 @@ class ThreadWriter:
             if not live(s0) or any(a <= s0 and e0 <= b for a, b in replaced):
                 continue
             var = globals_.get(key)
-            if var is None or _const(var.type):
+            if var is None or const_itself(var.type):
                 continue
             if any(a <= s0 < b for a, b in statics):
                 raise Refused(line_at(self.data, s0), f"a static variable's initial value "
@@ -291,15 +309,6 @@ def _apply(data: bytes, lo: int, hi: int, edits: list[tuple[int, int, str]]) -> 
         pos = e
     out.append(decode_source(data[pos:hi]))
     return "".join(out)
-
-
-def _const(type_: str) -> bool:
-    """Whether a variable of this type (as clang spells it) is const itself: `const int`,
-    `char *const`, `const char *const[2]` (not `const char *`)."""
-    t = type_.split("[")[0].strip()
-    if "*" in t:
-        return t.replace(" ", "").endswith("const")
-    return t.startswith("const ") or t.endswith(" const") or " const " in t
 
 
 def thread_insertions(sl: Slice, data: bytes, path: str) -> list[Insertion]:
