@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -37,6 +38,11 @@ static struct mapping table[MAPPING_SLOTS];
 static unsigned next_slot;
 static unsigned long generation = 1; /* bumped by fs_mapping_forget */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Set while this thread holds `lock`: a signal handler's hint that interrupts it here
+ * (the stream code looks mappings up outside api.c's entry points) gets "unknown"
+ * instead of waiting for a lock its own thread holds. */
+static __thread volatile sig_atomic_t holding __attribute__((tls_model("initial-exec")));
 
 /* initial-exec: the first access in a thread never allocates (see api.c). */
 static __thread struct mapping last __attribute__((tls_model("initial-exec")));
@@ -162,6 +168,12 @@ enum fs_mem_kind fs_mapping_of(uintptr_t page, uintptr_t *lo, uintptr_t *hi)
     if (last_generation != gen || page < last.lo || page >= last.hi) {
         struct mapping m = {0};
         bool found = false;
+        if (holding) {
+            *lo = *hi = 0;
+            return FS_MEM_UNKNOWN;
+        }
+        holding = 1; /* before the lock and after it: no moment holds one without the other */
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
         pthread_mutex_lock(&lock);
         for (unsigned i = 0; i < MAPPING_SLOTS && !found; i++)
             if (page >= table[i].lo && page < table[i].hi) {
@@ -174,6 +186,8 @@ enum fs_mem_kind fs_mapping_of(uintptr_t page, uintptr_t *lo, uintptr_t *hi)
             found = true;
         }
         pthread_mutex_unlock(&lock);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        holding = 0;
         if (!found) { /* /proc unreadable: nothing known, nothing cached */
             *lo = *hi = 0;
             return FS_MEM_UNKNOWN;
@@ -260,11 +274,19 @@ bool fs_mapping_clamp(uintptr_t *page, size_t *npages)
 
 void fs_mapping_forget(void)
 {
+    if (holding) { /* a handler's: the table stays as it is (stale answers cost speed) */
+        __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    holding = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     pthread_mutex_lock(&lock);
     for (unsigned i = 0; i < MAPPING_SLOTS; i++)
         table[i] = (struct mapping){0};
     __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    holding = 0;
 }
 
 void fs_mapping_reset(void)

@@ -46,6 +46,20 @@ static void on_alarm(int sig)
     errno = saved;
 }
 
+/* The second phase: the handler asks what memory holds a page (as a compiled loop's
+ * stream does on its set-up, outside api.c's entry points) while the main thread keeps
+ * dropping the cache and asking again under the same lock. */
+static volatile sig_atomic_t lookups;
+
+static void on_alarm_lookup(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    (void)fs_mapping_kind((uintptr_t)hbuf >> FORESIGHT_PAGE_SHIFT);
+    lookups++;
+    errno = saved;
+}
+
 static void *watchdog(void *arg)
 {
     (void)arg;
@@ -110,5 +124,21 @@ int main(void)
     CHECK(h[FS_CONSIDERED] >= (unsigned long)RUNS * (WORDS * sizeof(long) / BLOCK));
     if (fs_cfg.release == FS_REL_ADAPTIVE) /* releases keep the marks (no pressure) */
         CHECK(h[FS_FILTERED] >= h[FS_CONSIDERED] / 10 * 9);
+
+    /* Phase 2 (the watchdog ends a deadlock): mapping lookups in a handler while the
+     * main thread holds the mapping cache's lock. */
+    sa.sa_handler = on_alarm_lookup;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval often = {{0, 50}, {0, 50}};
+    setitimer(ITIMER_REAL, &often, NULL);
+    long asked = 0;
+    while (lookups < 20000) {
+        fs_mapping_forget();
+        (void)fs_mapping_kind((uintptr_t)mbuf >> FORESIGHT_PAGE_SHIFT);
+        asked++;
+    }
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("signal: %d lookups in the handler beside %ld in main\n", (int)lookups, asked);
+    CHECK(asked > 0);
     return check_done("signal");
 }
