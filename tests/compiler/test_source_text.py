@@ -5,6 +5,7 @@ source spells things (UTF-8 names, paths given as ./x.c, quotes in file names)."
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +193,22 @@ def test_a_sum_of_hundreds_of_terms_does_not_cost_the_file_its_hints(tmp_path):
     r = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-o", str(tmp_path / "g"),
                         str(src)], capture_output=True, text=True, check=True)
     assert "transformation failed" not in r.stderr and "2 hinted" in r.stderr, r.stderr
+
+
+def test_a_floating_point_bound_adds_no_undefined_conversion(tmp_path):
+    """`for (int i = n - 1; i > lo; i--)` with `double lo = -2.5`: the hints must not
+    convert lo to an unsigned integer (undefined for a negative value)."""
+    src = tmp_path / "f.c"
+    src.write_text("#include <stdio.h>\n#include <stdlib.h>\n"
+                   "int main(int argc, char **argv) {\n"
+                   "  int n = 100000; double *a = malloc(n * sizeof *a), s = 0;\n"
+                   "  for (int i = 0; i < n; i++) a[i] = i % 10;\n"
+                   "  double lo = argc > 1 ? atof(argv[1]) : -2.5;\n"
+                   "  for (int i = n - 1; i > lo; i--) s += a[i];\n"
+                   '  printf("%.0f\\n", s);\n  return 0;\n}\n')
+    exe = tmp_path / "f"
+    subprocess.run([FORESIGHT, "cc", "-O1", "-fsanitize=float-cast-overflow",
+                    "-fno-sanitize-recover=all", "-o", str(exe), str(src)], check=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True,
+                       env={**os.environ, "FORESIGHT_INCORE": "hint"})
+    assert (r.returncode, r.stdout, r.stderr) == (0, "450000\n", "")

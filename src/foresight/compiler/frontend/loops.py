@@ -366,10 +366,13 @@ class _Loops:
             bound, op = lhs, _FLIP[op]
         else:
             return None
-        # The comparison must not mix signedness in a way that changes its meaning; the
-        # bound is repeated in hints, so the file's text must spell it.
+        # The comparison must not mix signedness in a way that changes its meaning, nor
+        # be made in floating point (`i > lo`, lo a double: the hints' integer arithmetic
+        # would convert a negative or huge value, undefined in C); the bound is repeated
+        # in hints, so the file's text must spell it.
         if is_unsigned(ls.type.get_canonical()) != is_unsigned(rs.type.get_canonical()) or \
-                not self.t.spelled(bound):
+                not self.t.spelled(bound) or strip(bound).type.get_canonical().kind not in (
+                    *INT_KINDS, ci.TypeKind.POINTER):
             return None
         return _Cond(op, bound, self.t.text(bound), self.v.affine(bound, outer, nest_start))
 
