@@ -212,3 +212,17 @@ def test_a_floating_point_bound_adds_no_undefined_conversion(tmp_path):
     r = subprocess.run([str(exe)], capture_output=True, text=True,
                        env={**os.environ, "FORESIGHT_INCORE": "hint"})
     assert (r.returncode, r.stdout, r.stderr) == (0, "450000\n", "")
+
+
+def test_ifdef_gnuc_and_defined_clang_read_as_cc_reads_them(tmp_path):
+    """`#ifdef __GNUC__` and `defined(__clang__)` in the file: analysed (not refused as
+    unparsable) with cc's answers, so the nest's trip count is cc's."""
+    src = tmp_path / "g.c"
+    src.write_text("#include <stdio.h>\n#include <stdlib.h>\n#ifdef __GNUC__\n#define N 3000\n"
+                   "#else\n#define N 5\n#endif\n#if defined(__clang__)\n#error clang\n#endif\n"
+                   "int main(void) {\n  double *a = calloc(N * 100, 8), s = 0;\n"
+                   "  for (long i = 0; i < N * 100; i++) s += a[i];\n"
+                   '  printf("%d %.0f\\n", N, s);\n  return 0;\n}\n')
+    r = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-o", str(tmp_path / "g"),
+                        str(src)], capture_output=True, text=True, check=True)
+    assert "warning" not in r.stderr and "trip 300000" in r.stderr and "1 hinted" in r.stderr

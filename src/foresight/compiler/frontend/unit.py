@@ -71,7 +71,8 @@ def _libclang_major() -> int:
 
 
 # The macros by which code tells compilers apart, which libclang defines as clang does
-# (__GNUC__ 4) and cc as itself (gcc 12: __GNUC__ 12, no __clang__).
+# (__GNUC__ 4) and cc as itself (gcc 12: __GNUC__ 12, no __clang__).  All begin with two
+# underscores, so `_F` and the rest is a name of the same length no one else uses.
 _IDENTITY = re.compile(rb"\b(__GNUC__|__GNUC_MINOR__|__GNUC_PATCHLEVEL__|__GNUG__|__clang__"
                        rb"|__clang_major__|__clang_minor__|__clang_patchlevel__|__llvm__)\b")
 
@@ -93,17 +94,22 @@ def _cc_identity() -> dict[bytes, bytes] | None:
     return {k: v.strip() for k, v in defined.items() if _IDENTITY.fullmatch(k)}
 
 
-def _as_cc_sees(text: bytes, cc: dict[bytes, bytes]) -> bytes:
-    """`text` with each identity macro replaced by cc's value, or by an identifier no one
-    defines where cc does not define it, padded to the same length: every offset the
-    analysis finds is the file's own."""
-    def one(m: re.Match) -> bytes:
-        name = m.group(1)
-        value = cc.get(name)
-        if value is None or len(value) > len(name) or not re.fullmatch(rb"\w+", value):
-            value = b"_" * len(name)
-        return value.ljust(len(name))
-    return _IDENTITY.sub(one, text)
+def _stand_in(name: bytes) -> bytes:
+    """The identifier of `name`'s length that stands for it in the analysis' copy:
+    `__GNUC__` -> `_FGNUC__`, still a macro name for #ifdef and defined()."""
+    return b"_F" + name[2:]
+
+
+def _as_cc_sees(text: bytes) -> bytes:
+    """`text` with each identity macro renamed to its stand-in (same length: every
+    offset the analysis finds is the file's own); _stand_ins defines them as cc does."""
+    return _IDENTITY.sub(lambda m: _stand_in(m.group(1)), text)
+
+
+def _stand_ins(cc: dict[bytes, bytes]) -> list[str]:
+    """-D options giving the stand-ins cc's values (one cc does not define stays
+    undefined)."""
+    return [f"-D{_stand_in(k).decode()}={v.decode()}" for k, v in sorted(cc.items())]
 
 
 def _user_files(tu: ci.TranslationUnit, main: str) -> list[str]:
@@ -135,10 +141,11 @@ def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
             except OSError:
                 continue
             if _IDENTITY.search(text):
-                unsaved.append((f, _as_cc_sees(text, cc)))
+                unsaved.append((f, _as_cc_sees(text)))
         if unsaved:
             forget_files()
-            tu = ci.Index.create().parse(name, args=args, unsaved_files=unsaved, options=opts)
+            tu = ci.Index.create().parse(name, args=[*args, *_stand_ins(cc)],
+                                         unsaved_files=unsaved, options=opts)
     except ci.TranslationUnitLoadError as e:
         raise ParseFailure(f"{source}: libclang could not load the file: {e}") from e
     errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
