@@ -12,11 +12,15 @@
  * calls exit(0) once only library threads are left: the main thread a zombie
  * (/proc/self/stat's state Z) and the process's thread count, less that zombie, no more
  * than the library's live threads.  The library counts a thread of its own only once it
- * runs and uncounts it before it ends, and the count is read before the thread count,
- * so every race makes the watcher wait one more period, never exit early.
+ * runs and uncounts it before it ends, the count is read before the thread count, and a
+ * look during which a library thread ended is not trusted, so every race makes the
+ * watcher wait one more period, never exit early.  The watcher runs the exit handlers
+ * with the main thread's signal mask, on an 8 MiB stack.  Not covered: a main thread
+ * that ends by pthread_cancel or syscall(SYS_exit), and a /proc it cannot read.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <threads.h>
@@ -28,7 +32,9 @@
 #define PERIOD_NS (20 * 1000 * 1000) /* the watcher's wait between looks */
 
 static unsigned library_threads; /* live threads of fs_thread_start_on, counted as above */
+static unsigned long ended;      /* library threads that have ended, ever */
 static int watching;             /* the watcher was started (once per process) */
+static sigset_t main_mask;       /* the main thread's signal mask as it ended */
 
 void fs_library_thread_begins(void)
 {
@@ -37,6 +43,7 @@ void fs_library_thread_begins(void)
 
 void fs_library_thread_ends(void)
 {
+    __atomic_add_fetch(&ended, 1, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&library_threads, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -44,6 +51,7 @@ static void after_fork_child(void)
 {
     /* The child has only the thread that forked; the library starts its own again. */
     __atomic_store_n(&library_threads, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&ended, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -57,6 +65,10 @@ __attribute__((constructor)) static void register_fork_handler(void)
 /* Whether the main thread has ended and no thread of the program is left. */
 static bool only_library_threads_left(void)
 {
+    /* A library thread that ends between reading the count and reading the kernel's
+     * (uncounted here, still there) would pass for one of the program's gone: a look
+     * during which one ended is not trusted. */
+    const unsigned long ended_before = __atomic_load_n(&ended, __ATOMIC_SEQ_CST);
     const unsigned ours = __atomic_load_n(&library_threads, __ATOMIC_SEQ_CST);
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -83,7 +95,8 @@ static bool only_library_threads_left(void)
             threads = strtol(q + 1, NULL, 10);
             break;
         }
-    return state == 'Z' && threads >= 1 && (unsigned long)(threads - 1) <= ours;
+    return state == 'Z' && threads >= 1 && (unsigned long)(threads - 1) <= ours &&
+           __atomic_load_n(&ended, __ATOMIC_SEQ_CST) == ended_before;
 }
 
 static void *watcher_main(void *arg)
@@ -92,8 +105,12 @@ static void *watcher_main(void *arg)
     const struct timespec period = {0, PERIOD_NS};
     for (;;) {
         nanosleep(&period, NULL);
-        if (only_library_threads_left())
+        if (only_library_threads_left()) {
+            /* The exit handlers run here as they would on the program's last thread:
+             * with the main thread's signal mask (a library thread blocks them all). */
+            pthread_sigmask(SIG_SETMASK, &main_mask, NULL);
             exit(0);
+        }
     }
     return NULL;
 }
@@ -104,7 +121,11 @@ static void main_thread_ends(void)
         return; /* another thread: glibc's count still ends the process after it */
     if (__atomic_exchange_n(&watching, 1, __ATOMIC_SEQ_CST))
         return;
-    fs_thread_start(watcher_main, NULL, "foresight-exit");
+    pthread_sigmask(SIG_SETMASK, NULL, &main_mask);
+    /* A stack as large as a program thread's: the exit handlers run on it. */
+    if (!fs_thread_start_on(watcher_main, NULL, "foresight-exit", NULL, (size_t)8 << 20,
+                            NULL))
+        __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST);
 }
 
 __attribute__((noreturn)) void pthread_exit(void *value)

@@ -7,7 +7,6 @@
  * first queued request.
  */
 #include <signal.h>
-#include <stdlib.h>
 
 #include "internal.h"
 
@@ -33,19 +32,25 @@ bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name)
     return fs_thread_start_on(fn, arg, name, NULL, 256 << 10, NULL);
 }
 
-/* A library thread's function and argument, for counted_main. */
-struct counted {
+/* A library thread's function and argument, for counted_main: static slots, claimed
+ * atomically and given back once the thread has copied its own (no malloc, whose free
+ * would run on the library's thread beside a program's unlocked allocator). */
+#define START_SLOTS 128
+static struct counted {
     void *(*fn)(void *);
     void *arg;
-};
+    int busy;
+} slots[START_SLOTS];
 
 /* Runs a library thread's function between its counting and uncounting (main_exit.c). */
 static void *counted_main(void *p)
 {
-    struct counted c = *(struct counted *)p;
-    free(p);
+    struct counted *slot = p;
+    void *(*fn)(void *) = slot->fn;
+    void *arg = slot->arg;
+    __atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
     fs_library_thread_begins();
-    void *ret = c.fn(c.arg);
+    void *ret = fn(arg);
     fs_library_thread_ends();
     return ret;
 }
@@ -53,9 +58,15 @@ static void *counted_main(void *p)
 bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *stack,
                         size_t size, pthread_t *id)
 {
-    struct counted *c = malloc(sizeof *c);
+    struct counted *c = NULL;
+    for (int i = 0; i < START_SLOTS && c == NULL; i++) {
+        int idle = 0;
+        if (__atomic_compare_exchange_n(&slots[i].busy, &idle, 1, false, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED))
+            c = &slots[i];
+    }
     if (c == NULL)
-        return false;
+        return false; /* 128 threads starting at once: not this one */
     c->fn = fn;
     c->arg = arg;
     sigset_t all, old;
@@ -71,7 +82,7 @@ bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *
     pthread_t t;
     bool ok = pthread_create(&t, &attr, counted_main, c) == 0;
     if (!ok)
-        free(c);
+        __atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
     if (ok) {
         pthread_setname_np(t, name);
         if (id != NULL)
