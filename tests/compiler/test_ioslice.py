@@ -416,3 +416,30 @@ int main(int argc, char **argv)
     ins = thread_insertions(sl, data, "x.c")
     text = "".join(i.text for i in ins)
     assert "(__fs_ptx_arg1 = __fs_ptx_strings(__fs_ptx_arg1)) == 0" in text
+
+
+def test_a_copied_global_holding_addresses_passed_by_address_is_not_the_threads(tmp_path):
+    """`walk(fd, &gio)` with gio = {buf_a}: the thread's copy of gio still points at the
+    program's buf_a, so the helper's lead read through io->p would write it."""
+    _, sl, _ = sliced(tmp_path, """\
+static char buf_a[4096];
+struct io { char *p; };
+static struct io gio = {buf_a};
+static long walk(int fd, struct io *io, long at)
+{
+    char *b = io->p;
+    if (pread(fd, b, 4096, at) != 4096)
+        return -1;
+    return (long)b[100] * 4096;
+}
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    long at = 0;
+    for (int k = 0; k < 100 && at >= 0; k++)
+        at = walk(fd, &gio, at);
+    return 0;
+}
+""")
+    assert sl.refusals and all("program's memory" in why for _, why in sl.refusals), \
+        sl.refusals

@@ -635,12 +635,25 @@ class _Slicer:
                             continue
                         for a, p in zip(c.args, g.params, strict=False):
                             if (c.callee, p.key) in cand and a.pointer and not (
-                                    a.var is not None or (
+                                    self.own_object(fn, a.var) or (
                                         a.via is not None and a.direct
                                         and (f, a.via) in cand)):
                                 cand.discard((c.callee, p.key))
                                 changed = True
         return cand
+
+    @staticmethod
+    def own_object(fn: Function, key: VarKey | None) -> bool:
+        """Whether the thread's object `key` (a clone's variable, or its copy of a global)
+        holds only the thread's addresses: not a copied global that may hold an address
+        (`&gio`, gio = {buf_a}: the copy still points at the program's buf_a)."""
+        if key is None:
+            return False
+        try:
+            var = fn.var(key)
+        except KeyError:
+            return False
+        return not (var.scope == Scope.GLOBAL and var.holds_address)
 
     def defines_privately(self, f: str, fn: Function, st: Stmt, key: VarKey,
                           cand: set[tuple[str, VarKey]]) -> bool:

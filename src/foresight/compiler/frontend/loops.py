@@ -50,6 +50,8 @@ from foresight.compiler.options import line_at
 
 K = ci.CursorKind
 _DIGRAPHS = frozenset({"<%", "%>", "<:", ":>", "%:", "%:%:"})
+_FLOATING = frozenset({ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE,
+                       ci.TypeKind.FLOAT128, ci.TypeKind.HALF, ci.TypeKind.COMPLEX})
 _JUMPS = {K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.RETURN_STMT, K.INDIRECT_GOTO_STMT}
 _OPS = {K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR,
         K.ARRAY_SUBSCRIPT_EXPR, K.CALL_EXPR, K.CONDITIONAL_OPERATOR}
@@ -371,8 +373,7 @@ class _Loops:
         # would convert a negative or huge value, undefined in C); the bound is repeated
         # in hints, so the file's text must spell it.
         if is_unsigned(ls.type.get_canonical()) != is_unsigned(rs.type.get_canonical()) or \
-                not self.t.spelled(bound) or strip(bound).type.get_canonical().kind not in (
-                    *INT_KINDS, ci.TypeKind.POINTER):
+                not self.t.spelled(bound) or strip(bound).type.get_canonical().kind in _FLOATING:
             return None
         return _Cond(op, bound, self.t.text(bound), self.v.affine(bound, outer, nest_start))
 
