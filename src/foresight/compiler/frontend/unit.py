@@ -133,16 +133,18 @@ def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
         name = str(source) if not str(source).startswith("-") else f"./{source}"
         forget_files()
         tu = ci.Index.create().parse(name, args=args, options=opts)
-        cc = _cc_identity()
         unsaved = []
-        for f in _user_files(tu, name) if cc is not None else ():
+        for f in _user_files(tu, name):
             try:
                 text = Path(f).read_bytes()
             except OSError:
                 continue
             if _IDENTITY.search(text):
                 unsaved.append((f, _as_cc_sees(text)))
-        if unsaved:
+        # cc is asked only then (a compiler run the driver's signal handling does not
+        # know of, short as it is).
+        cc = _cc_identity() if unsaved else None
+        if cc is not None:
             forget_files()
             tu = ci.Index.create().parse(name, args=[*args, *_stand_ins(cc)],
                                          unsaved_files=unsaved, options=opts)
