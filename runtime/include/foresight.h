@@ -170,6 +170,12 @@
 #ifndef FORESIGHT_H
 #define FORESIGHT_H
 
+/* A system header however it is found (foresight cc includes it by its absolute path):
+ * its code is not the program's to warn about under -Wall -Wextra -pedantic -Werror. */
+#if defined(__GNUC__)
+#pragma GCC system_header
+#endif
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -618,3 +618,21 @@ def test_a_c99_inline_definition_links_as_with_cc(tmp_path):
     assert "in an inline definition" in r.stderr
     out = subprocess.run([str(tmp_path / "i")], capture_output=True, text=True).stdout
     assert out == "1747625\n"
+
+
+def test_a_programs_own_foresight_h_does_not_hide_the_runtimes(tmp_path):
+    """A project header called foresight.h in an -I directory is the program's; the
+    hints still get the runtime's header (included by its absolute path)."""
+    foresight = str(Path(sys.prefix) / "bin" / "foresight")
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "foresight.h").write_text("#define PROJECT_VERSION 3\n")
+    (tmp_path / "p.c").write_text(
+        '#include <stdio.h>\n#include <stdlib.h>\n#include "foresight.h"\nint main(void) {\n'
+        "  long n = 1L << 18; double *a = calloc(n, 8), s = 0;\n"
+        "  for (long i = 0; i < n; i++) s += a[i];\n"
+        '  printf("v%d %.0f\\n", PROJECT_VERSION, s);\n  return 0;\n}\n')
+    r = subprocess.run([foresight, "cc", "-O2", "-Wall", "-Werror", "-Iinc", "--report",
+                        "-o", "p", "p.c"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0 and "warning" not in r.stderr and "1 hinted" in r.stderr, r.stderr
+    out = subprocess.run([str(tmp_path / "p")], capture_output=True, text=True).stdout
+    assert out == "v3 0\n"

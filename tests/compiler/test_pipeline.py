@@ -10,7 +10,7 @@ from foresight.compiler.passes import PASSES
 from foresight.compiler.passes.api import PassResult
 from foresight.compiler.pipeline import transform
 from foresight.compiler.report import format_report
-from foresight.compiler.rewrite.splice import Insertion
+from foresight.compiler.rewrite.splice import Insertion, runtime_header
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,7 @@ def test_insertions_of_all_passes_are_spliced_once(tmp_path):
 
     alone = transform(src, [], CompileOptions(), passes={"comment": comment})
     assert alone.changed and alone.text.count("/* seen */") == 3
-    assert alone.text.startswith("#include <foresight.h>\n#line 1 ")
+    assert alone.text.startswith(f"#include {runtime_header()}\n#line 1 ")
     # Line numbers of the user's code do not move.
     body = alone.text.split("\n", 2)[2]
     assert [ln.replace("/* seen */ ", "") for ln in body.splitlines()] == SOURCE.splitlines()

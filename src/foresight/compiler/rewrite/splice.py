@@ -3,9 +3,9 @@
 Every insertion is one line with no newline, so the user's code keeps its line
 numbers, except a nest's unhinted copy (rewrite/emit.py), which carries the #line
 directives that give its lines and the lines after it their numbers.  The runtime's
-header goes after the file's own `#include`s with a `#line` after it, and a `#line 1`
-at the top names the file exactly as the user did, so diagnostics, __FILE__, __LINE__
-and debuggers point at the user's file.
+header (by its absolute path) goes after the file's own `#include`s with a `#line`
+after it, and a `#line 1` at the top names the file exactly as the user did, so
+diagnostics, __FILE__, __LINE__ and debuggers point at the user's file.
 """
 
 from __future__ import annotations
@@ -13,6 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from foresight.compiler.options import decode_source, encode_source, line_at
+
+
+def runtime_header() -> str:
+    """The runtime's header as an #include names it: by its absolute path, so that a
+    header of the program's own called foresight.h in one of its -I directories (found
+    first for <foresight.h>) is not taken for it; <foresight.h> where the path cannot be
+    written between quotes."""
+    from foresight.paths import include_dir
+
+    path = str(include_dir() / "foresight.h")
+    return f'"{path}"' if not any(c in path for c in '"\\\n') else "<foresight.h>"
 
 
 @dataclass(order=True)
@@ -43,7 +54,7 @@ def translation_unit(name: str, data: bytes, insertions: list[Insertion],
     insertions = list(insertions)
     first = min(i.offset for i in insertions)
     at = max((o for o in header_places if o < first), default=None)
-    header = "#include <foresight.h>\n"
+    header = f"#include {runtime_header()}\n"
     if at is not None:
         line = line_at(data, at)
         insertions.append(Insertion(at, 0, -1, f"{header}#line {line} {line_name(name)}\n"))
