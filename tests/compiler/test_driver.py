@@ -636,3 +636,19 @@ def test_a_programs_own_foresight_h_does_not_hide_the_runtimes(tmp_path):
     assert r.returncode == 0 and "warning" not in r.stderr and "1 hinted" in r.stderr, r.stderr
     out = subprocess.run([str(tmp_path / "p")], capture_output=True, text=True).stdout
     assert out == "v3 0\n"
+
+
+def test_mmd_lists_what_cc_lists_not_the_runtimes_header(tmp_path):
+    """-MMD -MP of a hinted file: the same .d as cc's (the runtime's header, which only
+    the hints include, is no dependency of the user's build)."""
+    foresight = str(Path(sys.prefix) / "bin" / "foresight")
+    (tmp_path / "k.h").write_text("#define N (1L << 18)\n")
+    (tmp_path / "k.c").write_text(
+        '#include <stdlib.h>\n#include "k.h"\ndouble f(void) {\n'
+        "  double *a = calloc(N, 8), s = 0;\n  for (long i = 0; i < N; i++) s += a[i];\n"
+        "  return s;\n}\n")
+    deps = []
+    for cc in (["cc"], [foresight, "cc"]):
+        subprocess.run([*cc, "-O2", "-MMD", "-MP", "-c", "k.c"], cwd=tmp_path, check=True)
+        deps.append((tmp_path / "k.d").read_text())
+    assert deps[1] == deps[0] == "k.o: k.c k.h\nk.h:\n"

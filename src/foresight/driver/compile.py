@@ -10,6 +10,7 @@ the user's order with the other inputs and the runtime.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -174,6 +175,14 @@ def fix_dependency_file(dep: str | None, tmp_src: Path, original: str) -> None:
         return
     escaped = str(tmp_src).replace(" ", "\\ ")
     fixed = text.replace(escaped, original.replace(" ", "\\ ")).replace(str(tmp_src), original)
+    # The runtime's header, which the hints include and the source does not (-MP's empty
+    # rule for it too): a dependency the user's build never had.
+    from foresight.compiler.rewrite.splice import runtime_header
+
+    header = re.escape(runtime_header().strip('"<>').replace(" ", "\\ "))
+    fixed = re.sub(rf"(?m)^\n?{header}:\n", "", fixed)
+    fixed = re.sub(rf"[ \t]*\\\n[ \t]*{header}(?=\s)", "", fixed)
+    fixed = re.sub(rf"[ \t]+{header}(?=\s)", "", fixed)
     if fixed != text:
         outputs.write_atomically(p, fixed.encode(errors="surrogateescape"),
                                  "the dependency file")
