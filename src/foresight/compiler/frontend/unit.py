@@ -27,8 +27,9 @@ def _builtin_headers() -> list[str]:
     """Where libclang finds the compiler's own headers (stddef.h, stdatomic.h, ...), which
     the libclang wheel lacks: clang's, from Debian's libclang-common-N-dev (installed by
     `make setup`; a version no newer than the wheel's, whose builtins it knows), else
-    gcc's (whose <stdatomic.h> clang cannot parse).  Headers only gcc has (<omp.h>,
-    <openacc.h>) come from gcc's directory, searched after all others."""
+    gcc's (whose <stdatomic.h> clang cannot parse; clang's own hands over to it unless
+    told it is freestanding, which shim/stdatomic.h does).  Headers only gcc has
+    (<omp.h>, <openacc.h>) come from gcc's directory, searched after all others."""
     try:
         out = subprocess.run(["cc", "-print-file-name=include"], capture_output=True,
                              text=True, check=True, timeout=10).stdout.strip()
@@ -44,7 +45,8 @@ def _builtin_headers() -> list[str]:
     if found:
         mine = _libclang_major()
         older = [f for f in found if f[0] <= mine]
-        return ["-resource-dir", str(max(older)[1] if older else min(found)[1]),
+        return ["-isystem", str(Path(__file__).parent / "shim"),
+                "-resource-dir", str(max(older)[1] if older else min(found)[1]),
                 *(a for d in gcc for a in ("-idirafter", d))]
     return [a for d in gcc for a in ("-isystem", d)]
 
