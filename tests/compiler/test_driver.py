@@ -652,3 +652,21 @@ def test_mmd_lists_what_cc_lists_not_the_runtimes_header(tmp_path):
         subprocess.run([*cc, "-O2", "-MMD", "-MP", "-c", "k.c"], cwd=tmp_path, check=True)
         deps.append((tmp_path / "k.d").read_text())
     assert deps[1] == deps[0] == "k.o: k.c k.h\nk.h:\n"
+
+
+def test_misleading_indentation_is_reported_as_cc_reports_it(tmp_path):
+    """`for (...) s += a[i]; printf(...);` on one line: the hints move the printf out of
+    the loop's text, so the transformed compile is silent; cc's verdict on the original
+    (a warning, an error under -Werror and no object) must still be the user's."""
+    foresight = str(Path(sys.prefix) / "bin" / "foresight")
+    (tmp_path / "m.c").write_text(
+        "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n"
+        "  long n = 1L << 18; double *a = calloc(n, 8), s = 0;\n"
+        '  for (long i = 0; i < n; i++) s += a[i]; printf("%f\\n", s);\n'
+        "  return 0;\n}\n")
+    for werror, rc in (([], 0), (["-Werror"], 1)):
+        r = subprocess.run([foresight, "cc", "-O2", "-Wall", *werror, "-c", "m.c"],
+                           cwd=tmp_path, capture_output=True, text=True)
+        assert r.returncode == rc and "misleading-indentation" in r.stderr, r.stderr
+        assert (tmp_path / "m.o").exists() == (rc == 0)
+        (tmp_path / "m.o").unlink(missing_ok=True)

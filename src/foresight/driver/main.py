@@ -275,6 +275,15 @@ def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
         cmd = _tu_command(compiler, cl, inp, path, True, mode, output, dep_args)
         with signals.deferred():  # a signal now: after the .d names the user's source
             rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), writes)
+            if rc == 0 and not err and _layout_warnings(cl.args):
+                # Silent, but the hints moved code that gcc judges by its layout (`for
+                # (...) s += a[i]; next();` on one line): the original's own verdict.
+                rc, err = _original_syntax(compiler, cl, inp, mode)
+                sys.stderr.write(err)
+                if rc != 0:
+                    cc.remove(output)
+                    return rc
+                err = ""
             if rc == 0:
                 if err:
                     sys.stderr.write(_original_diagnostics(compiler, cl, inp, mode) or "")
@@ -300,6 +309,27 @@ def _original_diagnostics(compiler, cl, inp, mode) -> str | None:
     cmd = _tu_command(compiler, cl, inp, Path(inp.path), False, mode, os.devnull, [])
     _, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), [])
     return None if signals.pending() else err
+
+
+def _layout_warnings(args: list[str]) -> bool:
+    """Whether -Wmisleading-indentation is on (-Wall or itself, not turned off, no -w)."""
+    on = False
+    for a in args:
+        if a == "-w":
+            return False
+        if a in ("-Wall", "-Wmisleading-indentation"):
+            on = True
+        elif a == "-Wno-misleading-indentation":
+            on = False
+    return on
+
+
+def _original_syntax(compiler, cl, inp, mode) -> tuple[int, str]:
+    """cc's front end on the user's file as written (-fsyntax-only): its status and
+    diagnostics."""
+    cmd = _tu_command(compiler, cl, inp, Path(inp.path), False, mode, os.devnull, [])
+    rc, err = cc.run_captured([*cmd, "-fsyntax-only", *cc.diagnostics_color(cl.args)], [])
+    return (rc, err) if not signals.pending() else (rc or 1, "")
 
 
 def _first_error(stderr: str) -> str:
