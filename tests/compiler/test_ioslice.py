@@ -443,3 +443,20 @@ int main(int argc, char **argv)
 """)
     assert sl.refusals and all("program's memory" in why for _, why in sl.refusals), \
         sl.refusals
+
+
+def test_a_global_in_a_variable_length_sizeof_is_read_from_the_copy(tmp_path):
+    """`sizeof(char[rec])` is computed at run time from rec: the thread reads its copy."""
+    _, sl, data = sliced(tmp_path, """\
+static long rec = 4096;
+int main(int argc, char **argv)
+{
+    char buf[8192];
+    int fd = open(argv[1], O_RDONLY);
+    for (long k = 767; k >= 0; k--)
+        pread(fd, buf, sizeof(char[rec]), k * 4096);
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert "sizeof(char[(*__fs_ptg_rec_p)])" in thread_text(sl, data)

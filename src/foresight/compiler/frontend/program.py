@@ -15,6 +15,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from foresight.compiler.frontend.accesses import Expressions, Facts, variable
+from foresight.compiler.frontend.cshim import evaluate_int
 from foresight.compiler.frontend.cursors import children, decl_key, end_of, preorder, start_of
 from foresight.compiler.frontend.text import FunctionText
 from foresight.compiler.frontend.unit import counting_macros, load, macro_ranges
@@ -155,16 +156,14 @@ class _Function:
 
     def global_refs(self) -> tuple[tuple[int, int, VarKey, bool], ...]:
         """Every mention of a file-scope variable in the body (Function.global_refs) that
-        is evaluated: the operand of `sizeof` (but a variable-length array's) names only
-        a type, which the program's variable gives the thread as well as a copy would."""
+        is evaluated: the operand of a `sizeof` whose value is a constant names only a
+        type, which the program's variable gives the thread as well as a copy would."""
         out = []
         stack = [self.fn]
         while stack:
             c = stack.pop()
-            if c.kind == K.CXX_UNARY_EXPR and not any(
-                    ch.type.get_canonical().kind == ci.TypeKind.VARIABLEARRAY
-                    for ch in children(c)):
-                continue
+            if c.kind == K.CXX_UNARY_EXPR and evaluate_int(c) is not None:
+                continue    # a constant: nothing under it is read (not `sizeof(int[g])`)
             stack.extend(reversed(children(c)))
             if c.kind != K.DECL_REF_EXPR or c.referenced is None:
                 continue
