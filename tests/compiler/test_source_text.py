@@ -117,6 +117,18 @@ def test_diagnostics_are_the_originals(tmp_path):
     assert [e for e in json.loads((tmp_path / "r.json").read_text()) if e.get("hints")]
 
 
+def _hinted(tmp_path, name: str, source: str | bytes) -> tuple:
+    """SOURCE built by foresight cc -O2 --report as NAME, then run: (its report on
+    stderr, the program's stdout); bytes in, bytes out."""
+    src = tmp_path / f"{name}.c"
+    raw = isinstance(source, bytes)
+    src.write_bytes(source) if raw else src.write_text(source)
+    r = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-o", str(tmp_path / name),
+                        str(src)], capture_output=True, text=not raw, check=True)
+    out = subprocess.run([str(tmp_path / name)], capture_output=True, text=not raw).stdout
+    return r.stderr, out
+
+
 def test_line_at_counts_lines_before_the_offset():
     from foresight.compiler.options import line_at
 
@@ -147,34 +159,26 @@ def test_base_file_names_the_users_file(tmp_path):
 def test_a_nest_written_with_digraphs_is_left_alone_and_the_file_still_compiles(tmp_path):
     """`<% x<:i:> = i; %>`: the edits find braces as one character, so such a nest is
     left unchanged (said in the report), and the rest of the file keeps its hints."""
-    src = tmp_path / "d.c"
-    src.write_text("#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n"
-                   "  long n = 1L << 20; double *x = malloc(n * sizeof *x), s = 0;\n"
-                   "  for (long i = 0; i < n; i++) <% x<:i:> = i; %>\n"
-                   "  for (long i = 0; i < n; i++) s += x[i];\n"
-                   '  printf("%.0f\\n", s);\n  return 0;\n}\n')
-    r = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-o", str(tmp_path / "d"),
-                        str(src)], capture_output=True, text=True, check=True)
-    assert "did not compile" not in r.stderr
-    assert "written with digraphs" in r.stderr and "1 hinted" in r.stderr
-    out = subprocess.run([str(tmp_path / "d")], capture_output=True, text=True).stdout
+    err, out = _hinted(tmp_path, "d", "#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n"
+                       "  long n = 1L << 20; double *x = malloc(n * sizeof *x), s = 0;\n"
+                       "  for (long i = 0; i < n; i++) <% x<:i:> = i; %>\n"
+                       "  for (long i = 0; i < n; i++) s += x[i];\n"
+                       '  printf("%.0f\\n", s);\n  return 0;\n}\n')
+    assert "did not compile" not in err
+    assert "written with digraphs" in err and "1 hinted" in err
     assert out == "549755289600\n"
 
 
 def test_a_latin1_file_gets_hints_and_its_bytes_back(tmp_path):
     """Older codes carry Latin-1 text (`"Température (°C)"`): not UTF-8, yet analysed,
     and its bytes reach cc unchanged."""
-    src = tmp_path / "l.c"
-    src.write_bytes(b'#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n'
-                    b'  long n = 1L << 18; double *t = malloc(n * sizeof *t), s = 0;\n'
-                    b'  printf("Temp\xe9rature (\xb0C)\\n");\n'
-                    b'  for (long i = 0; i < n; i++) t[i] = i % 40;\n'
-                    b'  for (long i = 0; i < n; i++) s += t[i];\n'
-                    b'  printf("%.0f\\n", s);\n  return 0;\n}\n')
-    r = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-o", str(tmp_path / "l"),
-                        str(src)], capture_output=True, check=True)
-    assert b"transformation failed" not in r.stderr and b"2 hinted" in r.stderr
-    out = subprocess.run([str(tmp_path / "l")], capture_output=True).stdout
+    err, out = _hinted(tmp_path, "l", b'#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n'
+                       b'  long n = 1L << 18; double *t = malloc(n * sizeof *t), s = 0;\n'
+                       b'  printf("Temp\xe9rature (\xb0C)\\n");\n'
+                       b'  for (long i = 0; i < n; i++) t[i] = i % 40;\n'
+                       b'  for (long i = 0; i < n; i++) s += t[i];\n'
+                       b'  printf("%.0f\\n", s);\n  return 0;\n}\n')
+    assert b"transformation failed" not in err and b"2 hinted" in err
     assert out == b"Temp\xe9rature (\xb0C)\n5111616\n"
 
 
@@ -217,29 +221,24 @@ def test_a_floating_point_bound_adds_no_undefined_conversion(tmp_path):
 def test_ifdef_gnuc_and_defined_clang_read_as_cc_reads_them(tmp_path):
     """`#ifdef __GNUC__` and `defined(__clang__)` in the file: analysed (not refused as
     unparsable) with cc's answers, so the nest's trip count is cc's."""
-    src = tmp_path / "g.c"
-    src.write_text("#include <stdio.h>\n#include <stdlib.h>\n#ifdef __GNUC__\n#define N 3000\n"
-                   "#else\n#define N 5\n#endif\n#if defined(__clang__)\n#error clang\n#endif\n"
-                   "int main(void) {\n  double *a = calloc(N * 100, 8), s = 0;\n"
-                   "  for (long i = 0; i < N * 100; i++) s += a[i];\n"
-                   '  printf("%d %.0f\\n", N, s);\n  return 0;\n}\n')
-    r = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-o", str(tmp_path / "g"),
-                        str(src)], capture_output=True, text=True, check=True)
-    assert "warning" not in r.stderr and "trip 300000" in r.stderr and "1 hinted" in r.stderr
+    err, out = _hinted(tmp_path, "g", "#include <stdio.h>\n#include <stdlib.h>\n#ifdef __GNUC__\n"
+                       "#define N 3000\n#else\n#define N 5\n#endif\n#if defined(__clang__)\n"
+                       "#error clang\n#endif\nint main(void) {\n"
+                       "  double *a = calloc(N * 100, 8), s = 0;\n"
+                       "  for (long i = 0; i < N * 100; i++) s += a[i];\n"
+                       '  printf("%d %.0f\\n", N, s);\n  return 0;\n}\n')
+    assert "warning" not in err and "trip 300000" in err and "1 hinted" in err
+    assert out == "3000 0\n"
 
 
 def test_a_file_using_stdatomic_h_is_analysed(tmp_path):
     """<stdatomic.h>: clang's own header hands over to gcc's, which libclang cannot
     parse; read through the front end's shim, the file keeps its hints."""
-    src = tmp_path / "a.c"
-    src.write_text("#include <stdatomic.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
-                   "static atomic_long done;\nint main(void) {\n"
-                   "  long n = 1L << 18; double *a = calloc(n, 8), s = 0;\n"
-                   "  for (long i = 0; i < n; i++) s += a[i];\n"
-                   "  atomic_fetch_add(&done, 1);\n"
-                   '  printf("%.0f %ld\\n", s, (long)atomic_load(&done));\n  return 0;\n}\n')
-    r = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-o", str(tmp_path / "a"),
-                        str(src)], capture_output=True, text=True, check=True)
-    assert "warning" not in r.stderr and "1 hinted" in r.stderr, r.stderr
-    out = subprocess.run([str(tmp_path / "a")], capture_output=True, text=True).stdout
+    err, out = _hinted(tmp_path, "a", "#include <stdatomic.h>\n#include <stdio.h>\n"
+                       "#include <stdlib.h>\nstatic atomic_long done;\nint main(void) {\n"
+                       "  long n = 1L << 18; double *a = calloc(n, 8), s = 0;\n"
+                       "  for (long i = 0; i < n; i++) s += a[i];\n"
+                       "  atomic_fetch_add(&done, 1);\n"
+                       '  printf("%.0f %ld\\n", s, (long)atomic_load(&done));\n  return 0;\n}\n')
+    assert "warning" not in err and "1 hinted" in err, err
     assert out == "0 1\n"
