@@ -240,7 +240,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     long rows = atol(argv[1]), m = atol(argv[2]);
-    double (*a)[m] = malloc(sizeof(double[rows][m]));
+    double (*a)[m] = realloc(NULL, sizeof(double[rows][m])); /* filled by a hinted nest */
     for (long i = 0; i < rows; i++)
         for (long j = 0; j < m; j++)
             a[i][j] = (double)(i + j);
@@ -832,7 +832,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     long nz = atol(argv[1]), ny = atol(argv[2]);
-    double (*a)[ny][512] = malloc(sizeof(double[nz][ny][512]));
+    double (*a)[ny][512] = realloc(NULL, sizeof(double[nz][ny][512]));
     for (long k = 0; k < nz; k++)
         for (long j = 0; j < ny; j++)
             for (long i = 0; i < 512; i++)

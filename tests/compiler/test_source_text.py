@@ -173,7 +173,7 @@ def test_a_latin1_file_gets_hints_and_its_bytes_back(tmp_path):
     """Older codes carry Latin-1 text (`"Température (°C)"`): not UTF-8, yet analysed,
     and its bytes reach cc unchanged."""
     err, out = _hinted(tmp_path, "l", b'#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n'
-                       b'  long n = 1L << 18; double *t = malloc(n * sizeof *t), s = 0;\n'
+                       b'  long n = 1L << 18; double *t = realloc(0, n * sizeof *t), s = 0;\n'
                        b'  printf("Temp\xe9rature (\xb0C)\\n");\n'
                        b'  for (long i = 0; i < n; i++) t[i] = i % 40;\n'
                        b'  for (long i = 0; i < n; i++) s += t[i];\n'
@@ -189,7 +189,7 @@ def test_a_sum_of_hundreds_of_terms_does_not_cost_the_file_its_hints(tmp_path):
     terms = " + ".join(f"c[{k}] * a[i]" for k in range(400))
     src = tmp_path / "g.c"
     src.write_text("#include <stdio.h>\n#include <stdlib.h>\nint main(void) {\n"
-                   "  long n = 1L << 18; double c[400], *a = malloc(n * sizeof *a), s = 0;\n"
+                   "  long n = 1L << 18; double c[400], *a = realloc(0, n * sizeof *a), s = 0;\n"
                    "  for (int k = 0; k < 400; k++) c[k] = k % 3;\n"
                    "  for (long i = 0; i < n; i++) a[i] = i % 5;\n"
                    f"  for (long i = 0; i < n; i++) s += {terms};\n"

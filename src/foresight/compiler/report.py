@@ -159,6 +159,8 @@ _SMALL = ("left to demand paging", "loop-invariant", "stays in memory", "group r
 
 def left_alone_reason(e: dict) -> str:
     """Why a nest got no hints, in a few words shared by all nests left alone alike."""
+    if (e.get("skipped") or "").startswith("first touch of new memory"):
+        return "first touch of new memory"
     if e.get("skipped"):
         # The reason's first clause, without the names, lines and asides that differ
         # from loop to loop (`the index i is changed in the body (line 12)`).

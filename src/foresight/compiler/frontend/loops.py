@@ -33,6 +33,7 @@ from foresight.compiler.frontend.cursors import (
     start_of,
     strip,
 )
+from foresight.compiler.frontend.fresh import first_touch
 from foresight.compiler.frontend.refs import References
 from foresight.compiler.frontend.text import FunctionText
 from foresight.compiler.frontend.values import Values
@@ -116,7 +117,9 @@ class _Loops:
                     self.scan(ch)
                     continue
                 self.nests.append(LoopNest(function=self.fn.spelling, root=loop,
-                                           file=self.main, skipped=self.refusal(loop, ch),
+                                           file=self.main,
+                                           skipped=self.refusal(loop, ch) or
+                                           self.fresh(c, ch),
                                            uncopyable=_uncopyable(ch, self.t)))
             elif ch.kind in (K.WHILE_STMT, K.DO_STMT):
                 self.unanalysed(ch, "a while or do loop: only counted for-loops are analysed")
@@ -187,6 +190,16 @@ class _Loops:
                                  or pragmas.pragma_before(self.data, root.start)):
             return "the nest follows a #pragma (OpenMP or similar): left unchanged"
         return None
+
+    def fresh(self, block: ci.Cursor, nest: ci.Cursor) -> str | None:
+        """Why a nest storing only into memory just allocated is left alone, or None."""
+        found = first_touch(block, nest, self.v.plain_local)
+        if found is None:
+            return None
+        line, names = found
+        return (f"first touch of new memory (allocated at line {line}: {names}): it only "
+                "stores into it, and the kernel gives such pages zero-filled, never "
+                "read from storage; hints would only cost")
 
     def omp(self, start: int) -> OmpLoop | None:
         """The OpenMP annotation of the loop at offset `start`, if a `#pragma omp` is

@@ -162,7 +162,7 @@ class Values:
         must hold every value of the element's type (as wide, and as signed when as
         wide), or the element is not its value."""
         d = c.referenced
-        if d is None or not self._plain_local(d):
+        if d is None or not self.plain_local(d):
             return None
         key = decl_key(d)
         nest_end = self.nest_end.get(nest_start, len(self.data))
@@ -184,7 +184,7 @@ class Values:
             return None
         return rhs
 
-    def _plain_local(self, d: ci.Cursor) -> bool:
+    def plain_local(self, d: ci.Cursor) -> bool:
         """`d` is a non-volatile, non-static local variable whose address is not taken."""
         return (d.kind == K.VAR_DECL and not d.type.is_volatile_qualified()
                 and d.storage_class != ci.StorageClass.STATIC and d.semantic_parent is not None
@@ -193,7 +193,7 @@ class Values:
 
     def _local_writes(self, d: ci.Cursor, nest_start: int) -> set[int]:
         """The offsets of the writes of plain local `d` in the nest (empty for others)."""
-        if not self._plain_local(d):
+        if not self.plain_local(d):
             return set()
         nest_end = self.nest_end.get(nest_start, len(self.data))
         return {w for w in self.effects.writes.get(decl_key(d), ()) if nest_start <= w < nest_end}

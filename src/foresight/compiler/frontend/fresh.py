@@ -1,0 +1,216 @@
+"""Whether a loop nest only stores into memory allocated just before it.
+
+`double *x = malloc(n * sizeof *x); if (x == NULL) ...; for (i = 0; i < n; i++) x[i] =
+0;` touches each page of `x` for the first time: the kernel gives it a zero-filled page,
+it is never read from swap or a file, so a prefetch has nothing to read.  Hints there
+only cost: in core the nest's entry test and hinted copy keep cc from turning `malloc`
+and the zeroing loop into `calloc` (NAS-style stencil: 10% slower), and out of core the
+releases behind the new pages page out, from a worker, what the kernel's reclaim would
+write out anyway (a fill of 192 MiB under a 64 MiB cap: 1.2-1.4 s hinted against
+0.74-0.89 s with the fill left alone; docs/decisions.md).
+
+The facts, from the syntax tree alone:
+- every memory access in the nest is the target of a plain `=` whose address is an
+  array subscript chain on a local pointer (`x[i]`, `A[i][j]` of `double (*A)[m]`);
+- each such pointer is a plain local (not static, not volatile, address never taken)
+  and its latest assignment is `p = ALLOC(...)` or its declaration's initializer, in a
+  statement of the same block as the nest; ALLOC is malloc, calloc, aligned_alloc,
+  memalign, valloc or pvalloc (realloc keeps the old contents);
+- every statement between that one and the nest mentions the pointer at most in the
+  condition of an `if` holding no access to memory, call or assignment (the NULL test);
+- the block holds no label or `case`, so no jump enters it between the two.
+Memory malloc hands out again after a `free` may have been touched before, and glibc
+serves requests under its mmap threshold (128 KiB, rising to 32 MiB after frees) from
+such memory: there the nest's pages fault in from swap as they would unhinted.
+"""
+
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from collections.abc import Callable
+
+from foresight.compiler.frontend.cshim import binary_operator, unary_operator
+from foresight.compiler.frontend.cursors import ARRAY_KINDS, children, decl_key, preorder, strip
+
+K = ci.CursorKind
+ALLOCATORS = {"malloc", "calloc", "aligned_alloc", "memalign", "valloc", "pvalloc"}
+_JUMP_TARGETS = (K.LABEL_STMT, K.CASE_STMT, K.DEFAULT_STMT)
+
+
+def first_touch(block: ci.Cursor, nest: ci.Cursor,
+                plain_local: Callable[[ci.Cursor], bool]) -> tuple[int, str] | None:
+    """(line, names) of the allocation of the memory `nest`, a statement of `block`,
+    only stores into for the first time, or None.  `plain_local(decl)`: `decl` is a
+    non-volatile, non-static local whose address is never taken."""
+    if block.kind != K.COMPOUND_STMT:
+        return None
+    bases = _stored_bases(nest)
+    if not bases or not all(plain_local(d) for d in bases.values()):
+        return None
+    if any(d.kind in _JUMP_TARGETS for d in preorder(block)):
+        return None
+    siblings = children(block)
+    at = next((i for i, s in enumerate(siblings) if s == nest), None)
+    if at is None:
+        return None
+    lines = []
+    for key, decl in bases.items():
+        line = _allocated_at(siblings[:at], key, {d.spelling for d in bases.values()})
+        if line is None:
+            return None
+        lines.append(line)
+    return max(lines), ", ".join(sorted(d.spelling for d in bases.values()))
+
+
+def _stored_bases(nest: ci.Cursor) -> dict[tuple, ci.Cursor]:
+    """The local pointers whose memory is the nest's only memory accessed, each through
+    the target of a plain `=` only; empty when anything else is read or written through
+    a pointer, an array or a member, or a pointer is used otherwise."""
+    targets: set = set()      # subscript nodes that are the target chains of stores
+    bases: dict[tuple, ci.Cursor] = {}
+    base_refs: set = set()    # the DECL_REF_EXPR cursors at the bottom of those chains
+    for c in _evaluated(nest):
+        if c.kind != K.BINARY_OPERATOR or binary_operator(c) != "=":
+            continue
+        lhs = strip(children(c)[0])
+        chain = []
+        while lhs.kind == K.ARRAY_SUBSCRIPT_EXPR:
+            chain.append(lhs)
+            lhs = strip(children(lhs)[0])
+        if not chain or lhs.kind != K.DECL_REF_EXPR or lhs.referenced is None:
+            continue
+        # `A[i][j]` of `double (*A)[m]` addresses one object; of `double **R` it loads the
+        # row pointer R[i], a read of memory that may point anywhere.
+        if any(k.type.get_canonical().kind not in ARRAY_KINDS for k in chain[1:]):
+            continue
+        decl = lhs.referenced
+        if decl.type.get_canonical().kind != ci.TypeKind.POINTER:
+            continue
+        targets.update(chain)
+        base_refs.add(lhs)
+        bases[decl_key(decl)] = decl
+    for c in _evaluated(nest):
+        if c.kind == K.ARRAY_SUBSCRIPT_EXPR and c not in targets:
+            return {}
+        if c.kind == K.UNARY_OPERATOR and unary_operator(c) == "*":
+            return {}
+        if c.kind == K.MEMBER_REF_EXPR:
+            return {}
+        if (c.kind == K.DECL_REF_EXPR and c not in base_refs and c.referenced is not None
+                and decl_key(c.referenced) in bases):
+            return {}      # the pointer used otherwise: copied, passed, compared
+    return bases
+
+
+def _allocated_at(before: tuple[ci.Cursor, ...], key: tuple, names: set[str]) -> int | None:
+    """The line of the statement among `before` (the block's statements up to the nest)
+    that last gave variable `key` a new allocation, when each statement after it mentions
+    the variable only in a NULL test (of `names`); None otherwise."""
+    for st in reversed(before):
+        if not _mentions(st, key):
+            continue
+        line = _allocation(st, key)
+        if line is not None:
+            return line
+        if not _null_test(st, key, names):
+            return None
+    return None
+
+
+def _evaluated(c: ci.Cursor):
+    """`c` and its descendants depth first, but not the operands of `sizeof` and
+    `_Alignof`, which are never evaluated (`malloc(n * sizeof *p)`)."""
+    stack = [c]
+    while stack:
+        d = stack.pop()
+        yield d
+        if d.kind != K.CXX_UNARY_EXPR:
+            stack.extend(reversed(children(d)))
+
+
+def _opaque(d: ci.Cursor) -> bool:
+    """An expression libclang does not expose (`A == NULL || B == NULL` in some
+    conditions): nothing inside it is visible but its tokens."""
+    return d.kind == K.UNEXPOSED_EXPR and not children(d)
+
+
+def _mentions(c: ci.Cursor, key: tuple) -> bool:
+    """Whether `c` declares or names variable `key` (other than under `sizeof`), or may:
+    an expression libclang does not expose names it if one of its tokens is the name."""
+    for d in _evaluated(c):
+        if d.kind == K.VAR_DECL and decl_key(d) == key:
+            return True
+        if d.kind == K.DECL_REF_EXPR and d.referenced is not None and \
+                decl_key(d.referenced) == key:
+            return True
+        if _opaque(d) and any(t.spelling == key[2] for t in d.get_tokens()):
+            return True
+    return False
+
+
+def _initializer(d: ci.Cursor) -> ci.Cursor | None:
+    """The initializer of variable declaration `d`: the expression after its `=` (the
+    array bounds of `double (*A)[m]` are expressions among its children too)."""
+    eq = next((t for t in d.get_tokens() if t.spelling == "="), None)
+    if eq is None:
+        return None
+    after = [k for k in children(d) if k.kind.is_expression()
+             and k.extent.start.offset > eq.extent.start.offset]
+    return after[0] if len(after) == 1 else None
+
+
+def _allocation(st: ci.Cursor, key: tuple) -> int | None:
+    """The line of `st` when it is `T *p = ALLOC(...);` or `p = ALLOC(...);` for `key`,
+    with nothing else in it."""
+    value = None
+    if st.kind == K.DECL_STMT:
+        # `double *A = malloc(a), *B = malloc(b);`: the other declarators must not name it.
+        for d in children(st):
+            if d.kind == K.VAR_DECL and decl_key(d) == key:
+                value = _initializer(d)
+            elif _mentions(d, key):
+                return None
+    elif st.kind == K.BINARY_OPERATOR and binary_operator(st) == "=":
+        lhs, rhs = (strip(k) for k in children(st))
+        if lhs.kind == K.DECL_REF_EXPR and lhs.referenced is not None and \
+                decl_key(lhs.referenced) == key:
+            value = rhs
+    if value is None:
+        return None
+    call = strip(value)
+    while call.kind == K.CSTYLE_CAST_EXPR:
+        call = strip(children(call)[-1])
+    if call.kind != K.CALL_EXPR or call.spelling not in ALLOCATORS:
+        return None
+    if _mentions(call, key):
+        return None     # p = malloc(f(p)): the old value read
+    return st.location.line
+
+
+_TEST_TOKENS = {"NULL", "0", "==", "!=", "!", "||", "&&", "(", ")"}
+
+
+def _null_test(st: ci.Cursor, key: tuple, names: set[str]) -> bool:
+    """`st` is an `if` whose condition reads no memory, calls and assigns nothing, and
+    whose branches do not mention variable `key`.  A condition libclang does not expose
+    may hold only `names` (the new pointers), `NULL`, `0`, comparisons, `!`, `&&`, `||`
+    and parentheses."""
+    if st.kind != K.IF_STMT:
+        return False
+    kids = children(st)
+    cond, branches = kids[0], kids[1:]
+    for d in _evaluated(cond):
+        if d.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR, K.CALL_EXPR,
+                      K.COMPOUND_ASSIGNMENT_OPERATOR):
+            return False
+        if d.kind == K.UNARY_OPERATOR and unary_operator(d) in (
+                "*", "&", "post++", "post--", "pre++", "pre--"):
+            return False
+        if d.kind == K.BINARY_OPERATOR and binary_operator(d) == "=":
+            return False
+        if _opaque(d) and not all(
+                t.spelling in _TEST_TOKENS or (t.kind == ci.TokenKind.IDENTIFIER and t.spelling in names)
+                for t in d.get_tokens()):
+            return False
+    return not any(_mentions(b, key) for b in branches)
