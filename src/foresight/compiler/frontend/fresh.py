@@ -26,9 +26,9 @@ such memory: there the nest's pages fault in from swap as they would unhinted.
 
 from __future__ import annotations
 
-import clang.cindex as ci
-
 from collections.abc import Callable
+
+import clang.cindex as ci
 
 from foresight.compiler.frontend.cshim import binary_operator, unary_operator
 from foresight.compiler.frontend.cursors import ARRAY_KINDS, children, decl_key, preorder, strip
@@ -55,8 +55,9 @@ def first_touch(block: ci.Cursor, nest: ci.Cursor,
     if at is None:
         return None
     lines = []
-    for key, decl in bases.items():
-        line = _allocated_at(siblings[:at], key, {d.spelling for d in bases.values()})
+    names = {d.spelling for d in bases.values()}
+    for key in bases:
+        line = _allocated_at(siblings[:at], key, names)
         if line is None:
             return None
         lines.append(line)
@@ -210,7 +211,8 @@ def _null_test(st: ci.Cursor, key: tuple, names: set[str]) -> bool:
         if d.kind == K.BINARY_OPERATOR and binary_operator(d) == "=":
             return False
         if _opaque(d) and not all(
-                t.spelling in _TEST_TOKENS or (t.kind == ci.TokenKind.IDENTIFIER and t.spelling in names)
+                t.spelling in _TEST_TOKENS
+                or (t.kind == ci.TokenKind.IDENTIFIER and t.spelling in names)
                 for t in d.get_tokens()):
             return False
     return not any(_mentions(b, key) for b in branches)
