@@ -14,7 +14,9 @@ from foresight.compiler.pipeline import transform
 
 FORESIGHT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "foresight"
 
-HEAD = "#include <stdio.h>\n#include <stdlib.h>\n"
+HEAD = ("#include <setjmp.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+        "static char pool[1 << 20];\n"
+        "static void *arena(size_t n) { return n <= sizeof pool ? pool : NULL; }\n")
 
 
 def nest_at(tmp_path: Path, body: str, line_of: str) -> dict:
@@ -140,6 +142,58 @@ again:
     long n = 1L << 20 | argc;
     double *x = malloc(n * sizeof *x);
     if (argc > 5) x[0] = 3;
+    for (long i = 0; i < n; i++) x[i] = 2; /* here */
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("a time loop in the nest stores the same elements again", """
+    long n = 1L << 20 | argc;
+    double *x = malloc(n * sizeof *x);
+    for (int t = 0; t < 3; t++) /* here */
+        for (long i = 0; i < n; i++) x[i] = t + i;
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("column order comes back to every page", """
+    long n = 4096 + argc, m = 4096;
+    double (*A)[m] = malloc(sizeof(double[n][m]));
+    for (long j = 0; j < m; j++) /* here */
+        for (long i = 0; i < n; i++) A[i][j] = i + j;
+    printf("%f\\n", A[n - 1][m - 1]);
+"""),
+    ("a flat index in column order", """
+    long n = 4096 + argc, m = 4096;
+    double *x = malloc(n * m * sizeof *x);
+    for (long j = 0; j < m; j++) /* here */
+        for (long i = 0; i < n; i++) x[i * m + j] = 1;
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("setjmp may run the nest again", """
+    static jmp_buf jb;
+    static volatile int pass;
+    long n = 1L << 20 | argc;
+    double *x = malloc(n * sizeof *x);
+    if (setjmp(jb) == 0) pass = 0;
+    for (long i = 0; i < n; i++) x[i] = pass; /* here */
+    if (++pass < 3) longjmp(jb, 1);
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("an allocator reached through a pointer", """
+    void *(*malloc)(size_t) = arena;
+    long n = 1L << 20 | argc;
+    double *x = malloc(n * sizeof *x);
+    for (long i = 0; i < n; i++) x[i] = 2; /* here */
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("a variable-length array's sizeof calls", """
+    long n = 1L << 20 | argc;
+    double *x = malloc(n * sizeof *x);
+    (void)sizeof(char[(memset(x, 1, n * sizeof *x), 1)]);
+    for (long i = 0; i < n; i++) x[i] = 2; /* here */
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("a statement in the NULL test", """
+    long n = 1L << 20 | argc;
+    double *x = malloc(n * sizeof *x);
+    if (({ __asm__ volatile("" : : "r"(x) : "memory"); 0; }) || !x) return 1;
     for (long i = 0; i < n; i++) x[i] = 2; /* here */
     printf("%f\\n", x[n - 1]);
 """),

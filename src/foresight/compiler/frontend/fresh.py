@@ -10,15 +10,24 @@ write out anyway (a fill of 192 MiB under a 64 MiB cap: 1.2-1.4 s hinted against
 0.74-0.89 s with the fill left alone; docs/decisions.md).
 
 The facts, from the syntax tree alone:
-- every memory access in the nest is the target of a plain `=` whose address is an
-  array subscript chain on a local pointer (`x[i]`, `A[i][j]` of `double (*A)[m]`);
+- every array, pointer or member access written in the nest is the target of a plain
+  `=` whose address is an array subscript chain on a local pointer (`x[i]`, `A[i][j]`
+  of `double (*A)[m]`, not `R[i][j]` through a loaded row pointer); calls are not
+  looked into (what they read, the nest does not hint either);
+- each store writes each element once, in address order: the innermost loop's
+  variable is a term of the last subscript by itself, every outer loop's variable is
+  in a subscript (in the last one only multiplied, `x[i * m + j]`), and no while, do or
+  unanalysed for loop is around it;
 - each such pointer is a plain local (not static, not volatile, address never taken)
   and its latest assignment is `p = ALLOC(...)` or its declaration's initializer, in a
-  statement of the same block as the nest; ALLOC is malloc, calloc, aligned_alloc,
-  memalign, valloc or pvalloc (realloc keeps the old contents);
+  statement of the same block as the nest and the same file; ALLOC is the C library's
+  malloc, calloc, aligned_alloc, memalign, valloc or pvalloc (declared, not defined
+  here; realloc keeps the old contents);
 - every statement between that one and the nest mentions the pointer at most in the
-  condition of an `if` holding no access to memory, call or assignment (the NULL test);
-- the block holds no label or `case`, so no jump enters it between the two.
+  condition of an `if` holding no access to memory, call, assignment or statement (the
+  NULL test);
+- the block holds no label, `case` or setjmp, so no jump runs the nest again without
+  the allocation.
 Memory malloc hands out again after a `free` may have been touched before, and glibc
 serves requests under its mmap threshold (128 KiB, rising to 32 MiB after frees) from
 such memory: there the nest's pages fault in from swap as they would unhinted.
@@ -31,25 +40,35 @@ from collections.abc import Callable
 import clang.cindex as ci
 
 from foresight.compiler.frontend.cshim import binary_operator, unary_operator
-from foresight.compiler.frontend.cursors import ARRAY_KINDS, children, decl_key, preorder, strip
+from foresight.compiler.frontend.cursors import (
+    ARRAY_KINDS,
+    children,
+    decl_key,
+    preorder,
+    start_of,
+    strip,
+)
 
 K = ci.CursorKind
 ALLOCATORS = {"malloc", "calloc", "aligned_alloc", "memalign", "valloc", "pvalloc"}
 _JUMP_TARGETS = (K.LABEL_STMT, K.CASE_STMT, K.DEFAULT_STMT)
+_SETJMP = {"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "savectx", "getcontext"}
 
 
-def first_touch(block: ci.Cursor, nest: ci.Cursor,
+def first_touch(block: ci.Cursor, nest: ci.Cursor, loop_vars: dict[int, str],
                 plain_local: Callable[[ci.Cursor], bool]) -> tuple[int, str] | None:
     """(line, names) of the allocation of the memory `nest`, a statement of `block`,
-    only stores into for the first time, or None.  `plain_local(decl)`: `decl` is a
+    only stores into for the first time, or None.  `loop_vars`: the offset of each of
+    the nest's for statements -> its variable.  `plain_local(decl)`: `decl` is a
     non-volatile, non-static local whose address is never taken."""
     if block.kind != K.COMPOUND_STMT:
         return None
-    bases = _stored_bases(nest)
+    bases = _stored_bases(nest, loop_vars)
     if not bases or not all(plain_local(d) for d in bases.values()):
         return None
-    if any(d.kind in _JUMP_TARGETS for d in preorder(block)):
-        return None
+    if any(d.kind in _JUMP_TARGETS or (d.kind == K.CALL_EXPR and d.spelling in _SETJMP)
+           for d in preorder(block)):
+        return None     # a jump (goto, case, longjmp) may run the nest again
     siblings = children(block)
     at = next((i for i, s in enumerate(siblings) if s == nest), None)
     if at is None:
@@ -57,21 +76,26 @@ def first_touch(block: ci.Cursor, nest: ci.Cursor,
     lines = []
     names = {d.spelling for d in bases.values()}
     for key in bases:
-        line = _allocated_at(siblings[:at], key, names)
-        if line is None:
+        st = _allocated_at(siblings[:at], key, names)
+        # In this file: an allocation in an included fragment has no line here to name.
+        if st is None or st.location.file is None or nest.location.file is None or \
+                st.location.file.name != nest.location.file.name:
             return None
-        lines.append(line)
+        lines.append(st.location.line)
     return max(lines), ", ".join(sorted(d.spelling for d in bases.values()))
 
 
-def _stored_bases(nest: ci.Cursor) -> dict[tuple, ci.Cursor]:
-    """The local pointers whose memory is the nest's only memory accessed, each through
-    the target of a plain `=` only; empty when anything else is read or written through
-    a pointer, an array or a member, or a pointer is used otherwise."""
+def _stored_bases(nest: ci.Cursor, loop_vars: dict[int, str]) -> dict[tuple, ci.Cursor]:
+    """The local pointers whose memory is the nest's only memory it accesses by name
+    (calls are not looked into), each through the target of a plain `=` only, and
+    stored in one pass in address order (below); empty when anything else is read or
+    written through a pointer, an array or a member, or a pointer is used otherwise."""
     targets: set = set()      # subscript nodes that are the target chains of stores
     bases: dict[tuple, ci.Cursor] = {}
     base_refs: set = set()    # the DECL_REF_EXPR cursors at the bottom of those chains
-    for c in _evaluated(nest):
+    for c, loops in _with_loops(nest, loop_vars):
+        if loops is None:
+            return {}         # a while, a do or an unanalysed for: it may store again
         if c.kind != K.BINARY_OPERATOR or binary_operator(c) != "=":
             continue
         lhs = strip(children(c)[0])
@@ -88,6 +112,8 @@ def _stored_bases(nest: ci.Cursor) -> dict[tuple, ci.Cursor]:
         decl = lhs.referenced
         if decl.type.get_canonical().kind != ci.TypeKind.POINTER:
             continue
+        if not _one_pass([children(k)[1] for k in chain], loops):
+            return {}
         targets.update(chain)
         base_refs.add(lhs)
         bases[decl_key(decl)] = decl
@@ -104,29 +130,100 @@ def _stored_bases(nest: ci.Cursor) -> dict[tuple, ci.Cursor]:
     return bases
 
 
-def _allocated_at(before: tuple[ci.Cursor, ...], key: tuple, names: set[str]) -> int | None:
-    """The line of the statement among `before` (the block's statements up to the nest)
+def _with_loops(nest: ci.Cursor, loop_vars: dict[int, str]):
+    """The nest's cursors (as _evaluated) each with the variables of the for statements
+    around it, outermost first; None for those inside a loop that is not one of the
+    nest's counted for statements."""
+    stack: list[tuple[ci.Cursor, tuple[str, ...] | None]] = [(nest, ())]
+    while stack:
+        d, loops = stack.pop()
+        if loops is not None:
+            if d.kind == K.FOR_STMT:
+                var = loop_vars.get(start_of(d))
+                loops = None if var is None else (*loops, var)
+            elif d.kind in (K.WHILE_STMT, K.DO_STMT):
+                loops = None
+        yield d, loops
+        if not _unevaluated(d):
+            stack.extend((k, loops) for k in reversed(children(d)))
+
+
+def _terms(e: ci.Cursor) -> list[ci.Cursor]:
+    """The terms of a sum or difference, `i * m + j - 1` -> [i * m, j, 1]."""
+    e = strip(e)
+    if e.kind == K.BINARY_OPERATOR and binary_operator(e) in ("+", "-"):
+        a, b = children(e)
+        return _terms(a) + _terms(b)
+    return [e]
+
+
+def _names(e: ci.Cursor) -> set[str]:
+    return {d.spelling for d in _evaluated(e) if d.kind == K.DECL_REF_EXPR}
+
+
+def _one_pass(indices: list[ci.Cursor], loops: tuple[str, ...]) -> bool:
+    """Whether a store with these subscripts (innermost dimension first) writes each
+    element once, in address order, in the loops around it: the innermost loop's
+    variable is a term of the last subscript by itself (stride one element), and every
+    outer loop's variable appears in a subscript, in the last one only multiplied
+    (`x[i * m + j]`), never as a term of its own (`x[i + j]` rewrites)."""
+    if not loops:
+        return False
+    inner, outer = loops[-1], loops[:-1]
+    last = _terms(indices[0])
+    if sum(1 for t in last if t.kind == K.DECL_REF_EXPR and t.spelling == inner) != 1:
+        return False
+    if any(inner in _names(t) for t in last
+           if not (t.kind == K.DECL_REF_EXPR and t.spelling == inner)):
+        return False
+    if any(inner in _names(i) for i in indices[1:]):
+        return False
+    bare = {t.spelling for t in last if t.kind == K.DECL_REF_EXPR}
+    named = set().union(*(_names(i) for i in indices))
+    return all(v in named and v not in bare for v in outer)
+
+
+def _allocated_at(before: tuple[ci.Cursor, ...], key: tuple,
+                  names: set[str]) -> ci.Cursor | None:
+    """The statement among `before` (the block's statements up to the nest)
     that last gave variable `key` a new allocation, when each statement after it mentions
     the variable only in a NULL test (of `names`); None otherwise."""
     for st in reversed(before):
         if not _mentions(st, key):
             continue
-        line = _allocation(st, key)
-        if line is not None:
-            return line
+        if _allocation(st, key):
+            return st
         if not _null_test(st, key, names):
             return None
     return None
 
 
+def _unevaluated(d: ci.Cursor) -> bool:
+    """`d` is a `sizeof` or `_Alignof` whose operand needs no look: it calls, subscripts,
+    assigns and holds no statement (`sizeof *p`).  C evaluates the operand of a
+    variable-length array's `sizeof` (`sizeof(char[f(x)])`), so any other is looked into."""
+    if d.kind != K.CXX_UNARY_EXPR:
+        return False
+    for k in preorder(d):
+        if k.kind in (K.CALL_EXPR, K.ARRAY_SUBSCRIPT_EXPR, K.COMPOUND_ASSIGNMENT_OPERATOR,
+                      K.MEMBER_REF_EXPR) or k.kind.is_statement():
+            return False
+        if k.kind == K.BINARY_OPERATOR and binary_operator(k) == "=":
+            return False
+        if k.kind == K.UNARY_OPERATOR and unary_operator(k) in (
+                "post++", "post--", "pre++", "pre--"):
+            return False
+    return True
+
+
 def _evaluated(c: ci.Cursor):
-    """`c` and its descendants depth first, but not the operands of `sizeof` and
-    `_Alignof`, which are never evaluated (`malloc(n * sizeof *p)`)."""
+    """`c` and its descendants depth first, but not the operand of a `sizeof` or
+    `_Alignof` that needs no look (`malloc(n * sizeof *p)`)."""
     stack = [c]
     while stack:
         d = stack.pop()
         yield d
-        if d.kind != K.CXX_UNARY_EXPR:
+        if not _unevaluated(d):
             stack.extend(reversed(children(d)))
 
 
@@ -161,8 +258,8 @@ def _initializer(d: ci.Cursor) -> ci.Cursor | None:
     return after[0] if len(after) == 1 else None
 
 
-def _allocation(st: ci.Cursor, key: tuple) -> int | None:
-    """The line of `st` when it is `T *p = ALLOC(...);` or `p = ALLOC(...);` for `key`,
+def _allocation(st: ci.Cursor, key: tuple) -> bool:
+    """Whether `st` is `T *p = ALLOC(...);` or `p = ALLOC(...);` for `key`,
     with nothing else in it."""
     value = None
     if st.kind == K.DECL_STMT:
@@ -171,22 +268,29 @@ def _allocation(st: ci.Cursor, key: tuple) -> int | None:
             if d.kind == K.VAR_DECL and decl_key(d) == key:
                 value = _initializer(d)
             elif _mentions(d, key):
-                return None
+                return False
     elif st.kind == K.BINARY_OPERATOR and binary_operator(st) == "=":
         lhs, rhs = (strip(k) for k in children(st))
         if lhs.kind == K.DECL_REF_EXPR and lhs.referenced is not None and \
                 decl_key(lhs.referenced) == key:
             value = rhs
     if value is None:
-        return None
+        return False
     call = strip(value)
     while call.kind == K.CSTYLE_CAST_EXPR:
         call = strip(children(call)[-1])
     if call.kind != K.CALL_EXPR or call.spelling not in ALLOCATORS:
-        return None
+        return False
+    fn = call.referenced
+    # The C library's: declared at file scope and not defined here (not a function
+    # pointer, a member, or a function of the program's that happens to be so named).
+    if fn is None or fn.kind != K.FUNCTION_DECL or fn.get_definition() is not None or \
+            fn.semantic_parent is None or fn.semantic_parent.kind != K.TRANSLATION_UNIT or \
+            fn.storage_class == ci.StorageClass.STATIC:
+        return False
     if _mentions(call, key):
-        return None     # p = malloc(f(p)): the old value read
-    return st.location.line
+        return False     # p = malloc(f(p)): the old value read
+    return True
 
 
 _TEST_TOKENS = {"NULL", "0", "==", "!=", "!", "||", "&&", "(", ")"}
@@ -203,8 +307,8 @@ def _null_test(st: ci.Cursor, key: tuple, names: set[str]) -> bool:
     cond, branches = kids[0], kids[1:]
     for d in _evaluated(cond):
         if d.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR, K.CALL_EXPR,
-                      K.COMPOUND_ASSIGNMENT_OPERATOR):
-            return False
+                      K.COMPOUND_ASSIGNMENT_OPERATOR) or d.kind.is_statement():
+            return False     # a statement: `({ asm(...); 0; })`
         if d.kind == K.UNARY_OPERATOR and unary_operator(d) in (
                 "*", "&", "post++", "post--", "pre++", "pre--"):
             return False

@@ -119,7 +119,7 @@ class _Loops:
                 self.nests.append(LoopNest(function=self.fn.spelling, root=loop,
                                            file=self.main,
                                            skipped=self.refusal(loop, ch) or
-                                           self.fresh(c, ch),
+                                           self.fresh(c, ch, loop),
                                            uncopyable=_uncopyable(ch, self.t)))
             elif ch.kind in (K.WHILE_STMT, K.DO_STMT):
                 self.unanalysed(ch, "a while or do loop: only counted for-loops are analysed")
@@ -191,9 +191,10 @@ class _Loops:
             return "the nest follows a #pragma (OpenMP or similar): left unchanged"
         return None
 
-    def fresh(self, block: ci.Cursor, nest: ci.Cursor) -> str | None:
+    def fresh(self, block: ci.Cursor, nest: ci.Cursor, root: Loop) -> str | None:
         """Why a nest storing only into memory just allocated is left alone, or None."""
-        found = first_touch(block, nest, self.v.plain_local)
+        found = first_touch(block, nest, {lp.start: lp.var for lp in _loops(root)},
+                            self.v.plain_local)
         if found is None:
             return None
         line, names = found
