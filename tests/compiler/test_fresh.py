@@ -38,6 +38,7 @@ def first_touch(entry: dict) -> bool:
     "double *x;\n    x = (double *)malloc(n * sizeof(double));",
     "double *x = calloc(n, sizeof *x);",
     "double *x = aligned_alloc(4096, n * sizeof *x);",
+    "double *x;\n    if ((x = malloc(n * sizeof *x)) == NULL) { perror(\"x\"); exit(1); }",
 ])
 def test_a_fill_of_new_memory_is_left_alone(tmp_path, alloc):
     e = nest_at(tmp_path, f"""
@@ -187,6 +188,20 @@ again:
     long n = 1L << 20 | argc;
     double *x = malloc(n * sizeof *x);
     (void)sizeof(char[(memset(x, 1, n * sizeof *x), 1)]);
+    for (long i = 0; i < n; i++) x[i] = 2; /* here */
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("the allocating test's branch stores into it", """
+    long n = 1L << 20 | argc;
+    double *x;
+    if ((x = malloc(n * sizeof *x)) != NULL) x[0] = 3;
+    for (long i = 0; i < n; i++) x[i] = 2; /* here */
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("the allocating test reads memory", """
+    long n = 1L << 20 | argc;
+    double *x;
+    if ((x = malloc(n * sizeof *x)) == NULL || argv[0][0] == 0) return 1;
     for (long i = 0; i < n; i++) x[i] = 2; /* here */
     printf("%f\\n", x[n - 1]);
 """),

@@ -19,7 +19,8 @@ The facts, from the syntax tree alone:
   in a subscript (in the last one only multiplied, `x[i * m + j]`), and no while, do or
   unanalysed for loop is around it;
 - each such pointer is a plain local (not static, not volatile, address never taken)
-  and its latest assignment is `p = ALLOC(...)` or its declaration's initializer, in a
+  and its latest assignment is `p = ALLOC(...)` (also in a NULL test, `if ((p =
+  ALLOC(...)) == NULL)`) or its declaration's initializer, in a
   statement of the same block as the nest and the same file; ALLOC is the C library's
   malloc, calloc, aligned_alloc, memalign, valloc or pvalloc (declared, not defined
   here; realloc keeps the old contents);
@@ -191,7 +192,7 @@ def _allocated_at(before: tuple[ci.Cursor, ...], key: tuple,
     for st in reversed(before):
         if not _mentions(st, key):
             continue
-        if _allocation(st, key):
+        if _allocation(st, key, names):
             return st
         if not _null_test(st, key, names):
             return None
@@ -258,9 +259,19 @@ def _initializer(d: ci.Cursor) -> ci.Cursor | None:
     return after[0] if len(after) == 1 else None
 
 
-def _allocation(st: ci.Cursor, key: tuple) -> bool:
-    """Whether `st` is `T *p = ALLOC(...);` or `p = ALLOC(...);` for `key`,
-    with nothing else in it."""
+def _assigned(st: ci.Cursor, key: tuple) -> ci.Cursor | None:
+    """The value of assignment `st` when it assigns variable `key`."""
+    lhs, rhs = (strip(k) for k in children(st))
+    if lhs.kind == K.DECL_REF_EXPR and lhs.referenced is not None and \
+            decl_key(lhs.referenced) == key:
+        return rhs
+    return None
+
+
+def _allocation(st: ci.Cursor, key: tuple, names: set[str]) -> bool:
+    """Whether `st` is `T *p = ALLOC(...);`, `p = ALLOC(...);` or `if ((p = ALLOC(...))
+    == NULL) ...` (a NULL test otherwise, its branches not naming p) for `key`, with
+    nothing else in it."""
     value = None
     if st.kind == K.DECL_STMT:
         # `double *A = malloc(a), *B = malloc(b);`: the other declarators must not name it.
@@ -270,10 +281,16 @@ def _allocation(st: ci.Cursor, key: tuple) -> bool:
             elif _mentions(d, key):
                 return False
     elif st.kind == K.BINARY_OPERATOR and binary_operator(st) == "=":
-        lhs, rhs = (strip(k) for k in children(st))
-        if lhs.kind == K.DECL_REF_EXPR and lhs.referenced is not None and \
-                decl_key(lhs.referenced) == key:
-            value = rhs
+        value = _assigned(st, key)
+    elif st.kind == K.IF_STMT:
+        # `if ((p = malloc(n)) == NULL) ...`: the allocation inside a NULL test.
+        cond, branches = children(st)[0], children(st)[1:]
+        sets = [d for d in _evaluated(cond)
+                if d.kind == K.BINARY_OPERATOR and binary_operator(d) == "="]
+        if len(sets) != 1 or any(_mentions(b, key) for b in branches) or \
+                not _pure_test(cond, names, skip=sets[0]):
+            return False
+        value = _assigned(sets[0], key)
     if value is None:
         return False
     call = strip(value)
@@ -297,15 +314,23 @@ _TEST_TOKENS = {"NULL", "0", "==", "!=", "!", "||", "&&", "(", ")"}
 
 
 def _null_test(st: ci.Cursor, key: tuple, names: set[str]) -> bool:
-    """`st` is an `if` whose condition reads no memory, calls and assigns nothing, and
-    whose branches do not mention variable `key`.  A condition libclang does not expose
-    may hold only `names` (the new pointers), `NULL`, `0`, comparisons, `!`, `&&`, `||`
-    and parentheses."""
+    """`st` is an `if` whose condition is a test of the new pointers (_pure_test) and
+    whose branches do not mention variable `key`."""
     if st.kind != K.IF_STMT:
         return False
     kids = children(st)
-    cond, branches = kids[0], kids[1:]
-    for d in _evaluated(cond):
+    return _pure_test(kids[0], names) and not any(_mentions(b, key) for b in kids[1:])
+
+
+def _pure_test(cond: ci.Cursor, names: set[str], skip: ci.Cursor | None = None) -> bool:
+    """`cond` (but for the subtree `skip`) reads no memory and calls, assigns and holds
+    no statement.  A part libclang does not expose may hold only `names` (the new
+    pointers), `NULL`, `0`, comparisons, `!`, `&&`, `||` and parentheses."""
+    stack = [cond]
+    while stack:
+        d = stack.pop()
+        if skip is not None and d == skip:
+            continue
         if d.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR, K.CALL_EXPR,
                       K.COMPOUND_ASSIGNMENT_OPERATOR) or d.kind.is_statement():
             return False     # a statement: `({ asm(...); 0; })`
@@ -319,4 +344,6 @@ def _null_test(st: ci.Cursor, key: tuple, names: set[str]) -> bool:
                 or (t.kind == ci.TokenKind.IDENTIFIER and t.spelling in names)
                 for t in d.get_tokens()):
             return False
-    return not any(_mentions(b, key) for b in branches)
+        if not _unevaluated(d):
+            stack.extend(children(d))
+    return True
