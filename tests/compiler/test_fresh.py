@@ -130,13 +130,80 @@ def test_row_pointers_stored_into_a_new_table(tmp_path):
     }
     printf("%f\\n", x[n - 1]);
 """),
-    ("a label lets a jump skip the allocation", """
+    ("a label lets a jump run the nest again", """
     long n = 1L << 20 | argc;
     double *x = malloc(n * sizeof *x);
     int again = 1;
 again:
+    again--;
     for (long i = 0; i < n; i++) x[i] = again; /* here */
-    if (again--) goto again;
+    if (again >= 0) goto again;
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("a do loop in the nest stores again", """
+    long n = 1L << 20 | argc;
+    double *x = malloc(n * sizeof *x);
+    for (long i = 0; i < n; i++) { /* here */
+        int k = 0;
+        do { x[i] = k; } while (++k < 3);
+    }
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("the nest reads the new memory, nothing between", """
+    long n = 1L << 20 | argc;
+    double *x = malloc(n * sizeof *x);
+    if (!x) return 1;
+    for (long i = 1; i < n; i++) x[i] = x[i - 1] * 0.5; /* here */
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("a row pointer loaded from new memory, nothing between", """
+    long n = 1000 + argc, m = 4096;
+    double **s = malloc(n * sizeof *s);
+    for (long i = 0; i < n; i++) /* here */
+        for (long j = 0; j < m; j++) s[i][j] = 1;
+    printf("%p\\n", (void *)s);
+"""),
+    ("two stores of one array write each element twice", """
+    long n = 1L << 20 | argc;
+    double *x = malloc(n * sizeof *x);
+    for (long i = 0; i < n; i++) { x[i] = 1; x[n - 1 - i] = 2; } /* here */
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("a time loop inside a subscript", """
+    long n = 1000 + argc, m = 4096;
+    double (*u)[m] = malloc(2 * sizeof *u);
+    for (long t = 0; t < n; t++) /* here */
+        for (long j = 0; j < m; j++) u[t % 2][j] = t;
+    printf("%f\\n", u[1][m - 1]);
+"""),
+    ("rows that overlap", """
+    long n = 1000 + argc, m = 4096;
+    double *x = malloc(3 * n * m * sizeof *x);
+    for (long i = 0; i < n; i++) /* here */
+        for (long j = 0; j < m; j++) x[2 * i + j] = j;
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("an inner declaration shadows the row index", """
+    long n = 1000 + argc, m = 4096;
+    double *x = malloc(n * m * sizeof *x);
+    for (long i = 0; i < n; i++) /* here */
+        for (long j = 0; j < m; j++) { long i = 0; x[i * m + j] = j; }
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("a variable-length array's sizeof reads it", """
+    long n = 1L << 20 | argc;
+    double *x = malloc(n * sizeof *x);
+    (void)sizeof(char[(int)*x + 1]);
+    for (long i = 0; i < n; i++) x[i] = 2; /* here */
+    printf("%f\\n", x[n - 1]);
+"""),
+    ("__builtin_setjmp may run the nest again", """
+    static void *jb[5];
+    static volatile int pass;
+    long n = 1L << 20 | argc;
+    double *x = malloc(n * sizeof *x);
+    if (__builtin_setjmp(jb) == 0) pass = 0;
+    for (long i = 0; i < n; i++) x[i] = pass; /* here */
     printf("%f\\n", x[n - 1]);
 """),
     ("the NULL test's branch uses it", """

@@ -4,10 +4,10 @@
 0;` touches each page of `x` for the first time: the kernel gives it a zero-filled page,
 it is never read from swap or a file, so a prefetch has nothing to read.  Hints there
 only cost: in core the nest's entry test and hinted copy keep cc from turning `malloc`
-and the zeroing loop into `calloc` (NAS-style stencil: 10% slower), and out of core the
-releases behind the new pages page out, from a worker, what the kernel's reclaim would
-write out anyway (a fill of 192 MiB under a 64 MiB cap: 1.2-1.4 s hinted against
-0.74-0.89 s with the fill left alone; docs/decisions.md).
+and the zeroing loop into `calloc` (`bench incore` stencil: 10-12% slower), and out of
+core the releases behind the new pages page out, from a worker, what the kernel's
+reclaim would write out anyway (a fill of 192 MiB under a 64 MiB cap: 1.25-1.43 s hinted
+against 0.83-0.90 s with the fill left alone; docs/decisions.md).
 
 The facts, from the syntax tree alone:
 - every array, pointer or member access written in the nest is the target of a plain
@@ -53,7 +53,8 @@ from foresight.compiler.frontend.cursors import (
 K = ci.CursorKind
 ALLOCATORS = {"malloc", "calloc", "aligned_alloc", "memalign", "valloc", "pvalloc"}
 _JUMP_TARGETS = (K.LABEL_STMT, K.CASE_STMT, K.DEFAULT_STMT)
-_SETJMP = {"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "savectx", "getcontext"}
+_SETJMP = {"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "__builtin_setjmp", "savectx",
+           "getcontext", "swapcontext"}
 
 
 def first_touch(block: ci.Cursor, nest: ci.Cursor, loop_vars: dict[int, str],
@@ -113,8 +114,9 @@ def _stored_bases(nest: ci.Cursor, loop_vars: dict[int, str]) -> dict[tuple, ci.
         decl = lhs.referenced
         if decl.type.get_canonical().kind != ci.TypeKind.POINTER:
             continue
-        if not _one_pass([children(k)[1] for k in chain], loops):
-            return {}
+        if not _one_pass([children(k)[1] for k in chain], loops) or \
+                decl_key(decl) in bases:
+            return {}         # two stores of one array (x[i] and x[n - 1 - i]) write twice
         targets.update(chain)
         base_refs.add(lhs)
         bases[decl_key(decl)] = decl
@@ -132,15 +134,15 @@ def _stored_bases(nest: ci.Cursor, loop_vars: dict[int, str]) -> dict[tuple, ci.
 
 
 def _with_loops(nest: ci.Cursor, loop_vars: dict[int, str]):
-    """The nest's cursors (as _evaluated) each with the variables of the for statements
-    around it, outermost first; None for those inside a loop that is not one of the
-    nest's counted for statements."""
-    stack: list[tuple[ci.Cursor, tuple[str, ...] | None]] = [(nest, ())]
+    """The nest's cursors (as _evaluated) each with the variables (decl keys) of the for
+    statements around it, outermost first; None for those inside a loop that is not one
+    of the nest's counted for statements."""
+    stack: list[tuple[ci.Cursor, tuple[tuple, ...] | None]] = [(nest, ())]
     while stack:
         d, loops = stack.pop()
         if loops is not None:
             if d.kind == K.FOR_STMT:
-                var = loop_vars.get(start_of(d))
+                var = _loop_variable(d) if start_of(d) in loop_vars else None
                 loops = None if var is None else (*loops, var)
             elif d.kind in (K.WHILE_STMT, K.DO_STMT):
                 loops = None
@@ -149,39 +151,75 @@ def _with_loops(nest: ci.Cursor, loop_vars: dict[int, str]):
             stack.extend((k, loops) for k in reversed(children(d)))
 
 
-def _terms(e: ci.Cursor) -> list[ci.Cursor]:
-    """The terms of a sum or difference, `i * m + j - 1` -> [i * m, j, 1]."""
+def _loop_variable(loop: ci.Cursor) -> tuple | None:
+    """The decl key of the variable a counted for statement initialises."""
+    init = children(loop)[0] if children(loop) else None
+    if init is not None and init.kind == K.DECL_STMT:
+        decls = [k for k in children(init) if k.kind == K.VAR_DECL]
+        return decl_key(decls[0]) if len(decls) == 1 else None
+    if init is not None and init.kind == K.BINARY_OPERATOR and binary_operator(init) == "=":
+        lhs = strip(children(init)[0])
+        if lhs.kind == K.DECL_REF_EXPR and lhs.referenced is not None:
+            return decl_key(lhs.referenced)
+    return None
+
+
+def _terms(e: ci.Cursor, sign: int = 1) -> list[tuple[int, ci.Cursor]]:
+    """The signed terms of a sum or difference, `i * m + j - 1` -> [+i * m, +j, -1]."""
     e = strip(e)
     if e.kind == K.BINARY_OPERATOR and binary_operator(e) in ("+", "-"):
         a, b = children(e)
-        return _terms(a) + _terms(b)
-    return [e]
+        return _terms(a, sign) + _terms(b, sign if binary_operator(e) == "+" else -sign)
+    return [(sign, e)]
 
 
-def _names(e: ci.Cursor) -> set[str]:
-    return {d.spelling for d in _evaluated(e) if d.kind == K.DECL_REF_EXPR}
+def _names(e: ci.Cursor) -> set[tuple]:
+    """The variables (decl keys) expression `e` reads."""
+    return {decl_key(d.referenced) for d in _evaluated(e)
+            if d.kind == K.DECL_REF_EXPR and d.referenced is not None}
 
 
-def _one_pass(indices: list[ci.Cursor], loops: tuple[str, ...]) -> bool:
+def _is_var(e: ci.Cursor, key: tuple) -> bool:
+    return e.kind == K.DECL_REF_EXPR and e.referenced is not None and \
+        decl_key(e.referenced) == key
+
+
+def _scaled(e: ci.Cursor, key: tuple) -> bool:
+    """`e` is `v * s` or `s * v` for variable `key`, s not a literal and not naming it
+    (a row's length, `i * m`, not `2 * i`, whose rows overlap)."""
+    if e.kind != K.BINARY_OPERATOR or binary_operator(e) != "*":
+        return False
+    a, b = (strip(k) for k in children(e))
+    for v, scale in ((a, b), (b, a)):
+        if _is_var(v, key):
+            return scale.kind != K.INTEGER_LITERAL and key not in _names(scale)
+    return False
+
+
+def _one_pass(indices: list[ci.Cursor], loops: tuple[tuple, ...]) -> bool:
     """Whether a store with these subscripts (innermost dimension first) writes each
     element once, in address order, in the loops around it: the innermost loop's
-    variable is a term of the last subscript by itself (stride one element), and every
-    outer loop's variable appears in a subscript, in the last one only multiplied
-    (`x[i * m + j]`), never as a term of its own (`x[i + j]` rewrites)."""
+    variable is an added term of the last subscript by itself (stride one element) and
+    named nowhere else; every outer loop's variable is a subscript of its own
+    (`A[i][j]`) or, in the last one, an added term times a row length (`x[i * m + j]`),
+    and named nowhere else (not `x[i + j]`, `x[2 * i + j]`, `u[t % 2][j]`)."""
     if not loops:
         return False
     inner, outer = loops[-1], loops[:-1]
     last = _terms(indices[0])
-    if sum(1 for t in last if t.kind == K.DECL_REF_EXPR and t.spelling == inner) != 1:
+    if sum(1 for sign, t in last if sign > 0 and _is_var(t, inner)) != 1:
         return False
-    if any(inner in _names(t) for t in last
-           if not (t.kind == K.DECL_REF_EXPR and t.spelling == inner)):
+    if any(inner in _names(t) for _, t in last if not _is_var(t, inner)) or \
+            any(inner in _names(i) for i in indices[1:]):
         return False
-    if any(inner in _names(i) for i in indices[1:]):
-        return False
-    bare = {t.spelling for t in last if t.kind == K.DECL_REF_EXPR}
-    named = set().union(*(_names(i) for i in indices))
-    return all(v in named and v not in bare for v in outer)
+    for v in outer:
+        own = sum(1 for i in indices[1:] if _is_var(strip(i), v))
+        scaled = sum(1 for sign, t in last if sign > 0 and _scaled(t, v))
+        mentions = sum(1 for i in indices[1:] if v in _names(i)) + \
+            sum(1 for _, t in last if v in _names(t))
+        if own + scaled != 1 or mentions != 1:
+            return False
+    return True
 
 
 def _allocated_at(before: tuple[ci.Cursor, ...], key: tuple,
@@ -200,11 +238,13 @@ def _allocated_at(before: tuple[ci.Cursor, ...], key: tuple,
 
 
 def _unevaluated(d: ci.Cursor) -> bool:
-    """`d` is a `sizeof` or `_Alignof` whose operand needs no look: it calls, subscripts,
-    assigns and holds no statement (`sizeof *p`).  C evaluates the operand of a
-    variable-length array's `sizeof` (`sizeof(char[f(x)])`), so any other is looked into."""
+    """`d` is a `sizeof` or `_Alignof` whose operand needs no look: it has no `[` (C
+    evaluates the operand of a variable-length array's `sizeof`, `sizeof(char[f(x)])`),
+    and calls, subscripts, assigns and holds no statement (`sizeof *p`)."""
     if d.kind != K.CXX_UNARY_EXPR:
         return False
+    if any(t.spelling == "[" for t in d.get_tokens()):
+        return False      # maybe a variable-length array: `sizeof(char[*p + 1])`
     for k in preorder(d):
         if k.kind in (K.CALL_EXPR, K.ARRAY_SUBSCRIPT_EXPR, K.COMPOUND_ASSIGNMENT_OPERATOR,
                       K.MEMBER_REF_EXPR) or k.kind.is_statement():
