@@ -340,3 +340,19 @@ def test_a_lost_balloon_is_explained_and_fails_the_run():
     assert "ran without a cap" in explain_failure(report)
     report = {"oom_killed": True, "cap": "balloon", "runs": [{"cap_lost": False}]}
     assert "balloon in place" in explain_failure(report)
+
+
+def test_a_cold_run_counts_its_files_cached_pages_at_start(disk_tmp):
+    """cachestat (or mincore) finds a file read just before as cached, and `--cold`
+    empties it: the run reports 0 of its pages cached at start."""
+    from foresight.harness.pagecache import cached_pages
+    data = disk_tmp / "warm"
+    with open(data, "wb") as f:
+        f.write(os.urandom(1 << 20) * 8)
+    with open(data, "rb") as f:
+        f.read()
+    assert cached_pages(str(data)) == (8 << 20) // 4096
+    r = run_once(["true"], cold=True, files=[str(data)])
+    assert r["cold_cached_pages"] == 0
+    assert run_once(["true"])["cold_cached_pages"] is None
+    assert cached_pages(str(disk_tmp)) is None        # a directory: not counted

@@ -36,6 +36,7 @@ from foresight.errors import HarnessError, UsageError
 from foresight.harness import cgroup as cg
 from foresight.harness import environment, readahead
 from foresight.harness.balloon import Balloon
+from foresight.harness.pagecache import cached_pages
 from foresight.reports import check_writable, console, write_json
 from foresight.units import format_size, parse_size
 
@@ -61,6 +62,12 @@ FIELDS = [
 MIN_MEM = 4 << 20
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
              signal.SIGUSR2)
+
+
+def _cached_at_start(files: list[str]) -> int | None:
+    """Pages of the named data files in the page cache (None: none could be counted)."""
+    counts = [n for n in (cached_pages(f) for f in files) if n is not None]
+    return sum(counts) if counts else None
 
 
 def drop_caches(files: list[str]) -> str:
@@ -220,6 +227,10 @@ def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
     if mem is not None:
         check_mem(mem)
     cold_how = drop_caches(files) if cold else None
+    cached = _cached_at_start(files) if cold else None
+    if cached:
+        drop_caches(files)          # once more: dirty pages were being written back
+        cached = _cached_at_start(files)
     try:
         stats_dir = tempfile.mkdtemp(prefix="foresight-run-")
     except OSError as e:
@@ -249,6 +260,7 @@ def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
             raise
         # The measurement is complete; what the program left behind is reported with it.
         result["leftover_processes"], result["cgroup_not_removed"] = cap.close()
+        result["cold_cached_pages"] = cached
         return result
     finally:
         shutil.rmtree(stats_dir, ignore_errors=True)
@@ -457,6 +469,11 @@ def print_report(report: dict) -> None:
     why = explain_failure(report)
     if why:
         out.print(f"[bold red]foresight run:[/] {why}")
+    warm = max((r.get("cold_cached_pages") or 0 for r in report["runs"]), default=0)
+    if warm:
+        print(f"foresight run: warning: a cold run started with {warm:,} pages of its data "
+              "files still in the page cache (dropping the cache left them): it measured "
+              "the cache for those", file=sys.stderr)
     for line in leftover_lines(report):
         print(f"foresight run: {line}", file=sys.stderr)
 
