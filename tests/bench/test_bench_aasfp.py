@@ -103,6 +103,9 @@ def test_quick_end_to_end(root, disk_tmp, tmp_path):
         assert row["outputs_identical"] and not row["problems"], row["name"]
         assert row["O"]["verified"] and row["P"]["verified"]
         assert row["speedup"] > 0
+        # Table 3's check: every cold run started with none of its data cached.
+        assert row["in_core"] or row["cold_cached_pages_max"] == 0, row["name"]
+    assert "none of its data files' pages cached" in r.stdout
     assert {p.name for p in (tmp_path / "plots").iterdir()} == {"aasfp-time.png",
                                                                  "aasfp-speedup.png"}
     assert "Backward 1" in r.stdout and "52.54 → 7.63" in r.stdout

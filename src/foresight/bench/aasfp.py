@@ -343,6 +343,10 @@ def measure_config(c: Config, name: str, exes: dict, args: list[str], files: lis
         row["outputs"] = {v: r["stdout"] for v, r in ok if r["stdout"] != output}
     row["output"] = output
     row["outputs_identical"] = output is not None and not differ
+    # Table 3's check: a cold run starts with none of its data cached (None: not counted).
+    counted = [r["cold_cached_pages"] for v in ("O", "P") for r in runs[v]
+               if r.get("cold_cached_pages") is not None]
+    row["cold_cached_pages_max"] = max(counted) if counted else None
     chosen = {v: median_run(rs) for v, rs in runs.items()}
     for v in ("O", "P"):
         row[v] = _slim(chosen[v])
@@ -519,6 +523,19 @@ def thread_table(res: dict) -> Table:
                   "read O → P"), rows, left=("config", "thread"))
 
 
+def _cold_check(res: dict) -> str:
+    """What the cold runs found of their data in the page cache when they started."""
+    counts = [row.get("cold_cached_pages_max") for row in res["rows"]
+              if not row.get("in_core")]
+    counts = [n for n in counts if n is not None]
+    if not counts:
+        return ""
+    worst = max(counts)
+    return (" Every cold run started with none of its data files' pages cached (cachestat)."
+            if worst == 0 else f" Some cold run started with {worst:,} pages of its data "
+            "cached (cachestat): dropping the page cache left them.")
+
+
 def notes(res: dict) -> list[str]:
     k = res["repeat"]
     s = res["sizes"]
@@ -530,7 +547,8 @@ def notes(res: dict) -> list[str]:
         f"({format_size(s['fft_block'] * 16)} in memory) under {s['fft_cap']}; "
         + ("one run per variant" if k == 1 else f"O and P alternating, the median of {k} "
            "runs each (their range in brackets)")
-        + f"; getc in core: no cap, cached, the median of {res['in_core_runs']}.",
+        + f"; getc in core: no cap, cached, the median of {res['in_core_runs']}."
+        + _cold_check(res),
         "% masked = 1 − stall_P / stall_O, stall being the time the main thread was blocked "
         "(foresight run's io_stall_seconds); P CPU − O CPU is user + sys of the whole "
         "process (the thread's cost and what it saved the kernel); pt calls, issued, "
