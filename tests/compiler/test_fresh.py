@@ -39,6 +39,7 @@ def first_touch(entry: dict) -> bool:
     "double *x = calloc(n, sizeof *x);",
     "double *x = aligned_alloc(4096, n * sizeof *x);",
     "double *x;\n    if ((x = malloc(n * sizeof *x)) == NULL) { perror(\"x\"); exit(1); }",
+    "double *x = malloc(n * sizeof *x);\n    if (__builtin_expect(!x, 0)) abort();",
 ])
 def test_a_fill_of_new_memory_is_left_alone(tmp_path, alloc):
     e = nest_at(tmp_path, f"""

@@ -25,8 +25,8 @@ The facts, from the syntax tree alone:
   malloc, calloc, aligned_alloc, memalign, valloc or pvalloc (declared, not defined
   here; realloc keeps the old contents);
 - every statement between that one and the nest mentions the pointer at most in the
-  condition of an `if` holding no access to memory, call, assignment or statement (the
-  NULL test);
+  condition of an `if` holding no access to memory, call (but `__builtin_expect`),
+  assignment or statement (the NULL test);
 - the block holds no label, `case` or setjmp, so no jump runs the nest again without
   the allocation.
 Memory malloc hands out again after a `free` may have been touched before, and glibc
@@ -370,6 +370,9 @@ def _pure_test(cond: ci.Cursor, names: set[str], skip: ci.Cursor | None = None) 
     while stack:
         d = stack.pop()
         if skip is not None and d == skip:
+            continue
+        if d.kind == K.CALL_EXPR and d.spelling == "__builtin_expect":
+            stack.extend(children(d))      # `unlikely(!x)`: only a hint to the compiler
             continue
         if d.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR, K.CALL_EXPR,
                       K.COMPOUND_ASSIGNMENT_OPERATOR) or d.kind.is_statement():
