@@ -45,7 +45,6 @@ def cached_pages(path: str) -> int | None:
     except OSError:
         return None
     try:
-
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
