@@ -448,6 +448,51 @@ static void scenario_window(void)
     unlink(path);
 }
 
+static void run_forward(void)
+{
+    while (!flag(&go))
+        usleep(1000);
+    int h = foresight_pt_open(path, O_RDONLY, 1);
+    for (unsigned k = 0; k < CALLS; k++)
+        foresight_pt_read(h, NULL, 4096, 3);
+    foresight_pt_close(h, 4);
+    publish(&run_done, 1);
+}
+
+/* Calls left to the kernel's readahead since the last sleep, none issued (a forward run
+ * after its first 32 predictions): the thread wakes at half the window, not at 64 free
+ * (pt_sched.c: each wake is the program's futex wake). */
+static void scenario_idle(void)
+{
+    cold_file("pt_idle.dat");
+    const unsigned q = FS_PT_QUEUE_MAX;
+    publish(&go, 1);
+    struct foresight_pt_clock *c = foresight_pt_start(NULL, run_forward);
+    CHECK(c != NULL);
+    /* The first window issued its first predictions: asleep until the program's call 64. */
+    CHECK(wait_counter(&fs_global_pt_sleeps, 1));
+    CHECK_EQ(__atomic_load_n(&c->wake_at, __ATOMIC_RELAXED), 64);
+    CHECK(get(&fs_global_pt_issued) > 0);
+    const unsigned long issued = get(&fs_global_pt_issued), left = get(&fs_global_pt_left_to_readahead);
+    for (unsigned i = 0; i < 64; i++)
+        foresight_pt_tick(c, 3);
+    /* Its next 64 calls were all left to readahead: asleep until half the window is free. */
+    bool half = false;
+    for (int i = 0; i < 20000 && !half; i++) {
+        half = __atomic_load_n(&c->wake_at, __ATOMIC_RELAXED) == 64 + q / 2;
+        if (!half)
+            usleep(1000);
+    }
+    CHECK(half);
+    CHECK(get(&fs_global_pt_left_to_readahead) > left);
+    CHECK_EQ(get(&fs_global_pt_issued), issued);
+    for (unsigned i = 64; i < CALLS; i++)
+        foresight_pt_tick(c, 3);
+    CHECK(wait_flag(&run_done));
+    CHECK_EQ(get(&fs_global_pt_mispredicts), 0);
+    unlink(path);
+}
+
 static void scenario_expiry(void)
 {
     cold_file("pt_expiry.dat");
@@ -867,6 +912,7 @@ int main(int argc, char **argv)
     } scenarios[] = {
         {"start", scenario_start},         {"confine", scenario_confine},
         {"files", scenario_files},         {"window", scenario_window},
+        {"idle", scenario_idle},
         {"expiry", scenario_expiry},       {"mispredict", scenario_mispredict},
         {"disabled", scenario_disabled},   {"fork", scenario_fork},
         {"exit_group", scenario_exit_group}, {"handles", scenario_handles},
