@@ -19,6 +19,10 @@ command -v nbdkit >/dev/null || need+=(nbdkit)
 [ -e /usr/include/libnbd.h ] || need+=(libnbd-dev)
 command -v nbdfuse >/dev/null || need+=(libnbd-bin)
 command -v fusermount3 >/dev/null || need+=(fuse3)
+# MPICH: `foresight cluster run --launcher mpiexec` runs an MPI program's ranks as the
+# I/O node's clients (its test builds one with mpicc)
+command -v mpiexec >/dev/null || need+=(mpich)
+command -v mpicc >/dev/null || need+=(libmpich-dev)
 # clang's own headers (stdatomic.h, stddef.h) for the front end's libclang, which the
 # libclang wheel lacks; gcc's <stdatomic.h> is not parseable by clang
 compgen -G '/usr/lib/llvm-*/lib/clang/*/include/stdatomic.h' >/dev/null || need+=(libclang-common-16-dev)

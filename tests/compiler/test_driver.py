@@ -128,6 +128,26 @@ def test_sources_in_other_directories_keep_their_quote_includes(tmp_path, cc):
     assert run("./prog", tmp_path) == EXPECTED + "1 2\n"
 
 
+def test_a_compiler_wrappers_own_include_directories_are_searched(project):
+    """FORESIGHT_CC a wrapper that adds its own -I, as MPI's mpicc does for <mpi.h>: the
+    analysis finds the header where cc does, and the nests are hinted, not left alone as
+    a file libclang cannot parse."""
+    inc = project / "wrapped"
+    inc.mkdir()
+    (inc / "grid.h").write_text(HEADER)
+    (project / "grid.h").unlink()
+    wrapper = project / "wrapcc"
+    wrapper.write_text(f'#!/bin/sh\nexec cc -I{inc} "$@"\n')
+    wrapper.chmod(0o755)
+    kernel = KERNEL.replace('#include "grid.h"', "#include <grid.h>")
+    (project / "kernel.c").write_text(kernel)
+    p = fcc("--report", "-c", "kernel.c", cwd=project, env={"FORESIGHT_CC": str(wrapper)})
+    assert "cannot parse" not in p.stderr
+    assert "2 loop nests, 2 hinted" in p.stderr, p.stderr
+    p = fcc("--report", "-c", "kernel.c", cwd=project, check=False)
+    assert p.returncode != 0   # cc alone does not find it either
+
+
 def test_dependency_files_name_the_original_source(project):
     fcc("-MD", "-c", "kernel.c", cwd=project)
     dep = (project / "kernel.d").read_text()

@@ -168,3 +168,87 @@ def test_output_passes_through_byte_for_byte_and_stdin_is_empty(tools, tmp_path)
                        input=b"not for the clients\n", timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout == blob.read_bytes()
+
+
+# ---- --launcher: the clients as the ranks of a launcher (mpiexec) ----
+
+FAKE_LAUNCHER = """#!{python}
+# A launcher as mpiexec starts ranks: CMD -n N PROG ARGS, rank i with {var}=i.
+import os, subprocess, sys
+assert sys.argv[1] == "-n"
+n = int(sys.argv[2])
+procs = [subprocess.Popen(sys.argv[3:], env=dict(os.environ, **{{{var!r}: str(i)}}))
+         for i in range(n)]
+sys.exit(max(p.wait() for p in procs))
+"""
+
+
+def fake_launcher(tmp_path: Path, var: str) -> str:
+    path = tmp_path / f"launch-{var}"
+    path.write_text(FAKE_LAUNCHER.format(python=sys.executable, var=var))
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_launchers_ranks_are_the_clients_each_in_its_own_cgroup(tools, tmp_path):
+    """Each rank finds its client by the rank its launcher gave it (MPICH's and Open
+    MPI's variables), runs in that client's capped cgroup with that client's view, and
+    its output is collected per client, in client order."""
+    d = disk(tmp_path, 8)
+    scan = build(tmp_path, "scan", True)
+    want = "".join(subprocess.run([scan, str(d), str(c), "3", "1"], capture_output=True,
+                                  text=True, check=True).stdout for c in range(3))
+    probe = tmp_path / "probe.sh"
+    probe.write_text('#!/bin/sh\necho "cgroups $(grep -c foresight- /proc/self/cgroup) '
+                     'client $FORESIGHT_CLIENT of $FORESIGHT_CLIENTS node ${FORESIGHT_NBD:+set}" '
+                     '>&2\nexec "$@"\n')
+    probe.chmod(0o755)
+    for var in ("PMI_RANK", "OMPI_COMM_WORLD_RANK"):
+        out = tmp_path / f"{var}.json"
+        p = cluster("--clients", "3", "--disk", str(d), "--client-mem", "16M",
+                    "--launcher", fake_launcher(tmp_path, var), "--json", str(out), "--",
+                    str(probe), scan, "{disk}", "{client}", "{clients}", "1")
+        assert p.returncode == 0, p.stderr
+        assert p.stdout == want
+        res = json.loads(out.read_text())
+        assert [c["exit_code"] for c in res["clients"]] == [0, 0, 0]
+        assert [c["stderr"] for c in res["clients"]] == [   # in a cgroup of ours, told
+            f"cgroups 1 client {i} of 3 node set\n" for i in range(3)]
+        assert all(c["wall_seconds"] > 0 for c in res["clients"])
+        assert len({c["cgroup"] for c in res["clients"]}) == 3
+
+
+def test_a_launcher_that_gives_no_rank_is_one_line(tools, tmp_path):
+    p = cluster("--clients", "2", "--size", "1M", "--launcher",
+                fake_launcher(tmp_path, "NOT_A_RANK"), "--", "true")
+    assert p.returncode != 0
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ran no client" in lines[0] and "no rank" in lines[0], p.stderr
+    p = cluster("--clients", "2", "--size", "1M", "--launcher", "no-such-mpiexec", "--", "true")
+    assert p.returncode == 2 and "no such command" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_an_mpi_programs_ranks_share_the_node(tools, tmp_path):
+    """MPICH's mpiexec runs a `foresight cc` MPI program (built with mpicc): every rank is
+    the client of its MPI rank, reads its share of the disk through its own view, sends
+    its prefetches to the node, and the ranks still talk to each other (MPI_Reduce)."""
+    if shutil.which("mpiexec") is None or shutil.which("mpicc") is None:
+        pytest.fail("MPICH missing: run `make setup`")
+    d = disk(tmp_path, 8)
+    exe = tmp_path / "mpi_scan"
+    p = subprocess.run([*FORESIGHT, "cc", "-O2", str(CLIENTS / "mpi_scan.c"), "-o", str(exe)],
+                       capture_output=True, text=True, env=dict(os.environ, FORESIGHT_CC="mpicc"))
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "mpi.json"
+    p = cluster("--clients", "2", "--disk", str(d), "--client-mem", "16M", "--launcher",
+                "mpiexec", "--json", str(out), "--", str(exe))
+    assert p.returncode == 0, p.stderr
+    words = struct.unpack(f"<{d.stat().st_size // 8}Q", d.read_bytes())
+    half = len(words) // 2
+    parts = [sum(words[:half]) % 2**64, sum(words[half:]) % 2**64]
+    assert p.stdout == (f"rank 0 of 2 part {parts[0]}\ntotal {sum(parts) % 2**64}\n"
+                        f"rank 1 of 2 part {parts[1]}\n")
+    res = json.loads(out.read_text())
+    assert res["launcher"] == "mpiexec"
+    assert all(c["prefetches_to_node"] > 0 for c in res["clients"])

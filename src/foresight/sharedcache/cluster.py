@@ -6,8 +6,10 @@ client id; nbdfuse opens several connections per mount, all under that name) and
 the program in a memory cgroup of its own whose cap is the client's cache.  The
 program finds its client's view of the disk in its arguments (`{disk}`, and `{client}`,
 `{clients}` for its rank and their number) or in FORESIGHT_DISK, FORESIGHT_CLIENT and
-FORESIGHT_CLIENTS.  FORESIGHT_NBD and FORESIGHT_NBD_FILE send the prefetches of a
-`foresight cc` program on that file to the node as NBD_CMD_CACHE (runtime/src/remote.c).
+FORESIGHT_CLIENTS.  With --launcher the clients are the ranks of one launcher command
+(`mpiexec -n N`: an MPI program's ranks, each its own client; sharedcache/rank.py).
+FORESIGHT_NBD and FORESIGHT_NBD_FILE send the prefetches of a `foresight cc` program on
+that file to the node as NBD_CMD_CACHE (runtime/src/remote.c).
 
 The node's cache starts empty and each client's page cache with it (a fresh mount); the
 disk given with --disk is served as it is (the clients' writes go to it), one made with
@@ -19,7 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -63,6 +67,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="the clients' and the node's results")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="kill the clients after S seconds")
+    p.add_argument("--launcher", metavar="CMD",
+                   help="start the clients as the ranks of a launcher, CMD -n N ... "
+                   "(e.g. mpiexec, or 'mpirun --allow-run-as-root'): an MPI program's "
+                   "ranks are its clients (default: each client started on its own)")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- PROG ARGS ({disk}, {client}, "
                    "{clients} replaced per client)")
 
@@ -86,6 +94,11 @@ def _check(ns: argparse.Namespace) -> tuple[list[str], int]:
         raise UsageError(f"--size {ns.size}: the disk must hold at least one 64K block")
     if ns.disk is not None and not Path(ns.disk).is_file():
         raise UsageError(f"--disk {ns.disk!r}: give an existing disk file to serve")
+    if ns.launcher is not None:
+        words = shlex.split(ns.launcher)
+        if not words or shutil.which(words[0]) is None:
+            raise UsageError(f"--launcher {ns.launcher!r}: no such command (`make setup` "
+                             "installs MPICH's mpiexec)")
     for tool in ("nbdkit", "nbdfuse", "fusermount3"):
         if shutil.which(tool) is None:
             raise UsageError(f"{tool} is not installed: run `make setup`")
@@ -192,20 +205,57 @@ def _run(ns: argparse.Namespace) -> dict:
         except (OSError, ValueError):
             node_stats = None
     return {"clients": clients, "node": node_stats, "policy": ns.policy,
-            "client_mem_bytes": mem, "node_cache": ns.cache, "command": cmd}
+            "client_mem_bytes": mem, "node_cache": ns.cache, "command": cmd,
+            "launcher": ns.launcher}
+
+
+def _client_env(i: int, n: int, work: Path, sock: Path) -> dict[str, str]:
+    """What client I's program finds in its environment: its rank, its view of the disk,
+    the node its prefetches go to, where its runtime's statistics go."""
+    view = str(work / f"c{i}" / FILE)
+    return {"FORESIGHT_CLIENT": str(i), "FORESIGHT_CLIENTS": str(n), "FORESIGHT_DISK": view,
+            "FORESIGHT_NBD": f"nbd+unix:///c{i}?socket={sock}", "FORESIGHT_NBD_FILE": view,
+            "FORESIGHT_STATS": str(work / f"c{i}.stats.json")}
+
+
+def _result(i: int, work: Path, cap: Cap, code: int | None, wall: float | None,
+            timed_out: bool) -> dict:
+    """Client I's entry in the results; CODE None: it never ran (its launcher failed)."""
+    stats = None
+    try:
+        stats = json.loads((work / f"c{i}.stats.json").read_text())
+    except (OSError, ValueError):
+        pass
+
+    def text(name: str) -> str:
+        try:   # undecodable bytes kept as surrogates: main() writes them back unchanged
+            return (work / name).read_bytes().decode(errors="surrogateescape")
+        except OSError:
+            return ""
+
+    oom = bool(cap.cgroup and cap.cgroup.oom_kills() > 0)
+    return {
+        "id": i, "wall_seconds": wall,
+        "exit_code": None if code is None else code if code >= 0 else 128 - code,
+        "signal": signal_name(-code) if code is not None and code < 0 else None,
+        "oom_killed": oom, "timed_out": timed_out,
+        "stdout": text(f"c{i}.out"), "stderr": text(f"c{i}.err"),
+        "prefetches_to_node": (stats.get("global") or {}).get("remote_cache_requests")
+        if stats else None,
+        "cgroup": cap.describe()}
 
 
 def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
                  sock: Path) -> list[dict]:
     """Start every client at once, each in its own capped cgroup; wait for all."""
+    if ns.launcher is not None:
+        return _run_launched(cmd, mem, ns, work, sock)
     started: list[tuple[subprocess.Popen, Cap, float]] = []
     results: list[dict] = []
     try:
         for i in range(ns.clients):
             view = str(work / f"c{i}" / FILE)
-            env = dict(os.environ, FORESIGHT_CLIENT=str(i), FORESIGHT_CLIENTS=str(ns.clients),
-                       FORESIGHT_DISK=view, FORESIGHT_NBD=f"nbd+unix:///c{i}?socket={sock}",
-                       FORESIGHT_NBD_FILE=view, FORESIGHT_STATS=str(work / f"c{i}.stats.json"))
+            env = dict(os.environ, **_client_env(i, ns.clients, work, sock))
             cap = Cap(mem)
             argv = cap.prefix + _client_cmd(cmd, view, i, ns.clients)
             with open(work / f"c{i}.out", "w") as out, open(work / f"c{i}.err", "w") as err:
@@ -237,23 +287,7 @@ def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
                     started[k][0].kill()
                 t.join()
         for i, (proc, cap, _) in enumerate(started):
-            code = proc.returncode
-            stats = None
-            try:
-                stats = json.loads((work / f"c{i}.stats.json").read_text())
-            except (OSError, ValueError):
-                pass
-            oom = bool(cap.cgroup and cap.cgroup.oom_kills() > 0)
-            results.append({
-                "id": i, "wall_seconds": walls.get(i), "exit_code": code if code >= 0
-                else 128 - code, "signal": signal_name(-code) if code < 0 else None,
-                "oom_killed": oom, "timed_out": i in late,
-                # undecodable bytes kept as surrogates: main() writes them back unchanged
-                "stdout": (work / f"c{i}.out").read_bytes().decode(errors="surrogateescape"),
-                "stderr": (work / f"c{i}.err").read_bytes().decode(errors="surrogateescape"),
-                "prefetches_to_node": (stats.get("global") or {}).get("remote_cache_requests")
-                if stats else None,
-                "cgroup": cap.describe()})
+            results.append(_result(i, work, cap, proc.returncode, walls.get(i), i in late))
     finally:
         for proc, cap, _ in started:
             if proc.poll() is None:
@@ -261,6 +295,61 @@ def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
                 proc.wait()
             cap.close()
     return results
+
+
+def _run_launched(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
+                  sock: Path) -> list[dict]:
+    """The clients as the ranks of one launcher command (`CMD -n N`): each rank runs
+    foresight.sharedcache.rank, which finds its client in the plan written here by the
+    rank the launcher gives it and runs the program in that client's cgroup."""
+    caps: list[Cap] = []
+    try:
+        plan = []
+        for i in range(ns.clients):
+            cap = Cap(mem)
+            caps.append(cap)
+            view = str(work / f"c{i}" / FILE)
+            plan.append({"argv": cap.prefix + _client_cmd(cmd, view, i, ns.clients),
+                         "env": _client_env(i, ns.clients, work, sock),
+                         "procs_file": cap.cgroup.procs_file if cap.cgroup else None,
+                         "stdout": str(work / f"c{i}.out"), "stderr": str(work / f"c{i}.err"),
+                         "result": str(work / f"c{i}.result.json")})
+        (work / "plan.json").write_text(json.dumps({"clients": plan}))
+        argv = [*shlex.split(ns.launcher), "-n", str(ns.clients), sys.executable, "-m",
+                "foresight.sharedcache.rank", str(work / "plan.json")]
+        with open(work / "launcher.log", "wb") as log:
+            try:
+                proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+            except OSError as e:
+                raise HarnessError(f"cannot run the launcher {argv[0]!r}: {e.strerror}") from None
+        timed_out = False
+        try:
+            proc.wait(timeout=ns.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        finally:
+            if proc.poll() is None:   # an interrupt: the launcher and its ranks go too
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        results = []
+        for i, cap in enumerate(caps):
+            try:
+                r = json.loads((work / f"c{i}.result.json").read_text())
+                code, wall = r["returncode"], r["wall_seconds"]
+            except (OSError, ValueError, KeyError):
+                code, wall = None, None
+            results.append(_result(i, work, cap, code, wall, timed_out and code is None))
+        if all(r["exit_code"] is None for r in results) and not timed_out:
+            lines = (work / "launcher.log").read_bytes().decode(errors="replace").strip()
+            last = lines.splitlines()[-1] if lines else f"exit {proc.returncode}, no message"
+            raise HarnessError(f"the launcher {ns.launcher!r} ran no client: {last}")
+        return results
+    finally:
+        for cap in caps:
+            cap.close()
 
 
 def main(ns: argparse.Namespace) -> int:
@@ -280,7 +369,9 @@ def main(ns: argparse.Namespace) -> int:
           f"({res['node_cache']} cache, policy {res['policy']})", file=sys.stderr)
     for c in res["clients"]:
         how = ("killed by the OOM killer" if c["oom_killed"] else "timed out" if c["timed_out"]
-               else f"killed by {c['signal']}" if c["signal"] else f"exit {c['exit_code']}")
+               else f"killed by {c['signal']}" if c["signal"]
+               else "never ran (its launcher did not start it)" if c["exit_code"] is None
+               else f"exit {c['exit_code']}")
         wall = "" if c["wall_seconds"] is None else f"{c['wall_seconds']:.3f} s, "
         sent = c["prefetches_to_node"]
         print(f"  client {c['id']}: {wall}{how}"
@@ -288,5 +379,5 @@ def main(ns: argparse.Namespace) -> int:
               file=sys.stderr)
     if ns.json:
         Path(ns.json).write_text(json.dumps(res, indent=1) + "\n")
-    codes = [c["exit_code"] for c in res["clients"]]
+    codes = [1 if c["exit_code"] is None else c["exit_code"] for c in res["clients"]]
     return next((c for c in codes if c != 0), 0)

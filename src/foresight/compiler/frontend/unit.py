@@ -51,6 +51,38 @@ def _builtin_headers() -> list[str]:
     return [a for d in gcc for a in ("-isystem", d)]
 
 
+@cache
+def _cc_include_dirs() -> list[str]:
+    """-isystem for each directory cc ($FORESIGHT_CC) searches for headers that is not a
+    system directory libclang searches already: the ones a compiler wrapper adds (MPICH's
+    and Open MPI's mpicc: the directory of <mpi.h>), from `cc -E -v`, in cc's order."""
+    from foresight.driver.compile import underlying_words
+
+    try:
+        err = subprocess.run([*underlying_words(), "-E", "-v", "-x", "c", "/dev/null"],
+                             capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return []
+    out: list[str] = []
+    inside = False
+    for line in err.splitlines():
+        if line.startswith("#include ") and "search starts here" in line:
+            inside = True
+        elif line.startswith("End of search list"):
+            break
+        elif inside and line.startswith(" "):
+            d = line.strip()
+            # The system's own and the compilers' own directories: libclang has them,
+            # in its order (gcc's builtin headers are not clang's: _builtin_headers).
+            if (d.rstrip("/") in ("/usr/include", "/usr/local/include")
+                    or d.startswith(("/usr/lib/gcc/", "/usr/lib/llvm"))
+                    or d.rstrip("/").removeprefix("/usr/include/").count("/") == 0
+                    and d.rstrip("/").endswith("-linux-gnu")):
+                continue
+            out += ["-isystem", d]
+    return out
+
+
 # gcc's headers that clang rejects, as libclang reads them (the C compiler reads the
 # originals): GCC 12's <omp.h> names a deallocator in the malloc attribute,
 # `__attribute__((__malloc__ (omp_free)))`, which clang takes no argument for.  And
@@ -149,6 +181,14 @@ def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
         if cc is not None:
             forget_files()
             tu = ci.Index.create().parse(name, args=[*args, *_stand_ins(cc)],
+                                         unsaved_files=unsaved, options=opts)
+        # A header not found may be one cc finds where libclang does not look: an MPI
+        # compiler wrapper (FORESIGHT_CC=mpicc) adds its own -I for <mpi.h>.
+        if any(d.severity >= ci.Diagnostic.Error and "file not found" in d.spelling
+               for d in tu.diagnostics) and _cc_include_dirs():
+            args = [*args, *_cc_include_dirs()]
+            forget_files()
+            tu = ci.Index.create().parse(name, args=[*args, *_stand_ins(cc)] if cc else args,
                                          unsaved_files=unsaved, options=opts)
     except ci.TranslationUnitLoadError as e:
         raise ParseFailure(f"{source}: libclang could not load the file: {e}") from e
