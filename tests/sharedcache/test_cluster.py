@@ -89,6 +89,48 @@ def test_clients_writes_reach_the_disk(tools, tmp_path):
         assert all(data[i] == (c + 1) << 56 | i for i in range(lo, hi))
 
 
+def test_striped_nodes_each_serve_their_blocks(tools, tmp_path):
+    """--ionodes 3: block b of the disk is node b mod 3's (each node's trace holds only
+    its blocks, the reads and the prefetches of every client), and every client reads
+    what the original reads from the file itself."""
+    d = disk(tmp_path, 8)
+    scan_o, scan_p = build(tmp_path, "scan", False), build(tmp_path, "scan", True)
+    want = "".join(subprocess.run([scan_o, str(d), str(c), "2", "2"], capture_output=True,
+                                  text=True, check=True).stdout for c in range(2))
+    trace, out = tmp_path / "node.trace", tmp_path / "cluster.json"
+    p = cluster("--clients", "2", "--ionodes", "3", "--disk", str(d), "--client-mem", "16M",
+                "--cache", "6M", "--trace", str(trace), "--json", str(out), "--", scan_p,
+                "{disk}", "{client}", "{clients}", "2")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == want
+    assert "3 I/O nodes striped (2.0 MiB cache each" in p.stderr
+    res = json.loads(out.read_text())
+    assert res["ionodes"] == 3 and res["node_cache_bytes"] == 2 << 20
+    assert all(c["prefetches_to_node"] > 0 for c in res["clients"])
+    assert not trace.exists()
+    for k in range(3):
+        ops = [line.split()[:3] for line in Path(f"{trace}.{k}").read_text().splitlines()
+               if not line.startswith("#")]
+        assert ops and all(int(b) % 3 == k for _, _, b in ops)
+        for client in ("0", "1"):
+            assert any(o[:2] == [client, "R"] for o in ops)
+        assert any(o[1] == "P" for o in ops)
+
+
+def test_writes_through_striped_nodes_reach_the_disk(tools, tmp_path):
+    d = disk(tmp_path, 2)
+    stamp = build(tmp_path, "stamp", True)
+    p = cluster("--clients", "3", "--ionodes", "2", "--disk", str(d), "--client-mem", "16M",
+                "--", stamp, "{disk}", "{client}", "{clients}")
+    assert p.returncode == 0, p.stderr
+    words, block = (2 << 20) // 8, 65536 // 8
+    share = [(c * 32 // 3 * block, (c + 1) * 32 // 3 * block) for c in range(3)]
+    data = struct.unpack(f"<{words}Q", d.read_bytes())
+    for c, (lo, hi) in enumerate(share):
+        assert f"client {c} stamped {hi - lo} of {hi - lo}" in p.stdout
+        assert all(data[i] == (c + 1) << 56 | i for i in range(lo, hi))
+
+
 def test_an_unreachable_node_leaves_prefetches_local(tools, tmp_path):
     d = disk(tmp_path, 4)
     scan_o, scan_p = build(tmp_path, "scan", False), build(tmp_path, "scan", True)
@@ -114,6 +156,9 @@ def test_bad_input_is_one_line(tools, tmp_path):
             (["--disk", str(d), "--client-mem", "lots", "--", "true"], "lots"),
             (["--", "true"], "one of the arguments --disk --size is required"),
             (["--disk", str(d), "--timeout", "0", "--", "true"], "--timeout 0.0: give seconds"),
+            (["--disk", str(d), "--ionodes", "0", "--", "true"], "--ionodes must be 1 to 16"),
+            (["--disk", str(d), "--ionodes", "4", "--cache", "128K", "--", "true"],
+             "leaves each less than one 64K block"),
             (["--disk", str(d), "--json", str(tmp_path / "no" / "x.json"), "--", "true"],
              "cannot write")):
         p = cluster(*args)
@@ -131,11 +176,12 @@ def test_each_view_reads_ahead_as_told(tools, tmp_path):
     assert p.stdout.split() == ["0", "0"]
 
 
-def test_a_terminated_run_leaves_nothing_mounted_or_running(tools, tmp_path):
+@pytest.mark.parametrize("ionodes", ["1", "2"])
+def test_a_terminated_run_leaves_nothing_mounted_or_running(tools, tmp_path, ionodes):
     import signal
     import time
     proc = subprocess.Popen([*FORESIGHT, "cluster", "run", "--clients", "2", "--size", "1M",
-                             "--", "sleep", "60"], stdout=subprocess.PIPE,
+                             "--ionodes", ionodes, "--", "sleep", "60"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(200):   # until both views are mounted and the clients started

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+from foresight import paths
 from foresight.errors import HarnessError, UsageError
 from foresight.harness.process import terminations_interrupt
 from foresight.harness.run import Cap, check_mem, signal_name
@@ -51,7 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="serve a zero-filled disk of SIZE made for the run")
     p.add_argument("--client-mem", default="16M", metavar="SIZE",
                    help="each client's memory cap: its cache (default 16M)")
-    p.add_argument("--cache", default="64M", help="the node's cache (default 64M)")
+    p.add_argument("--cache", default="64M",
+                   help="the nodes' cache, all of them together (default 64M)")
+    p.add_argument("--ionodes", type=int, default=1, metavar="M",
+                   help="I/O nodes the disk is striped over, block by block (default 1)")
+    p.add_argument("--per-node-cache", action="store_true",
+                   help="--cache is each node's, not all of them together")
     p.add_argument("--block", default="64K", help="its block (default 64K)")
     p.add_argument("--policy", choices=ionode.POLICIES, default="fine",
                    help="the node's prefetch control (default fine)")
@@ -62,8 +68,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--client-readahead-kb", type=int, metavar="KB",
                    help="each mount's read_ahead_kb (default: the kernel's); 0 leaves every "
                    "read ahead to the program's hints")
-    p.add_argument("--trace", metavar="FILE", help="the node's requests, as a sim trace")
-    p.add_argument("--stats", metavar="FILE", help="the node's counters per epoch (JSON lines)")
+    p.add_argument("--trace", metavar="FILE", help="the node's requests, as a sim trace "
+                   "(with several nodes node k's in FILE.k)")
+    p.add_argument("--stats", metavar="FILE", help="the node's counters per epoch (JSON "
+                   "lines; with several nodes node k's in FILE.k)")
     p.add_argument("--json", metavar="FILE", help="the clients' and the node's results")
     p.add_argument("--timeout", type=float, default=None, metavar="S",
                    help="kill the clients after S seconds")
@@ -88,6 +96,16 @@ def _check(ns: argparse.Namespace) -> tuple[list[str], int]:
     check_writable(ns.json)
     if not 1 <= ns.clients <= 64:
         raise UsageError(f"--clients must be 1 to 64, not {ns.clients}")
+    if not 1 <= ns.ionodes <= 16:
+        raise UsageError(f"--ionodes must be 1 to 16, not {ns.ionodes}")
+    if ns.ionodes > 1:
+        stripe_plugin()
+        block = parse_size(ns.block)
+        if block < 512 or block & (block - 1):
+            raise UsageError(f"--block {ns.block}: a power of two, at least 512")
+        if node_cache(ns) < block:
+            raise UsageError(f"--cache {ns.cache} over {ns.ionodes} nodes leaves each less "
+                             f"than one {ns.block} block (or give --per-node-cache)")
     mem = parse_size(ns.client_mem)
     check_mem(mem)
     if ns.size is not None and parse_size(ns.size) < 65536:
@@ -163,58 +181,108 @@ def run(ns: argparse.Namespace) -> dict:
         return _run(ns)
 
 
+def stripe_plugin() -> Path:
+    path = paths.libexec_dir() / "nbdkit-foresight-stripe-plugin.so"
+    if not path.exists():
+        raise UsageError(f"--ionodes: the striping plugin is not built ({path}): run `make "
+                         "setup` (it needs libnbd-dev)")
+    return path
+
+
+def node_cache(ns: argparse.Namespace) -> int:
+    """Each node's cache in bytes: --cache, or its share of it."""
+    total = parse_size(ns.cache)
+    return total if ns.per_node_cache else total // ns.ionodes
+
+
+def _per_node(path: str | None, k: int, m: int) -> str | None:
+    return path if path is None or m == 1 else f"{path}.{k}"
+
+
 def _run(ns: argparse.Namespace) -> dict:
     cmd, mem = _check(ns)
     work = Path(tempfile.mkdtemp(prefix="foresight-cluster-"))
-    pidfile, sock = work / "node.pid", work / "node.sock"
+    m = ns.ionodes
+    node_pids = [work / f"n{k}.pid" for k in range(m)]
+    node_socks = [work / f"n{k}.sock" for k in range(m)]
     mounts: list[tuple[Path, subprocess.Popen]] = []
-    node_started = False
+    started: list[Path] = []   # pid files of the servers started: nodes, then views
     try:
         disk = Path(ns.disk) if ns.disk else work / "disk.img"
         if ns.disk is None:
             with open(disk, "wb") as f:
                 f.truncate(parse_size(ns.size))
-        node = SimpleNamespace(disk=str(disk), socket=str(sock), port=None, cache=ns.cache,
-                               block=ns.block, policy=ns.policy, epoch=ns.epoch,
-                               trace=ns.trace, stats=ns.stats, pidfile=str(pidfile),
-                               disk_delay=ns.disk_delay,
-                               foreground=False, action="start")
-        ionode.main(node)
-        node_started = True
+        for k in range(m):
+            node = SimpleNamespace(disk=str(disk), socket=str(node_socks[k]), port=None,
+                                   cache=str(node_cache(ns)), block=ns.block, policy=ns.policy,
+                                   epoch=ns.epoch, trace=_per_node(ns.trace, k, m),
+                                   stats=_per_node(ns.stats, k, m), pidfile=str(node_pids[k]),
+                                   disk_delay=ns.disk_delay, foreground=False, action="start")
+            ionode.main(node)
+            started.append(node_pids[k])
         for i in range(ns.clients):
-            uri = f"nbd+unix:///c{i}?socket={sock}"
+            if m == 1:
+                sock = node_socks[0]
+            else:   # the client's view: a server of its own striping over the nodes
+                sock = work / f"c{i}.sock"
+                _stripe(sock, work / f"c{i}.view.pid", [
+                    f"nbd+unix:///c{i}?socket={node_socks[k]}" for k in range(m)], ns.block)
+                started.append(work / f"c{i}.view.pid")
             mnt = work / f"c{i}"
-            _mount(mnt, uri, work / f"c{i}.fuse.pid", work / f"c{i}.fuse.log", mounts)
+            _mount(mnt, _uri(i, sock), work / f"c{i}.fuse.pid", work / f"c{i}.fuse.log", mounts)
             if ns.client_readahead_kb is not None:
                 _read_ahead(mnt, ns.client_readahead_kb)
-        clients = _run_clients(cmd, mem, ns, work, sock)
+        clients = _run_clients(cmd, mem, ns, work,
+                               node_socks[0] if m == 1 else None)
     finally:
         for mnt, proc in mounts:
             _unmount(mnt, proc)
-        if node_started:
+        for pidfile in reversed(started):
             try:
                 ionode.main(SimpleNamespace(action="stop", pidfile=str(pidfile)))
             except UsageError as e:
                 print(f"foresight: warning: {e}", file=sys.stderr)
         shutil.rmtree(work, ignore_errors=True)
-    node_stats = None
-    if ns.stats:
-        try:
-            lines = Path(ns.stats).read_text().splitlines()
-            node_stats = json.loads(lines[-1]) if lines else None
-        except (OSError, ValueError):
-            node_stats = None
-    return {"clients": clients, "node": node_stats, "policy": ns.policy,
-            "client_mem_bytes": mem, "node_cache": ns.cache, "command": cmd,
-            "launcher": ns.launcher}
+    nodes = []
+    for k in range(m):
+        last = None
+        path = _per_node(ns.stats, k, m)
+        if path:
+            try:
+                lines = Path(path).read_text().splitlines()
+                last = json.loads(lines[-1]) if lines else None
+            except (OSError, ValueError):
+                last = None
+        nodes.append(last)
+    return {"clients": clients, "node": nodes[0], "nodes": nodes, "ionodes": m,
+            "policy": ns.policy, "client_mem_bytes": mem, "node_cache_bytes": node_cache(ns),
+            "command": cmd, "launcher": ns.launcher}
 
 
-def _client_env(i: int, n: int, work: Path, sock: Path) -> dict[str, str]:
+def _uri(i: int, sock: Path) -> str:
+    """Client I's URI on the server at SOCK (its export name is the client id)."""
+    return f"nbd+unix:///c{i}?socket={sock}"
+
+
+def _stripe(sock: Path, pidfile: Path, nodes: list[str], block: str) -> None:
+    """Start the server of one client's striped view of the nodes on SOCK."""
+    cmd = ["nbdkit", "-U", str(sock), "-P", str(pidfile), str(stripe_plugin()),
+           *(f"node={u}" for u in nodes), f"block={block}"]
+    p = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        lines = p.stderr.strip().splitlines()
+        raise HarnessError(f"the striped view could not start: "
+                           f"{lines[-1] if lines else f'exit {p.returncode}'}")
+
+
+def _client_env(i: int, n: int, work: Path, sock: Path | None) -> dict[str, str]:
     """What client I's program finds in its environment: its rank, its view of the disk,
-    the node its prefetches go to, where its runtime's statistics go."""
+    the server its prefetches go to (the node, or with several its striped view, SOCK
+    None), where its runtime's statistics go."""
     view = str(work / f"c{i}" / FILE)
+    server = sock if sock is not None else work / f"c{i}.sock"
     return {"FORESIGHT_CLIENT": str(i), "FORESIGHT_CLIENTS": str(n), "FORESIGHT_DISK": view,
-            "FORESIGHT_NBD": f"nbd+unix:///c{i}?socket={sock}", "FORESIGHT_NBD_FILE": view,
+            "FORESIGHT_NBD": _uri(i, server), "FORESIGHT_NBD_FILE": view,
             "FORESIGHT_STATS": str(work / f"c{i}.stats.json")}
 
 
@@ -246,7 +314,7 @@ def _result(i: int, work: Path, cap: Cap, code: int | None, wall: float | None,
 
 
 def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
-                 sock: Path) -> list[dict]:
+                 sock: Path | None) -> list[dict]:
     """Start every client at once, each in its own capped cgroup; wait for all."""
     if ns.launcher is not None:
         return _run_launched(cmd, mem, ns, work, sock)
@@ -298,7 +366,7 @@ def _run_clients(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
 
 
 def _run_launched(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
-                  sock: Path) -> list[dict]:
+                  sock: Path | None) -> list[dict]:
     """The clients as the ranks of one launcher command (`CMD -n N`): each rank runs
     foresight.sharedcache.rank, which finds its client in the plan written here by the
     rank the launcher gives it and runs the program in that client's cgroup."""
@@ -365,8 +433,11 @@ def main(ns: argparse.Namespace) -> int:
                 sys.stderr.buffer.write(b"\n")
     sys.stderr.buffer.flush()
     print(f"foresight cluster: {len(res['clients'])} clients with "
-          f"{format_size(res['client_mem_bytes'])} of memory each, one I/O node "
-          f"({res['node_cache']} cache, policy {res['policy']})", file=sys.stderr)
+          f"{format_size(res['client_mem_bytes'])} of memory each, "
+          + ("one I/O node" if res["ionodes"] == 1 else f"{res['ionodes']} I/O nodes striped")
+          + f" ({format_size(res['node_cache_bytes'])} cache"
+          + ("" if res["ionodes"] == 1 else " each") + f", policy {res['policy']})",
+          file=sys.stderr)
     for c in res["clients"]:
         how = ("killed by the OOM killer" if c["oom_killed"] else "timed out" if c["timed_out"]
                else f"killed by {c['signal']}" if c["signal"]
