@@ -120,8 +120,8 @@ void fs_pt_pace(void)
             return;
         fs_pt_flush(-1);
         /* Wakes at 64 free calls to keep requests going to the disk, but at half the
-         * window where its calls since the last sleep were left to the kernel's
-         * readahead and issued nothing: a forward run has nothing to keep going, and each
+         * window where since the last sleep it issued nothing and left calls to the
+         * kernel's readahead: a forward run has nothing to keep going, and each
          * wake is a futex wake the computation thread makes, a wakeup on another CPU
          * (10-25 us of its time in this VM; Forward 1 of `bench aasfp`, 4 KiB reads:
          * 5% of its time at a wake per 64 reads). */

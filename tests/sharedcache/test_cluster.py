@@ -298,3 +298,22 @@ def test_an_mpi_programs_ranks_share_the_node(tools, tmp_path):
     res = json.loads(out.read_text())
     assert res["launcher"] == "mpiexec"
     assert all(c["prefetches_to_node"] > 0 for c in res["clients"])
+
+
+def test_an_mpi_abort_is_reported_not_as_clients_that_never_ran(tools, tmp_path):
+    """A rank calling MPI_Abort ends the job (Hydra kills every rank with its wrapper):
+    the run's status is the abort's, the aborting rank's stderr is shown, and no client
+    is said never to have run."""
+    if shutil.which("mpiexec") is None or shutil.which("mpicc") is None:
+        pytest.fail("MPICH missing: run `make setup`")
+    d = disk(tmp_path, 8)
+    exe = tmp_path / "mpi_scan"
+    p = subprocess.run([*FORESIGHT, "cc", "-O2", str(CLIENTS / "mpi_scan.c"), "-o", str(exe)],
+                       capture_output=True, text=True, env=dict(os.environ, FORESIGHT_CC="mpicc"))
+    assert p.returncode == 0, p.stderr
+    p = cluster("--clients", "2", "--disk", str(d), "--launcher", "mpiexec", "--", str(exe),
+                "abort")
+    assert p.returncode == 5, p.stderr
+    assert "rank 1 aborting" in p.stderr
+    assert "never ran" not in p.stderr and "Traceback" not in p.stderr
+    assert "client 0: killed by its launcher" in p.stderr

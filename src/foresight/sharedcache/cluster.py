@@ -113,7 +113,10 @@ def _check(ns: argparse.Namespace) -> tuple[list[str], int]:
     if ns.disk is not None and not Path(ns.disk).is_file():
         raise UsageError(f"--disk {ns.disk!r}: give an existing disk file to serve")
     if ns.launcher is not None:
-        words = shlex.split(ns.launcher)
+        try:
+            words = shlex.split(ns.launcher)
+        except ValueError as e:   # an unclosed quote
+            raise UsageError(f"--launcher {ns.launcher!r}: {e}") from None
         if not words or shutil.which(words[0]) is None:
             raise UsageError(f"--launcher {ns.launcher!r}: no such command (`make setup` "
                              "installs MPICH's mpiexec)")
@@ -404,16 +407,24 @@ def _run_launched(cmd: list[str], mem: int, ns: argparse.Namespace, work: Path,
                 proc.wait()
         results = []
         for i, cap in enumerate(caps):
+            started = False
             try:
                 r = json.loads((work / f"c{i}.result.json").read_text())
-                code, wall = r["returncode"], r["wall_seconds"]
+                code, wall, started = r["returncode"], r["wall_seconds"], True
             except (OSError, ValueError, KeyError):
                 code, wall = None, None
-            results.append(_result(i, work, cap, code, wall, timed_out and code is None))
-        if all(r["exit_code"] is None for r in results) and not timed_out:
+            res = _result(i, work, cap, code, wall, timed_out and code is None)
+            # Started, no exit status: the launcher killed the rank with its program
+            # (Hydra, when another rank aborts or crashes); not a client that never ran.
+            res["killed_by_launcher"] = started and code is None and not timed_out
+            results.append(res)
+        if not timed_out and not any(r["exit_code"] is not None or r["killed_by_launcher"]
+                                     for r in results):
             lines = (work / "launcher.log").read_bytes().decode(errors="replace").strip()
             last = lines.splitlines()[-1] if lines else f"exit {proc.returncode}, no message"
             raise HarnessError(f"the launcher {ns.launcher!r} ran no client: {last}")
+        for r in results:   # the launcher's status stands for the ranks that have none
+            r["launcher_exit_code"] = proc.returncode
         return results
     finally:
         for cap in caps:
@@ -441,6 +452,7 @@ def main(ns: argparse.Namespace) -> int:
     for c in res["clients"]:
         how = ("killed by the OOM killer" if c["oom_killed"] else "timed out" if c["timed_out"]
                else f"killed by {c['signal']}" if c["signal"]
+               else "killed by its launcher (no exit status)" if c.get("killed_by_launcher")
                else "never ran (its launcher did not start it)" if c["exit_code"] is None
                else f"exit {c['exit_code']}")
         wall = "" if c["wall_seconds"] is None else f"{c['wall_seconds']:.3f} s, "
@@ -450,5 +462,11 @@ def main(ns: argparse.Namespace) -> int:
               file=sys.stderr)
     if ns.json:
         Path(ns.json).write_text(json.dumps(res, indent=1) + "\n")
-    codes = [1 if c["exit_code"] is None else c["exit_code"] for c in res["clients"]]
+    def code(c: dict) -> int:   # a rank with no status: the launcher's, if it failed
+        if c["exit_code"] is not None:
+            return c["exit_code"]
+        lc = c.get("launcher_exit_code")
+        return lc if lc is not None and lc > 0 else 1
+
+    codes = [code(c) for c in res["clients"]]
     return next((c for c in codes if c != 0), 0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -57,11 +58,42 @@ def main(argv: list[str]) -> int:
     me = clients[rank]
     procs = me.get("procs_file")
 
-    def join() -> None:   # in the child, before exec
+    def join() -> None:   # in the child, before exec; its stderr is the client's already
         if procs:
-            with open(procs, "w") as f:
-                f.write(str(os.getpid()))
+            try:
+                with open(procs, "w") as f:
+                    f.write(str(os.getpid()))
+            except OSError as e:
+                # Raised here it would reach the wrapper as a bare SubprocessError
+                # ("Exception occurred in preexec_fn"), a traceback and no result.
+                os.write(2, f"foresight cluster: cannot move rank {rank} into {procs}: "
+                         f"{e.strerror}\n".encode(errors="replace"))
+                os._exit(126)
 
+    def write_result(code: int | None, wall: float | None) -> None:
+        tmp = me["result"] + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"rank": rank, "pid": os.getpid(), "wall_seconds": wall,
+                       "returncode": code}, f)
+        os.replace(tmp, me["result"])
+
+    # The launcher's signals (a timeout, ^C) go to the program, not just to us: caught
+    # from before the program starts (one arriving in between would end this process
+    # and leave the program running), sent on once it has.
+    proc: subprocess.Popen | None = None
+    pending: list[int] = []
+
+    def forward(sig: int, _frame) -> None:
+        if proc is None:
+            pending.append(sig)
+        else:
+            proc.send_signal(sig)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, forward)
+    # Started: a rank the launcher kills with its program (Hydra kills each rank's
+    # process group when another aborts or crashes) is not one that never ran.
+    write_result(None, None)
     env = dict(os.environ, **me["env"])
     start = time.perf_counter()
     with open(me["stdout"], "wb") as out, open(me["stderr"], "wb") as err:
@@ -75,16 +107,23 @@ def main(argv: list[str]) -> int:
             code = 127
             wall = None
         else:
-            # The launcher's signals (a timeout, ^C) go to the program, not just to us.
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                signal.signal(sig, lambda s, _f: proc.send_signal(s))
+            for sig in pending:
+                proc.send_signal(sig)
             code = proc.wait()
             wall = time.perf_counter() - start
-    tmp = me["result"] + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump({"rank": rank, "pid": os.getpid(), "wall_seconds": wall,
-                   "returncode": code}, f)
-    os.replace(tmp, me["result"])
+    write_result(code, wall)
+    if code < 0:
+        # Ended by a signal: so does this process, so the launcher sees the rank as it
+        # would have (Hydra ends the job at a rank's signal, but waits at an exit 139).
+        try:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except (OSError, ValueError):
+            pass
+        try:
+            signal.signal(-code, signal.SIG_DFL)   # SIGKILL has no handler to reset
+        except (OSError, ValueError):
+            pass
+        os.kill(os.getpid(), -code)
     return code if code >= 0 else 128 - code
 
 

@@ -1,12 +1,14 @@
 /* An MPI client of `foresight cluster run --launcher mpiexec`: each rank sums its share
  * of the disk of 64-bit words it finds in FORESIGHT_DISK (rank r of n takes words
  * [r*N/n, (r+1)*N/n), mapped shared), checks that the harness gave it the client id of
- * its MPI rank, and rank 0 prints the sum of the parts (MPI_Reduce).  Usage: mpi_scan */
+ * its MPI rank, and rank 0 prints the sum of the parts (MPI_Reduce).  Usage: mpi_scan
+ * [abort] (abort: the last rank calls MPI_Abort(..., 5) before the reduction) */
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +41,10 @@ int main(int argc, char **argv)
     for (long i = lo; i < hi; i++)
         part += a[i];
     printf("rank %d of %d part %llu\n", rank, size, (unsigned long long)part);
+    if (argc > 1 && strcmp(argv[1], "abort") == 0 && rank == size - 1) {
+        fprintf(stderr, "rank %d aborting\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 5);
+    }
     unsigned long long mine = part, total = 0;
     MPI_Reduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)

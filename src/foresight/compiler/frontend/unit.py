@@ -59,8 +59,10 @@ def _cc_include_dirs() -> list[str]:
     from foresight.driver.compile import underlying_words
 
     try:
+        # LC_ALL=C: the headings parsed below are translated otherwise (gcc-12-locales).
         err = subprocess.run([*underlying_words(), "-E", "-v", "-x", "c", "/dev/null"],
-                             capture_output=True, text=True, timeout=30).stderr
+                             capture_output=True, text=True, timeout=30,
+                             env=dict(os.environ, LC_ALL="C")).stderr
     except (OSError, subprocess.SubprocessError, ValueError):
         return []
     out: list[str] = []
@@ -167,6 +169,15 @@ def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
         name = str(source) if not str(source).startswith("-") else f"./{source}"
         forget_files()
         tu = ci.Index.create().parse(name, args=args, options=opts)
+        # A header not found may be one cc finds where libclang does not look: an MPI
+        # compiler wrapper (FORESIGHT_CC=mpicc) adds its own -I for <mpi.h>.  Searched
+        # before the files are looked at for identity macros: a missing header is a
+        # fatal error, which hides it and every header included after it.
+        if any(d.severity >= ci.Diagnostic.Error and "file not found" in d.spelling
+               for d in tu.diagnostics) and _cc_include_dirs():
+            args = [*args, *_cc_include_dirs()]
+            forget_files()
+            tu = ci.Index.create().parse(name, args=args, options=opts)
         unsaved = []
         for f in _user_files(tu, name):
             try:
@@ -181,14 +192,6 @@ def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
         if cc is not None:
             forget_files()
             tu = ci.Index.create().parse(name, args=[*args, *_stand_ins(cc)],
-                                         unsaved_files=unsaved, options=opts)
-        # A header not found may be one cc finds where libclang does not look: an MPI
-        # compiler wrapper (FORESIGHT_CC=mpicc) adds its own -I for <mpi.h>.
-        if any(d.severity >= ci.Diagnostic.Error and "file not found" in d.spelling
-               for d in tu.diagnostics) and _cc_include_dirs():
-            args = [*args, *_cc_include_dirs()]
-            forget_files()
-            tu = ci.Index.create().parse(name, args=[*args, *_stand_ins(cc)] if cc else args,
                                          unsaved_files=unsaved, options=opts)
     except ci.TranslationUnitLoadError as e:
         raise ParseFailure(f"{source}: libclang could not load the file: {e}") from e
