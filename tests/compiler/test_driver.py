@@ -134,7 +134,8 @@ def test_a_compiler_wrappers_own_include_directories_are_searched(project):
     a file libclang cannot parse."""
     inc = project / "wrapped"
     inc.mkdir()
-    (inc / "grid.h").write_text(HEADER)
+    # Read as cc reads it (gcc 12, not the __GNUC__ 4 libclang says it is), also there.
+    (inc / "grid.h").write_text("#if __GNUC__ < 5\n#error needs gcc 5\n#endif\n" + HEADER)
     (project / "grid.h").unlink()
     wrapper = project / "wrapcc"
     wrapper.write_text(f'#!/bin/sh\nexec cc -I{inc} "$@"\n')
