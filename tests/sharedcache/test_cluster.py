@@ -275,20 +275,26 @@ def test_a_launcher_that_gives_no_rank_is_one_line(tools, tmp_path):
     assert len(p.stderr.strip().splitlines()) == 1
 
 
-def test_an_mpi_programs_ranks_share_the_node(tools, tmp_path):
-    """MPICH's mpiexec runs a `foresight cc` MPI program (built with mpicc): every rank is
-    the client of its MPI rank, reads its share of the disk through its own view, sends
-    its prefetches to the node, and the ranks still talk to each other (MPI_Reduce)."""
+@pytest.fixture(scope="module")
+def mpi_scan(tmp_path_factory) -> str:
+    """clients/mpi_scan.c built by `FORESIGHT_CC=mpicc foresight cc` (MPICH's wrapper)."""
     if shutil.which("mpiexec") is None or shutil.which("mpicc") is None:
         pytest.fail("MPICH missing: run `make setup`")
-    d = disk(tmp_path, 8)
-    exe = tmp_path / "mpi_scan"
+    exe = tmp_path_factory.mktemp("mpi") / "mpi_scan"
     p = subprocess.run([*FORESIGHT, "cc", "-O2", str(CLIENTS / "mpi_scan.c"), "-o", str(exe)],
                        capture_output=True, text=True, env=dict(os.environ, FORESIGHT_CC="mpicc"))
     assert p.returncode == 0, p.stderr
+    return str(exe)
+
+
+def test_an_mpi_programs_ranks_share_the_node(tools, mpi_scan, tmp_path):
+    """MPICH's mpiexec runs a `foresight cc` MPI program (built with mpicc): every rank is
+    the client of its MPI rank, reads its share of the disk through its own view, sends
+    its prefetches to the node, and the ranks still talk to each other (MPI_Reduce)."""
+    d = disk(tmp_path, 8)
     out = tmp_path / "mpi.json"
     p = cluster("--clients", "2", "--disk", str(d), "--client-mem", "16M", "--launcher",
-                "mpiexec", "--json", str(out), "--", str(exe))
+                "mpiexec", "--json", str(out), "--", mpi_scan)
     assert p.returncode == 0, p.stderr
     words = struct.unpack(f"<{d.stat().st_size // 8}Q", d.read_bytes())
     half = len(words) // 2
@@ -300,18 +306,12 @@ def test_an_mpi_programs_ranks_share_the_node(tools, tmp_path):
     assert all(c["prefetches_to_node"] > 0 for c in res["clients"])
 
 
-def test_an_mpi_abort_is_reported_not_as_clients_that_never_ran(tools, tmp_path):
+def test_an_mpi_abort_is_reported_not_as_clients_that_never_ran(tools, mpi_scan, tmp_path):
     """A rank calling MPI_Abort ends the job (Hydra kills every rank with its wrapper):
     the run's status is the abort's, the aborting rank's stderr is shown, and no client
     is said never to have run."""
-    if shutil.which("mpiexec") is None or shutil.which("mpicc") is None:
-        pytest.fail("MPICH missing: run `make setup`")
     d = disk(tmp_path, 8)
-    exe = tmp_path / "mpi_scan"
-    p = subprocess.run([*FORESIGHT, "cc", "-O2", str(CLIENTS / "mpi_scan.c"), "-o", str(exe)],
-                       capture_output=True, text=True, env=dict(os.environ, FORESIGHT_CC="mpicc"))
-    assert p.returncode == 0, p.stderr
-    p = cluster("--clients", "2", "--disk", str(d), "--launcher", "mpiexec", "--", str(exe),
+    p = cluster("--clients", "2", "--disk", str(d), "--launcher", "mpiexec", "--", mpi_scan,
                 "abort")
     assert p.returncode == 5, p.stderr
     assert "rank 1 aborting" in p.stderr
