@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from foresight import paths
 from foresight.errors import HarnessError, UsageError
 from foresight.harness.process import terminations_interrupt
 from foresight.harness.run import Cap, check_mem, signal_name
@@ -185,11 +184,8 @@ def run(ns: argparse.Namespace) -> dict:
 
 
 def stripe_plugin() -> Path:
-    path = paths.libexec_dir() / "nbdkit-foresight-stripe-plugin.so"
-    if not path.exists():
-        raise UsageError(f"--ionodes: the striping plugin is not built ({path}): run `make "
-                         "setup` (it needs libnbd-dev)")
-    return path
+    return ionode.built_module("nbdkit-foresight-stripe-plugin.so",
+                               "--ionodes: the striping plugin", "libnbd-dev")
 
 
 def node_cache(ns: argparse.Namespace) -> int:

@@ -25,12 +25,17 @@ from foresight.units import parse_size
 POLICIES = ("none", "plain", "coarse", "fine")
 
 
-def filter_path() -> Path:
-    path = paths.libexec_dir() / "nbdkit-foresight-filter.so"
+def built_module(name: str, what: str, needs: str) -> Path:
+    """The installed nbdkit module NAME; WHAT is not built (it NEEDS a package) if not."""
+    path = paths.libexec_dir() / name
     if not path.exists():
-        raise UsageError(f"the I/O-node filter is not built ({path}): run `make setup` "
-                         "(it needs nbdkit-plugin-dev)")
+        raise UsageError(f"{what} is not built ({path}): run `make setup` (it needs {needs})")
     return path
+
+
+def filter_path() -> Path:
+    return built_module("nbdkit-foresight-filter.so", "the I/O-node filter",
+                        "nbdkit-plugin-dev")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
