@@ -13,8 +13,13 @@
  * cut at block boundaries and each piece sent to its node on this connection's own
  * connection to it (the export name in the node's URI is the client id the node sees).
  * NBD_CMD_CACHE, the client's prefetch, is forwarded the same way without waiting for the
- * nodes (a prefetch is nonbinding); a read, a write, a flush wait for theirs.  Requests on
- * one connection are handled one at a time (nbdfuse opens several connections).
+ * nodes (a prefetch is nonbinding); a read, a write, a flush wait for theirs.  The replies
+ * to the prefetches are read as they come, at every request (a connection that carries
+ * only prefetches, as the runtime's does, never makes a synchronous call that would read
+ * them), and at most CACHE_IN_FLIGHT are outstanding per node: past that a prefetch waits
+ * for the node's replies (it answers CACHE at once).  Requests on one connection are
+ * handled one at a time; multi-conn is advertised when every node does, so nbdfuse opens
+ * several connections as it does to one node.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +33,7 @@
 #include <libnbd.h>
 
 #define NODES_MAX 64
+#define CACHE_IN_FLIGHT 64 /* prefetches outstanding per node and connection */
 
 static char *node_uri[NODES_MAX];
 static unsigned nodes;
@@ -85,7 +91,9 @@ static void stripe_close(void *handle)
     struct conn *c = handle;
     for (unsigned k = 0; k < nodes; k++)
         if (c->h[k] != NULL) {
-            nbd_shutdown(c->h[k], 0);
+            /* Prefetches not sent yet are stale now: dropped, not sent at the end. */
+            if (nbd_aio_is_ready(c->h[k]) || nbd_aio_is_processing(c->h[k]))
+                nbd_shutdown(c->h[k], LIBNBD_SHUTDOWN_ABANDON_PENDING);
             nbd_close(c->h[k]);
         }
     free(c);
@@ -113,15 +121,60 @@ static void *stripe_open(int readonly)
 static int64_t stripe_get_size(void *handle)
 {
     struct conn *c = handle;
-    int64_t size = nbd_get_size(c->h[0]);
-    for (unsigned k = 1; k < nodes && size >= 0; k++)
-        if (nbd_get_size(c->h[k]) != size) {
-            nbdkit_error("node %u serves another size than node 0", k);
+    int64_t size = -1;
+    for (unsigned k = 0; k < nodes; k++) {
+        int64_t s = nbd_get_size(c->h[k]);
+        if (s < 0) {
+            nbdkit_error("node %u: %s", k, nbd_get_error());
             return -1;
         }
-    if (size < 0)
-        nbdkit_error("node 0: %s", nbd_get_error());
+        if (k > 0 && s != size) {
+            nbdkit_error("node %u serves %" PRId64 " bytes, node 0 %" PRId64, k, s, size);
+            return -1;
+        }
+        size = s;
+    }
     return size;
+}
+
+/* What every node can do (nbd_can_* is 1, 0 or -1). */
+static int all_nodes(void *handle, int (*can)(struct nbd_handle *), const char *what)
+{
+    struct conn *c = handle;
+    for (unsigned k = 0; k < nodes; k++) {
+        int r = can(c->h[k]);
+        if (r == -1) {
+            nbdkit_error("node %u: %s: %s", k, what, nbd_get_error());
+            return -1;
+        }
+        if (r == 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* A flush or FUA on one connection reaches every node's disk through that node, and
+ * each node's cache is shared by all its connections (write-through): as consistent
+ * across our connections as the nodes are across theirs. */
+static int stripe_can_multi_conn(void *handle)
+{
+    return all_nodes(handle, nbd_can_multi_conn, "can_multi_conn");
+}
+
+static int stripe_can_fua(void *handle)
+{
+    int r = all_nodes(handle, nbd_can_fua, "can_fua");
+    return r == 1 ? NBDKIT_FUA_NATIVE : r == 0 ? NBDKIT_FUA_EMULATE : -1;
+}
+
+static int stripe_can_trim(void *handle)
+{
+    return all_nodes(handle, nbd_can_trim, "can_trim");
+}
+
+static int stripe_can_zero(void *handle)
+{
+    return all_nodes(handle, nbd_can_zero, "can_zero");
 }
 
 static int stripe_can_cache(void *handle)
@@ -136,13 +189,32 @@ static int stripe_can_flush(void *handle)
     return 1;
 }
 
-enum op { READ, WRITE, CACHE };
+enum op { READ, WRITE, TRIM, ZERO, CACHE };
 
 static int retire(void *user_data, int *error)
 {
     (void)user_data;
     (void)error; /* a failed prefetch is dropped */
     return 1;
+}
+
+/* Read the replies that have come on H (prefetches' replies, retired by their callback)
+ * without blocking; then, while MAX or more commands are outstanding, wait for them.
+ * -1: the connection is gone. */
+static int drain(struct nbd_handle *h, int64_t max)
+{
+    for (;;) {
+        int64_t n = nbd_aio_in_flight(h);
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            return 0;
+        int r = nbd_poll(h, n >= max ? -1 : 0);
+        if (r == -1)
+            return -1;
+        if (r == 0)
+            return 0;   /* nothing more to read now, and under MAX */
+    }
 }
 
 /* The pieces of [offset, offset+count) one block each at most, each on its node. */
@@ -161,10 +233,24 @@ static int pieces(struct conn *c, enum op op, char *buf, uint32_t count, uint64_
         case WRITE:
             r = nbd_pwrite(h, buf, n, offset, flags & NBDKIT_FLAG_FUA ? LIBNBD_CMD_FLAG_FUA : 0);
             break;
-        default: /* a prefetch: sent, not waited for; its reply, read during a later
-                  * request on the handle, retires it */
+        case TRIM:
+            r = nbd_trim(h, n, offset, flags & NBDKIT_FLAG_FUA ? LIBNBD_CMD_FLAG_FUA : 0);
+            break;
+        case ZERO:
+            r = nbd_zero(h, n, offset,
+                         (flags & NBDKIT_FLAG_FUA ? LIBNBD_CMD_FLAG_FUA : 0) |
+                             (flags & NBDKIT_FLAG_MAY_TRIM ? 0 : LIBNBD_CMD_FLAG_NO_HOLE));
+            break;
+        default: /* a prefetch: sent, not waited for; its reply retires it, read by a
+                  * later drain or synchronous call on the handle */
+            if (drain(h, CACHE_IN_FLIGHT) == -1) {
+                r = -1;
+                break;
+            }
             r = nbd_aio_cache(h, n, offset, (nbd_completion_callback){.callback = retire}, 0);
             r = r < 0 ? -1 : 0;
+            if (r == 0)
+                drain(h, CACHE_IN_FLIGHT + 1);   /* the replies already there */
             break;
         }
         if (r == -1 && op != CACHE) { /* a prefetch the node refuses is dropped */
@@ -191,6 +277,16 @@ static int stripe_pwrite(void *handle, const void *buf, uint32_t count, uint64_t
                          uint32_t flags)
 {
     return pieces(handle, WRITE, (char *)buf, count, offset, flags);
+}
+
+static int stripe_trim(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+    return pieces(handle, TRIM, NULL, count, offset, flags);
+}
+
+static int stripe_zero(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+    return pieces(handle, ZERO, NULL, count, offset, flags);
 }
 
 static int stripe_cache(void *handle, uint32_t count, uint64_t offset, uint32_t flags)
@@ -225,8 +321,14 @@ static struct nbdkit_plugin plugin = {
     .get_size = stripe_get_size,
     .can_cache = stripe_can_cache,
     .can_flush = stripe_can_flush,
+    .can_multi_conn = stripe_can_multi_conn,
+    .can_fua = stripe_can_fua,
+    .can_trim = stripe_can_trim,
+    .can_zero = stripe_can_zero,
     .pread = stripe_pread,
     .pwrite = stripe_pwrite,
+    .trim = stripe_trim,
+    .zero = stripe_zero,
     .cache = stripe_cache,
     .flush = stripe_flush,
 };

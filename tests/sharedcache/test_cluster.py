@@ -131,6 +131,61 @@ def test_writes_through_striped_nodes_reach_the_disk(tools, tmp_path):
         assert all(data[i] == (c + 1) << 56 | i for i in range(lo, hi))
 
 
+PREFETCHER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libnbd.h>
+/* N prefetches on FORESIGHT_NBD, then, the connection still open, the prefetches each
+ * trace file (argv[2...]) holds, once they stop growing. */
+int main(int argc, char **argv)
+{
+    struct nbd_handle *h = nbd_create();
+    if (nbd_connect_uri(h, getenv("FORESIGHT_NBD")) == -1) {
+        fprintf(stderr, "%s\n", nbd_get_error());
+        return 1;
+    }
+    long n = atol(argv[1]), blocks = nbd_get_size(h) / 65536;
+    for (long i = 0; i < n; i++)
+        if (nbd_cache(h, 65536, (uint64_t)(i % blocks) * 65536, 0) == -1) {
+            fprintf(stderr, "%s\n", nbd_get_error());
+            return 1;
+        }
+    for (int k = 2; k < argc; k++) {
+        long seen = -1, now = 0;
+        for (int tries = 0; tries < 50 && now != seen; tries++) {
+            seen = now, now = 0;
+            usleep(100000);
+            FILE *f = fopen(argv[k], "r");
+            char line[256];
+            while (f && fgets(line, sizeof line, f))
+                now += strstr(line, " P ") != NULL;
+            if (f)
+                fclose(f);
+        }
+        printf("%ld\n", now);
+    }
+    return 0;
+}
+"""
+
+
+def test_striped_prefetches_reach_the_nodes_while_the_client_runs(tools, tmp_path):
+    """A connection that carries only prefetches (the runtime's) still has them reach
+    the nodes as they are sent, not all at once when it closes."""
+    src, exe = tmp_path / "prefetcher.c", tmp_path / "prefetcher"
+    src.write_text(PREFETCHER)
+    p = subprocess.run(["cc", "-O2", str(src), "-o", str(exe), "-lnbd"], capture_output=True,
+                       text=True)
+    assert p.returncode == 0, f"libnbd-dev missing (`make setup`): {p.stderr}"
+    trace = tmp_path / "node.trace"
+    p = cluster("--clients", "1", "--ionodes", "2", "--size", "4M", "--trace", str(trace),
+                "--", str(exe), "4000", f"{trace}.0", f"{trace}.1")
+    assert p.returncode == 0, p.stderr
+    assert all(int(n) >= 1500 for n in p.stdout.split()), p.stdout   # 2000 sent to each
+
+
 def test_an_unreachable_node_leaves_prefetches_local(tools, tmp_path):
     d = disk(tmp_path, 4)
     scan_o, scan_p = build(tmp_path, "scan", False), build(tmp_path, "scan", True)

@@ -217,8 +217,12 @@ def _run(ns: argparse.Namespace) -> dict:
                                    epoch=ns.epoch, trace=_per_node(ns.trace, k, m),
                                    stats=_per_node(ns.stats, k, m), pidfile=str(node_pids[k]),
                                    disk_delay=ns.disk_delay, foreground=False, action="start")
-            ionode.main(node)
+            try:
+                ionode.main(node)
+            except UsageError as e:
+                raise UsageError(f"I/O node {k}: {e}" if m > 1 else str(e)) from None
             started.append(node_pids[k])
+            _wait_pidfile(node_pids[k])
         for i in range(ns.clients):
             if m == 1:
                 sock = node_socks[0]
@@ -272,6 +276,19 @@ def _stripe(sock: Path, pidfile: Path, nodes: list[str], block: str) -> None:
         lines = p.stderr.strip().splitlines()
         raise HarnessError(f"the striped view could not start: "
                            f"{lines[-1] if lines else f'exit {p.returncode}'}")
+    _wait_pidfile(pidfile)
+
+
+def _wait_pidfile(pidfile: Path) -> None:
+    """Until a server started in the background has written PIDFILE: nbdkit's first
+    process exits before its daemon writes it, and `ionode stop` needs it."""
+    for _ in range(200):
+        try:
+            if pidfile.read_text().strip():
+                return
+        except OSError:
+            pass
+        time.sleep(0.025)
 
 
 def _client_env(i: int, n: int, work: Path, sock: Path | None) -> dict[str, str]:
