@@ -15,7 +15,6 @@ a chain of subscripts, so no pointer can point into it) changes only that array.
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 import clang.cindex as ci
 
@@ -253,28 +252,9 @@ class UnitEffects:
         self._writes = CalleeFacts(self.definitions, self._own_writes)
         self._escaping: set[tuple] | None = None
         self._aliased: set[str] | None = None
-        self._references: Counter[str] | None = None   # function USR -> times named
         # `#pragma weak f`: f's definition here may be replaced at link time.
         self._weak = {m.decode("utf-8", "replace")
                       for m in re.findall(rb"#\s*pragma\s+weak\s+(\w+)", data)}
-
-    def referenced_once(self, fn: ci.Cursor) -> bool:
-        """Whether `fn` is a `static` function defined in this file that the file names
-        only once (its one call): the C compiler inlines such a function whatever its
-        size, and no longer does when a copy of the code calls it a second time."""
-        if fn.kind != K.FUNCTION_DECL or fn.storage_class != ci.StorageClass.STATIC \
-                or fn.get_usr() not in self.definitions:
-            return False
-        if self._references is None:
-            # Function bodies and file-scope initialisers (tables of function pointers).
-            self._references = Counter()
-            for top in (*self.definitions.values(),
-                        *(t for t in self.top if t.kind == K.VAR_DECL)):
-                for c in preorder(top):
-                    if c.kind == K.DECL_REF_EXPR and c.referenced is not None and \
-                            c.referenced.kind == K.FUNCTION_DECL:
-                        self._references[c.referenced.get_usr()] += 1
-        return self._references[fn.get_usr()] == 1
 
     def writes_nothing(self, call: ci.Cursor) -> bool:
         """Whether call `call` can change no object its caller can reach: a call of a

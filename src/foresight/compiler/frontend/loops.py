@@ -120,8 +120,7 @@ class _Loops:
                                            file=self.main,
                                            skipped=self.refusal(loop, ch) or
                                            self.fresh(c, ch, loop),
-                                           uncopyable=_uncopyable(
-                                               ch, self.t, self.v.effects.unit)))
+                                           uncopyable=_uncopyable(ch, self.t)))
             elif ch.kind in (K.WHILE_STMT, K.DO_STMT):
                 self.unanalysed(ch, "a while or do loop: only counted for-loops are analysed")
                 self.scan(ch)
@@ -630,11 +629,9 @@ def _exact(var: ci.Cursor, bound, step: int, op: str | None, walk: bool,
 _DIRECTIVE_TOKENS = {"#", "%:", "##", "%:%:"}
 
 
-def _uncopyable(c: ci.Cursor, t: FunctionText, unit: UnitEffects) -> str | None:
+def _uncopyable(c: ci.Cursor, t: FunctionText) -> str | None:
     """Why the text of the nest at `c` cannot be compiled twice, as the hinted nest and
-    its unhinted copy (rewrite/emit.py), with the same meaning, or without costing the
-    original's code (a `static` function called only there would no longer be inlined:
-    a particle pusher's time step ran 11-14% slower in memory); None when it can."""
+    its unhinted copy (rewrite/emit.py), with the same meaning; None when it can."""
     tokens = t.tokens(c)
     if any(k.kind == ci.TokenKind.PUNCTUATION and k.spelling in _DIRECTIVE_TOKENS
            for k in tokens) or b"??=" in t.data[start_of(c):end_of(c)]:
@@ -650,10 +647,6 @@ def _uncopyable(c: ci.Cursor, t: FunctionText, unit: UnitEffects) -> str | None:
             return f"an asm statement (line {d.location.line}): its labels would be defined twice"
         if d.kind == K.FUNCTION_DECL and d.is_definition():
             return f"a nested function ({d.spelling}, line {d.location.line})"
-        if d.kind == K.CALL_EXPR and d.referenced is not None and \
-                unit.referenced_once(d.referenced):
-            return (f"the only call of static {d.spelling} (line {d.location.line}): with "
-                    "a copy the C compiler would no longer inline it")
     return None
 
 
