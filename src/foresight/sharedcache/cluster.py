@@ -82,6 +82,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "{clients} replaced per client)")
 
 
+def namespace(**given) -> argparse.Namespace:
+    """`cluster run`'s options at their defaults with GIVEN set: a run made by code
+    (bench sharedcache --live) gets every option a new version adds."""
+    p = argparse.ArgumentParser(add_help=False)
+    add_arguments(p)
+    ns = p.parse_args(["--size", "1M"])   # one of --disk and --size is required
+    ns.size = None
+    for key, value in given.items():
+        if not hasattr(ns, key):
+            raise TypeError(f"cluster run has no option {key!r}")
+        setattr(ns, key, value)
+    return ns
+
+
 def _check(ns: argparse.Namespace) -> tuple[list[str], int]:
     cmd = list(ns.cmd)
     if cmd and cmd[0] == "--":

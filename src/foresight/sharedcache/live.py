@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from types import SimpleNamespace
 
 from foresight import paths
 from foresight.errors import BenchError
@@ -77,11 +76,9 @@ def measure(workloads: list[str], clients: tuple[int, ...], tmp: Path,
             for _, p in ((r, p) for r in range(repeat) for p in POLICIES):
                 barrier = tmp / "barrier"
                 barrier.write_bytes(b"\0" * 8)
-                res = cluster.run(SimpleNamespace(
-                    clients=n, disk=str(disk), size=None, client_mem=CLIENT_MEM,
-                    cache=NODE_CACHE, block="64K", policy=p, epoch="1000",
-                    disk_delay=DISK_DELAY, client_readahead_kb=None, trace=None,
-                    stats=None, json=None,
+                res = cluster.run(cluster.namespace(
+                    clients=n, disk=str(disk), client_mem=CLIENT_MEM, cache=NODE_CACHE,
+                    block="64K", policy=p, epoch="1000", disk_delay=DISK_DELAY,
                     timeout=TIMEOUT,
                     cmd=[replay, str(trace), "{client}", "{clients}", "{disk}", str(barrier)]))
                 for c in res["clients"]:
