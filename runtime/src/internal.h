@@ -245,6 +245,7 @@ void fs_workers_after_fork_child(void);
 /* main_exit.c: the process ends with the program's last thread, not the library's. */
 void fs_library_thread_begins(void); /* on a library thread, once it runs */
 void fs_library_thread_ends(void);   /* on it, before it returns */
+unsigned fs_library_threads_running(void); /* counted as above */
 
 /* trace.c: FORESIGHT_TRACE event trace (faults, prefetches, releases). */
 extern bool fs_trace_active;

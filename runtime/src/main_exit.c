@@ -47,6 +47,11 @@ void fs_library_thread_ends(void)
     __atomic_sub_fetch(&library_threads, 1, __ATOMIC_SEQ_CST);
 }
 
+unsigned fs_library_threads_running(void)
+{
+    return __atomic_load_n(&library_threads, __ATOMIC_SEQ_CST);
+}
+
 static void after_fork_child(void)
 {
     /* The child has only the thread that forked; the library starts its own again. */

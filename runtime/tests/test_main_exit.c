@@ -87,6 +87,11 @@ int main(int argc, char **argv)
         FORESIGHT_SITE(site, "y");
         static char page[4096];
         foresight_prefetch_at(&site, page, sizeof page);
+        /* Forks once the workers run: ASan's allocator (GCC 12) is not fork-safe, and a
+         * worker forked inside its thread start-up would leave its lock held. */
+        for (int i = 0; i < 5000 && fs_library_threads_running() < (unsigned)fs_cfg.workers;
+             i++)
+            nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
         fflush(stdout);
         pid_t pid = fork();
         if (pid == 0)
