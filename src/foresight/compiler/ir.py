@@ -234,6 +234,10 @@ class LoopNest:
     # Why the nest's text cannot be copied into an unhinted version (a `static` local
     # would become two objects, an `asm` label two symbols...); None: it can.
     uncopyable: str | None = None
+    # The `static` functions only this nest calls, which the C compiler inlines: (name,
+    # line of its definition, the offset where `__attribute__((__always_inline__))` goes
+    # so that it still inlines them when the unhinted copy calls them too).
+    inline_callees: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def line(self) -> int:

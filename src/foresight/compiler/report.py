@@ -8,7 +8,7 @@ from dataclasses import asdict
 from foresight.compiler.analysis.locality import NestFacts
 from foresight.compiler.ir import LoopNest, sym_str
 from foresight.compiler.options import CompileOptions
-from foresight.compiler.rewrite.emit import no_copy
+from foresight.compiler.rewrite.emit import forced_inline, no_copy
 from foresight.compiler.schedule import distance
 from foresight.compiler.schedule.plan import NestPlan
 
@@ -78,6 +78,9 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
     # Runs left unhinted run a copy of the nest as written (rewrite/emit.no_copy), unless
     # this says why not.
     out["no_unhinted_copy"] = no_copy(nest, opts) if plan.hints else None
+    # Called only here and inlined by the C compiler: forced inline at both calls.
+    out["forced_inline"] = [{"function": f, "line": line} for f, line, _ in
+                            forced_inline(nest, plan, opts)]
     out["prefetch"] = opts.prefetch
     return out
 
@@ -120,6 +123,10 @@ def format_report(entries: list[dict]) -> str:
         if e.get("hints") and e.get("no_unhinted_copy"):
             lines.append("  unhinted runs run the hinted code with its hints off: "
                          + e["no_unhinted_copy"])
+        for f in e.get("forced_inline", []):
+            lines.append(f"  {f['function']} (static, line {f['line']}) forced inline: the "
+                         "unhinted copy calls it a second time, and cc inlines a static "
+                         "function called once only")
         if e.get("hints") == [] and not e.get("skipped"):
             lines.append("  no hints inserted")
     lines.extend(file_summaries(entries))

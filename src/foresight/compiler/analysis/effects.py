@@ -15,6 +15,7 @@ a chain of subscripts, so no pointer can point into it) changes only that array.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import clang.cindex as ci
 
@@ -32,6 +33,26 @@ from foresight.compiler.frontend.cursors import (
 from foresight.compiler.frontend.sync import MATH_CALLS, CalleeFacts, SyncPoints
 
 K = ci.CursorKind
+
+# Calls after which gcc refuses to inline the caller ("it uses setjmp").
+_RETURNS_TWICE = {"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "savectx",
+                  "vfork", "getcontext", "__builtin_setjmp", "__builtin_apply",
+                  "__builtin_apply_args", "__builtin_return"}
+# The most tokens a function forced inline may have with the functions of the file it
+# calls (which gcc may inline into it), its outermost for-loops counted twice (as
+# hinted nests they get an unhinted copy): each is compiled once more.  Forced, NAS
+# SP's solvers (about 760 each so counted) took gcc 1.0 s more (1.5 -> 2.4 s), BT's
+# 0.75 s, and neither ran faster; a particle pusher's three steps (200-360) gained 12%.
+_INLINE_TOKENS = 600
+
+
+def _compiled_tokens(fn: ci.Cursor) -> int:
+    """Tokens of definition `fn`, those of its outermost for-loops twice."""
+    def loops(c: ci.Cursor) -> int:
+        if c.kind == K.FOR_STMT:
+            return sum(1 for _ in c.get_tokens())
+        return sum(loops(k) for k in children(c))
+    return sum(1 for _ in fn.get_tokens()) + loops(fn)
 
 
 def _placed(fn: ci.Cursor, main: str):
@@ -252,9 +273,80 @@ class UnitEffects:
         self._writes = CalleeFacts(self.definitions, self._own_writes)
         self._escaping: set[tuple] | None = None
         self._aliased: set[str] | None = None
+        self._references: Counter[str] | None = None   # function USR -> times named
+        self._target_options = re.search(
+            rb"#\s*pragma\s+(GCC|clang)\s+(target|optimize|attribute)|\b(target|optimize|"
+            rb"target_clones|__target__|__optimize__)\s*\(", data) is not None
         # `#pragma weak f`: f's definition here may be replaced at link time.
         self._weak = {m.decode("utf-8", "replace")
                       for m in re.findall(rb"#\s*pragma\s+weak\s+(\w+)", data)}
+
+    def inline_point(self, fn: ci.Cursor | None, main: str) -> int | None:
+        """Where `__attribute__((__always_inline__))` goes (the offset just after the
+        `static` that begins its definition) so that the C compiler inlines `fn` at the two
+        calls a nest and its unhinted copy make, as it inlined the one call of the
+        original: None unless `fn` is a `static` function defined in the main file and
+        named only once in the file (gcc inlines such a function whatever its size, and
+        stops at a second call: a particle pusher's time step ran 11-14% slower in
+        memory), and forcing the inlining can never fail the build (not variadic, no
+        attribute of its own, no setjmp-like call, computed goto or nested function, no
+        call that leads back to it, under _INLINE_TOKENS tokens, no `target`/`optimize`
+        option in the file)."""
+        if fn is None or fn.kind != K.FUNCTION_DECL or \
+                fn.storage_class != ci.StorageClass.STATIC:
+            return None
+        d = self.definitions.get(fn.get_usr())
+        if d is None or d.location.file is None or d.location.file.name != main or \
+                d.type.kind == ci.TypeKind.FUNCTIONPROTO and d.type.is_function_variadic():
+            return None
+        if self._references is None:
+            # Function bodies and file-scope initialisers (tables of function pointers).
+            self._references = Counter()
+            for top in (*self.definitions.values(),
+                        *(t for t in self.top if t.kind == K.VAR_DECL)):
+                for c in preorder(top):
+                    if c.kind == K.DECL_REF_EXPR and c.referenced is not None and \
+                            c.referenced.kind == K.FUNCTION_DECL:
+                        self._references[c.referenced.get_usr()] += 1
+        if self._references[fn.get_usr()] != 1 or self._forced_inline_unsafe:
+            return None
+        tokens = list(d.get_tokens())
+        if not tokens or tokens[0].spelling != "static":
+            return None
+        head = []
+        for t in tokens:
+            if t.spelling == "{":
+                break
+            head.append(t.spelling)
+        if any(w in ("__attribute__", "__attribute", "__declspec", "_Noreturn", "[[")
+               for w in head):
+            return None
+        for c in preorder(d):
+            if c.kind in (K.INDIRECT_GOTO_STMT, K.ADDR_LABEL_EXPR) or \
+                    (c.kind == K.FUNCTION_DECL and c is not d and c.is_definition()) or \
+                    (c.kind == K.CALL_EXPR and c.spelling in _RETURNS_TWICE):
+                return None
+        seen, todo, size = set(), [d], 0
+        while todo:     # recursion: gcc cannot inline a function into itself
+            f = todo.pop()
+            size += _compiled_tokens(f)
+            if size > _INLINE_TOKENS:
+                return None
+            for c in preorder(f):
+                callee = c.referenced if c.kind == K.CALL_EXPR else None
+                usr = callee.get_usr() if callee is not None else None
+                if usr == fn.get_usr():
+                    return None
+                if usr in self.definitions and usr not in seen:
+                    seen.add(usr)
+                    todo.append(self.definitions[usr])
+        return tokens[0].extent.end.offset
+
+    @property
+    def _forced_inline_unsafe(self) -> bool:
+        """Whether the file sets per-function code generation options (`#pragma GCC
+        target/optimize`, a `target` attribute): a mismatch makes forced inlining fail."""
+        return self._target_options
 
     def writes_nothing(self, call: ci.Cursor) -> bool:
         """Whether call `call` can change no object its caller can reach: a call of a

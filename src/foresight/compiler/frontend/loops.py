@@ -106,6 +106,16 @@ class _Loops:
         self.refs = References(text, values, self.walks)
         self.nests: list[LoopNest] = []
 
+    def inline_callees(self, c: ci.Cursor) -> tuple[tuple[str, int, int], ...]:
+        """LoopNest.inline_callees of the nest at `c`."""
+        out = []
+        for d in preorder(c):
+            if d.kind == K.CALL_EXPR:
+                at = self.v.effects.unit.inline_point(d.referenced, self.main)
+                if at is not None:
+                    out.append((d.spelling, line_at(self.data, at), at))
+        return tuple(out)
+
     def scan(self, c: ci.Cursor) -> None:
         """Find outermost analysable for-loops below `c` and build a nest for each."""
         for ch in children(c):
@@ -116,11 +126,14 @@ class _Loops:
                     self.unanalysed(ch, loop.why)
                     self.scan(ch)
                     continue
+                uncopyable = _uncopyable(ch, self.t)
                 self.nests.append(LoopNest(function=self.fn.spelling, root=loop,
                                            file=self.main,
                                            skipped=self.refusal(loop, ch) or
                                            self.fresh(c, ch, loop),
-                                           uncopyable=_uncopyable(ch, self.t)))
+                                           uncopyable=uncopyable,
+                                           inline_callees=() if uncopyable else
+                                           self.inline_callees(ch)))
             elif ch.kind in (K.WHILE_STMT, K.DO_STMT):
                 self.unanalysed(ch, "a while or do loop: only counted for-loops are analysed")
                 self.scan(ch)

@@ -10,7 +10,7 @@ from foresight.compiler.analysis.locality import analyse
 from foresight.compiler.options import CompileOptions
 from foresight.compiler.passes.api import PassResult, Unit
 from foresight.compiler.report import nest_report
-from foresight.compiler.rewrite.emit import NestEmitter
+from foresight.compiler.rewrite.emit import NestEmitter, inline_insertions
 from foresight.compiler.schedule.plan import schedule
 
 _IO = re.compile(rb"\b(read|pread|pread64|lseek|lseek64|open|open64|close)\s*\(")
@@ -36,8 +36,8 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
         try:
             facts = analyse(nest, opts)
             plan = schedule(facts, opts)
-            insertions = (NestEmitter(plan, n, opts, unit).insertions() if plan.hints
-                          else [])
+            insertions = (NestEmitter(plan, n, opts, unit).insertions() +
+                          inline_insertions(nest, plan, opts) if plan.hints else [])
         except Exception as e:  # noqa: BLE001 - an analysis bug must never break a build
             why = f"internal error in the analysis ({type(e).__name__}: {e})"
             out.report.append(nest_report(replace(nest, skipped=why), None, None, opts))

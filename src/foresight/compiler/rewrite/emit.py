@@ -51,6 +51,21 @@ def no_copy(nest: LoopNest, opts: CompileOptions) -> str | None:
     return nest.uncopyable
 
 
+def forced_inline(nest: LoopNest, plan: NestPlan, opts: CompileOptions
+                  ) -> tuple[tuple[str, int, int], ...]:
+    """The functions of nest.inline_callees to force inline: those of a nest that runs as
+    two versions (the copy calls them a second time)."""
+    return nest.inline_callees if plan.hints and no_copy(nest, opts) is None else ()
+
+
+def inline_insertions(nest: LoopNest, plan: NestPlan, opts: CompileOptions
+                      ) -> list[Insertion]:
+    """`__attribute__((__always_inline__))` after the `static` of each forced_inline
+    function (after `static`: gcc's -Wold-style-declaration wants it first)."""
+    return [Insertion(at, 1, 0, " __attribute__((__always_inline__)) __inline__")
+            for _, _, at in forced_inline(nest, plan, opts)]
+
+
 class NestEmitter:
     def __init__(self, plan: NestPlan, nest_id: int, opts: CompileOptions, unit: Unit):
         self.plan, self.n, self.opts, self.unit = plan, nest_id, opts, unit
