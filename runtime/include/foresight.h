@@ -197,45 +197,46 @@ extern "C" {
  * foresight_stream, the nest tables, struct foresight_pt_clock or an entry point below
  * changes.
  */
-#define FORESIGHT__ABI 8
-#define foresight__dir foresight__dir_abi8
-#define foresight__anon_site foresight__anon_site_abi8
-#define foresight__prefetch_slow foresight__prefetch_slow_abi8
-#define foresight__filtered_check foresight__filtered_check_abi8
-#define foresight__release_slow foresight__release_slow_abi8
-#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi8
-#define foresight__lookahead foresight__lookahead_abi8
-#define foresight__random_begin foresight__random_begin_abi8
-#define foresight__random_end foresight__random_end_abi8
-#define foresight__memory foresight__memory_abi8
-#define foresight__stream_step foresight__stream_step_abi8
-#define foresight__streams_step foresight__streams_step_abi8
-#define foresight__nest_enter foresight__nest_enter_abi8
-#define foresight__pt_start foresight__pt_start_abi8
-#define foresight__pt_wake foresight__pt_wake_abi8
-#define foresight__pt_open foresight__pt_open_abi8
-#define foresight__pt_lseek foresight__pt_lseek_abi8
-#define foresight__pt_read foresight__pt_read_abi8
-#define foresight__pt_pread foresight__pt_pread_abi8
-#define foresight__pt_close foresight__pt_close_abi8
-#define foresight__pt_exit foresight__pt_exit_abi8
-#define foresight__pt_malloc foresight__pt_malloc_abi8
-#define foresight__pt_calloc foresight__pt_calloc_abi8
-#define foresight__pt_realloc foresight__pt_realloc_abi8
-#define foresight__pt_free foresight__pt_free_abi8
-#define foresight__pt_fopen foresight__pt_fopen_abi8
-#define foresight__pt_fclose foresight__pt_fclose_abi8
-#define foresight__pt_fread foresight__pt_fread_abi8
-#define foresight__pt_fgetc foresight__pt_fgetc_abi8
-#define foresight__pt_fgets foresight__pt_fgets_abi8
-#define foresight__pt_vfscanf foresight__pt_vfscanf_abi8
-#define foresight__pt_fseek foresight__pt_fseek_abi8
-#define foresight__pt_fseeko foresight__pt_fseeko_abi8
-#define foresight__pt_ftell foresight__pt_ftell_abi8
-#define foresight__pt_ftello foresight__pt_ftello_abi8
-#define foresight__pt_rewind foresight__pt_rewind_abi8
-#define foresight__pt_feof foresight__pt_feof_abi8
-#define foresight__pt_ferror foresight__pt_ferror_abi8
+#define FORESIGHT__ABI 9
+#define foresight__dir foresight__dir_abi9
+#define foresight__anon_site foresight__anon_site_abi9
+#define foresight__prefetch_slow foresight__prefetch_slow_abi9
+#define foresight__filtered_check foresight__filtered_check_abi9
+#define foresight__release_slow foresight__release_slow_abi9
+#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi9
+#define foresight__lookahead foresight__lookahead_abi9
+#define foresight__random_begin foresight__random_begin_abi9
+#define foresight__random_end foresight__random_end_abi9
+#define foresight__memory foresight__memory_abi9
+#define foresight__stream_step foresight__stream_step_abi9
+#define foresight__streams_step foresight__streams_step_abi9
+#define foresight__nest_enter foresight__nest_enter_abi9
+#define foresight__pt_start foresight__pt_start_abi9
+#define foresight__pt_wake foresight__pt_wake_abi9
+#define foresight__pt_open foresight__pt_open_abi9
+#define foresight__pt_lseek foresight__pt_lseek_abi9
+#define foresight__pt_read foresight__pt_read_abi9
+#define foresight__pt_pread foresight__pt_pread_abi9
+#define foresight__pt_close foresight__pt_close_abi9
+#define foresight__pt_exit foresight__pt_exit_abi9
+#define foresight__pt_malloc foresight__pt_malloc_abi9
+#define foresight__pt_calloc foresight__pt_calloc_abi9
+#define foresight__pt_realloc foresight__pt_realloc_abi9
+#define foresight__pt_free foresight__pt_free_abi9
+#define foresight__pt_fopen foresight__pt_fopen_abi9
+#define foresight__pt_fclose foresight__pt_fclose_abi9
+#define foresight__pt_fread foresight__pt_fread_abi9
+#define foresight__pt_fgetc foresight__pt_fgetc_abi9
+#define foresight__pt_fgets foresight__pt_fgets_abi9
+#define foresight__pt_vfscanf foresight__pt_vfscanf_abi9
+#define foresight__pt_fseek foresight__pt_fseek_abi9
+#define foresight__pt_fseeko foresight__pt_fseeko_abi9
+#define foresight__pt_ftell foresight__pt_ftell_abi9
+#define foresight__pt_ftello foresight__pt_ftello_abi9
+#define foresight__pt_rewind foresight__pt_rewind_abi9
+#define foresight__pt_feof foresight__pt_feof_abi9
+#define foresight__pt_ferror foresight__pt_ferror_abi9
+#define foresight__pt_advise foresight__pt_advise_abi9
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -812,10 +813,17 @@ static inline int foresight_active(void)
  * pt_cpu_seconds in the statistics.
  */
 #define FORESIGHT_PT_RING 1024
+#define FORESIGHT_PT_FDS 1024 /* the program's descriptors whose readahead is turned off */
 struct foresight_pt_clock {
     uint64_t id;                       /* covered I/O calls the computation thread has made */
     uint64_t wake_at;                  /* prefetch thread asleep until id reaches it; 0: awake */
     uint32_t sites[FORESIGHT_PT_RING]; /* the site of call `id` at [id % RING] */
+    /* Readahead: the calls the prefetch thread has made (0 once it stopped), and per call
+     * ([id % RING]) 1 when it queued that call's bytes for prefetching itself. */
+    uint64_t lead;
+    uint8_t queued[FORESIGHT_PT_RING];
+    /* The computation thread's own: per descriptor, 1 while POSIX_FADV_RANDOM is on. */
+    uint8_t random[FORESIGHT_PT_FDS];
 };
 
 #if defined(__cplusplus) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L
@@ -827,6 +835,7 @@ struct foresight_pt_clock {
 struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(void))
     FORESIGHT__WEAK;
 void foresight__pt_wake(void) FORESIGHT__WEAK;
+void foresight__pt_advise(struct foresight_pt_clock *c, int fd, int random) FORESIGHT__WEAK;
 int foresight__pt_open(const char *path, int flags, unsigned site) FORESIGHT__WEAK;
 int64_t foresight__pt_lseek(int h, int64_t off, int whence, unsigned site) FORESIGHT__WEAK;
 long foresight__pt_read(int h, void *buf, size_t n, unsigned site) FORESIGHT__WEAK;
@@ -887,6 +896,30 @@ static inline void foresight_pt_tick(struct foresight_pt_clock *c, unsigned site
     __atomic_store_n(&c->id, id, __ATOMIC_RELEASE);
     if (__builtin_expect(__atomic_load_n(&c->wake_at, __ATOMIC_RELAXED) == id, 0))
         foresight__pt_wake();
+}
+
+/*
+ * foresight_pt_tick for a read or pread of the program's descriptor FD, which it returns
+ * (the compiler passes the call's first argument through it).  While the prefetch thread
+ * has queued this call's bytes itself, the kernel's readahead on FD is off
+ * (POSIX_FADV_RANDOM: it would read pages the thread did not ask for); when the thread
+ * left the call to readahead, lags, or has stopped, it is on again (POSIX_FADV_NORMAL).
+ * A system call only when that changes.  Not used in files that give descriptors advice
+ * of their own.
+ */
+static inline int foresight_pt_tick_fd(struct foresight_pt_clock *c, unsigned site, int fd)
+{
+    if (c == NULL)
+        return fd;
+    foresight_pt_tick(c, site);
+    if ((unsigned)fd >= FORESIGHT_PT_FDS)
+        return fd;
+    const uint64_t id = __atomic_load_n(&c->id, __ATOMIC_RELAXED);
+    const int random = __atomic_load_n(&c->lead, __ATOMIC_ACQUIRE) >= id &&
+                       __atomic_load_n(&c->queued[id % FORESIGHT_PT_RING], __ATOMIC_RELAXED);
+    if (__builtin_expect(random != c->random[fd], 0))
+        foresight__pt_advise(c, fd, random);
+    return fd;
 }
 
 /*

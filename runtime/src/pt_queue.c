@@ -91,6 +91,7 @@ void fs_pt_flush(int fd)
 void fs_pt_enqueue(int fd, uint64_t off, uint64_t len, uint64_t call)
 {
     pending[npending++] = (struct pt_entry){.fd = fd, .off = off, .len = len, .call = call};
+    __atomic_store_n(&fs_pt_clock.queued[call % FORESIGHT_PT_RING], 1, __ATOMIC_RELAXED);
     fs_pt_predicted(len);
     if (npending == FS_PT_PENDING) {
         fs_pt_flush(-1);

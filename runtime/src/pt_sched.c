@@ -52,8 +52,11 @@ void fs_pt_sched_reset(void)
 uint64_t fs_pt_call(unsigned site)
 {
     uint64_t prev = cum_bytes[t_id % RING];
+    /* The previous call is done: its queued flag is final. */
+    __atomic_store_n(&fs_pt_clock.lead, t_id, __ATOMIC_RELEASE);
     t_id++;
     own_sites[t_id % RING] = (uint32_t)site;
+    __atomic_store_n(&fs_pt_clock.queued[t_id % RING], 0, __ATOMIC_RELAXED);
     cum_bytes[t_id % RING] = prev;
     __atomic_fetch_add(&fs_global_pt_calls, 1, __ATOMIC_RELAXED);
     return t_id;
@@ -108,6 +111,7 @@ void fs_pt_check_sites(void)
 
 void fs_pt_pace(void)
 {
+    __atomic_store_n(&fs_pt_clock.lead, t_id, __ATOMIC_RELEASE);
     for (;;) {
         const uint64_t c = fs_pt_computation_id();
         if (c >= t_id)

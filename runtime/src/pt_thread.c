@@ -97,7 +97,7 @@ static uint64_t pt_cpu_ns;
 unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead_reads,
     fs_global_pt_lead_bytes, fs_global_pt_expired, fs_global_pt_issued,
     fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts,
-    fs_global_pt_left_to_readahead;
+    fs_global_pt_left_to_readahead, fs_global_pt_readahead_off, fs_global_pt_readahead_on;
 const char *fs_global_pt_stopped;
 int fs_global_pt_stopped_errno;
 
@@ -426,6 +426,8 @@ static void *pt_main(void *arg)
             fs_pt_flush(-1);
     }
     if (why != NULL) {
+        /* Stopped: its predictions are gone, so the program's readahead comes back. */
+        __atomic_store_n(&fs_pt_clock.lead, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&fs_global_pt_stopped_errno, err, __ATOMIC_RELAXED);
         __atomic_store_n(&fs_global_pt_stopped, why, __ATOMIC_RELEASE);
     }
@@ -476,6 +478,7 @@ double fs_pt_cpu_seconds(void)
 static void pt_after_fork_child(void)
 {
     __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fs_pt_clock.lead, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pt_created, 0, __ATOMIC_RELAXED);
 }
 
@@ -516,6 +519,20 @@ void foresight__pt_wake(void)
 {
     __atomic_fetch_add(&wake_word, 1, __ATOMIC_SEQ_CST);
     syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void foresight__pt_advise(struct foresight_pt_clock *c, int fd, int random)
+{
+    if (c != &fs_pt_clock || fd < 0 || fd >= FORESIGHT_PT_FDS)
+        return;
+    const int e = errno;
+    /* Set whatever the outcome (a pipe: ESPIPE), so that a descriptor that takes no
+     * advice costs one call per change of the thread's lead, not one per read. */
+    c->random[fd] = (uint8_t)(random != 0);
+    if (posix_fadvise(fd, 0, 0, random ? POSIX_FADV_RANDOM : POSIX_FADV_NORMAL) == 0)
+        __atomic_fetch_add(random ? &fs_global_pt_readahead_off : &fs_global_pt_readahead_on, 1,
+                           __ATOMIC_RELAXED);
+    errno = e;
 }
 
 uint64_t fs_pt_computation_id(void)

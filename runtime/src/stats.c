@@ -127,6 +127,11 @@ static const struct {
     {&fs_global_pt_mispredicts, "pt_mispredicts", "calls the prefetch thread mispredicted"},
     {&fs_global_pt_left_to_readahead, "pt_left_to_readahead",
      "predictions left to the kernel's readahead (sequential forward runs)"},
+    {&fs_global_pt_readahead_off, "pt_readahead_off",
+     "times the program's readahead was turned off (POSIX_FADV_RANDOM): the thread led"},
+    {&fs_global_pt_readahead_on, "pt_readahead_on",
+     "times it was turned on again (POSIX_FADV_NORMAL): the thread lagged, left calls to "
+     "readahead, or stopped"},
     {&fs_global_pt_unguarded, "pt_unguarded", "prefetch thread memory without guards: "
                                               "the reservation failed"},
 };

@@ -822,6 +822,53 @@ static void scenario_readahead(void)
     unlink(path);
 }
 
+/* ---- advice: the program's readahead off while the thread leads ---- */
+
+static void run_advice(void)
+{
+    int h = foresight_pt_open(path, O_RDONLY, 1);
+    for (unsigned k = 0; k < 100; k++) /* backward from the end: queued */
+        foresight_pt_pread(h, NULL, 4096, FILE_LEN - (int64_t)(k + 1) * 4096, 2);
+    foresight_pt_close(h, 3);
+    publish(&run_done, 1);
+}
+
+static void scenario_advice(void)
+{
+    cold_file("pt_advice.dat");
+    struct foresight_pt_clock *c = foresight_pt_start(NULL, run_advice);
+    CHECK(c != NULL);
+    CHECK(wait_flag(&run_done));
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0);
+    static char buf[4096];
+    /* Calls 1-100, which the thread queued: readahead off, so 100 sequential 4 KiB reads
+     * of the program cache exactly their 100 pages (with readahead, more). */
+    for (unsigned k = 0; k < 100; k++)
+        CHECK_EQ(pread(foresight_pt_tick_fd(c, 2, fd), buf, 4096, (off_t)k * 4096), 4096);
+    CHECK_EQ(get(&fs_global_pt_readahead_off), 1);
+    CHECK_EQ(get(&fs_global_pt_readahead_on), 0);
+    CHECK(resident_fraction(map, 100 * 4096) == 1.0);
+    CHECK(resident_fraction(map + 100 * 4096, 64 * 4096) == 0);
+    /* Past the thread's last call: readahead on again, and two sequential reads bring
+     * in pages after them. */
+    for (unsigned k = 0; k < 2; k++)
+        CHECK_EQ(pread(foresight_pt_tick_fd(c, 2, fd), buf, 4096, (2 << 20) + (off_t)k * 4096),
+                 4096);
+    CHECK_EQ(get(&fs_global_pt_readahead_on), 1);
+    CHECK(resident_fraction(map + (2 << 20) + 8192, 64 * 4096) > 0);
+    /* A descriptor past the table, and one that takes no advice (a pipe): no harm. */
+    int p[2];
+    CHECK(pipe(p) == 0);
+    CHECK_EQ(foresight_pt_tick_fd(c, 2, p[0]), p[0]);
+    CHECK_EQ(foresight_pt_tick_fd(c, 2, FORESIGHT_PT_FDS + 5), FORESIGHT_PT_FDS + 5);
+    CHECK_EQ(foresight_pt_tick_fd(NULL, 2, 7), 7);
+    close(p[0]);
+    close(p[1]);
+    close(fd);
+    unlink(path);
+}
+
 /* ---- cpu: the thread's CPU time ---- */
 
 static int spun;
@@ -917,7 +964,8 @@ int main(int argc, char **argv)
         {"disabled", scenario_disabled},   {"fork", scenario_fork},
         {"exit_group", scenario_exit_group}, {"handles", scenario_handles},
         {"setxid", scenario_setxid},       {"written", scenario_written},
-        {"readahead", scenario_readahead}, {"cpu", scenario_cpu},
+        {"readahead", scenario_readahead}, {"advice", scenario_advice},
+        {"cpu", scenario_cpu},
         {"spin", scenario_spin},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
@@ -928,6 +976,6 @@ int main(int argc, char **argv)
             return check_done(name);
         }
     fprintf(stderr, "usage: test_pt start|confine|files|window|expiry|mispredict|disabled|"
-                    "fork|exit_group|handles|setxid|written|readahead|cpu|spin\n");
+                    "fork|exit_group|handles|setxid|written|readahead|advice|cpu|spin\n");
     return 2;
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 from foresight.compiler.analysis.ioslice import slice_program
 from foresight.compiler.frontend.program import parse_program
 from foresight.compiler.rewrite.prefetch_thread import thread_insertions
+from foresight.compiler.rewrite.splice import splice
 
 HEAD = """\
 #include <fcntl.h>
@@ -68,7 +69,7 @@ def test_figure_2_keeps_the_io_and_its_loop_not_the_computation(tmp_path):
     assert "foresight_pt_exit()" in text and "printf" not in text and "use(" not in text
     # The computation thread's read advances the call ID of the same site.
     ticks = [i.text for i in thread_insertions(sl, data, "x.c") if "tick" in i.text]
-    assert ticks == ["(foresight_pt_tick(__fs_ptx_clock, 3), "]
+    assert ticks == ["foresight_pt_tick_fd(__fs_ptx_clock, 3, "]
 
 
 def test_the_scoping_example_of_section_4_1(tmp_path):
@@ -460,3 +461,21 @@ int main(int argc, char **argv)
 """)
     assert sl.ok, sl.refusals
     assert "sizeof(char[(*__fs_ptg_rec_p)])" in thread_text(sl, data)
+
+
+def test_descriptor_reads_tick_with_their_descriptor_unless_the_file_gives_advice(tmp_path):
+    """read/pread pass their descriptor through foresight_pt_tick_fd (the program's
+    readahead goes off while the thread leads); a file that calls posix_fadvise keeps its
+    own advice: plain ticks."""
+    program, sl, data = sliced(tmp_path, BACKWARD)
+    assert sl.ok, sl.refusals
+    text = splice(data, thread_insertions(sl, data, "x.c")).decode()
+    assert "read(foresight_pt_tick_fd(__fs_ptx_clock, 3, fd), buf, sizeof buf)" in text
+    advising = BACKWARD.replace("    int fd = open(argv[1], O_RDONLY);\n",
+                                "    int fd = open(argv[1], O_RDONLY);\n"
+                                "    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);\n")
+    program, sl, data = sliced(tmp_path, advising)
+    assert sl.ok, sl.refusals
+    text = splice(data, thread_insertions(sl, data, "x.c")).decode()
+    assert "foresight_pt_tick_fd" not in text
+    assert "read((foresight_pt_tick(__fs_ptx_clock, 3), fd), buf, sizeof buf)" in text

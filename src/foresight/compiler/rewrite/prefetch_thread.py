@@ -80,6 +80,8 @@ class ThreadWriter:
             self.sites[(f, c.start)] = n
         self.copies: dict[VarKey, str] = {}          # renamed file-scope variables
         self.uses_n = False                          # a clone calls foresight_pt_fscanf
+        # The program gives its descriptors readahead advice of its own: left as it is.
+        self.advises = re.search(rb"\b(posix_fadvise|fadvise64|readahead)\b", data) is not None
 
     # The computation thread ------------------------------------------------------------
 
@@ -93,7 +95,13 @@ class ThreadWriter:
                     raise Refused(c.line, f"the first argument of `{c.name}` is made by a "
                                   "macro")
                 site = self.sites[(f, c.start)]
-                out.append(Insertion(a.start, 1, 0, f"(foresight_pt_tick({CLOCK}, {site}), "))
+                if IO_CALLS[io_name(c)][0] in ("read", "pread") and not self.advises:
+                    # Its descriptor: readahead off while the thread prefetches its calls.
+                    out.append(Insertion(a.start, 1, 0,
+                                         f"foresight_pt_tick_fd({CLOCK}, {site}, "))
+                else:
+                    out.append(Insertion(a.start, 1, 0,
+                                         f"(foresight_pt_tick({CLOCK}, {site}), "))
                 out.append(Insertion(a.end, 0, 0, ")"))
         main = self.fns["main"]
         params = [v.name for v in main.params]
