@@ -202,6 +202,7 @@ void fs_config_load(void)
             fs_cfg.chunk_bytes = c;
     }
     fs_cfg.pt = env_choice("FORESIGHT_PT", off_on, 2, 1) == 1;
+    fs_cfg.pt_random = env_choice("FORESIGHT_PT_RANDOM", off_on, 2, 1) == 1;
     const char *ptf = getenv("FORESIGHT_PT_FILES");
     if (ptf != NULL && *ptf != 0) {
         if (strlen(ptf) < sizeof fs_cfg.pt_files)

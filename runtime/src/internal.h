@@ -83,6 +83,7 @@ struct fs_config {
     char nbd_uri[1024];     /* FORESIGHT_NBD: the I/O node serving nbd_file (remote.c) */
     char nbd_file[1024];    /* FORESIGHT_NBD_FILE: the local view of that export */
     bool pt;                /* FORESIGHT_PT: prefetch threads may start (default 1) */
+    bool pt_random;         /* FORESIGHT_PT_RANDOM: readahead off while it leads (1) */
     char pt_files[1024];    /* FORESIGHT_PT_FILES: glob of files to prefetch, "" when unset */
     unsigned pt_queue;      /* FORESIGHT_PT_QUEUE: calls the thread may run ahead */
     uint64_t pt_ahead;      /* FORESIGHT_PT_AHEAD: predicted bytes it may run ahead */

@@ -529,7 +529,7 @@ void foresight__pt_advise(struct foresight_pt_clock *c, int fd, int random)
     /* Set whatever the outcome (a pipe: ESPIPE), so that a descriptor that takes no
      * advice costs one call per change of the thread's lead, not one per read. */
     c->random[fd] = (uint8_t)(random != 0);
-    if (posix_fadvise(fd, 0, 0, random ? POSIX_FADV_RANDOM : POSIX_FADV_NORMAL) == 0)
+    if (fs_cfg.pt_random && posix_fadvise(fd, 0, 0, random ? POSIX_FADV_RANDOM : POSIX_FADV_NORMAL) == 0)
         __atomic_fetch_add(random ? &fs_global_pt_readahead_off : &fs_global_pt_readahead_on, 1,
                            __ATOMIC_RELAXED);
     errno = e;

@@ -1449,3 +1449,86 @@ def transform_text(tmp_path: Path, code: str):
     src = tmp_path / "t.c"
     src.write_text(code)
     return transform(src, [], CompileOptions())
+
+
+STEP_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+DEFINITION
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 100000, i;
+    double *a = calloc(n, sizeof *a), t = 0;
+    int s;
+    for (s = 0; s < 5; s++) {
+        step(a, n);
+        for (i = 0; i < n; i++)
+            t += a[i];
+    }
+    printf("%.1f\n", t);
+    free(a);
+    return 0;
+}
+"""
+
+
+def forced_names(tmp_path: Path, definition: str, **opts) -> list[str]:
+    src = tmp_path / "s.c"
+    src.write_text(STEP_PROGRAM.replace("DEFINITION", definition))
+    out = transform(src, [], CompileOptions(**opts))
+    return [f["function"] for e in out.report for f in e.get("forced_inline", [])]
+
+
+def test_what_inlining_would_change_or_gcc_refuses_is_not_forced(tmp_path):
+    step = "static void step(double *a, long n) { long i; %s for (i = 0; i < n; i++) a[i] += 1; }"
+    assert forced_names(tmp_path, step % "") == ["step"]
+    # A comment naming it is no mention; a string (an alias) is.
+    assert forced_names(tmp_path, "/* step: one time step */\n" + step % "") == ["step"]
+    for body in ('double *t = __builtin_alloca(64); t[0] = 0;',   # freed only at return
+                 '__asm__ volatile("" ::: "memory");',            # labels would repeat
+                 'double big[1024]; big[0] = 0; (void)big;',      # frame > 4 KiB
+                 'if (n < 0) __builtin_longjmp(0, 1);'):          # gcc refuses
+        assert forced_names(tmp_path, step % body) == [], body
+    assert forced_names(tmp_path, "#define STATIC static\nSTATIC" + (step % "")[6:]) == []
+    assert forced_names(tmp_path, step % "" + '\nvoid other(void) __attribute__((alias("step")));') \
+        == []
+    assert forced_names(tmp_path, '_Pragma("GCC target \\"avx2\\"")\n' + step % "") == []
+    # Only where cc inlines functions called once (not -O0, -Og, -fno-inline, -flto).
+    assert forced_names(tmp_path, step % "", inline_once=False) == []
+
+
+def test_inlining_of_functions_called_once_is_read_from_the_flags():
+    from foresight.driver.args import inlines_called_once
+
+    assert inlines_called_once(["-O2"]) and inlines_called_once(["-O3", "-g"])
+    assert inlines_called_once(["-Os"]) and inlines_called_once(["-O"])
+    assert not inlines_called_once([]) and not inlines_called_once(["-O2", "-O0"])
+    assert not inlines_called_once(["-Og"]) and not inlines_called_once(["-O2", "-fno-inline"])
+    assert not inlines_called_once(["-O2", "-fno-inline-functions-called-once"])
+    assert not inlines_called_once(["-O2", "-flto"])
+    assert inlines_called_once(["-O2", "-flto=auto", "-fno-lto"])
+
+
+def test_a_forced_inline_cc_rejects_is_dropped_not_the_hints(tmp_path):
+    """An attribute the text does not show (a header's macro: `noipa`) conflicts with the
+    forced inline: cc rejects the text, and the driver compiles it without the forced
+    inline, hints kept, silently, before it would fall back to the original."""
+    (tmp_path / "attrs.h").write_text("#define NOIPA __attribute__((noipa))\n")
+    code = STEP_PROGRAM.replace("DEFINITION", '#include "attrs.h"\nstatic NOIPA void '
+                                "step(double *a, long n) { long i; for (i = 0; i < n; i++) "
+                                "a[i] += 1; }")
+    src = tmp_path / "prog.c"
+    src.write_text(code)
+    exe = tmp_path / "prog"
+    r = subprocess.run([str(FORESIGHT), "cc", "-O2", "-Wall", "-Wextra", "-Werror", "--report",
+                        str(src), "-o", str(exe)], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "forced inline" in r.stdout + r.stderr      # the text asked for it ...
+    assert "did not compile" not in r.stderr           # ... cc refused, silently dropped
+    syms = subprocess.run(["nm", str(exe)], capture_output=True, text=True).stdout
+    assert " step" in syms                             # noipa honoured
+    assert "foresight__nest_enter" in syms             # the hints are there
+    plain = tmp_path / "plain"
+    subprocess.run(["cc", "-O2", str(src), "-o", str(plain)], check=True, cwd=tmp_path)
+    assert subprocess.run([str(exe)], capture_output=True, text=True).stdout == \
+        subprocess.run([str(plain)], capture_output=True, text=True).stdout

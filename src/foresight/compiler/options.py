@@ -25,6 +25,9 @@ class CompileOptions:
     # run (not with -fPIC/-fpic, where another definition may interpose).
     strict_aliasing: bool = True
     own_definitions: bool = True
+    # Whether cc inlines a static function called once (driver/args.inlines_called_once):
+    # then one only a copied nest calls is forced inline (rewrite/emit.forced_inline).
+    inline_once: bool = True
 
     @property
     def run_floor(self) -> int:
@@ -75,3 +78,6 @@ class Transformed:
     changed: bool              # False: text is the original, byte for byte
     report: list[dict]         # one entry per loop nest: what was found and decided
     warnings: list[str]        # file:line: messages for the user (e.g. unparseable code)
+    # The text without the optional insertions (Insertion.optional), for the driver to
+    # compile when cc rejects `text`; None when there are none.
+    plain: str | None = None

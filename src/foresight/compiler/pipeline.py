@@ -46,4 +46,7 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions,
     if not insertions:
         return Transformed(unchanged, False, report, warnings)
     text = translation_unit(name, data, insertions, header_places)
-    return Transformed(text, True, report, warnings)
+    required = [i for i in insertions if not i.optional]
+    plain = translation_unit(name, data, required, header_places) \
+        if required and len(required) < len(insertions) else None
+    return Transformed(text, True, report, warnings, plain)

@@ -272,6 +272,28 @@ def own_definitions(args: list[str]) -> bool:
     return not (pic and interposing)
 
 
+def inlines_called_once(args: list[str]) -> bool:
+    """Whether cc inlines a `static` function called once at compile time, so that one
+    forced inline where a nest's copy calls it twice builds the same (rewrite/emit
+    .forced_inline): an optimisation level of 1 or more but -Og, and none of -fno-inline,
+    -fno-inline-functions-called-once (the last of each pair decides), nor link-time
+    optimisation (-flto), whose inlining errors would surface at the link, where the
+    original can no longer be compiled instead."""
+    level, inline, once, lto = "0", True, True, False
+    for a in args:
+        if a.startswith("-O"):
+            level = a[2:] or "1"
+        elif a in ("-finline", "-fno-inline"):
+            inline = a == "-finline"
+        elif a in ("-finline-functions-called-once", "-fno-inline-functions-called-once"):
+            once = a == "-finline-functions-called-once"
+        elif a == "-flto" or a.startswith("-flto="):
+            lto = True
+        elif a == "-fno-lto":
+            lto = False
+    return level not in ("0", "g") and inline and once and not lto
+
+
 def compile_options(own: dict[str, str | bool], args: list[str] | None = None):
     """foresight's own options as CompileOptions, with what cc's arguments `args` let the
     analysis assume; a bad value is a UsageError (exit 2)."""
@@ -285,7 +307,8 @@ def compile_options(own: dict[str, str | bool], args: list[str] | None = None):
                 "prefetch_thread": "--prefetch-thread" in own,
                 "sparse_rows": "--fs-no-sparse-rows" not in own,
                 "strict_aliasing": strict_aliasing(args or []),
-                "own_definitions": own_definitions(args or [])}
+                "own_definitions": own_definitions(args or []),
+                "inline_once": inlines_called_once(args or [])}
     if "--fs-mem" in own:
         kw["memory_bytes"] = _size("--fs-mem", own["--fs-mem"])
     if "--fs-page" in own:

@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
             tmp = Path(tempfile.mkdtemp(prefix="foresight-cc-"))
         try:
             sources, report, warnings, notes = _transform_all(cl, opts, tmp)
-            if not any(changed for _, changed in sources.values()):
+            if not any(changed for _, changed, _ in sources.values()):
                 rc = _passthrough(compiler, cl)
             elif cl.mode == "link":
                 rc = _compile_and_link(compiler, cl, sources, tmp)
@@ -113,7 +113,7 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
     """{input index: (path to compile, changed)}, the report entries of every nest, the
     warnings (printed once the underlying compiler has run) and notes for --report."""
     pp = preprocessor_args(cl.args)
-    sources: dict[int, tuple[Path, bool]] = {}
+    sources: dict[int, tuple[Path, bool, Path | None]] = {}
     report: list[dict] = []
     warnings: list[str] = []
     notes: list[str] = []
@@ -123,7 +123,7 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
                      "or later (foresight.h uses inline); compiled unchanged")
     for n, inp in enumerate(cl.c_inputs):
         src = Path(inp.path)
-        sources[inp.index] = (src, False)
+        sources[inp.index] = (src, False, None)
         if inp.path == "-":
             notes.append("foresight cc: -: no hints for standard input; compiled unchanged")
             continue
@@ -136,7 +136,7 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
                                 warnings)
         if result is None:
             continue
-        text, changed = result
+        text, changed, plain = result
         if "--emit-c" in cl.own:
             _emit_c(Path(str(cl.own["--emit-c"])), src, text)
         if changed:
@@ -144,21 +144,27 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
             d.mkdir()
             tmp_src = d / src.name
             tmp_src.write_bytes(encode_source(text))
-            sources[inp.index] = (tmp_src, True)
+            plain_src = None
+            if plain is not None:   # the text without its optional insertions
+                (d / "plain").mkdir()
+                plain_src = d / "plain" / src.name
+                plain_src.write_bytes(encode_source(plain))
+            sources[inp.index] = (tmp_src, True, plain_src)
     return sources, report, warnings, notes
 
 
-def _original(src: Path) -> tuple[str, bool] | None:
+def _original(src: Path) -> tuple[str, bool, None] | None:
     """The source as written (for --emit-c when nothing is transformed)."""
     try:
-        return decode_source(src.read_bytes()), False
+        return decode_source(src.read_bytes()), False, None
     except OSError:
         return None  # cc reports it
 
 
 def _transform(src: str, clang_args: list[str], opts, report: list[dict],
                warnings: list[str]):
-    """(text, changed), or None when the transformation failed (compile the original)."""
+    """(text, changed, text without its optional insertions or None), or None when the
+    transformation failed (compile the original)."""
     try:
         from foresight.compiler.pipeline import transform
 
@@ -180,7 +186,7 @@ def _transform(src: str, clang_args: list[str], opts, report: list[dict],
     warnings += result.warnings
     for entry in result.report:
         report.append({"source": str(src), **entry})
-    return result.text, result.changed
+    return result.text, result.changed, result.plain
 
 
 def _deep(fn, *args):
@@ -266,13 +272,14 @@ def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
     as written, so the user sees cc's own verdict on their code, and a build that only
     our text broke (a foresight bug, a header the user's -std cannot take) still succeeds.
     """
-    path, changed = sources[inp.index]
+    path, changed, plain = sources[inp.index]
     dep_args, dep = cc.dependency_args(cl, inp, output)
     if cl.dep_gen:
         dep_args = [*_dep_flags_of(cl), *_user_dep_values(cl), *dep_args]
     writes = [output, dep, cl.wp_dep_file]
-    if changed:
-        cmd = _tu_command(compiler, cl, inp, path, True, mode, output, dep_args)
+    # The transformed text, then (rejected) the same without its optional insertions.
+    for text_path in ([path, plain] if plain is not None else [path]) if changed else []:
+        cmd = _tu_command(compiler, cl, inp, text_path, True, mode, output, dep_args)
         with signals.deferred():  # a signal now: after the .d names the user's source
             rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), writes)
             if rc == 0 and not err and _layout_warnings(cl.args):
@@ -287,11 +294,12 @@ def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
             if rc == 0:
                 if err:
                     sys.stderr.write(_original_diagnostics(compiler, cl, inp, mode) or "")
-                cc.fix_dependency_file(dep, path, inp.path)
-                cc.fix_dependency_file(cl.wp_dep_file, path, inp.path)
+                cc.fix_dependency_file(dep, text_path, inp.path)
+                cc.fix_dependency_file(cl.wp_dep_file, text_path, inp.path)
                 return 0
             if signals.pending():
                 return rc  # interrupted: no second compile
+    if changed:
         path = Path(inp.path)
     rc = cc.run(_tu_command(compiler, cl, inp, path, False, mode, output, dep_args), writes)
     if rc != 0:

@@ -34,10 +34,35 @@ from foresight.compiler.frontend.sync import MATH_CALLS, CalleeFacts, SyncPoints
 
 K = ci.CursorKind
 
-# Calls after which gcc refuses to inline the caller ("it uses setjmp").
-_RETURNS_TWICE = {"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "savectx",
-                  "vfork", "getcontext", "__builtin_setjmp", "__builtin_apply",
-                  "__builtin_apply_args", "__builtin_return"}
+# Calls gcc refuses to inline a function for ("it uses setjmp"), or whose meaning
+# inlining changes (an `alloca` in a loop's inlined body is freed only when the caller
+# returns; gcc never inlines such a function unless forced).
+_NOT_INLINED = {"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "savectx",
+                "vfork", "getcontext", "__builtin_setjmp", "__builtin_longjmp",
+                "__builtin_apply", "__builtin_apply_args", "__builtin_return", "alloca",
+                "__builtin_alloca", "__builtin_alloca_with_align",
+                "__builtin_alloca_with_align_and_max", "__builtin_eh_return",
+                "__builtin_unwind_init", "__builtin_va_arg_pack"}
+# The most bytes of automatic variables a function forced inline may have: each
+# inlined copy may keep its own (under ASan always), and gcc itself stops inlining
+# where a frame would grow past its limits.
+_FRAME_BYTES = 4096
+
+
+# Comments, and the literals a comment marker inside them must not start one in.
+_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
+
+
+def _returns_twice(call: ci.Cursor) -> bool:
+    """Whether `call` calls a function declared `returns_twice` (gcc then refuses to
+    inline the caller)."""
+    callee = call.referenced
+    if callee is None:
+        return False
+    return any("returns_twice" in t.spelling for d in (callee, callee.canonical)
+               for t in d.get_tokens())
+
+
 # The most tokens a function forced inline may have with the functions of the file it
 # calls (which gcc may inline into it), its outermost for-loops counted twice (as
 # hinted nests they get an unhinted copy): each is compiled once more.  Forced, NAS
@@ -274,9 +299,14 @@ class UnitEffects:
         self._escaping: set[tuple] | None = None
         self._aliased: set[str] | None = None
         self._references: Counter[str] | None = None   # function USR -> times named
+        self.data = data
+        self._code: bytes | None = None   # data without its comments (inline_point)
+        # Per-function code generation options: a caller's and a callee's that differ
+        # make forced inlining fail (`_Pragma("GCC target ...")` too).
         self._target_options = re.search(
-            rb"#\s*pragma\s+(GCC|clang)\s+(target|optimize|attribute)|\b(target|optimize|"
-            rb"target_clones|__target__|__optimize__)\s*\(", data) is not None
+            rb"[Pp]ragma\W+(GCC|clang)\s+(target|optimize|attribute|push_options)|"
+            rb"\b(target|optimize|target_clones|__target__|__optimize__)\s*\(",
+            data) is not None
         # `#pragma weak f`: f's definition here may be replaced at link time.
         self._weak = {m.decode("utf-8", "replace")
                       for m in re.findall(rb"#\s*pragma\s+weak\s+(\w+)", data)}
@@ -285,17 +315,25 @@ class UnitEffects:
         """Where `__attribute__((__always_inline__))` goes (the offset just after the
         `static` that begins its definition) so that the C compiler inlines `fn` at the two
         calls a nest and its unhinted copy make, as it inlined the one call of the
-        original: None unless `fn` is a `static` function defined in the main file and
-        named only once in the file (gcc inlines such a function whatever its size, and
-        stops at a second call: a particle pusher's time step ran 11-14% slower in
-        memory), and forcing the inlining can never fail the build (not variadic, no
-        attribute of its own, no setjmp-like call, computed goto or nested function, no
-        call that leads back to it, under _INLINE_TOKENS tokens, no `target`/`optimize`
-        option in the file)."""
+        original (gcc inlines a static function called once whatever its size, and not
+        one called twice: a particle pusher's time step ran 11-14% slower in memory).
+
+        None unless `fn` is a `static` function defined in the main file whose name the
+        file's text holds only in its declarations and the one call (no other mention: a
+        macro, a `cleanup` or `alias` attribute, a block-scope declaration), and forcing
+        can change nothing but speed: not variadic, no attribute on any declaration,
+        `static` written in the file (not by a macro), nothing gcc refuses to inline or
+        that inlining changes (setjmp-like calls, `__builtin_longjmp`, computed gotos,
+        nested functions, `alloca`, over _FRAME_BYTES of locals), no `asm` (its labels would be defined twice) in it or in the file's
+        functions it calls, none of which calls it back, all together under
+        _INLINE_TOKENS, and no `target`/`optimize` option in the file.  What the text
+        cannot show (an attribute from a header's macro) makes cc reject the text: the
+        driver then compiles it without the forced inlines (Insertion.optional)."""
         if fn is None or fn.kind != K.FUNCTION_DECL or \
-                fn.storage_class != ci.StorageClass.STATIC:
+                fn.storage_class != ci.StorageClass.STATIC or self._target_options:
             return None
-        d = self.definitions.get(fn.get_usr())
+        usr = fn.get_usr()
+        d = self.definitions.get(usr)
         if d is None or d.location.file is None or d.location.file.name != main or \
                 d.type.kind == ci.TypeKind.FUNCTIONPROTO and d.type.is_function_variadic():
             return None
@@ -308,45 +346,63 @@ class UnitEffects:
                     if c.kind == K.DECL_REF_EXPR and c.referenced is not None and \
                             c.referenced.kind == K.FUNCTION_DECL:
                         self._references[c.referenced.get_usr()] += 1
-        if self._references[fn.get_usr()] != 1 or self._forced_inline_unsafe:
+        if self._references[usr] != 1:
+            return None
+        decls = [t for t in self.top if t.kind == K.FUNCTION_DECL and t.get_usr() == usr]
+        if any(t.location.file is None or t.location.file.name != main for t in decls):
+            return None
+        if self._code is None:
+            self._code = _COMMENT.sub(lambda m: m.group(0) if m.group(0)[:1] in b"\"'"
+                                      else b" ", self.data)
+        mentions = len(re.findall(rb"\b%s\b" % re.escape(fn.spelling.encode()), self._code))
+        if mentions != len(decls) + 1:
             return None
         tokens = list(d.get_tokens())
         if not tokens or tokens[0].spelling != "static":
             return None
-        head = []
-        for t in tokens:
-            if t.spelling == "{":
-                break
-            head.append(t.spelling)
-        if any(w in ("__attribute__", "__attribute", "__declspec", "_Noreturn", "[[")
-               for w in head):
-            return None
+        at = tokens[0].extent.end.offset
+        line_start = self.data.rfind(b"\n", 0, at) + 1
+        if self.data[at - 6:at] != b"static" or \
+                self.data[line_start:at].lstrip().startswith((b"#", b"%:")) or \
+                not start_of(d) <= at - 6 < d.location.offset:
+            return None     # `static` from a macro
+        for decl in decls:
+            head = []
+            for t in decl.get_tokens():
+                if t.spelling == "{":
+                    break
+                head.append(t.spelling)
+            if any(w in ("__attribute__", "__attribute", "__declspec", "_Noreturn", "[")
+                   for w in head) or any(k.kind.is_attribute() for k in children(decl)):
+                return None
+        frame = 0
         for c in preorder(d):
             if c.kind in (K.INDIRECT_GOTO_STMT, K.ADDR_LABEL_EXPR) or \
-                    (c.kind == K.FUNCTION_DECL and c is not d and c.is_definition()) or \
-                    (c.kind == K.CALL_EXPR and c.spelling in _RETURNS_TWICE):
+                    (c.kind == K.FUNCTION_DECL and c is not d and c.is_definition()):
                 return None
-        seen, todo, size = set(), [d], 0
-        while todo:     # recursion: gcc cannot inline a function into itself
+            if c.kind == K.VAR_DECL and c.storage_class != ci.StorageClass.STATIC:
+                frame += max(c.type.get_size(), 0)
+            if c.kind == K.CALL_EXPR and (c.spelling in _NOT_INLINED or _returns_twice(c)):
+                return None
+        if frame > _FRAME_BYTES:
+            return None
+        seen, todo, size = {usr}, [d], 0
+        while todo:
             f = todo.pop()
             size += _compiled_tokens(f)
             if size > _INLINE_TOKENS:
                 return None
             for c in preorder(f):
-                callee = c.referenced if c.kind == K.CALL_EXPR else None
-                usr = callee.get_usr() if callee is not None else None
-                if usr == fn.get_usr():
+                if c.kind in (K.ASM_STMT, K.MS_ASM_STMT):
                     return None
-                if usr in self.definitions and usr not in seen:
-                    seen.add(usr)
-                    todo.append(self.definitions[usr])
-        return tokens[0].extent.end.offset
-
-    @property
-    def _forced_inline_unsafe(self) -> bool:
-        """Whether the file sets per-function code generation options (`#pragma GCC
-        target/optimize`, a `target` attribute): a mismatch makes forced inlining fail."""
-        return self._target_options
+                callee = c.referenced if c.kind == K.CALL_EXPR else None
+                u = callee.get_usr() if callee is not None else None
+                if u == usr:
+                    return None     # recursion: gcc cannot inline a function into itself
+                if u in self.definitions and u not in seen:
+                    seen.add(u)
+                    todo.append(self.definitions[u])
+        return at
 
     def writes_nothing(self, call: ci.Cursor) -> bool:
         """Whether call `call` can change no object its caller can reach: a call of a

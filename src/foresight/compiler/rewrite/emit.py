@@ -54,16 +54,19 @@ def no_copy(nest: LoopNest, opts: CompileOptions) -> str | None:
 def forced_inline(nest: LoopNest, plan: NestPlan, opts: CompileOptions
                   ) -> tuple[tuple[str, int, int], ...]:
     """The functions of nest.inline_callees to force inline: those of a nest that runs as
-    two versions (the copy calls them a second time)."""
-    return nest.inline_callees if plan.hints and no_copy(nest, opts) is None else ()
+    two versions (the copy calls them a second time), where cc inlines functions called
+    once (CompileOptions.inline_once)."""
+    if not (opts.inline_once and plan.hints and no_copy(nest, opts) is None):
+        return ()
+    return nest.inline_callees
 
 
 def inline_insertions(nest: LoopNest, plan: NestPlan, opts: CompileOptions
                       ) -> list[Insertion]:
     """`__attribute__((__always_inline__))` after the `static` of each forced_inline
     function (after `static`: gcc's -Wold-style-declaration wants it first)."""
-    return [Insertion(at, 1, 0, " __attribute__((__always_inline__)) __inline__")
-            for _, _, at in forced_inline(nest, plan, opts)]
+    return [Insertion(at, 1, 0, " __attribute__((__always_inline__)) __inline__",
+                      optional=True) for _, _, at in forced_inline(nest, plan, opts)]
 
 
 class NestEmitter:

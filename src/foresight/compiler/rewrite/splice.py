@@ -10,7 +10,7 @@ diagnostics, __FILE__, __LINE__ and debuggers point at the user's file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from foresight.compiler.options import decode_source, encode_source, line_at
 
@@ -32,6 +32,9 @@ class Insertion:
     closing_first: int   # 0: a closing brace, 1: an opening text (closes come first)
     level: int           # outer openings first, inner closings first
     text: str
+    # An optimisation the C compiler may refuse (a forced inline): the driver compiles
+    # the text without it when cc rejects the text with it (Transformed.plain).
+    optional: bool = field(default=False, compare=False)
 
 
 def splice(data: bytes, insertions: list[Insertion]) -> bytes:
