@@ -1486,12 +1486,13 @@ def test_what_inlining_would_change_or_gcc_refuses_is_not_forced(tmp_path):
     assert forced_names(tmp_path, "/* step: one time step */\n" + step % "") == ["step"]
     for body in ('double *t = __builtin_alloca(64); t[0] = 0;',   # freed only at return
                  '__asm__ volatile("" ::: "memory");',            # labels would repeat
-                 'double big[1024]; big[0] = 0; (void)big;',      # frame > 4 KiB
+                 'double big[64]; big[0] = 0; (void)big;',        # frame > 256 bytes
+                 '((char[512]){0})[0] += 1;',                     # a literal counts too
                  'if (n < 0) __builtin_longjmp(0, 1);'):          # gcc refuses
         assert forced_names(tmp_path, step % body) == [], body
     assert forced_names(tmp_path, "#define STATIC static\nSTATIC" + (step % "")[6:]) == []
-    assert forced_names(tmp_path, step % "" + '\nvoid other(void) __attribute__((alias("step")));') \
-        == []
+    alias = '\nvoid other(void) __attribute__((alias("step")));'
+    assert forced_names(tmp_path, step % "" + alias) == []
     assert forced_names(tmp_path, '_Pragma("GCC target \\"avx2\\"")\n' + step % "") == []
     # Only where cc inlines functions called once (not -O0, -Og, -fno-inline, -flto).
     assert forced_names(tmp_path, step % "", inline_once=False) == []

@@ -67,7 +67,8 @@ def main(argv: list[str]) -> int:
         print(help_text(" ".join(cc.underlying_words())))
         return 0
     cl = parse(argv)
-    opts = compile_options(cl.own, cl.args)
+    # The flags of a FORESIGHT_CC wrapper count too ("gcc -fno-inline").
+    opts = compile_options(cl.own, [*cc.underlying_words()[1:], *cl.args])
     compiler = cc.underlying()
     outputs.refuse_writes_over_inputs(cl)
     with outputs.pending(outputs.report_json_path(cl), "--report-json") as report_file:

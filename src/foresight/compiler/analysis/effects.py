@@ -43,10 +43,12 @@ _NOT_INLINED = {"setjmp", "_setjmp", "__setjmp", "sigsetjmp", "__sigsetjmp", "sa
                 "__builtin_alloca", "__builtin_alloca_with_align",
                 "__builtin_alloca_with_align_and_max", "__builtin_eh_return",
                 "__builtin_unwind_init", "__builtin_va_arg_pack"}
-# The most bytes of automatic variables a function forced inline may have: each
-# inlined copy may keep its own (under ASan always), and gcc itself stops inlining
-# where a frame would grow past its limits.
-_FRAME_BYTES = 4096
+# The most bytes of automatic variables and compound literals a function forced inline
+# may have: gcc's own limit for a function called once (--param large-stack-frame): past
+# it gcc keeps the function out of line, and forced in, each inlined copy may keep its
+# own frame in the caller's (a recursive caller then overflows the stack where the
+# original did not).
+_FRAME_BYTES = 256
 
 
 # Comments, and the literals a comment marker inside them must not start one in.
@@ -324,7 +326,8 @@ class UnitEffects:
         can change nothing but speed: not variadic, no attribute on any declaration,
         `static` written in the file (not by a macro), nothing gcc refuses to inline or
         that inlining changes (setjmp-like calls, `__builtin_longjmp`, computed gotos,
-        nested functions, `alloca`, over _FRAME_BYTES of locals), no `asm` (its labels would be defined twice) in it or in the file's
+        nested functions, `alloca`, over _FRAME_BYTES of locals and literals), no `asm`
+        (its labels would be defined twice) in it or in the file's
         functions it calls, none of which calls it back, all together under
         _INLINE_TOKENS, and no `target`/`optimize` option in the file.  What the text
         cannot show (an attribute from a header's macro) makes cc reject the text: the
@@ -380,7 +383,8 @@ class UnitEffects:
             if c.kind in (K.INDIRECT_GOTO_STMT, K.ADDR_LABEL_EXPR) or \
                     (c.kind == K.FUNCTION_DECL and c is not d and c.is_definition()):
                 return None
-            if c.kind == K.VAR_DECL and c.storage_class != ci.StorageClass.STATIC:
+            if (c.kind == K.VAR_DECL and c.storage_class != ci.StorageClass.STATIC) or \
+                    c.kind == K.COMPOUND_LITERAL_EXPR:
                 frame += max(c.type.get_size(), 0)
             if c.kind == K.CALL_EXPR and (c.spelling in _NOT_INLINED or _returns_twice(c)):
                 return None

@@ -75,13 +75,14 @@ ALLOC = frozenset({"malloc", "calloc", "realloc", "free"})
 # Library functions with no effect but their value (and, for the second set, stores through
 # their first argument, which must then be the thread's own memory).
 PURE = frozenset({
-    "abs", "labs", "llabs", "atoi", "atol", "atoll", "atof", "strtol", "strtoul",
-    "strtoll", "strtoull", "strtod", "strtof", "strlen", "strnlen", "strcmp", "strncmp",
-    "strchr", "strrchr", "strstr", "memcmp", "memchr", "isdigit", "isalpha", "isspace",
-    "isalnum", "isupper", "islower", "toupper", "tolower", "sqrt", "sqrtf", "floor",
-    "ceil", "fabs", "fmod", "pow", "exp", "log", "log2", "log10", "sin", "cos", "tan",
-    "atan", "atan2", "round", "lround", "trunc", "fmin", "fmax", "floorf", "ceilf",
-    "fabsf", "roundf", "lrint", "rint", "hypot",
+    "abs", "labs", "llabs", "atoi", "atol", "atoll", "atof", "strtol", "strtoul", "strtoll",
+    "strtoull", "strtod", "strtof", "strlen", "strnlen", "strcmp", "strncmp", "strchr",
+    "strrchr", "strstr", "strcspn", "strspn", "strpbrk", "memcmp", "memchr", "isdigit",
+    "isalpha", "isspace", "isalnum", "isupper", "islower", "isxdigit", "ispunct", "isprint",
+    "isgraph", "iscntrl", "isblank", "toupper", "tolower", "sqrt", "sqrtf", "floor", "ceil",
+    "fabs", "fmod", "pow", "exp", "log", "log2", "log10", "sin", "cos", "tan", "atan",
+    "atan2", "round", "lround", "trunc", "fmin", "fmax", "floorf", "ceilf", "fabsf",
+    "roundf", "lrint", "rint", "hypot",
 })
 WRITES_FIRST = frozenset({"memcpy", "memmove", "memset", "strcpy", "strncpy", "strcat",
                           "strncat", "sprintf", "snprintf"})
