@@ -1533,3 +1533,60 @@ def test_a_forced_inline_cc_rejects_is_dropped_not_the_hints(tmp_path):
     subprocess.run(["cc", "-O2", str(src), "-o", str(plain)], check=True, cwd=tmp_path)
     assert subprocess.run([str(exe)], capture_output=True, text=True).stdout == \
         subprocess.run([str(plain)], capture_output=True, text=True).stdout
+
+
+def test_a_csr_row_after_the_last_continues_its_streams_countdown(tmp_path):
+    """Row i + 1 of a CSR matrix starts where row i ended: its streams (col[k], val[k])
+    keep counting down instead of restarting, one library step per granule rather
+    than per row; a row loop that skips rows or a stream that moves with i restarts."""
+    code = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+    long n = 200000, nnz = 0, i, k;
+    int *rp = malloc((n + 1) * sizeof *rp), *col;
+    double *val, *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), t = 0;
+    rp[0] = 0;
+    for (i = 0; i < n; i++)
+        rp[i + 1] = rp[i] + 1 + (int)(i % 13);
+    nnz = rp[n];
+    col = malloc(nnz * sizeof *col);
+    val = malloc(nnz * sizeof *val);
+    for (k = 0; k < nnz; k++) {
+        col[k] = (int)((k * 7919) % n);
+        val[k] = 1.0 / (1 + k % 7);
+    }
+    for (i = 0; i < n; i++)
+        x[i] = i % 5;
+    for (i = 0; i < n; i++) {
+        double s = 0;
+        for (k = rp[i]; k < rp[i + 1]; k++)
+            s += val[k] * x[col[k]];
+        y[i] = s;
+    }
+    for (i = 0; i < n; i += 2) {
+        double s = 0;
+        for (k = rp[i]; k < rp[i + 1]; k++)
+            s += val[k];
+        y[i] += s;
+    }
+    for (i = 0; i < n; i++)
+        t += y[i];
+    printf("%.6f\n", t);
+    return 0;
+}
+"""
+    src = tmp_path / "prog.c"
+    src.write_text(code)
+    text = transform(src, [], CompileOptions()).text
+    # Per CSR nest: declared at entry, tested and set at each row (a row loop stepping
+    # by 2 never passes the test: its rows always restart).
+    assert text.count("__fs_row_") == 6, text.count("__fs_row_")
+    assert "!= __fs_row_" in text and "+ 1) __fs_pc_" in text
+    exe = build(tmp_path, code)
+    plain = tmp_path / "plain"
+    subprocess.run(["cc", "-O1", str(src), "-o", str(plain)], check=True)
+    out, _ = run_stats(exe)
+    assert out == subprocess.run([str(plain)], capture_output=True, text=True,
+                                 check=True).stdout

@@ -69,6 +69,20 @@ def inline_insertions(nest: LoopNest, plan: NestPlan, opts: CompileOptions
                       optional=True) for _, _, at in forced_inline(nest, plan, opts)]
 
 
+def _next_row(pipe: Loop, streams: list) -> str | None:
+    """The row loop's variable when `pipe` runs one row of a CSR matrix (Loop.csr: k from
+    R[i + c] to R[i + c + 1], so row i + 1 starts where row i ended), runs to its bound
+    (no break or goto out of it), and its streams' addresses move with k alone (val[k],
+    col[k]): then a run at row i + 1 continues the run at row i.  None otherwise."""
+    if pipe.csr is None or pipe.body_exits or pipe.step != 1:
+        return None
+    for h in streams:
+        off = h.ref.byte_offset()
+        if h.ref.base_loops or any(c for v, c in off.coeffs.items() if v != pipe.var):
+            return None
+    return pipe.csr[1]
+
+
 class NestEmitter:
     def __init__(self, plan: NestPlan, nest_id: int, opts: CompileOptions, unit: Unit):
         self.plan, self.n, self.opts, self.unit = plan, nest_id, opts, unit
@@ -114,7 +128,18 @@ class NestEmitter:
             if streams:
                 pc = names.countdown(pipe)
                 entry.append(C.decl(U, (pc, "0")))
-                nest.reset(pipe, C.set_to(pc, "0"))
+                row = _next_row(pipe, streams)
+                if row is None:
+                    nest.reset(pipe, C.set_to(pc, "0"))
+                else:
+                    # A CSR row that starts where the previous one ended (the row loop's
+                    # next row) continues its streams' countdown: one step per granule,
+                    # not one library call per row (short rows: a call per 8 nonzeros).
+                    prev = nest.names.fresh("row")[0]
+                    entry.append(C.decl(U, (prev, "0")))
+                    nest.reset(pipe, C.if_(C.cmp(C.cast(U, row), "!=",
+                                                 C.plus(prev, "1")), C.set_to(pc, "0"))
+                               + " " + C.set_to(prev, C.cast(U, row)))
             for h, r in zip(hints, rules, strict=True):
                 if r.kind == "stream":
                     spec, vals = emit_stream.setup(nest, h, p, r.lead)
