@@ -126,6 +126,9 @@
  *                                (1..960; default 960)
  *   FORESIGHT_PT_AHEAD=SIZE      bytes of predicted reads it may run ahead (default 32M;
  *                                4K..16G)
+ *   FORESIGHT_PT_RANDOM=0|1      the program's readahead off (POSIX_FADV_RANDOM) on a
+ *                                descriptor while the thread has queued its reads
+ *                                (default 1; 0: its readahead is left alone)
  *
  * The event trace (FORESIGHT_TRACE=PATH), for measuring prefetch coverage from real faults.
  * Text, one event per line; fields separated by one space; addresses hex with 0x; t_ns is
