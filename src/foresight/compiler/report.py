@@ -124,6 +124,11 @@ def format_report(entries: list[dict]) -> str:
             lines.append("  unhinted runs run the hinted code with its hints off: "
                          + e["no_unhinted_copy"])
         for f in e.get("forced_inline", []):
+            if f.get("dropped"):
+                lines.append(f"  {f['function']} (static, line {f['line']}) not forced "
+                             "inline: cc refused it (an attribute or option the text does "
+                             "not show); compiled without")
+                continue
             lines.append(f"  {f['function']} (static, line {f['line']}) forced inline: the "
                          "unhinted copy calls it a second time, and cc inlines a static "
                          "function called once only")

@@ -80,12 +80,17 @@ def main(argv: list[str]) -> int:
             tmp = Path(tempfile.mkdtemp(prefix="foresight-cc-"))
         try:
             sources, report, warnings, notes = _transform_all(cl, opts, tmp)
+            dropped: set[str] = set()   # inputs compiled without their optional insertions
             if not any(changed for _, changed, _ in sources.values()):
                 rc = _passthrough(compiler, cl)
             elif cl.mode == "link":
-                rc = _compile_and_link(compiler, cl, sources, tmp)
+                rc = _compile_and_link(compiler, cl, sources, tmp, dropped)
             else:
-                rc = _compile_only(compiler, cl, sources)
+                rc = _compile_only(compiler, cl, sources, dropped)
+            for e in report:
+                if e.get("source") in dropped:
+                    for f in e.get("forced_inline", []):
+                        f["dropped"] = True
         finally:
             with signals.deferred():
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -265,7 +270,7 @@ def _dep_flags_of(cl: CommandLine) -> list[str]:
     return [a for a in cl.args if a in ("-MD", "-MMD", "-MP", "-MG")]
 
 
-def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
+def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: set[str]) -> int:
     """Compile one C input; if its transformed text is rejected, the original decides.
 
     The transformed text is compiled with cc's diagnostics held back.  Accepted: they are
@@ -297,6 +302,8 @@ def _compile_tu(compiler, cl, inp, sources, mode, output) -> int:
                     sys.stderr.write(_original_diagnostics(compiler, cl, inp, mode) or "")
                 cc.fix_dependency_file(dep, text_path, inp.path)
                 cc.fix_dependency_file(cl.wp_dep_file, text_path, inp.path)
+                if text_path is not path:
+                    dropped.add(inp.path)
                 return 0
             if signals.pending():
                 return rc  # interrupted: no second compile
@@ -366,12 +373,12 @@ def _user_dep_values(cl: CommandLine) -> list[str]:
     return out
 
 
-def _compile_only(compiler: list[str], cl: CommandLine, sources) -> int:
+def _compile_only(compiler: list[str], cl: CommandLine, sources, dropped: set[str]) -> int:
     """-c / -S: each C input to its own output; the other inputs in one cc command."""
     rc = 0
     for inp in cl.c_inputs:
         rc = max(rc, _compile_tu(compiler, cl, inp, sources, cl.mode,
-                                 outputs.default_output(cl, inp)))
+                                 outputs.default_output(cl, inp), dropped))
     others = [inp for inp in cl.inputs if not inp.is_c]
     if others:
         cmd = [*compiler, *cc.common_flags(cl, keep_deps=True), cl.mode]
@@ -382,13 +389,14 @@ def _compile_only(compiler: list[str], cl: CommandLine, sources) -> int:
     return rc
 
 
-def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path) -> int:
+def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path,
+                      dropped: set[str]) -> int:
     """C inputs to temporary objects, then the user's link in the user's order + runtime."""
     objects: dict[int, str] = {}
     rc = 0
     for n, inp in enumerate(cl.c_inputs):
         obj = str(tmp / f"{n}.{inp.stem}.o")
-        rc = max(rc, _compile_tu(compiler, cl, inp, sources, "-c", obj))
+        rc = max(rc, _compile_tu(compiler, cl, inp, sources, "-c", obj, dropped))
         objects[inp.index] = obj
     if rc != 0:
         cc.remove(cl.output or "a.out")  # cc leaves no program behind a failed compile
