@@ -12,6 +12,20 @@
 
 static int last_status = -1;
 
+/* The process's threads, from /proc/self/status. */
+static unsigned tasks(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned n = 0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "Threads: %u", &n) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return n;
+}
+
 /* The program's last thread: waits, prints (buffered: a pipe), then returns or exits. */
 static void *last(void *arg)
 {
@@ -87,9 +101,12 @@ int main(int argc, char **argv)
         FORESIGHT_SITE(site, "y");
         static char page[4096];
         foresight_prefetch_at(&site, page, sizeof page);
-        /* Forks once the workers run: ASan's allocator (GCC 12) is not fork-safe, and a
-         * worker forked inside its thread start-up would leave its lock held. */
-        for (int i = 0; i < 5000 && fs_library_threads_running() < (unsigned)fs_cfg.workers;
+        /* Forks once every library thread runs (each is counted once it runs: the
+         * process has no other threads than this one and those): ASan's allocator (GCC
+         * 12) is not fork-safe, and a thread forked inside its start-up would leave its
+         * lock held. */
+        for (int i = 0; i < 5000 && !(fs_library_threads_running() >= (unsigned)fs_cfg.workers &&
+                                      tasks() == 1 + fs_library_threads_running());
              i++)
             nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
         fflush(stdout);

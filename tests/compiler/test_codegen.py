@@ -1590,3 +1590,53 @@ int main(void)
     out, _ = run_stats(exe)
     assert out == subprocess.run([str(plain)], capture_output=True, text=True,
                                  check=True).stdout
+
+
+def test_a_forced_inline_before_the_includes_leaves_the_header_after_them(tmp_path):
+    """The attribute needs no header: a static function defined above the file's
+    #includes must not pull the runtime's header above its feature test macros (without
+    _GNU_SOURCE, canonicalize_file_name went undeclared, its pointer cut to an int)."""
+    code = (tmp_path / "a.c")
+    code.write_text("""#define _GNU_SOURCE
+static void step(double *a, long n) { a[n / 2] += 1.0; }
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 100000, i;
+    double *a = calloc(n, sizeof *a), t = 0;
+    int s;
+    char *p;
+    for (s = 0; s < 5; s++) {
+        step(a, n);
+        for (i = 0; i < n; i++)
+            t += a[i];
+    }
+    p = canonicalize_file_name(argv[0]);
+    printf("%.1f %d\\n", t, p != NULL && strlen(p) > 0);
+    free(p);
+    free(a);
+    return 0;
+}
+""")
+    text = transform(code, [], CompileOptions()).text
+    assert FORCED in text
+    assert text.index("foresight.h") > text.index("#include <string.h>")
+    exe = tmp_path / "a"
+    subprocess.run([str(FORESIGHT), "cc", "-std=c99", "-O2", "-Wall", "-Werror", str(code),
+                    "-o", str(exe)], check=True, cwd=tmp_path)
+    assert subprocess.run([str(exe)], capture_output=True, text=True).stdout == "15.0 1\n"
+
+
+def test_a_function_two_nests_force_is_forced_once(tmp_path):
+    """An outer nest and the nest inside its while loop both hold the call: one attribute."""
+    src = tmp_path / "d.c"
+    src.write_text(STEP_PROGRAM.replace("DEFINITION", "static void step(double *a, long n) "
+                                        "{ a[n / 2] += 1.0; }").replace(
+        "        step(a, n);\n", "        int w = 2;\n        while (w--) {\n"
+        "            long j;\n            for (j = 0; j < n; j++) {\n"
+        "                if (j == 0) step(a, n);\n                t += a[j];\n"
+        "            }\n        }\n"))
+    text = transform(src, [], CompileOptions()).text
+    assert text.count(FORCED) == 1, text.count(FORCED)

@@ -18,6 +18,7 @@ _IO = re.compile(rb"\b(read|pread|pread64|lseek|lseek64|open|open64|close)\s*\("
 
 def run(unit: Unit, opts: CompileOptions) -> PassResult:
     out = PassResult()
+    forced: set[int] = set()   # offsets of forced inlines: a function nests share, once
     for n, nest in enumerate(unit.nests):
         omp = next((lp.omp for lp in nest.loops() if lp.omp is not None), None)
         if omp is not None and not nest.skipped:
@@ -46,5 +47,6 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
             continue
         out.report.append(nest_report(nest, facts, plan, opts))
         if opts.prefetch:
-            out.insertions += insertions
+            out.insertions += [i for i in insertions if not i.optional or i.offset not in forced]
+            forced |= {i.offset for i in insertions if i.optional}
     return out

@@ -55,7 +55,10 @@ def translation_unit(name: str, data: bytes, insertions: list[Insertion],
     #includes (`header_places`) before the first insertion, so that cc reads the user's
     feature test macros before the C library's first header, as without hints."""
     insertions = list(insertions)
-    first = min(i.offset for i in insertions)
+    # Before the first insertion that needs the header: an optional one (a forced
+    # inline's attribute) needs none, and may come before the file's feature test macros.
+    first = min((i.offset for i in insertions if not i.optional),
+                default=min(i.offset for i in insertions))
     at = max((o for o in header_places if o < first), default=None)
     header = f"#include {runtime_header()}\n"
     if at is not None:
