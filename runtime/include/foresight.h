@@ -200,46 +200,50 @@ extern "C" {
  * foresight_stream, the nest tables, struct foresight_pt_clock or an entry point below
  * changes.
  */
-#define FORESIGHT__ABI 9
-#define foresight__dir foresight__dir_abi9
-#define foresight__anon_site foresight__anon_site_abi9
-#define foresight__prefetch_slow foresight__prefetch_slow_abi9
-#define foresight__filtered_check foresight__filtered_check_abi9
-#define foresight__release_slow foresight__release_slow_abi9
-#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi9
-#define foresight__lookahead foresight__lookahead_abi9
-#define foresight__random_begin foresight__random_begin_abi9
-#define foresight__random_end foresight__random_end_abi9
-#define foresight__memory foresight__memory_abi9
-#define foresight__stream_step foresight__stream_step_abi9
-#define foresight__streams_step foresight__streams_step_abi9
-#define foresight__nest_enter foresight__nest_enter_abi9
-#define foresight__pt_start foresight__pt_start_abi9
-#define foresight__pt_wake foresight__pt_wake_abi9
-#define foresight__pt_open foresight__pt_open_abi9
-#define foresight__pt_lseek foresight__pt_lseek_abi9
-#define foresight__pt_read foresight__pt_read_abi9
-#define foresight__pt_pread foresight__pt_pread_abi9
-#define foresight__pt_close foresight__pt_close_abi9
-#define foresight__pt_exit foresight__pt_exit_abi9
-#define foresight__pt_malloc foresight__pt_malloc_abi9
-#define foresight__pt_calloc foresight__pt_calloc_abi9
-#define foresight__pt_realloc foresight__pt_realloc_abi9
-#define foresight__pt_free foresight__pt_free_abi9
-#define foresight__pt_fopen foresight__pt_fopen_abi9
-#define foresight__pt_fclose foresight__pt_fclose_abi9
-#define foresight__pt_fread foresight__pt_fread_abi9
-#define foresight__pt_fgetc foresight__pt_fgetc_abi9
-#define foresight__pt_fgets foresight__pt_fgets_abi9
-#define foresight__pt_vfscanf foresight__pt_vfscanf_abi9
-#define foresight__pt_fseek foresight__pt_fseek_abi9
-#define foresight__pt_fseeko foresight__pt_fseeko_abi9
-#define foresight__pt_ftell foresight__pt_ftell_abi9
-#define foresight__pt_ftello foresight__pt_ftello_abi9
-#define foresight__pt_rewind foresight__pt_rewind_abi9
-#define foresight__pt_feof foresight__pt_feof_abi9
-#define foresight__pt_ferror foresight__pt_ferror_abi9
-#define foresight__pt_advise foresight__pt_advise_abi9
+#define FORESIGHT__ABI 10
+#define foresight__dir foresight__dir_abi10
+#define foresight__anon_site foresight__anon_site_abi10
+#define foresight__prefetch_slow foresight__prefetch_slow_abi10
+#define foresight__filtered_check foresight__filtered_check_abi10
+#define foresight__release_slow foresight__release_slow_abi10
+#define foresight__prefetch_release_slow foresight__prefetch_release_slow_abi10
+#define foresight__lookahead foresight__lookahead_abi10
+#define foresight__random_begin foresight__random_begin_abi10
+#define foresight__random_end foresight__random_end_abi10
+#define foresight__memory foresight__memory_abi10
+#define foresight__stream_step foresight__stream_step_abi10
+#define foresight__streams_step foresight__streams_step_abi10
+#define foresight__nest_enter foresight__nest_enter_abi10
+#define foresight__pt_start foresight__pt_start_abi10
+#define foresight__pt_wake foresight__pt_wake_abi10
+#define foresight__pt_open foresight__pt_open_abi10
+#define foresight__pt_lseek foresight__pt_lseek_abi10
+#define foresight__pt_read foresight__pt_read_abi10
+#define foresight__pt_pread foresight__pt_pread_abi10
+#define foresight__pt_close foresight__pt_close_abi10
+#define foresight__pt_exit foresight__pt_exit_abi10
+#define foresight__pt_malloc foresight__pt_malloc_abi10
+#define foresight__pt_calloc foresight__pt_calloc_abi10
+#define foresight__pt_realloc foresight__pt_realloc_abi10
+#define foresight__pt_free foresight__pt_free_abi10
+#define foresight__pt_fopen foresight__pt_fopen_abi10
+#define foresight__pt_fclose foresight__pt_fclose_abi10
+#define foresight__pt_fread foresight__pt_fread_abi10
+#define foresight__pt_fgetc foresight__pt_fgetc_abi10
+#define foresight__pt_fgets foresight__pt_fgets_abi10
+#define foresight__pt_vfscanf foresight__pt_vfscanf_abi10
+#define foresight__pt_fseek foresight__pt_fseek_abi10
+#define foresight__pt_fseeko foresight__pt_fseeko_abi10
+#define foresight__pt_ftell foresight__pt_ftell_abi10
+#define foresight__pt_ftello foresight__pt_ftello_abi10
+#define foresight__pt_rewind foresight__pt_rewind_abi10
+#define foresight__pt_feof foresight__pt_feof_abi10
+#define foresight__pt_ferror foresight__pt_ferror_abi10
+#define foresight__pt_advise foresight__pt_advise_abi10
+#define foresight__pt_send foresight__pt_send_abi10
+#define foresight__pt_send_vfscanf foresight__pt_send_vfscanf_abi10
+#define foresight__pt_receive foresight__pt_receive_abi10
+#define foresight__pt_receive_vscanf foresight__pt_receive_vscanf_abi10
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -1089,6 +1093,171 @@ static inline int foresight_pt_feof(FILE *f)
 static inline int foresight_pt_ferror(FILE *f)
 {
     return foresight__pt_ferror(f);
+}
+
+/*
+ * The channel (pt_chan.c; the paper's sync points and send_XXX/receive_XXX): values the
+ * prefetch thread needs but must not produce itself, since a second call would change the
+ * program (rand's sequence, the bytes of standard input) or answer differently (time).
+ * The computation thread makes the call as before and sends what it got; the prefetch
+ * thread's copy of the call waits for that message instead (it cannot run ahead of such a
+ * call, only between them).  The compiler pairs them by site:
+ *
+ *     program:  r = foresight_pt_send_int(__fs_pt_clock, 2, rand());
+ *               if (foresight_pt_send_scanf(__fs_pt_clock, 3, "%ld", &rec) != 1) ...
+ *     thread:   r = foresight_pt_chan_int(2);
+ *               if (foresight_pt_chan_scanf(3, "%ld", &rec) != 1) ...
+ *
+ * Sending never waits and never fails the call: NULL C (no thread) sends nothing; a message
+ * that does not fit the channel (1 MiB: the thread lags that far) closes it and the thread
+ * stops once it has taken what came before; so does a message from another site than the
+ * thread's (the slice went another way), and a scanf conversion whose stores the channel
+ * does not size (%n, %m, positional or wide ones).  A scanf's message holds its result and
+ * the bytes each assigning conversion stored (strings up to their NUL).  Values of time_t,
+ * clock_t and ssize_t travel as long (LP64 Linux).  Receiving is the thread's alone.
+ */
+void foresight__pt_send(struct foresight_pt_clock *c, unsigned site, const void *value,
+                        size_t vlen, const void *part, size_t plen) FORESIGHT__WEAK;
+int foresight__pt_send_vfscanf(struct foresight_pt_clock *c, unsigned site, FILE *f,
+                               const char *fmt, va_list ap) FORESIGHT__WEAK;
+/* The value into VALUE, the part (if the message has one) into PART, at most CAP bytes:
+ * returns the bytes copied, -1 when the message has no part. */
+long foresight__pt_receive(unsigned site, void *value, size_t vlen, void *part, size_t cap)
+    FORESIGHT__WEAK;
+int foresight__pt_receive_vscanf(unsigned site, va_list ap) FORESIGHT__WEAK;
+
+static inline int foresight_pt_send_int(struct foresight_pt_clock *c, unsigned site, int v)
+{
+    if (c != NULL)
+        foresight__pt_send(c, site, &v, sizeof v, NULL, 0);
+    return v;
+}
+
+static inline long foresight_pt_send_long(struct foresight_pt_clock *c, unsigned site, long v)
+{
+    if (c != NULL)
+        foresight__pt_send(c, site, &v, sizeof v, NULL, 0);
+    return v;
+}
+
+static inline double foresight_pt_send_double(struct foresight_pt_clock *c, unsigned site,
+                                              double v)
+{
+    if (c != NULL)
+        foresight__pt_send(c, site, &v, sizeof v, NULL, 0);
+    return v;
+}
+
+/* fgets(s, n, stdin)'s result R: whether there was a line, and the line. */
+static inline char *foresight_pt_send_fgets(struct foresight_pt_clock *c, unsigned site,
+                                            char *r)
+{
+    if (c != NULL) {
+        const int got = r != NULL;
+        foresight__pt_send(c, site, &got, sizeof got, r, r != NULL ? __builtin_strlen(r) + 1 : 0);
+    }
+    return r;
+}
+
+/* read(fd, buf, n) made as FN(FD, BUF, N): its result and the bytes it read. */
+static inline long foresight_pt_send_read(struct foresight_pt_clock *c, unsigned site,
+                                          long (*fn)(int, void *, size_t), int fd, void *buf,
+                                          size_t n)
+{
+    const long r = fn(fd, buf, n);
+    if (c != NULL) /* errno as read left it */
+        foresight__pt_send(c, site, &r, sizeof r, r > 0 ? buf : NULL, r > 0 ? (size_t)r : 0);
+    return r;
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define FORESIGHT__VFSCANF __builtin_vfscanf /* declared in C89 mode too */
+#else
+#define FORESIGHT__VFSCANF vfscanf
+#endif
+
+static inline __attribute__((format(scanf, 4, 5))) int
+foresight_pt_send_fscanf(struct foresight_pt_clock *c, unsigned site, FILE *f, const char *fmt,
+                         ...)
+{
+    va_list ap;
+    int r;
+    va_start(ap, fmt);
+    r = c != NULL ? foresight__pt_send_vfscanf(c, site, f, fmt, ap)
+                  : FORESIGHT__VFSCANF(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static inline __attribute__((format(scanf, 3, 4))) int
+foresight_pt_send_scanf(struct foresight_pt_clock *c, unsigned site, const char *fmt, ...)
+{
+    va_list ap;
+    int r;
+    va_start(ap, fmt);
+    r = c != NULL ? foresight__pt_send_vfscanf(c, site, stdin, fmt, ap)
+                  : FORESIGHT__VFSCANF(stdin, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static inline int foresight_pt_chan_int(unsigned site)
+{
+    int v = 0;
+    foresight__pt_receive(site, &v, sizeof v, NULL, 0);
+    return v;
+}
+
+static inline long foresight_pt_chan_long(unsigned site)
+{
+    long v = 0;
+    foresight__pt_receive(site, &v, sizeof v, NULL, 0);
+    return v;
+}
+
+static inline double foresight_pt_chan_double(unsigned site)
+{
+    double v = 0;
+    foresight__pt_receive(site, &v, sizeof v, NULL, 0);
+    return v;
+}
+
+/* time(T) on the thread: the program's value, stored through T too. */
+static inline long foresight_pt_chan_time(unsigned site, long *t)
+{
+    const long v = foresight_pt_chan_long(site);
+    if (t != NULL)
+        *t = v;
+    return v;
+}
+
+static inline char *foresight_pt_chan_fgets(char *s, int n, unsigned site)
+{
+    int got = 0;
+    const long len = foresight__pt_receive(site, &got, sizeof got, s, n > 0 ? (size_t)n : 0);
+    if (!got || n <= 0)
+        return NULL;
+    if (len >= n) /* cut short: still a string */
+        s[n - 1] = '\0';
+    return s;
+}
+
+static inline long foresight_pt_chan_read(unsigned site, void *buf, size_t n)
+{
+    long r = -1;
+    foresight__pt_receive(site, &r, sizeof r, buf, n);
+    return r;
+}
+
+static inline int foresight_pt_chan_scanf(unsigned site, const char *fmt, ...)
+{
+    va_list ap;
+    int r;
+    (void)fmt;
+    va_start(ap, fmt);
+    r = foresight__pt_receive_vscanf(site, ap);
+    va_end(ap);
+    return r;
 }
 
 /* Ends the prefetch thread (its queued predictions issued first): replaces exit() and

@@ -323,6 +323,9 @@ void fs_pt_sched_reset(void);               /* a new thread: call ID 0 */
 void fs_pt_enqueue(int fd, uint64_t off, uint64_t len, uint64_t call);
 void fs_pt_flush(int fd);                   /* issue what is pending for FD (-1: all) */
 void fs_pt_drop_pending(void);              /* forget what is pending (mispredicted) */
+/* pt_chan.c: the channel of sync points' values (the program sends, the thread receives). */
+bool fs_pt_chan_init(void);                 /* open (mapped once): false without memory */
+void fs_pt_chan_close(void);                /* the thread ended: sends are no-ops */
 /* pt_arena.c: the thread's stack, signal stack and arena, between guards. */
 bool fs_pt_memory_init(void);               /* once; false when even unguarded fails */
 size_t fs_pt_stack_size(uint64_t soft_limit); /* the stack for an RLIMIT_STACK soft limit */
@@ -356,7 +359,8 @@ extern unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead
     fs_global_pt_lead_bytes, fs_global_pt_expired, fs_global_pt_issued,
     fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts,
     fs_global_pt_left_to_readahead, fs_global_pt_unguarded,
-    fs_global_pt_readahead_off, fs_global_pt_readahead_on;
+    fs_global_pt_readahead_off, fs_global_pt_readahead_on, fs_global_pt_received,
+    fs_global_pt_sync_waits;
 extern const char *fs_global_pt_stopped;    /* why the thread stopped early, or NULL */
 extern int fs_global_pt_stopped_errno;      /* the errno that went with it, or 0 */
 

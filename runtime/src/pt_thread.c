@@ -432,6 +432,7 @@ static void *pt_main(void *arg)
         __atomic_store_n(&fs_global_pt_stopped, why, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
+    fs_pt_chan_close(); /* the program's sends cost a load from now on */
     /* A sanitizer's thread exit unmaps the signal stack it finds: give it back its own. */
     if (on_alt)
         sigaltstack(&old, NULL);
@@ -480,6 +481,7 @@ static void pt_after_fork_child(void)
     __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fs_pt_clock.lead, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pt_created, 0, __ATOMIC_RELAXED);
+    fs_pt_chan_close();
 }
 
 static struct foresight_pt_clock *not_started(const char *why)
@@ -499,17 +501,23 @@ struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(v
     /* The thread's memory first: INIT allocates its private copies in the arena. */
     if (!fs_pt_memory_init())
         return not_started("could not be created: no memory for its stack");
+    if (!fs_pt_chan_init())
+        return not_started("could not be created: no memory for its channel");
     if (init != NULL)
         init();
     pt_run = run;
     fs_pt_sched_reset();
     pthread_atfork(NULL, NULL, pt_after_fork_child);
-    if (!install_fault_net())
+    if (!install_fault_net()) {
+        fs_pt_chan_close();
         return not_started("could not be created: no fault net (sigaction)");
+    }
     size_t size;
     void *stack = fs_pt_stack(&size);
-    if (!fs_thread_start_on(pt_main, NULL, "foresight-pt", stack, size, &pt_thread))
+    if (!fs_thread_start_on(pt_main, NULL, "foresight-pt", stack, size, &pt_thread)) {
+        fs_pt_chan_close();
         return not_started("could not be created");
+    }
     __atomic_store_n(&pt_created, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&fs_global_pt_started, 1, __ATOMIC_RELAXED);
     return &fs_pt_clock;

@@ -132,6 +132,10 @@ static const struct {
     {&fs_global_pt_readahead_on, "pt_readahead_on",
      "times it was turned on again (POSIX_FADV_NORMAL): the thread lagged, left calls to "
      "readahead, or stopped"},
+    {&fs_global_pt_received, "pt_received",
+     "values the prefetch thread received from the program at sync points (rand, stdin...)"},
+    {&fs_global_pt_sync_waits, "pt_sync_waits",
+     "times the prefetch thread waited at a sync point for the program's value"},
     {&fs_global_pt_unguarded, "pt_unguarded", "prefetch thread memory without guards: "
                                               "the reservation failed"},
 };

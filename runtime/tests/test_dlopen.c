@@ -14,7 +14,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "dlopen: %s\n", dlerror());
         return 1;
     }
-    if (dlsym(h, "foresight__lookahead_abi9") == NULL) {
+    if (dlsym(h, "foresight__lookahead_abi10") == NULL) {
         fprintf(stderr, "dlsym: %s\n", dlerror());
         return 1;
     }

@@ -141,15 +141,16 @@ def test_what_the_thread_cannot_run_is_refused_with_its_line(tmp_path):
     _, sl, _ = sliced(tmp_path, """\
 int main(int argc, char **argv)
 {
-    long off;
-    if (scanf("%ld", &off) != 1) return 1;   /* user input: a sync point, not built */
-    int fd = open(argv[1], O_RDONLY);
+    char *line = NULL;
+    size_t cap = 0;
+    if (getline(&line, &cap, stdin) < 0) return 1;   /* not one of the channel's calls */
+    int fd = open(line, O_RDONLY);
     char b[512];
-    return (int)pread(fd, b, sizeof b, off);
+    return (int)pread(fd, b, sizeof b, 0);
 }
 """)
     assert not sl.ok
-    assert (8, "calls `scanf`, which the prefetch thread cannot run") in sl.refusals
+    assert (9, "calls `getline`, which the prefetch thread cannot run") in sl.refusals
 
 
 def test_memory_the_thread_does_not_own_is_refused(tmp_path):
@@ -479,3 +480,112 @@ def test_descriptor_reads_tick_with_their_descriptor_unless_the_file_gives_advic
     text = splice(data, thread_insertions(sl, data, "x.c")).decode()
     assert "foresight_pt_tick_fd" not in text
     assert "read((foresight_pt_tick(__fs_ptx_clock, 3), fd), buf, sizeof buf)" in text
+
+
+def program_text(sl, data: bytes) -> str:
+    """The file as the computation thread runs it (the thread's code cut off)."""
+    ins = thread_insertions(sl, data, "x.c")
+    thread = max(ins, key=lambda i: i.offset)
+    return splice(data, [i for i in ins if i is not thread]).decode()
+
+
+def test_values_from_standard_input_and_rand_are_sync_points(tmp_path):
+    program, sl, data = sliced(tmp_path, """\
+#include <time.h>
+int main(void)
+{
+    char name[64];
+    long n, r;
+    if (fgets(name, sizeof name, stdin) == NULL) return 1;
+    if (scanf("%ld", &n) != 1) return 1;
+    int fd = open(name, O_RDONLY);
+    char b[512];
+    for (long k = 0; k < n; k++) {
+        r = rand() % n;
+        if (pread(fd, b, sizeof b, r * 512) < 0) return 1;
+    }
+    srand((unsigned)time(NULL));
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert [c.callee for _, c in sl.chan_sites] == ["fgets", "scanf", "rand"]
+    assert 18 not in kept_lines(program, sl, "main")     # time() decides no I/O
+    thread = thread_text(sl, data)
+    assert "foresight_pt_chan_fgets(name, sizeof name, 1)" in thread
+    assert 'foresight_pt_chan_scanf(2, "%ld", &n)' in thread
+    assert "r = foresight_pt_chan_int(3) % n;" in thread
+    assert "rand(" not in thread and "fgets(" not in thread.replace("chan_fgets(", "")
+    text = program_text(sl, data)
+    assert "foresight_pt_send_fgets(__fs_ptx_clock, 1, fgets(name, sizeof name, stdin))" in text
+    assert 'foresight_pt_send_scanf(__fs_ptx_clock, 2, "%ld", &n)' in text
+    assert "r = foresight_pt_send_int(__fs_ptx_clock, 3, rand()) % n;" in text
+    assert "srand((unsigned)time(NULL))" in text           # not in the slice: not sent
+
+
+def test_a_sync_point_keeps_every_call_of_its_function(tmp_path):
+    # pick() is called where the slice needs its value and where it does not: the program
+    # sends at both, so the thread must make both calls.
+    program, sl, data = sliced(tmp_path, """\
+static long pick(long n) { return random() % n; }
+int main(int argc, char **argv)
+{
+    long noise = pick(10);
+    int fd = open(argv[1], O_RDONLY);
+    char b[512];
+    for (int k = 0; k < 100; k++)
+        if (pread(fd, b, sizeof b, pick(1000) * 512) < 0) return 1;
+    printf("%ld\\n", noise);
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert {8, 11} <= kept_lines(program, sl, "main")
+    assert "foresight_pt_chan_long(1) % n" in thread_text(sl, data)
+
+
+def test_standard_input_read_by_descriptor_and_getc_are_received(tmp_path):
+    _, sl, data = sliced(tmp_path, """\
+int main(void)
+{
+    char hdr[32];
+    if (read(0, hdr, sizeof hdr - 1) <= 0) return 1;
+    int c = getc(stdin);
+    int fd = open(hdr, O_RDONLY);
+    char b[512];
+    return (int)pread(fd, b, sizeof b, c * 512);
+}
+""")
+    assert sl.ok, sl.refusals
+    assert [c.callee for _, c in sl.chan_sites] == ["read", "getc"]
+    thread = thread_text(sl, data)
+    assert "foresight_pt_chan_read(1, hdr, sizeof hdr - 1)" in thread
+    assert "int c = foresight_pt_chan_int(2);" in thread
+    text = program_text(sl, data)
+    assert "foresight_pt_send_read(__fs_ptx_clock, 1, read, 0, hdr, sizeof hdr - 1)" in text
+    assert "foresight_pt_send_int(__fs_ptx_clock, 2, getc(stdin))" in text
+
+
+def test_printf_writes_through_no_argument_unless_its_format_says_n(tmp_path):
+    # Printing the name does not make printf one of its definitions (a variadic pointer is
+    # otherwise one the callee may write through); %n, or a format that is not a literal,
+    # does.
+    program, sl, _ = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    char name[64];
+    int used;
+    const char *fmt = argv[2];
+    snprintf(name, sizeof name, "%s.dat", argv[1]);
+    printf("reading %s (%" PRId64 ")\\n", name, (int64_t)1);
+    fprintf(stderr, "%s%n\\n", name, &used);
+    printf(fmt, name);
+    int fd = open(name, O_RDONLY);
+    char b[512];
+    return (int)pread(fd, b, sizeof b, 0);
+}
+""".replace("int main", "#include <inttypes.h>\nint main"))
+    kept = kept_lines(program, sl, "main")
+    assert 12 not in kept                  # printf("reading %s ...")
+    assert {13, 14} <= kept                # %n; a format from a variable
+    assert not sl.ok                       # (fprintf and printf are not the thread's)

@@ -88,6 +88,40 @@ WRITES_FIRST = frozenset({"memcpy", "memmove", "memset", "strcpy", "strncpy", "s
                           "strncat", "sprintf", "snprintf"})
 
 
+# The channel (Section 4.1's sync points, send_XXX/receive_XXX): library calls whose
+# results the thread takes from the program instead of making them again, which would
+# change the program (rand's sequence, standard input's bytes) or answer differently
+# (time).  name -> kind (the runtime's foresight_pt_send_KIND / foresight_pt_chan_KIND).
+CHANNEL = {"rand": "int", "random": "long", "lrand48": "long", "mrand48": "long",
+           "drand48": "double", "clock": "long", "time": "time", "getchar": "int",
+           "scanf": "scanf"}
+# ... and reads of standard input: name -> (index of the stream or descriptor, kind).
+CHANNEL_STDIN = {"getc": (0, "int"), "fgetc": (0, "int"), "fgets": (2, "fgets"),
+                 "fscanf": (0, "fscanf"), "read": (0, "read")}
+# The arguments each kind stores through: (first, last + 1), None for "to the end".
+CHANNEL_OUTPUTS = {"time": (0, 1), "fgets": (0, 1), "read": (1, 2), "scanf": (1, None),
+                   "fscanf": (2, None)}
+NULL_TEXTS = frozenset({"NULL", "0", "(void *)0", "((void *)0)", "(void*)0", "((void*)0)"})
+
+
+def channel(call: Call) -> str | None:
+    """The channel kind of a library call the thread receives (None: not one)."""
+    if call.callee in CHANNEL:
+        return CHANNEL[call.callee]
+    if call.callee in CHANNEL_STDIN:
+        i, kind = CHANNEL_STDIN[call.callee]
+        stdin = ("0", "STDIN_FILENO") if kind == "read" else ("stdin",)
+        if i < len(call.args) and call.args[i].text.strip() in stdin:
+            return kind
+    return None
+
+
+def channel_outputs(call: Call) -> range:
+    """The indexes of the arguments a channel call stores through."""
+    first, end = CHANNEL_OUTPUTS.get(channel(call) or "", (0, 0))
+    return range(first, min(len(call.args), len(call.args) if end is None else end))
+
+
 @dataclass
 class Slice:
     """What slice() found: the kept statements per function, or why there is no thread."""
@@ -99,6 +133,7 @@ class Slice:
     globals: set[VarKey] = field(default_factory=set)          # file-scope variables it names
     refusals: list[tuple[int, str]] = field(default_factory=list)   # (line, reason)
     io_sites: list[tuple[str, Call]] = field(default_factory=list)  # (function, call), in order
+    chan_sites: list[tuple[str, Call]] = field(default_factory=list)  # sync points, in order
     value_used: set[int] = field(default_factory=set)   # starts of getc calls whose byte matters
 
     @property
@@ -129,7 +164,9 @@ def const_itself(type_: str) -> bool:
 
 
 def io_name(call: Call) -> str | None:
-    return call.callee if call.callee in IO_CALLS else None
+    """The I/O table's name of a call the thread mirrors (reads of standard input are the
+    channel's, not the table's)."""
+    return call.callee if call.callee in IO_CALLS and channel(call) is None else None
 
 
 class _Index:
@@ -168,6 +205,7 @@ class _Slicer:
         self.callers: dict[str, list[tuple[str, int]]] = {}
         self.kept_calls: dict[str, list[tuple[str, Call]]] = {}   # callee -> kept call sites
         self.pointees: set[tuple[str | None, VarKey]] = set()      # pointers read through
+        self.sends: set[str] = set()       # functions holding a kept channel call
         self.reach = self.reachable()
         self.index = {f.name: _Index(f) for f in program.functions}
         for f in self.reach:
@@ -239,6 +277,8 @@ class _Slicer:
                             if IO_CALLS[c.name][0] == "fgetc" and not (
                                     st.kind == StmtKind.EXPR and not st.defs):
                                 self.s.value_used.add(c.start)
+                        elif channel(c) and c.callee not in self.fns:
+                            self.s.chan_sites.append((f, c))
         if not any(IO_CALLS[c.name][0] in TICKED for _, c in self.s.io_sites):
             self.s.io_sites = []    # nothing the thread could read ahead of
         return self.s
@@ -250,7 +290,8 @@ class _Slicer:
         seen.add(name)
         for st in self.fns[name].stmts:
             for c in st.calls:
-                if io_name(c) or (c.callee in self.fns and self.has_io(c.callee, seen)):
+                if io_name(c) or (c.callee in self.fns and self.has_io(c.callee, seen)) or (
+                        name in self.sends and channel(c)):
                     return True
         return False
 
@@ -354,7 +395,7 @@ class _Slicer:
         """What a kept statement reads that the thread must compute: everything, but the
         buffer of an I/O call (its contents matter only if something else reads them) and
         what an exit reports."""
-        skip = self.buffers(st) | set(st.unevaluated)
+        skip = self.buffers(st) | self.received(st) | set(st.unevaluated)
         out = [k for k in (*st.uses, *st.cond_uses) if k not in skip]
         return list(dict.fromkeys(out))
 
@@ -429,6 +470,18 @@ class _Slicer:
         return mine - other - outside
 
     @staticmethod
+    def received(st: Stmt) -> set[VarKey]:
+        """The variables a statement names only as where a channel call stores (the thread
+        receives their bytes: they need a declaration, not a computation)."""
+        out: set[VarKey] = set()
+        for c in st.calls:
+            outs = channel_outputs(c)
+            if outs:
+                others = {k for i, a in enumerate(c.args) if i not in outs for k in a.uses}
+                out |= {k for i in outs for k in c.args[i].uses} - others
+        return out
+
+    @staticmethod
     def buffers(st: Stmt) -> set[VarKey]:
         """The variables a statement names only as an I/O call's buffer or an exit's
         argument."""
@@ -489,6 +542,12 @@ class _Slicer:
         if name in self.fns:
             self.relevant(name)   # its value (and its stores through pointers) are needed
             return
+        if channel(c):
+            # A sync point: the program sends what it got, so both threads must make
+            # this function's calls in the same order (as for I/O calls).
+            self.sends.add(f)
+            self.mark_effect(f)
+            return
         if name in IO_CALLS or name in EXITS or name in ALLOC or name in PURE \
                 or name in WRITES_FIRST or name in RENAMED:
             return
@@ -538,7 +597,8 @@ class _Slicer:
                 # not passed), the program's functions, the writers into the first.
                 judged = {(a.via, a.text) for c in st.calls
                           if io_name(c) or c.callee in self.fns or c.callee in WRITES_FIRST
-                          or c.callee in RENAMED or c.callee in SORTS for a in c.args}
+                          or c.callee in RENAMED or c.callee in SORTS or channel(c)
+                          for a in c.args}
                 for a in st.stores:
                     if (a.via, a.text) in judged:
                         continue
@@ -574,12 +634,14 @@ class _Slicer:
             writes |= set(range(2, len(c.args)))
         if name in WRITES_FIRST or name in SORTS:
             writes.add(0)
+        if channel(c):
+            writes |= {i for i in channel_outputs(c) if c.args[i].text.strip() not in NULL_TEXTS}
         if name in self.fns:
             writes |= {i for i, a in enumerate(c.args) if a.pointer and a.writable}
         for i, a in enumerate(c.args):
             if io and i == IO_CALLS[io][1] and i not in writes:
                 continue   # a predicted read: its buffer is not passed
-            if a.start < 0 and (io or name in self.fns or name in WRITES_FIRST):
+            if a.start < 0 and (io or name in self.fns or name in WRITES_FIRST or channel(c)):
                 self.refuse(c.line, f"an argument of `{name}` is made by a macro")
             if i in writes:
                 if a.var is not None:

@@ -9,6 +9,7 @@ nothing, so a slicer stays correct.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
@@ -318,6 +319,14 @@ class Expressions:
                 ftype = ftype.get_pointee().get_canonical()
         f.merge(cf)
         params = list(ftype.argument_types()) if ftype.kind == T.FUNCTIONPROTO else []
+        # printf and its kin write through no argument after the format, unless the format
+        # holds %n (a format that is not a plain literal may).
+        fmt = _PRINTS.get(name or "")
+        reads_only = -1
+        if fmt is not None and name is not None and fmt + 1 < len(kids) and \
+                callee.referenced.get_definition() is None and \
+                _plain_print_format(self.text(kids[1 + fmt])):
+            reads_only = fmt
         args = []
         for i, a in enumerate(kids[1:]):
             af = Facts()
@@ -330,7 +339,8 @@ class Expressions:
                 pointer = True
                 # A variadic argument: its own type says whether it points to const.
                 writable = strip(a).kind != K.STRING_LITERAL and not _read_only(
-                    params[i] if i < len(params) else a.type)
+                    params[i] if i < len(params) else a.type) and not (
+                        0 <= reads_only < i)
             elif t.kind == T.RECORD and _lvalue_kind(strip(a)):
                 held = self.read(a, af)     # a struct passed by value: its pointers
                 pointer = writable = _holds_pointer(t)
@@ -391,6 +401,31 @@ def _holds_pointer(t: ci.Type, depth: int = 0) -> bool:
     if t.kind == T.RECORD and depth < 2:
         return any(_holds_pointer(m.type, depth + 1) for m in t.get_fields())
     return False
+
+
+# The C library's formatted printers: name -> index of the format argument.
+_PRINTS = {"printf": 0, "fprintf": 1, "dprintf": 1, "sprintf": 1, "snprintf": 2,
+           "syslog": 1, "warn": 0, "warnx": 0, "err": 1, "errx": 1}
+# A literal's pieces (adjacent literals concatenate) and <inttypes.h>'s length macros.
+_LITERAL_PIECE = re.compile(r'\s*(?:"(?:[^"\\\n]|\\.)*"|PRI[diouxX](?:8|16|32|64|LEAST(?:8|16|32|64)|'
+                            r'FAST(?:8|16|32|64)|MAX|PTR))\s*')
+_CONVERSION = re.compile(r"%(?:\d+\$)?[-+ #0'I]*(?:\*(?:\d+\$)?|\d+)?"
+                         r"(?:\.(?:\*(?:\d+\$)?|\d+))?(?:hh|h|ll|l|L|q|j|z|Z|t)?(.)", re.S)
+
+
+def _plain_print_format(text: str) -> bool:
+    """Whether a printf format, as spelled in the call, is string literals (and
+    <inttypes.h>'s PRI macros) holding no %n: then printf writes through no argument."""
+    pos = 0
+    while pos < len(text):
+        m = _LITERAL_PIECE.match(text, pos)
+        if m is None or m.end() == pos:
+            return False
+        pos = m.end()
+    literal = "".join(re.findall(r'"((?:[^"\\\n]|\\.)*)"', text))
+    if re.search(r"\\[0-7xuU]", literal):
+        return False        # an escape could spell `%n`
+    return "n" not in {m.group(1) for m in _CONVERSION.finditer(literal)}
 
 
 def _read_only(param: ci.Type | None) -> bool:

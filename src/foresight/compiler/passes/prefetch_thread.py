@@ -66,6 +66,10 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
             what = "lead read (the thread reads the data)" if sl.lead(c) else "predicted read"
         out.report.append({"file": unit.path, "line": c.line,
                            "message": f"site {n}: `{c.name}` in {f}: {what}"})
+    for n, (f, c) in enumerate(sl.chan_sites, 1):
+        out.report.append({"file": unit.path, "line": c.line, "message":
+                           f"sync point {n}: `{c.name}` in {f}: the thread waits for the "
+                           "program's result (channel)"})
     if opts.prefetch:
         out.insertions += insertions
     return out

@@ -11,7 +11,11 @@ From a Slice (analysis/ioslice.py):
   the start of main);
 - in the program itself (the computation thread), one insertion per read: its descriptor
   argument becomes `(foresight_pt_tick(__fs_ptx_clock, SITE), fd)`, which advances the call
-  ID, and at the top of main the thread's start.
+  ID, and at the top of main the thread's start;
+- at each sync point (a channel call: rand, time, a read of standard input), the program's
+  call sends what it got (`foresight_pt_send_int(__fs_ptx_clock, SITE, rand())`, or
+  `foresight_pt_send_scanf(__fs_ptx_clock, SITE, fmt, ...)`) and the thread's copy receives
+  it (`foresight_pt_chan_int(SITE)`), never making the call itself.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from foresight.compiler.analysis.ioslice import (
     RENAMED,
     TICKED,
     Slice,
+    channel,
     const_itself,
     io_name,
 )
@@ -78,6 +83,8 @@ class ThreadWriter:
         self.sites: dict[tuple[str, int], int] = {}   # (function, call start) -> site
         for n, (f, c) in enumerate(sl.io_sites, 1):
             self.sites[(f, c.start)] = n
+        self.chan_sites = {(f, c.start): n for n, (f, c) in enumerate(sl.chan_sites, 1)}
+        self.received: list[tuple[str, object]] = []  # channel calls the clones make
         self.copies: dict[VarKey, str] = {}          # renamed file-scope variables
         self.uses_n = False                          # a clone calls foresight_pt_fscanf
         # The program gives its descriptors readahead advice of its own: left as it is.
@@ -87,7 +94,14 @@ class ThreadWriter:
 
     def insertions(self) -> list[Insertion]:
         """Everything that goes into the file (raises Refused)."""
+        main = self.fns["main"]
+        params = [v.name for v in main.params]
+        if len(params) > 3:
+            raise Refused(main.line, "main has more than three parameters")
+        code = self.thread_code(params)     # first: it finds the sync points the thread has
         out: list[Insertion] = []
+        for f, c in self.received:
+            out += self.send(f, c)
         for f, c in self.sl.io_sites:
             if io_name(c) and IO_CALLS[io_name(c)][0] in TICKED:
                 a = c.args[0] if c.args else None
@@ -103,10 +117,6 @@ class ThreadWriter:
                     out.append(Insertion(a.start, 1, 0,
                                          f"(foresight_pt_tick({CLOCK}, {site}), "))
                 out.append(Insertion(a.end, 0, 0, ")"))
-        main = self.fns["main"]
-        params = [v.name for v in main.params]
-        if len(params) > 3:
-            raise Refused(main.line, "main has more than three parameters")
         first = min(f.start for f in self.p.functions)
         out.append(Insertion(first, 1, -1, self.declarations()))
         body = main.stmts[0]
@@ -115,8 +125,25 @@ class ThreadWriter:
         out.append(Insertion(body.start + 1, 1, -1,
                              f" {save}{CLOCK} = foresight_pt_start(__fs_ptx_init, "
                              f"__fs_ptx_run);"))
-        out.append(Insertion(len(self.data), 1, 0, self.thread_code(params)))
+        out.append(Insertion(len(self.data), 1, 0, code))
         return out
+
+    def send(self, f: str, c) -> list[Insertion]:
+        """The program's side of a sync point: its call, then what it got sent."""
+        kind = channel(c)
+        site = self.chan_sites[(f, c.start)]
+        name = c.callee
+        head = f"{CLOCK}, {site}, "
+        if kind in ("int", "long", "double", "time", "fgets"):
+            wrap = "long" if kind == "time" else kind
+            return [Insertion(c.start, 1, 0, f"foresight_pt_send_{wrap}({head}"),
+                    Insertion(c.end, 0, 0, ")")]
+        # scanf, fscanf, read: foresight_pt_send_NAME(CLOCK, SITE, [read,] args...), the
+        # name made by text put before the call's own.
+        paren = self.data.index(b"(", c.start + len(name))
+        extra = "read, " if kind == "read" else ""
+        return [Insertion(c.start, 1, 0, "foresight_pt_send_"),
+                Insertion(paren + 1, 1, 0, head + extra)]
 
     def declarations(self) -> str:
         saved = "".join(f"static {MAIN_PARAMS[i]} __fs_ptx_arg{i}; "
@@ -216,12 +243,19 @@ class ThreadWriter:
             return i < 0 or not (removed[i][0] <= o < removed[i][1])
 
         call_edits = []
+        sync = []
         for sid in sorted(kept):
             st = fn.stmts[sid]
             for c in st.calls:
                 if live(c.start):
                     call_edits += self.call(fn, c)
+                    if (fn.name, c.start) in self.chan_sites:
+                        sync.append(c)
         edits += call_edits
+        # A sync point inside text another edit replaces (`exit(rand())`) is not made by
+        # the thread: the program must not send for it either.
+        self.received += [(fn.name, c) for c in sync if not any(
+            a <= c.start and c.end <= b and b - a > c.end - c.start for a, b, _ in edits)]
         # Text a call's edit replaces (a predicted read's buffer, open's mode) is gone:
         # a global named there needs no copy.
         replaced = sorted((a, b) for a, b, _ in call_edits if b > a)
@@ -251,12 +285,22 @@ class ThreadWriter:
         line = line_at(self.data, fn.start)
         return f"#line {line} {line_name(self.path)}\n{self.header(fn)}{text}"
 
+    def receive(self, c, kind: str, site: int, ren) -> list[tuple[int, int, str]]:
+        need = {"time": 1, "fgets": 3, "read": 3, "scanf": 1, "fscanf": 2}.get(kind, 0)
+        if len(c.args) < need or any(a.start < 0 for a in c.args):
+            raise Refused(c.line, f"an argument of `{c.callee}` is made by a macro")
+        return _receive_edits(c, kind, site, ren)
+
     def call(self, fn: Function, c) -> list[tuple[int, int, str]]:
         name = c.callee or ""
         if not self.data[c.start:c.start + len(name)].decode(errors="replace") == name:
             raise Refused(c.line, f"the call of `{name}` is made by a macro")
         close = self.data.rfind(b")", c.start, c.end)
         ren = (c.start, c.start + len(name))
+        kind = channel(c)
+        site = self.chan_sites.get((fn.name, c.start))
+        if kind and site is not None:
+            return self.receive(c, kind, site, ren)
         io = io_name(c)
         if io:
             kind, buf = IO_CALLS[io]
@@ -297,6 +341,23 @@ class ThreadWriter:
         if name in self.fns and name in self.sl.kept:
             return [(*ren, clone_name(name))]
         return []
+
+
+def _receive_edits(c, kind: str, site: int, ren: tuple[int, int]) -> list[tuple[int, int, str]]:
+    """The thread's side of a sync point: the call becomes a receive of the program's
+    value (its arguments stay where the receive stores through them)."""
+    if kind in ("int", "long", "double"):
+        return [(c.start, c.end, f"foresight_pt_chan_{kind}({site})")]
+    if kind == "time":
+        return [(*ren, "foresight_pt_chan_time"), (c.args[0].start, c.args[0].start, f"{site}, ")]
+    if kind == "fgets":
+        return [(*ren, "foresight_pt_chan_fgets"), (c.args[2].start, c.args[2].end, str(site))]
+    if kind == "read":
+        return [(*ren, "foresight_pt_chan_read"), (c.args[0].start, c.args[0].end, str(site))]
+    if kind == "scanf":
+        return [(*ren, "foresight_pt_chan_scanf"), (c.args[0].start, c.args[0].start, f"{site}, ")]
+    # fscanf(stdin, fmt, ...): the stream goes.
+    return [(c.start, c.args[1].start, f"foresight_pt_chan_scanf({site}, ")]
 
 
 def _apply(data: bytes, lo: int, hi: int, edits: list[tuple[int, int, str]]) -> str:
