@@ -407,7 +407,8 @@ def _holds_pointer(t: ci.Type, depth: int = 0) -> bool:
 _PRINTS = {"printf": 0, "fprintf": 1, "dprintf": 1, "sprintf": 1, "snprintf": 2,
            "syslog": 1, "warn": 0, "warnx": 0, "err": 1, "errx": 1}
 # A literal's pieces (adjacent literals concatenate) and <inttypes.h>'s length macros.
-_LITERAL_PIECE = re.compile(r'\s*(?:"(?:[^"\\\n]|\\.)*"|PRI[diouxX](?:8|16|32|64|LEAST(?:8|16|32|64)|'
+_LITERAL_PIECE = re.compile(r'\s*(?:"(?:[^"\\\n]|\\.)*"|'
+                            r'PRI[diouxX](?:8|16|32|64|LEAST(?:8|16|32|64)|'
                             r'FAST(?:8|16|32|64)|MAX|PTR))\s*')
 _CONVERSION = re.compile(r"%(?:\d+\$)?[-+ #0'I]*(?:\*(?:\d+\$)?|\d+)?"
                          r"(?:\.(?:\*(?:\d+\$)?|\d+))?(?:hh|h|ll|l|L|q|j|z|Z|t)?(.)", re.S)
