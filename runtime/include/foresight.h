@@ -129,6 +129,11 @@
  *   FORESIGHT_PT_RANDOM=0|1      the program's readahead off (POSIX_FADV_RANDOM) on a
  *                                descriptor while the thread has queued its reads
  *                                (default 1; 0: its readahead is left alone)
+ *   FORESIGHT_PT_SCHED=window|eq1  when its predictions go to the disk: as soon as 64 are
+ *                                queued and whenever it sleeps (window, the default), or
+ *                                each when the paper's Eq. (1) says it is due, C*(j-i) -
+ *                                (K+1)*T <= FORESIGHT_PT_SLACK (eq1)
+ *   FORESIGHT_PT_SLACK=US        Eq. (1)'s Time_Threshold in microseconds (default 5000)
  *
  * The event trace (FORESIGHT_TRACE=PATH), for measuring prefetch coverage from real faults.
  * Text, one event per line; fields separated by one space; addresses hex with 0x; t_ns is

@@ -87,6 +87,8 @@ struct fs_config {
     char pt_files[1024];    /* FORESIGHT_PT_FILES: glob of files to prefetch, "" when unset */
     unsigned pt_queue;      /* FORESIGHT_PT_QUEUE: calls the thread may run ahead */
     uint64_t pt_ahead;      /* FORESIGHT_PT_AHEAD: predicted bytes it may run ahead */
+    bool pt_eq1;            /* FORESIGHT_PT_SCHED=eq1: the paper's Eq. (1) issues (window) */
+    uint64_t pt_slack_ns;   /* FORESIGHT_PT_SLACK: Eq. (1)'s Time_Threshold (5 ms) */
 };
 extern struct fs_config fs_cfg;
 
@@ -307,9 +309,9 @@ extern __thread bool fs_pt_self;            /* set on the prefetch thread */
 _Noreturn void fs_pt_stop(const char *reason, int err);
 uint64_t fs_pt_computation_id(void);        /* clock.id, read with acquire */
 double fs_pt_cpu_seconds(void);             /* the thread's CPU time so far (0: none) */
-/* Sleeps until the computation thread's call ID reaches WAKE (or 10 ms pass): true if the
- * thread slept (false: the clock was there already). */
-bool fs_pt_sleep_until(uint64_t wake);
+/* Sleeps until the computation thread's call ID reaches WAKE (or TIMEOUT_NS pass, less
+ * than a second): true if the thread slept (false: the clock was there already). */
+bool fs_pt_sleep_until(uint64_t wake, long timeout_ns);
 /* pt_sched.c: the thread's own call IDs, the window and the mispredict check. */
 uint64_t fs_pt_call(unsigned site);         /* one covered call at SITE: its call ID */
 void fs_pt_predicted(uint64_t bytes);       /* the current call queued BYTES for prefetch */
@@ -319,9 +321,15 @@ void fs_pt_outcome(bool progress);
 void fs_pt_pace(void);                      /* after a call: sleep while the window is full */
 void fs_pt_check_sites(void);               /* compare sites since the last check */
 void fs_pt_sched_reset(void);               /* a new thread: call ID 0 */
+/* Eq. (1)'s terms: C, the program's time per covered call, and (K + 1) * T, the time a
+ * request issued now takes with K before it on the device, both in ns (0: not known). */
+void fs_pt_estimates(uint64_t *c_ns, uint64_t *kt_ns);
+void fs_pt_sched_device(unsigned major, unsigned minor); /* the files' device (the first) */
 /* pt_queue.c: predictions waiting to be issued. */
 void fs_pt_enqueue(int fd, uint64_t off, uint64_t len, uint64_t call);
 void fs_pt_flush(int fd);                   /* issue what is pending for FD (-1: all) */
+/* Issue what is due: all of it under the window, what Eq. (1) and (2) allow under eq1. */
+void fs_pt_schedule(void);
 void fs_pt_drop_pending(void);              /* forget what is pending (mispredicted) */
 /* pt_chan.c: the channel of sync points' values (the program sends, the thread receives). */
 bool fs_pt_chan_init(void);                 /* open (mapped once): false without memory */

@@ -90,6 +90,8 @@ static bool describe(int fd, struct pt_file *f)
     f->size = f->regular ? stx.stx_size : 0;
     f->mtime = stx.stx_mtime;
     f->prefetchable = f->regular && (f->size >= PREFETCHABLE_SIZE || f->matched);
+    if (f->prefetchable)
+        fs_pt_sched_device(stx.stx_dev_major, stx.stx_dev_minor);
     return true;
 }
 

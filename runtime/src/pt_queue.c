@@ -11,6 +11,16 @@
  *
  * Flushed when 64 are pending, before the thread sleeps, at a close (that descriptor's),
  * and when the thread ends.  Only the prefetch thread touches the queue.
+ *
+ * Under FORESIGHT_PT_SCHED=eq1 the queue holds the whole window (the paper's kernel
+ * prefetch queue) and an entry goes to the disk only when the paper's Eq. (1) and (2)
+ * say it is due: with i the program's call ID and j the entry's,
+ *     C * (j - i) - (K + 1) * T <= Time_Threshold   and   j - i <= Queue_Threshold,
+ * C the program's time per call, T a request's time on the device, K the requests there
+ * (pt_sched.c measures them), Time_Threshold FORESIGHT_PT_SLACK, Queue_Threshold
+ * FORESIGHT_PT_QUEUE.  What is due is looked at every 64 predictions and at every wake
+ * of the thread (at least every millisecond while it sleeps).  A close, the thread's end
+ * and a wait at a sync point issue everything.
  */
 #include <fcntl.h>
 
@@ -24,8 +34,10 @@ struct pt_entry {
     uint64_t off, len, call;
 };
 
-static struct pt_entry pending[FS_PT_PENDING];
-static unsigned npending;
+#define HOLD (FS_PT_QUEUE_MAX + 2 * FS_PT_PENDING) /* eq1: the window and some */
+
+static struct pt_entry pending[HOLD];
+static unsigned npending, since_schedule;
 
 static void issue(int fd, uint64_t off, uint64_t len)
 {
@@ -45,10 +57,53 @@ static bool before(const struct pt_entry *a, const struct pt_entry *b)
     return a->fd != b->fd ? a->fd < b->fd : a->off < b->off;
 }
 
-void fs_pt_flush(int fd)
+/* Eq. (1) and (2) for an entry of call J when the program is at call I. */
+static bool due(uint64_t j, uint64_t i, uint64_t c_ns, uint64_t kt_ns)
+{
+    if (j - i > fs_cfg.pt_queue)
+        return false;
+    if (c_ns == 0) /* the program's pace not known yet: its next 64 calls */
+        return j - i <= FS_PT_PENDING;
+    const uint64_t until = c_ns * (j - i); /* when the program gets there */
+    return until <= kt_ns || until - kt_ns <= fs_cfg.pt_slack_ns;
+}
+
+/* Heapsort by (descriptor, offset), in place: libc's qsort may call malloc, which the
+ * prefetch thread never does. */
+static void sift(struct pt_entry *a, unsigned root, unsigned n)
+{
+    for (unsigned child; (child = 2 * root + 1) < n; root = child) {
+        if (child + 1 < n && before(&a[child], &a[child + 1]))
+            child++;
+        if (!before(&a[root], &a[child]))
+            return;
+        const struct pt_entry t = a[root];
+        a[root] = a[child];
+        a[child] = t;
+    }
+}
+
+static void sort_by_place(struct pt_entry *a, unsigned n)
+{
+    for (unsigned i = n / 2; i-- > 0;)
+        sift(a, i, n);
+    for (unsigned end = n; end-- > 1;) {
+        const struct pt_entry t = a[0];
+        a[0] = a[end];
+        a[end] = t;
+        sift(a, 0, end);
+    }
+}
+
+/* Issues the pending entries of FD (-1: all) that are due (ALL: every one), merged;
+ * drops the expired ones. */
+static void flush(int fd, bool all)
 {
     const uint64_t now = fs_pt_computation_id();
-    struct pt_entry live[FS_PT_PENDING];
+    uint64_t c_ns = 0, kt_ns = 0;
+    if (!all)
+        fs_pt_estimates(&c_ns, &kt_ns);
+    static struct pt_entry live[HOLD];
     unsigned nlive = 0, kept = 0;
     unsigned long expired = 0;
     for (unsigned i = 0; i < npending; i++) {
@@ -57,19 +112,18 @@ void fs_pt_flush(int fd)
             pending[kept++] = *e; /* another descriptor's: stays pending */
         else if (e->call <= now)
             expired++;
-        else {
-            /* insertion sort: at most 64 */
-            unsigned j = nlive++;
-            for (; j > 0 && before(e, &live[j - 1]); j--)
-                live[j] = live[j - 1];
-            live[j] = *e;
-        }
+        else if (!all && !due(e->call, now, c_ns, kt_ns))
+            pending[kept++] = *e; /* not yet */
+        else
+            live[nlive++] = *e;
     }
     npending = kept;
+    since_schedule = 0;
     if (expired)
         __atomic_fetch_add(&fs_global_pt_expired, expired, __ATOMIC_RELAXED);
     if (nlive == 0)
         return;
+    sort_by_place(live, nlive);
     int cfd = live[0].fd;
     uint64_t start = live[0].off, end = live[0].off + live[0].len;
     for (unsigned i = 1; i < nlive; i++) {
@@ -88,13 +142,25 @@ void fs_pt_flush(int fd)
     issue(cfd, start, end - start);
 }
 
+void fs_pt_flush(int fd)
+{
+    flush(fd, true);
+}
+
+void fs_pt_schedule(void)
+{
+    flush(-1, !fs_cfg.pt_eq1);
+}
+
 void fs_pt_enqueue(int fd, uint64_t off, uint64_t len, uint64_t call)
 {
     pending[npending++] = (struct pt_entry){.fd = fd, .off = off, .len = len, .call = call};
     __atomic_store_n(&fs_pt_clock.queued[call % FORESIGHT_PT_RING], 1, __ATOMIC_RELAXED);
     fs_pt_predicted(len);
-    if (npending == FS_PT_PENDING) {
-        fs_pt_flush(-1);
+    if (++since_schedule >= FS_PT_PENDING) {
+        fs_pt_schedule();
+        if (npending == HOLD) /* eq1, nothing due: the thread runs no further ahead */
+            flush(-1, true);
         fs_pt_check_sites();
     }
 }

@@ -24,6 +24,11 @@
  * loop the program runs a few times can run on the thread for ever, one core busy.
  * SPIN_STOP I/O calls in a row that failed or found the end of the file stop it.
  */
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "internal.h"
 
 #define RING FORESIGHT_PT_RING
@@ -37,6 +42,89 @@ static uint64_t checked;          /* call IDs compared up to here */
 static unsigned missed;           /* consecutive mispredictions */
 static unsigned fruitless;        /* consecutive I/O calls that failed or found the end */
 static unsigned long issued_at_sleep, left_at_sleep; /* the counters at the last sleep */
+
+/* Eq. (1)'s estimates (pt_queue.c, FORESIGHT_PT_SCHED=eq1): C from the program's call
+ * IDs over time, T and K from the files' device's own counters in sysfs (its stat: reads
+ * completed and the milliseconds they took; its inflight: reads on the device now), each
+ * looked at once per SAMPLE_NS at most. */
+#define SAMPLE_NS 2000000u
+#define DEVICE_NS 10000000u
+static uint64_t c_ns, t_ns, k_now;
+static uint64_t c_at_ns, c_at_id, dev_at_ns, dev_reads, dev_ticks;
+static int dev_stat = -1, dev_inflight = -1;
+static bool dev_known;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The first N unsigned numbers of the file FD (from its start) into V; how many. */
+static unsigned numbers(int fd, uint64_t *v, unsigned n)
+{
+    char buf[256];
+    const long got = syscall(SYS_pread64, fd, buf, sizeof buf - 1, 0);
+    if (got <= 0)
+        return 0;
+    buf[got] = 0;
+    unsigned k = 0;
+    for (const char *c = buf; *c != 0 && k < n;) {
+        while (*c == ' ' || *c == '\t' || *c == '\n')
+            c++;
+        if (*c < '0' || *c > '9')
+            break;
+        uint64_t x = 0;
+        for (; *c >= '0' && *c <= '9'; c++)
+            x = x * 10 + (uint64_t)(*c - '0');
+        v[k++] = x;
+    }
+    return k;
+}
+
+void fs_pt_sched_device(unsigned major, unsigned minor)
+{
+    if (dev_known || !fs_cfg.pt_eq1)
+        return;
+    dev_known = true;
+    char path[64];
+    snprintf(path, sizeof path, "/sys/dev/block/%u:%u/stat", major, minor);
+    dev_stat = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    snprintf(path, sizeof path, "/sys/dev/block/%u:%u/inflight", major, minor);
+    dev_inflight = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+}
+
+void fs_pt_estimates(uint64_t *c, uint64_t *kt)
+{
+    const uint64_t t = now_ns(), id = fs_pt_computation_id();
+    if (c_at_ns == 0 || id < c_at_id) {
+        c_at_ns = t;
+        c_at_id = id;
+    } else if (t - c_at_ns >= SAMPLE_NS && id > c_at_id) {
+        const uint64_t sample = (t - c_at_ns) / (id - c_at_id);
+        c_ns = c_ns == 0 ? sample : (3 * c_ns + sample) / 4;
+        c_at_ns = t;
+        c_at_id = id;
+    }
+    if (dev_stat >= 0 && t - dev_at_ns >= DEVICE_NS) {
+        uint64_t v[4], f[1];
+        if (numbers(dev_stat, v, 4) == 4) {
+            /* stat: reads completed, merged, sectors, milliseconds reading */
+            if (dev_at_ns != 0 && v[0] > dev_reads) {
+                const uint64_t sample = (v[3] - dev_ticks) * 1000000u / (v[0] - dev_reads);
+                t_ns = t_ns == 0 ? sample : (3 * t_ns + sample) / 4;
+            }
+            dev_reads = v[0];
+            dev_ticks = v[3];
+        }
+        if (dev_inflight >= 0 && numbers(dev_inflight, f, 1) == 1)
+            k_now = f[0];
+        dev_at_ns = t;
+    }
+    *c = c_ns;
+    *kt = (k_now + 1) * t_ns;
+}
 
 void fs_pt_sched_reset(void)
 {
@@ -122,7 +210,7 @@ void fs_pt_pace(void)
             calls < RING ? cum_bytes[t_id % RING] - cum_bytes[c % RING] : UINT64_MAX;
         if (calls < fs_cfg.pt_queue && bytes < fs_cfg.pt_ahead)
             return;
-        fs_pt_flush(-1);
+        fs_pt_schedule();
         /* Wakes at 64 free calls to keep requests going to the disk, but at half the
          * window where since the last sleep it issued nothing and left calls to the
          * kernel's readahead: a forward run has nothing to keep going, and each
@@ -135,7 +223,9 @@ void fs_pt_pace(void)
         issued_at_sleep = issued;
         left_at_sleep = left;
         const uint64_t half = calls / 2;
-        fs_pt_sleep_until(c + (half < 1 ? 1 : half > 64 && !idle ? 64 : half));
+        /* Under eq1 what becomes due is issued as it does: a millisecond's sleep at most. */
+        fs_pt_sleep_until(c + (half < 1 ? 1 : half > 64 && !idle ? 64 : half),
+                          fs_cfg.pt_eq1 ? 1000000 : 10000000);
         fs_pt_check_sites();
     }
 }

@@ -548,13 +548,13 @@ uint64_t fs_pt_computation_id(void)
     return __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE);
 }
 
-bool fs_pt_sleep_until(uint64_t wake)
+bool fs_pt_sleep_until(uint64_t wake, long timeout_ns)
 {
     uint32_t v = __atomic_load_n(&wake_word, __ATOMIC_SEQ_CST);
     __atomic_store_n(&fs_pt_clock.wake_at, wake, __ATOMIC_SEQ_CST);
     bool slept = __atomic_load_n(&fs_pt_clock.id, __ATOMIC_SEQ_CST) < wake;
     if (slept) {
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = timeout_ns};
         syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
         __atomic_fetch_add(&fs_global_pt_sleeps, 1, __ATOMIC_RELAXED);
     }

@@ -35,6 +35,10 @@
  *               a new forward run after them are issued
  *   cpu         the thread's CPU time, while it runs and after it ended, in the JSON
  *               statistics too
+ *   eq1         FORESIGHT_PT_SCHED=eq1: predictions issued only when the paper's Eq. (1)
+ *               says they are due (the program's next 64 calls while its pace is unknown,
+ *               a few calls ahead of a program making one every 2 ms), never the whole
+ *               window
  * No check depends on timing: every wait is for an outcome, with a generous timeout. */
 #include <errno.h>
 #include <grp.h>
@@ -445,6 +449,39 @@ static void scenario_window(void)
     CHECK(wait_flag(&run_done));
     CHECK_EQ(get(&fs_global_pt_mispredicts), 0);
     CHECK(get(&fs_global_pt_issued) > 0);
+    unlink(path);
+}
+
+/* FORESIGHT_PT_SCHED=eq1: the thread still runs the window ahead, but its predictions go to
+ * the disk only when Eq. (1) says they are due: with the program's pace unknown, its next 64
+ * calls; with the program at 2 ms a call, a few calls ahead, not the window's 960. */
+static void scenario_eq1(void)
+{
+    CHECK(fs_cfg.pt_eq1);
+    cold_file("pt_eq1.dat");
+    const unsigned q = FS_PT_QUEUE_MAX;
+    publish(&go, 1);
+    struct foresight_pt_clock *c = foresight_pt_start(NULL, run_backward);
+    CHECK(c != NULL);
+    CHECK(wait_counter(&fs_global_pt_sleeps, 5)); /* q calls ahead, asleep, woken 5 times */
+    CHECK_EQ(get(&fs_global_pt_calls), q);
+    size_t len;
+    const char *a = calls_at(1, 64, &len);
+    CHECK(wait_fraction(a, len, 1.0, 0, 20));
+    a = calls_at(100, q, &len);
+    CHECK(resident_fraction(a, len) == 0); /* not due: never issued while nothing moves */
+    for (unsigned i = 0; i < 100; i++) {
+        foresight_pt_tick(c, 3);
+        usleep(2000);
+    }
+    a = calls_at(101, 102, &len); /* 2 and 4 ms away from the program, due (5 ms) */
+    CHECK(wait_fraction(a, len, 1.0, 0, 20));
+    a = calls_at(400, q, &len);
+    CHECK(resident_fraction(a, len) == 0); /* 300 calls (0.6 s) ahead: not due */
+    for (unsigned i = 100; i < CALLS; i++)
+        foresight_pt_tick(c, 3);
+    CHECK(wait_flag(&run_done));
+    CHECK_EQ(get(&fs_global_pt_mispredicts), 0);
     unlink(path);
 }
 
@@ -966,7 +1003,7 @@ int main(int argc, char **argv)
         {"setxid", scenario_setxid},       {"written", scenario_written},
         {"readahead", scenario_readahead}, {"advice", scenario_advice},
         {"cpu", scenario_cpu},
-        {"spin", scenario_spin},
+        {"spin", scenario_spin},           {"eq1", scenario_eq1},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(argv[1], scenarios[i].name) == 0) {
@@ -976,6 +1013,6 @@ int main(int argc, char **argv)
             return check_done(name);
         }
     fprintf(stderr, "usage: test_pt start|confine|files|window|expiry|mispredict|disabled|"
-                    "fork|exit_group|handles|setxid|written|readahead|advice|cpu|spin\n");
+                    "fork|exit_group|handles|setxid|written|readahead|advice|cpu|spin|eq1\n");
     return 2;
 }
