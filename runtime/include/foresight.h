@@ -249,6 +249,7 @@ extern "C" {
 #define foresight__pt_send_vfscanf foresight__pt_send_vfscanf_abi10
 #define foresight__pt_receive foresight__pt_receive_abi10
 #define foresight__pt_receive_vscanf foresight__pt_receive_vscanf_abi10
+#define foresight__pt_write foresight__pt_write_abi10
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -874,6 +875,7 @@ int64_t foresight__pt_ftello(FILE *f, unsigned site) FORESIGHT__WEAK;
 void foresight__pt_rewind(FILE *f, unsigned site) FORESIGHT__WEAK;
 int foresight__pt_feof(FILE *f) FORESIGHT__WEAK;
 int foresight__pt_ferror(FILE *f) FORESIGHT__WEAK;
+long foresight__pt_write(int h, size_t n) FORESIGHT__WEAK;
 
 /*
  * Maps the prefetch thread's memory, calls INIT on the calling thread (the compiler's:
@@ -1263,6 +1265,54 @@ static inline int foresight_pt_chan_scanf(unsigned site, const char *fmt, ...)
     r = foresight__pt_receive_vscanf(site, ap);
     va_end(ap);
     return r;
+}
+
+/*
+ * The program's writes, as the prefetch thread makes them: it writes nothing, and predicts
+ * that each write succeeds whole (a program whose write fails takes another way, which the
+ * thread then mispredicts).  They stand where the slice needs a write's result (`if
+ * (write(out, buf, n) != n) return 1;`); the data is never passed.
+ * foresight_pt_write also moves the handle's shadow offset by N (a file the thread has
+ * open and the program writes through the same descriptor: its later reads are after it).
+ * A file the program opens to write but the thread cannot open for reading (one the
+ * program creates, not there yet while the thread runs ahead; one it may only write)
+ * opens as a handle that reads nothing, so the thread goes on as the program will.
+ */
+static inline long foresight_pt_write(int h, size_t n)
+{
+    return foresight__pt_write(h, n);
+}
+
+static inline long foresight_pt_pwrite(int h, size_t n, int64_t off)
+{
+    (void)h;
+    (void)off;
+    return (long)n;
+}
+
+static inline size_t foresight_pt_fwrite(size_t size, size_t n, FILE *f)
+{
+    (void)size;
+    (void)f;
+    return n;
+}
+
+static inline int foresight_pt_fputc(int c, FILE *f)
+{
+    (void)f;
+    return (unsigned char)c;
+}
+
+static inline int foresight_pt_fputs(FILE *f)
+{
+    (void)f;
+    return 1;
+}
+
+static inline int foresight_pt_fflush(FILE *f)
+{
+    (void)f;
+    return 0;
 }
 
 /* Ends the prefetch thread (its queued predictions issued first): replaces exit() and

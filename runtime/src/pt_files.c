@@ -138,6 +138,8 @@ static void mark_written(uint64_t dev, uint64_t ino)
 
 static int open_file(const char *path, int flags);
 
+static int placeholder(void);
+
 int foresight__pt_open(const char *path, int flags, unsigned site)
 {
     (void)site;
@@ -145,11 +147,38 @@ int foresight__pt_open(const char *path, int flags, unsigned site)
         errno = EPERM;
         return -1;
     }
-    const int h = open_file(path, flags);
+    int h = open_file(path, flags);
+    if (h < 0 && (flags & (O_WRONLY | O_RDWR | O_CREAT)) && (errno == ENOENT || errno == EACCES))
+        h = placeholder();
     const int e = errno;
     fs_pt_outcome(h >= 0);
     errno = e;
     return h;
+}
+
+static int open_file(const char *path, int flags);
+
+/* A file the program opens to write but the thread cannot open to read: one the program
+ * creates (it is not there yet: the thread runs ahead of the program's open) or may only
+ * write.  The program's open will most likely succeed, so the thread's does too: a handle
+ * on /dev/null (O_PATH), which reads nothing, predicts nothing and takes the program's
+ * writes (foresight_pt_write) as the file would. */
+static int placeholder(void)
+{
+    const int h = open_file("/dev/null", O_WRONLY);
+    if (h >= 0)
+        errno = 0;
+    return h;
+}
+
+long foresight__pt_write(int h, size_t n)
+{
+    const int e = errno;
+    struct pt_file *f = handle(h);
+    if (f != NULL) /* the program's write moves the offset both share */
+        f->off += n;
+    errno = e;
+    return (long)n;
 }
 
 static int open_file(const char *path, int flags)

@@ -35,6 +35,9 @@
  *               a new forward run after them are issued
  *   cpu         the thread's CPU time, while it runs and after it ended, in the JSON
  *               statistics too
+ *   writes      the program's writes on the thread write nothing and predict success (the
+ *               shared offset moves); a file the program creates opens before it exists,
+ *               reading nothing; a read-only open of a missing file still fails
  *   eq1         FORESIGHT_PT_SCHED=eq1: predictions issued only when the paper's Eq. (1)
  *               says they are due (the program's next 64 calls while its pace is unknown,
  *               a few calls ahead of a program making one every 2 ms), never the whole
@@ -449,6 +452,50 @@ static void scenario_window(void)
     CHECK(wait_flag(&run_done));
     CHECK_EQ(get(&fs_global_pt_mispredicts), 0);
     CHECK(get(&fs_global_pt_issued) > 0);
+    unlink(path);
+}
+
+/* The program's writes as the thread makes them: nothing written, each predicted whole;
+ * a file the program creates opens on the thread before it exists, as a handle reading
+ * nothing; a file opened only to read and not there still fails. */
+static int writes_ok;
+
+static void run_writes(void)
+{
+    char created[4096 + 16];
+    snprintf(created, sizeof created, "%s.new", path);
+    const int c = foresight_pt_open(created, O_WRONLY | O_CREAT | O_TRUNC, 1);
+    const int r = foresight_pt_open(created, O_RDONLY, 2);
+    const int r_errno = errno;
+    const int h = foresight_pt_open(path, O_RDWR, 3);
+    char b[16];
+    writes_ok = c >= 3 && r == -1 && r_errno == ENOENT && h >= 3 &&
+                foresight_pt_write(c, 4096) == 4096 &&
+                foresight_pt_read(c, NULL, 4096, 4) == 0 && /* reads nothing */
+                foresight_pt_write(h, 100) == 100 &&
+                foresight_pt_lseek(h, 0, SEEK_CUR, 5) == 100 && /* the shared offset */
+                foresight_pt_read(h, b, sizeof b, 6) == -1 && errno == EIO && /* written */
+                foresight_pt_pwrite(h, 7, 1 << 20) == 7 &&
+                foresight_pt_fwrite(8, 3, NULL) == 3 && foresight_pt_fputc(0x1ff, NULL) == 0xff;
+    foresight_pt_close(c, 7);
+    foresight_pt_close(h, 8);
+    publish(&run_done, 1);
+}
+
+static void scenario_writes(void)
+{
+    cold_file("pt_writes.dat");
+    struct stat before;
+    CHECK(stat(path, &before) == 0);
+    CHECK(foresight_pt_start(NULL, run_writes) != NULL);
+    CHECK(wait_flag(&run_done));
+    CHECK(writes_ok);
+    char created[4096 + 16];
+    snprintf(created, sizeof created, "%s.new", path);
+    CHECK(access(created, F_OK) != 0); /* the thread created nothing */
+    struct stat after;
+    CHECK(stat(path, &after) == 0);
+    CHECK(after.st_size == before.st_size && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
     unlink(path);
 }
 
@@ -1004,6 +1051,7 @@ int main(int argc, char **argv)
         {"readahead", scenario_readahead}, {"advice", scenario_advice},
         {"cpu", scenario_cpu},
         {"spin", scenario_spin},           {"eq1", scenario_eq1},
+        {"writes", scenario_writes},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(argv[1], scenarios[i].name) == 0) {
@@ -1013,6 +1061,6 @@ int main(int argc, char **argv)
             return check_done(name);
         }
     fprintf(stderr, "usage: test_pt start|confine|files|window|expiry|mispredict|disabled|"
-                    "fork|exit_group|handles|setxid|written|readahead|advice|cpu|spin|eq1\n");
+                    "fork|exit_group|handles|setxid|written|readahead|advice|cpu|spin|eq1|writes\n");
     return 2;
 }

@@ -589,3 +589,66 @@ int main(int argc, char **argv)
     assert 12 not in kept                  # printf("reading %s ...")
     assert {13, 14} <= kept                # %n; a format from a variable
     assert not sl.ok                       # (fprintf and printf are not the thread's)
+
+
+def test_checked_writes_are_predicted_not_made(tmp_path):
+    # `if (write(...) != n) return 1;` puts the write in the slice (its result decides a
+    # return): the thread predicts it succeeds whole and never passes the data.
+    program, sl, data = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    int in = open(argv[1], O_RDONLY);
+    int out = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    FILE *log = fopen(argv[3], "w");
+    char buf[4096];
+    for (long r = 99; r >= 0; r--) {
+        if (pread(in, buf, sizeof buf, r * 4096) != sizeof buf) return 1;
+        if (write(out, buf, sizeof buf) != sizeof buf) return 1;
+        if (fwrite(buf, 1, 16, log) != 16 || fputs(buf, log) < 0 || fflush(log)) return 1;
+    }
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert {12, 13, 14} <= kept_lines(program, sl, "main")
+    thread = thread_text(sl, data)
+    assert "foresight_pt_write(out, sizeof buf)" in thread
+    assert "foresight_pt_fwrite(1, 16, log)" in thread
+    assert "foresight_pt_fputs(log)" in thread and "foresight_pt_fflush(log)" in thread
+    assert "write(out, buf" not in thread
+
+
+def test_a_value_no_slice_reads_is_not_computed(tmp_path):
+    # scan()'s checksum is printed, never read by the slice: its clone returns a zero of
+    # its type and the thread runs no checksum; where a caller's condition reads a value
+    # (count()), it is computed.
+    program, sl, data = sliced(tmp_path, """\
+static unsigned long mix(unsigned long h, const char *b) { return h * 31 + b[0]; }
+static unsigned long scan(int fd, long n)
+{
+    char buf[4096];
+    unsigned long h = 7;
+    for (long r = n - 1; r >= 0; r--) {
+        if (pread(fd, buf, sizeof buf, r * 4096) != sizeof buf) return 0;
+        h = mix(h, buf);
+    }
+    return h;
+}
+static long count(const char *s) { return atol(s); }
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    long n;
+    if ((n = count(argv[2])) <= 0) return 1;
+    unsigned long h = scan(fd, n);
+    printf("%lu\\n", h);
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert "scan" not in sl.needed and "count" in sl.needed
+    assert 12 not in kept_lines(program, sl, "scan")        # h = mix(h, buf)
+    thread = thread_text(sl, data)
+    assert "{ static __typeof__(h ) __fs_ptx_z; return __fs_ptx_z; }" in thread
+    assert "{ static __typeof__(0 ) __fs_ptx_z; return __fs_ptx_z; }" in thread
+    assert "return atol(s);" in thread

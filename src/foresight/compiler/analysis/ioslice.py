@@ -88,6 +88,14 @@ WRITES_FIRST = frozenset({"memcpy", "memmove", "memset", "strcpy", "strncpy", "s
                           "strncat", "sprintf", "snprintf"})
 
 
+# The program's writes, where the slice needs their result (`if (write(out, b, n) != n)
+# return 1;`): the thread writes nothing and predicts that each succeeds whole
+# (foresight_pt_KIND).  name -> (kind, index of the data argument, which is not passed).
+WRITES = {"write": ("write", 1), "pwrite": ("pwrite", 1), "pwrite64": ("pwrite", 1),
+          "fwrite": ("fwrite", 0), "fputs": ("fputs", 0), "fputc": ("fputc", -1),
+          "putc": ("fputc", -1), "fflush": ("fflush", -1), "ftruncate": ("done", -1),
+          "ftruncate64": ("done", -1), "fsync": ("done", -1), "fdatasync": ("done", -1)}
+
 # The channel (Section 4.1's sync points, send_XXX/receive_XXX): library calls whose
 # results the thread takes from the program instead of making them again, which would
 # change the program (rand's sequence, standard input's bytes) or answer differently
@@ -135,6 +143,9 @@ class Slice:
     io_sites: list[tuple[str, Call]] = field(default_factory=list)  # (function, call), in order
     chan_sites: list[tuple[str, Call]] = field(default_factory=list)  # sync points, in order
     value_used: set[int] = field(default_factory=set)   # starts of getc calls whose byte matters
+    # Functions whose returned value the slice reads; another clone's kept returns give a
+    # zero of their type (the value is computed by what the thread does not run).
+    needed: set[str] = field(default_factory=set)
 
     @property
     def ok(self) -> bool:
@@ -338,14 +349,22 @@ class _Slicer:
         # The parents (structure and control).
         if st.parent is not None:
             self.keep(f, st.parent)
-        for c in st.calls:
-            self.call(f, st, c)
-        if not (st.kind == StmtKind.RETURN and f == "main"):
-            # (the clone of main returns 0: its value is not needed)
+        if st.kind == StmtKind.RETURN and f != "main" and f not in self.s.needed and any(
+                c.callee in self.fns or io_name(c) or channel(c) for c in st.calls):
+            self.value_needed(f)    # (a call the thread must make: all of it, simply)
+        if st.kind == StmtKind.RETURN:
+            # main's clone returns 0; another function's value is computed only where a
+            # caller's kept statement reads it (value_needed).
+            if f != "main" and f in self.s.needed:
+                self.return_value(f, st)
+        else:
+            for c in st.calls:
+                self.call(f, st, c)
             passed = self.passed_only(st)
             for k in self.reads(st):
                 if k not in passed:
                     self.relate(f, k)
+            self.calls_valued(f, st)
         # What is read through a pointer: the stores through it.
         for a in st.loads:
             if a.via is not None:
@@ -383,6 +402,44 @@ class _Slicer:
             for s2 in fn.stmts:
                 if s2.kind == StmtKind.GOTO and s2.target == sid:
                     self.keep(f, s2.id)
+
+    def return_value(self, f: str, st: Stmt) -> None:
+        for c in st.calls:
+            self.call(f, st, c)
+        passed = self.passed_only(st)
+        for k in self.reads(st):
+            if k not in passed:
+                self.relate(f, k)
+        self.calls_valued(f, st, always=True)
+
+    def value_needed(self, f: str) -> None:
+        """The value `f` returns is read by the slice: its kept returns compute it."""
+        if f in self.s.needed or f not in self.fns or f == "main":
+            return
+        self.s.needed.add(f)
+        fn = self.fns[f]
+        for sid in sorted(self.s.kept.get(f, ())):
+            if fn.stmts[sid].kind == StmtKind.RETURN:
+                self.return_value(f, fn.stmts[sid])
+
+    def calls_valued(self, f: str, st: Stmt, always: bool = False) -> None:
+        """The program's functions a kept statement calls whose value it may read: in a
+        condition, inside another call's arguments, defining a variable the slice reads
+        (or ALWAYS: a return whose value is read)."""
+        mine = [c for c in st.calls if c.callee in self.fns]
+        if not mine:
+            return
+        if always or st.kind.is_control:
+            for c in mine:
+                self.value_needed(c.callee)
+            return
+        related = self.related_locals.get(f, set())
+        defines = any(k in related or k in self.related_globals for k in st.defs)
+        for c in mine:
+            nested = any(o is not c and o.start <= c.start and c.end <= o.end
+                         for o in st.calls)
+            if defines or nested or st.stores:
+                self.value_needed(c.callee)
 
     @staticmethod
     def switch_of(fn: Function, st: Stmt) -> int | None:
@@ -488,11 +545,11 @@ class _Slicer:
         skip: set[VarKey] = set()
         for c in st.calls:
             name = io_name(c)
-            if name and IO_CALLS[name][1] >= 0 and IO_CALLS[name][1] < len(c.args):
-                buf = c.args[IO_CALLS[name][1]]
-                others = {k for i, a in enumerate(c.args) if i != IO_CALLS[name][1]
-                          for k in a.uses}
-                skip |= set(buf.uses) - others
+            data = (IO_CALLS[name][1] if name else WRITES[c.callee][1]
+                    if c.callee in WRITES else -1)
+            if 0 <= data < len(c.args):
+                others = {k for i, a in enumerate(c.args) if i != data for k in a.uses}
+                skip |= set(c.args[data].uses) - others
             elif c.callee in EXITS:
                 skip |= {k for a in c.args for k in a.uses}
         return skip
@@ -516,6 +573,7 @@ class _Slicer:
                 for sid in self.index[g].defs.get(key, ()):
                     self.keep(g, sid)
                     self.mark_effect(g)
+                    self.calls_valued(g, self.fns[g].stmts[sid])
             return
         mine = self.related_locals.setdefault(f, set())
         if key in mine:
@@ -529,6 +587,7 @@ class _Slicer:
                         self.relate(caller, k)
         for sid in sorted({*ix.defs.get(key, ()), *ix.declares.get(key, ())}):
             self.keep(f, sid)
+            self.calls_valued(f, fn.stmts[sid])
         if not var.is_pointer:
             for sid in ix.defs.get(key, ()):
                 self.callee_pointees(f, fn.stmts[sid], lambda a: a.var == key)
@@ -549,7 +608,7 @@ class _Slicer:
             self.mark_effect(f)
             return
         if name in IO_CALLS or name in EXITS or name in ALLOC or name in PURE \
-                or name in WRITES_FIRST or name in RENAMED:
+                or name in WRITES_FIRST or name in RENAMED or name in WRITES:
             return
         if name in SORTS and len(c.args) > SORTS[name]:
             cmp = c.args[SORTS[name]].text.strip().lstrip("&").strip()
@@ -598,7 +657,7 @@ class _Slicer:
                 judged = {(a.via, a.text) for c in st.calls
                           if io_name(c) or c.callee in self.fns or c.callee in WRITES_FIRST
                           or c.callee in RENAMED or c.callee in SORTS or channel(c)
-                          for a in c.args}
+                          or c.callee in WRITES for a in c.args}
                 for a in st.stores:
                     if (a.via, a.text) in judged:
                         continue

@@ -29,6 +29,7 @@ from foresight.compiler.analysis.ioslice import (
     IO_CALLS,
     RENAMED,
     TICKED,
+    WRITES,
     Slice,
     channel,
     const_itself,
@@ -233,6 +234,18 @@ class ThreadWriter:
             if fn.name == "main" and st.kind == StmtKind.RETURN:
                 edits.append((st.start, st.end, "return;" if void_main else "return 0;"))
                 removed.append((st.start, st.end))
+            elif st.kind == StmtKind.RETURN and fn.name not in self.sl.needed:
+                # No caller's slice reads the value: a zero of its type, not its
+                # computation (which may call what the thread cannot run).
+                text = decode_source(self.data[st.start:st.end])
+                m = re.fullmatch(r"return\b(.*?);?", text.strip(), re.S)
+                if m and m.group(1).strip():
+                    expr = m.group(1).strip()
+                    end = "\n" if "//" in expr else " "    # a comment ends at its line
+                    edits.append((st.start, st.end, "{ static __typeof__(" + expr + end
+                                  + ") __fs_ptx_z; return __fs_ptx_z; }" + "\n" * max(
+                                      0, text.count("\n") - (expr + end).count("\n"))))
+                    removed.append((st.start, st.end))
         # Removed ranges never overlap (each is a statement whose parent is kept, or a
         # kept return of main, which holds none of them): sorted, one search per offset.
         removed.sort()
@@ -331,6 +344,16 @@ class ThreadWriter:
                 self.uses_n = True
             else:
                 out.append((close, close, f", {site}"))
+            return out
+        if name in WRITES:
+            kind, data = WRITES[name]
+            if kind == "done":      # ftruncate, fsync: 0, as when they succeed
+                return [(c.start, c.end, "0")]
+            if any(a.start < 0 for a in c.args):
+                raise Refused(c.line, f"an argument of `{name}` is made by a macro")
+            out = [(*ren, f"foresight_pt_{kind}")]
+            if 0 <= data < len(c.args) - 1:     # the data goes, with its comma
+                out.append((c.args[data].start, c.args[data + 1].start, ""))
             return out
         if name in EXITS:
             return [(c.start, c.end, "foresight_pt_exit()")]
