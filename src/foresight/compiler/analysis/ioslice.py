@@ -352,23 +352,10 @@ class _Slicer:
         if st.kind == StmtKind.RETURN and f != "main" and f not in self.s.needed and any(
                 c.callee in self.fns or io_name(c) or channel(c) for c in st.calls):
             self.value_needed(f)    # (a call the thread must make: all of it, simply)
-        if st.kind == StmtKind.RETURN:
-            # main's clone returns 0; another function's value is computed only where a
-            # caller's kept statement reads it (value_needed).
-            if f != "main" and f in self.s.needed:
-                self.return_value(f, st)
-        else:
-            for c in st.calls:
-                self.call(f, st, c)
-            passed = self.passed_only(st)
-            for k in self.reads(st):
-                if k not in passed:
-                    self.relate(f, k)
-            self.calls_valued(f, st)
-        # What is read through a pointer: the stores through it.
-        for a in st.loads:
-            if a.via is not None:
-                self.pointee(f, a.via)
+        # main's clone returns 0; another function's value is computed only where a
+        # caller's kept statement reads it (value_needed).
+        if st.kind != StmtKind.RETURN or (f != "main" and f in self.s.needed):
+            self.computed(f, st)
         # An argument of one of the program's functions matters as far as its parameter
         # does in the callee (Section 4.2): related there, related here.
         for c in st.calls:
@@ -403,14 +390,24 @@ class _Slicer:
                 if s2.kind == StmtKind.GOTO and s2.target == sid:
                     self.keep(f, s2.id)
 
-    def return_value(self, f: str, st: Stmt) -> None:
+    def computed(self, f: str, st: Stmt) -> None:
+        """A kept statement's expressions run on the thread: what they call and read."""
         for c in st.calls:
             self.call(f, st, c)
         passed = self.passed_only(st)
         for k in self.reads(st):
             if k not in passed:
                 self.relate(f, k)
-        self.calls_valued(f, st, always=True)
+        # What is read through a pointer: the stores through it.
+        for a in st.loads:
+            if a.via is not None:
+                self.pointee(f, a.via)
+        self.calls_valued(f, st, always=st.kind == StmtKind.RETURN)
+
+    def returns_zero(self, f: str, st: Stmt) -> bool:
+        """A kept return whose value no slice reads: its clone returns a zero of the
+        expression's type, computing nothing."""
+        return st.kind == StmtKind.RETURN and f != "main" and f not in self.s.needed
 
     def value_needed(self, f: str) -> None:
         """The value `f` returns is read by the slice: its kept returns compute it."""
@@ -420,7 +417,7 @@ class _Slicer:
         fn = self.fns[f]
         for sid in sorted(self.s.kept.get(f, ())):
             if fn.stmts[sid].kind == StmtKind.RETURN:
-                self.return_value(f, fn.stmts[sid])
+                self.computed(f, fn.stmts[sid])
 
     def calls_valued(self, f: str, st: Stmt, always: bool = False) -> None:
         """The program's functions a kept statement calls whose value it may read: in a
@@ -651,6 +648,8 @@ class _Slicer:
             fn = self.fns[f]
             for sid in sorted(kept):
                 st = fn.stmts[sid]
+                if self.returns_zero(f, st) or (st.kind == StmtKind.RETURN and f == "main"):
+                    continue    # its expression is not run (the clone returns a zero)
                 # Arguments of the calls check_args judges: I/O calls (the runtime never
                 # writes through a FILE * it did not make, a predicted read's buffer is
                 # not passed), the program's functions, the writers into the first.
