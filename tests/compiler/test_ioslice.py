@@ -652,3 +652,47 @@ int main(int argc, char **argv)
     assert "{ static __typeof__(h ) __fs_ptx_z; return __fs_ptx_z; }" in thread
     assert "{ static __typeof__(0 ) __fs_ptx_z; return __fs_ptx_z; }" in thread
     assert "return atol(s);" in thread
+
+
+def test_a_read_inside_a_call_the_thread_cannot_run_is_made_alone(tmp_path):
+    # printf holds a read: the thread makes the read (it keeps the call IDs in step) and
+    # not the printf.  Two such calls in one statement (whose order cc chooses) still
+    # refuse.
+    body = """\
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    char b[4096];
+    printf("%zd bytes\\n", pread(fd, b, sizeof b, 4096));
+    return 0;
+}
+"""
+    program, sl, data = sliced(tmp_path, body)
+    assert sl.ok, sl.refusals
+    thread = thread_text(sl, data)
+    assert "{ (void)(foresight_pt_pread(fd, (void *)0, sizeof b, 4096, 2)); }" in thread
+    assert "printf" not in thread.split("#pragma GCC diagnostic ignored")[-1]
+    _, sl, _ = sliced(tmp_path, body.replace(
+        "pread(fd, b, sizeof b, 4096));", "pread(fd, b, sizeof b, 0), (long long)lseek(fd, 0, 1));")
+        .replace('bytes\\n"', 'bytes at %lld\\n"'))
+    assert (9, "calls `printf`, which the prefetch thread cannot run") in sl.refusals
+
+
+def test_a_buffer_the_statement_also_reads_makes_a_lead_read(tmp_path):
+    # `back` is pread's buffer and memcmp's argument in one condition: the thread must
+    # read the data (a lead read) and declare `back`.
+    program, sl, data = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    char back[32], want[32] = "x";
+    for (int r = 9; r >= 0; r--)
+        if (pread(fd, back, 32, r * 4096) != 32 || memcmp(back, want, 32) != 0)
+            return 1;
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    read = next(c for _, c in sl.io_sites if c.name == "pread")
+    assert sl.lead(read)
+    assert "char back[32]" in thread_text(sl, data)

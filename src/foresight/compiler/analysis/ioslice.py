@@ -28,7 +28,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from foresight.compiler.program_ir import Call, Function, Program, Scope, Stmt, StmtKind, VarKey
+from foresight.compiler.program_ir import (
+    Arg,
+    Call,
+    Function,
+    Program,
+    Scope,
+    Stmt,
+    StmtKind,
+    VarKey,
+)
 
 # The I/O calls the thread mirrors: name -> (kind, index of the buffer argument or -1).
 # The kind names the runtime's call (foresight_pt_KIND).
@@ -61,6 +70,8 @@ UNSLICEABLE = {
     "seccomp": "a filter of its own, which the prefetch thread's filter would conflict with",
     "unshare": "it needs a process of one thread", "setns": "it needs a process of one thread",
 }
+# `sizeof x`, `sizeof(x)`, `sizeof x[0]`: names that are not evaluated.
+_SIZEOF = re.compile(rb"\bsizeof\b\s*(\([^()]*\)|[A-Za-z_][A-Za-z0-9_]*(\s*\[[^\]]*\])*)")
 # Signals whose handlers the prefetch thread's fault net needs.
 FAULT_SIGNALS = frozenset({"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL"})
 SIGNAL_CALLS = frozenset({"signal", "sigaction", "sigset", "bsd_signal", "sysv_signal"})
@@ -146,6 +157,9 @@ class Slice:
     # Functions whose returned value the slice reads; another clone's kept returns give a
     # zero of their type (the value is computed by what the thread does not run).
     needed: set[str] = field(default_factory=set)
+    # Statements the thread runs as their one call it must make (`printf("%zd\n",
+    # pread(...))` -> the pread): (function, statement id) -> that call.
+    reduced: dict[tuple[str, int], Call] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -191,6 +205,7 @@ class _Index:
         self.decl_stmts: dict[VarKey, list[int]] = {}
         self.uses: dict[VarKey, list[int]] = {}
         self.through: dict[VarKey, list[int]] = {}
+        self.children: dict[int, list[Stmt]] = {}      # the statements right inside one
         for st in fn.stmts:
             for k in st.defs:
                 self.defs.setdefault(k, []).append(st.id)
@@ -203,6 +218,8 @@ class _Index:
             for a in st.stores:
                 if a.via is not None:
                     self.through.setdefault(a.via, []).append(st.id)
+            if st.parent is not None:
+                self.children.setdefault(st.parent, []).append(st)
 
 
 class _Slicer:
@@ -371,8 +388,11 @@ class _Slicer:
                         self.relate(f, k)
                 if (callee.name, p.key) in self.pointees:
                     self.argument_pointee(f, c.args[i])
-        skip = self.buffers(st) - set(st.sized)   # `sizeof buf` still names buf
-        for k in (*st.defs, *st.uses):
+        skip = self.buffers(f, st) - set(st.sized)   # `sizeof buf` still names buf
+        reduced = self.s.reduced.get((f, sid))
+        named = (*st.defs, *st.uses) if reduced is None else [
+            k for a in reduced.args for k in a.uses]
+        for k in named:
             if k not in skip:
                 self.declare(f, k)
         if st.kind == StmtKind.SWITCH:
@@ -390,12 +410,55 @@ class _Slicer:
                 if s2.kind == StmtKind.GOTO and s2.target == sid:
                     self.keep(f, s2.id)
 
+    def runnable(self, c: Call) -> bool:
+        """Whether the thread may make call C (call() judges the details)."""
+        name = c.callee or ""
+        return not c.indirect and (
+            name in self.fns or name in IO_CALLS or name in EXITS or name in ALLOC
+            or name in PURE or name in WRITES_FIRST or name in RENAMED or name in WRITES
+            or name in SORTS or channel(c) is not None)
+
+    def reducible(self, st: Stmt) -> Call | None:
+        """An expression statement kept for the one call it holds that the thread must
+        make (an I/O call, a sync point, a call of the program's) inside calls it cannot
+        run (`printf("%zd\n", pread(...))`): that call, which the thread makes alone."""
+        if st.kind != StmtKind.EXPR:
+            return None
+        must = [c for c in st.calls if io_name(c) or channel(c) or c.callee in self.fns]
+        top = [c for c in must if not any(o is not c and o.start <= c.start
+                                          and c.end <= o.end for o in must)]
+        if len(top) != 1 or top[0].start < 0:
+            return None
+        e = top[0]
+        outside = [c for c in st.calls if not (e.start <= c.start and c.end <= e.end)]
+        if not outside or all(self.runnable(c) for c in outside):
+            return None
+        return e
+
     def computed(self, f: str, st: Stmt) -> None:
         """A kept statement's expressions run on the thread: what they call and read."""
+        e = self.reducible(st)
+        if e is not None:
+            self.s.reduced[(f, st.id)] = e
+            inside = [c for c in st.calls if e.start <= c.start and c.end <= e.end]
+            for c in inside:
+                self.call(f, st, c)
+            skip = self.buffers(f, st) | self.received(f, st) | set(st.unevaluated)
+            if e.callee not in self.fns:      # (a function's parameters decide for it)
+                for k in dict.fromkeys(k for a in e.args for k in a.uses):
+                    if k not in skip:
+                        self.relate(f, k)
+            for a in st.loads:
+                if a.via is not None:
+                    self.pointee(f, a.via)
+            for c in inside:
+                if c is not e and c.callee in self.fns:
+                    self.value_needed(c.callee)
+            return
         for c in st.calls:
             self.call(f, st, c)
         passed = self.passed_only(st)
-        for k in self.reads(st):
+        for k in self.reads(f, st):
             if k not in passed:
                 self.relate(f, k)
         # What is read through a pointer: the stores through it.
@@ -445,11 +508,11 @@ class _Slicer:
             at = fn.stmts[at].parent
         return at
 
-    def reads(self, st: Stmt) -> list[VarKey]:
+    def reads(self, f: str, st: Stmt) -> list[VarKey]:
         """What a kept statement reads that the thread must compute: everything, but the
         buffer of an I/O call (its contents matter only if something else reads them) and
         what an exit reports."""
-        skip = self.buffers(st) | self.received(st) | set(st.unevaluated)
+        skip = self.buffers(f, st) | self.received(f, st) | set(st.unevaluated)
         out = [k for k in (*st.uses, *st.cond_uses) if k not in skip]
         return list(dict.fromkeys(out))
 
@@ -523,20 +586,40 @@ class _Slicer:
         outside = set(st.uses) - mine - other
         return mine - other - outside
 
-    @staticmethod
-    def received(st: Stmt) -> set[VarKey]:
+    def named_elsewhere(self, f: str, st: Stmt, key: VarKey,
+                        inside: list[tuple[int, int]]) -> bool:
+        """Whether statement ST's own text (not that of the statements inside it) names
+        variable KEY outside the byte ranges INSIDE (the IR's uses are per statement, not
+        per place)."""
+        holes = [(c.start, c.end) for c in self.index[f].children.get(st.id, ())] + inside
+        text = bytearray(self.data[st.start:st.end])
+        for a, b in holes:
+            lo, hi = max(a, st.start) - st.start, min(b, st.end) - st.start
+            if lo < hi:
+                text[lo:hi] = b" " * (hi - lo)
+        text = _SIZEOF.sub(lambda m: b" " * len(m.group(0)), bytes(text))  # not evaluated
+        return re.search(rb"(?<![A-Za-z0-9_])" + re.escape(key[2].encode())
+                         + rb"(?![A-Za-z0-9_])", text) is not None
+
+    def only_in(self, f: str, st: Stmt, args: list[Arg]) -> set[VarKey]:
+        """The variables ST names only inside ARGS."""
+        if any(a.start < 0 for a in args):
+            return set()        # made by a macro: where else it names them is unknown
+        ranges = [(a.start, a.end) for a in args]
+        return {k for a in args for k in a.uses
+                if not self.named_elsewhere(f, st, k, ranges)}
+
+    def received(self, f: str, st: Stmt) -> set[VarKey]:
         """The variables a statement names only as where a channel call stores (the thread
         receives their bytes: they need a declaration, not a computation)."""
         out: set[VarKey] = set()
         for c in st.calls:
             outs = channel_outputs(c)
             if outs:
-                others = {k for i, a in enumerate(c.args) if i not in outs for k in a.uses}
-                out |= {k for i in outs for k in c.args[i].uses} - others
+                out |= self.only_in(f, st, [c.args[i] for i in outs])
         return out
 
-    @staticmethod
-    def buffers(st: Stmt) -> set[VarKey]:
+    def buffers(self, f: str, st: Stmt) -> set[VarKey]:
         """The variables a statement names only as an I/O call's buffer or an exit's
         argument."""
         skip: set[VarKey] = set()
@@ -545,10 +628,9 @@ class _Slicer:
             data = (IO_CALLS[name][1] if name else WRITES[c.callee][1]
                     if c.callee in WRITES else -1)
             if 0 <= data < len(c.args):
-                others = {k for i, a in enumerate(c.args) if i != data for k in a.uses}
-                skip |= set(c.args[data].uses) - others
+                skip |= self.only_in(f, st, [c.args[data]])
             elif c.callee in EXITS:
-                skip |= {k for a in c.args for k in a.uses}
+                skip |= self.only_in(f, st, list(c.args))
         return skip
 
     def declare(self, f: str, key: VarKey) -> None:
@@ -650,6 +732,20 @@ class _Slicer:
                 st = fn.stmts[sid]
                 if self.returns_zero(f, st) or (st.kind == StmtKind.RETURN and f == "main"):
                     continue    # its expression is not run (the clone returns a zero)
+                reduced = self.s.reduced.get((f, sid))
+                if reduced is not None:
+                    # Only its one call runs: what that call's arguments name.
+                    own = {a.var for c in st.calls if reduced.start <= c.start
+                           and c.end <= reduced.end for a in c.args if a.var is not None}
+                    for k in st.defs:
+                        if k in self.s.related and k not in own:
+                            self.refuse(st.line, f"the value of the statement around "
+                                        f"`{reduced.name}` is needed, and it calls what "
+                                        "the thread cannot run")
+                    for c in st.calls:
+                        if reduced.start <= c.start and c.end <= reduced.end:
+                            self.check_args(f, fn, st, c, private)
+                    continue
                 # Arguments of the calls check_args judges: I/O calls (the runtime never
                 # writes through a FILE * it did not make, a predicted read's buffer is
                 # not passed), the program's functions, the writers into the first.

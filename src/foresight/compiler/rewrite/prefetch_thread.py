@@ -255,6 +255,15 @@ class ThreadWriter:
             i = bisect_right(starts, o) - 1
             return i < 0 or not (removed[i][0] <= o < removed[i][1])
 
+        # A statement run as its one call (`printf("%zd", pread(...))`): the rest goes.
+        for sid in sorted(kept):
+            e = self.sl.reduced.get((fn.name, sid))
+            if e is not None:
+                st = fn.stmts[sid]
+                before = self.data[st.start:e.start].count(b"\n")
+                after = self.data[e.end:st.end].count(b"\n")
+                edits += [(st.start, e.start, "{ (void)(" + "\n" * before),
+                          (e.end, st.end, "); }" + "\n" * after)]
         call_edits = []
         sync = []
         for sid in sorted(kept):
@@ -271,7 +280,7 @@ class ThreadWriter:
             a <= c.start and c.end <= b and b - a > c.end - c.start for a, b, _ in edits)]
         # Text a call's edit replaces (a predicted read's buffer, open's mode) is gone:
         # a global named there needs no copy.
-        replaced = sorted((a, b) for a, b, _ in call_edits if b > a)
+        replaced = sorted((a, b) for a, b, _ in (*call_edits, *edits) if b > a)
         globals_ = {v.key: v for v in fn.globals}
         # A static local's initial value must be a constant: not a copy of a global.
         statics = [(st.start, st.end) for sid in kept
