@@ -696,3 +696,29 @@ int main(int argc, char **argv)
     read = next(c for _, c in sl.io_sites if c.name == "pread")
     assert sl.lead(read)
     assert "char back[32]" in thread_text(sl, data)
+
+
+def test_comments_between_the_parameters_and_the_body(tmp_path):
+    _, sl, data = sliced(tmp_path, """\
+static long at(int k) // the record's place
+{
+    return (long)k * 4096;
+}
+static long get(int fd, char *b, int k) /* one record */
+{
+    return pread(fd, b, 4096, at(k));
+}
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    char b[4096];
+    for (int k = 9; k >= 0; k--)
+        if (get(fd, b, k) != 4096)
+            return 1;
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    thread = thread_text(sl, data)
+    assert "static long __fs_ptf_at(int k);" in thread        # a prototype without the //
+    assert "static long __fs_ptf_get(int fd, char *b, int k);" in thread

@@ -157,7 +157,8 @@ class ThreadWriter:
     def thread_code(self, params: list[str]) -> str:
         clones = [self.clone(self.fns[f]) for f in sorted(self.sl.kept,
                                                           key=lambda n: self.fns[n].start)]
-        protos = [" ".join(self.header(self.fns[f]).split()) + ";"
+        protos = [" ".join(re.sub(r"/\*.*?\*/|//[^\n]*", " ", self.header(self.fns[f]),
+                                  flags=re.S).split()) + ";"
                   for f in sorted(self.sl.kept)]
         # The private copies of file-scope variables live in the thread's arena (guarded:
         # a wrong index into one cannot reach the program's variables beside it).
@@ -211,7 +212,9 @@ class ThreadWriter:
             raise Refused(fn.line, f"the definition of `{fn.name}` is not spelled out "
                           "(a macro makes its name)")
         head = head[:m.start()] + clone_name(fn.name) + head[m.start() + len(fn.name):]
-        if head.rstrip().endswith(";") or not head.rstrip().endswith(")"):
+        # (comments between the parameters and the body do not count)
+        bare = re.sub(r"/\*.*?\*/|//[^\n]*", " ", head, flags=re.S).rstrip()
+        if bare.endswith(";") or not bare.endswith(")"):
             raise Refused(fn.line, f"`{fn.name}` has an old-style definition or "
                           "attributes after its parameters")
         return "static " + "\n" * gone.count("\n") + head
