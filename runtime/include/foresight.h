@@ -815,8 +815,12 @@ static inline int foresight_active(void)
  *     them: call the handler the program had installed before (with its flags and mask),
  *     or for SIG_DFL put SIG_DFL back and return, so that the fault kills as before (core
  *     dump included).  A handler the program installs later for one of these signals
- *     replaces the library's (then a fault of the thread kills the process: the compiler
- *     refuses a thread for programs that install one).  A handler of the program that had
+ *     (sigaction, signal, bsd_signal, sysv_signal: the library's, which the program's
+ *     calls bind to) does not replace the net: it becomes the handler the net forwards
+ *     the program's faults to, and reads back as set.  Only a raw rt_sigaction system
+ *     call, libc's own calls or a sanitizer's interceptor (which binds first) get past
+ *     that (then a fault of the thread could run the program's handler on it: the
+ *     compiler refuses a thread for files that install one).  A handler of the program that had
  *     no SA_ONSTACK runs on its thread's signal stack if that thread has one;
  *   - stops, and only it, on any error in setting it up and after 8 mispredictions in a
  *     row (the site of a call differs from the one the program made with that call ID);

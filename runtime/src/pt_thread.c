@@ -62,6 +62,7 @@
 #include <linux/filter.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -106,6 +107,8 @@ static const int net_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 static const char *const net_names[] = {"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL"};
 #define NNET (sizeof net_signals / sizeof net_signals[0])
 static struct sigaction prev_action[NNET];
+static int net_installed; /* the net is in place: the program's handlers are recorded */
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 /* ---- the seccomp filter ---- */
 
@@ -324,7 +327,7 @@ static void forward(size_t i, int sig, siginfo_t *si, void *uc)
          * instruction runs again on return, a sent signal is raised again. */
         struct sigaction dfl = {.sa_handler = SIG_DFL};
         sigemptyset(&dfl.sa_mask);
-        sigaction(sig, &dfl, NULL);
+        real_sigaction(sig, &dfl, NULL);
         if (sent)
             raise(sig);
         return;
@@ -377,12 +380,114 @@ static bool install_fault_net(void)
                             .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER};
     sigemptyset(&net.sa_mask);
     for (size_t i = 0; i < NNET; i++)
-        if (sigaction(net_signals[i], &net, &prev_action[i]) != 0) {
+        if (real_sigaction(net_signals[i], &net, &prev_action[i]) != 0) {
             while (i-- > 0)
-                sigaction(net_signals[i], &prev_action[i], NULL);
+                real_sigaction(net_signals[i], &prev_action[i], NULL);
             return false;
         }
+    __atomic_store_n(&net_installed, 1, __ATOMIC_RELEASE);
     return true;
+}
+
+/* ---- the program's handlers for the net's signals, once the net is in place ----
+ *
+ * A handler for SIGSEGV, SIGBUS, SIGFPE or SIGILL that the program installs after the
+ * net (from a file the compiler did not see, or a library: MPI_Init, a crash reporter)
+ * would replace it, and a fault of the prefetch thread on predicted data would then run
+ * the program's handler on that thread: the process killed, or its exit handlers run
+ * where writes fail.  So the library's sigaction and signal (the program's calls bind to
+ * them: the library is linked before libc) keep the net and record the program's
+ * handler as the one the net forwards the program's own faults to (forward(): its flags
+ * and mask as the kernel would apply them); the program reads back what it set.  Every
+ * other signal, and every call before the net exists, is libc's.  Not covered: calls
+ * that do not go through these symbols (a raw rt_sigaction system call, libc's own, a
+ * sanitizer's interceptor, which binds first). */
+static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    static int (*next)(int, const struct sigaction *, struct sigaction *);
+    if (next == NULL)
+        next = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT,
+                                                                                  "sigaction");
+    if (next == NULL) { /* libc always has it */
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(sig, act, old);
+}
+
+static size_t net_index(int sig)
+{
+    size_t i = 0;
+    while (i < NNET && net_signals[i] != sig)
+        i++;
+    return i;
+}
+
+/* The program's ACT for net signal I, recorded (OLD: the one it replaces). */
+static void record(size_t i, const struct sigaction *act, struct sigaction *old)
+{
+    sigset_t net, saved;
+    sync_signals(&net);
+    pthread_sigmask(SIG_BLOCK, &net, &saved); /* not torn by a fault of this thread */
+    if (old != NULL)
+        *old = prev_action[i];
+    if (act != NULL)
+        prev_action[i] = *act;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    const size_t i = net_index(sig);
+    if (i == NNET || !__atomic_load_n(&net_installed, __ATOMIC_ACQUIRE))
+        return real_sigaction(sig, act, old);
+    record(i, act, old);
+    return 0;
+}
+
+/* signal(3) as glibc's: BSD semantics (SA_RESTART, the signal blocked in its handler);
+ * sysv_signal's: SA_RESETHAND | SA_NODEFER. */
+static sighandler_t set_handler(int sig, sighandler_t h, int flags, const char *name)
+{
+    const size_t i = net_index(sig);
+    if (i == NNET || !__atomic_load_n(&net_installed, __ATOMIC_ACQUIRE)) {
+        sighandler_t (*next)(int, sighandler_t) =
+            (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, name);
+        if (next != NULL)
+            return next(sig, h);
+        errno = ENOSYS;
+        return SIG_ERR;
+    }
+    if (h == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    struct sigaction act = {.sa_handler = h, .sa_flags = flags}, old;
+    sigemptyset(&act.sa_mask);
+    if (!(flags & SA_NODEFER))
+        sigaddset(&act.sa_mask, sig);
+    record(i, &act, &old);
+    return old.sa_handler;
+}
+
+sighandler_t signal(int sig, sighandler_t h)
+{
+    return set_handler(sig, h, SA_RESTART, "signal");
+}
+
+sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+    return set_handler(sig, h, SA_RESTART, "bsd_signal");
+}
+
+sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+    return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, "sysv_signal");
+}
+
+sighandler_t __sysv_signal(int sig, sighandler_t h)
+{
+    return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, "__sysv_signal");
 }
 
 /* ---- the thread ---- */

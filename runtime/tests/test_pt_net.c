@@ -17,6 +17,10 @@
  *               to the process while the program's thread blocks it reaches the prefetch
  *               thread, which passes it on and stops, and kills the program once it
  *               unblocks it
+ *   late        the program installs handlers for the net's signals once the thread runs
+ *               (sigaction, signal): a fault of the thread still only stops it, the program
+ *               reads back the handlers it set, and its own faults reach them (also in
+ *               `program`: handlers installed late behave as without the thread)
  * Sanitizers' own SIGSEGV/SIGBUS/SIGFPE handlers are off (ASAN_OPTIONS in CMakeLists.txt):
  * the program's faults are then the kernel's, as the checks expect. */
 #include <errno.h>
@@ -105,6 +109,46 @@ static void scenario_fpe(void)
     CHECK(!flag(&run_done));
 #else
     printf("fpe: skipped (integer division by zero does not trap here)\n");
+#endif
+}
+
+/* ---- late: the program installs its fault handlers once the thread runs ---- */
+
+static volatile sig_atomic_t program_handler_calls;
+
+static void on_fpe(int sig)
+{
+    (void)sig;
+    program_handler_calls++;
+}
+
+static void run_divide_when_told(void)
+{
+    CHECK(wait_flag(&go));
+    run_divide();
+}
+
+static void scenario_late(void)
+{
+#if defined(__x86_64__)
+    CHECK(foresight_pt_start(NULL, run_divide_when_told) != NULL);
+    /* As a library's init or another file would: after the net is in place. */
+    struct sigaction sa = {.sa_handler = on_fpe}, back;
+    sigemptyset(&sa.sa_mask);
+    CHECK_EQ(sigaction(SIGFPE, &sa, NULL), 0);
+    CHECK(signal(SIGSEGV, SIG_IGN) == SIG_DFL);
+    CHECK(signal(SIGSEGV, SIG_DFL) == SIG_IGN);
+    CHECK_EQ(sigaction(SIGFPE, NULL, &back), 0); /* what the program set, read back */
+    CHECK(back.sa_handler == on_fpe);
+    publish(&go, 1);
+    const char *why = wait_stopped(); /* the thread's fault: still the net's */
+    CHECK(why != NULL && strncmp(why, "fault (SIGFPE at 0x", 19) == 0);
+    CHECK_EQ(program_handler_calls, 0);
+    CHECK(!flag(&run_done));
+    raise(SIGFPE); /* the program's own: its handler */
+    CHECK_EQ(program_handler_calls, 1);
+#else
+    printf("late: skipped (integer division by zero does not trap here)\n");
 #endif
 }
 
@@ -236,7 +280,7 @@ static void on_segv_plain(int sig)
     siglongjmp(back, 1);
 }
 
-enum { C_DEFAULT, C_INFO, C_PLAIN, C_IGNORE, C_SENT };
+enum { C_DEFAULT, C_INFO, C_PLAIN, C_IGNORE, C_SENT, C_INFO_LATE, C_PLAIN_LATE };
 
 /* A child (this program again: a fresh process, as a sanitizer wants one to start threads
  * in): the program's setup for case WHICH, the prefetch thread when WITH_THREAD, then the
@@ -259,6 +303,14 @@ static void program_child(int which, bool with_thread)
         }
         if (with_thread && foresight_pt_start(NULL, run_wait) == NULL)
             _exit(90);
+        if (which == C_INFO_LATE) { /* installed once the net is in place */
+            sa.sa_sigaction = on_segv_info;
+            sa.sa_flags = SA_SIGINFO;
+            sigaction(SIGSEGV, &sa, NULL);
+        } else if (which == C_PLAIN_LATE) {
+            signal(SIGSEGV, on_segv_plain);
+            which = C_PLAIN;
+        }
         if (which == C_PLAIN) {
             for (int i = 0; i < 2; i++)
                 if (sigsetjmp(back, 1) == 0)
@@ -314,6 +366,10 @@ static void scenario_program(void)
     const int ignored = child(C_IGNORE, true);
     CHECK(WIFSIGNALED(ignored) && WTERMSIG(ignored) == SIGSEGV);
     CHECK_EQ(child(C_IGNORE, false), ignored);
+    CHECK_EQ(child(C_INFO_LATE, true), info);
+    CHECK_EQ(child(C_INFO_LATE, false), info);
+    CHECK_EQ(child(C_PLAIN_LATE, true), back_twice);
+    CHECK_EQ(child(C_PLAIN_LATE, false), back_twice);
     const int sent = child(C_SENT, true);
     CHECK(WIFSIGNALED(sent) && WTERMSIG(sent) == SIGSEGV);
     CHECK_EQ(child(C_SENT, false), sent);
@@ -371,7 +427,7 @@ int main(int argc, char **argv)
         {"segv", scenario_segv},         {"fpe", scenario_fpe},
         {"guard", scenario_guard},       {"overflow", scenario_overflow},
         {"stack", scenario_stack},       {"program", scenario_program},
-        {"aslimit", scenario_aslimit},
+        {"aslimit", scenario_aslimit},   {"late", scenario_late},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(argv[1], scenarios[i].name) == 0) {
@@ -380,6 +436,6 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "pt_net %s", argv[1]);
             return check_done(name);
         }
-    fprintf(stderr, "usage: test_pt_net segv|fpe|guard|overflow|stack|program|aslimit\n");
+    fprintf(stderr, "usage: test_pt_net segv|fpe|guard|overflow|stack|program|aslimit|late\n");
     return 2;
 }
