@@ -802,8 +802,12 @@ static inline int foresight_active(void)
  *   - stores only into its own memory: its stack, its signal stack and its arena
  *     (foresight_pt_malloc & co.) lie in one reservation between two 32 GiB PROT_NONE
  *     guards, only the parts in use accessible, so a wrong index faults instead of
- *     reaching the program's memory (without the reservation, a small RLIMIT_AS say, they
- *     are mappings of their own: pt_unguarded in the statistics).  Its stack is
+ *     reaching the program's memory (without the reservation, they are mappings of their
+ *     own: pt_unguarded in the statistics).  None of it costs the program: under a
+ *     finite RLIMIT_AS or RLIMIT_DATA there is no thread, and a program that sets one,
+ *     or RLIMIT_MEMLOCK, or calls mlockall(MCL_CURRENT) (the library's setrlimit,
+ *     prlimit, mlockall: the program's calls bind to them) has the thread ended and its
+ *     memory unmapped first.  Its stack is
  *     RLIMIT_STACK's soft limit, as the main thread's (unlimited: 512 MiB; at least 8 MiB,
  *     at most 1 GiB), touched only as used.  It never allocates with the program's malloc,
  *     and makes no stdio call on a FILE (its streams are the library's,

@@ -308,6 +308,10 @@ extern __thread bool fs_pt_self;            /* set on the prefetch thread */
  * predictions then issued) is what the statistics show. */
 _Noreturn void fs_pt_stop(const char *reason, int err);
 uint64_t fs_pt_computation_id(void);        /* clock.id, read with acquire */
+/* Ends the prefetch thread (stop reason WHY) and gives back its memory, for a program about
+ * to need what it holds (a lower RLIMIT_AS, mlockall): true when it is gone and its
+ * memory unmapped (false: none, or it would not end within seconds). */
+bool fs_pt_retire(const char *why);
 double fs_pt_cpu_seconds(void);             /* the thread's CPU time so far (0: none) */
 /* Sleeps until the computation thread's call ID reaches WAKE (or TIMEOUT_NS pass, less
  * than a second): true if the thread slept (false: the clock was there already). */
@@ -334,8 +338,10 @@ void fs_pt_drop_pending(void);              /* forget what is pending (mispredic
 /* pt_chan.c: the channel of sync points' values (the program sends, the thread receives). */
 bool fs_pt_chan_init(void);                 /* open (mapped once): false without memory */
 void fs_pt_chan_close(void);                /* the thread ended: sends are no-ops */
+void fs_pt_chan_release(void);              /* closed, and its ring unmapped */
 /* pt_arena.c: the thread's stack, signal stack and arena, between guards. */
 bool fs_pt_memory_init(void);               /* once; false when even unguarded fails */
+void fs_pt_memory_release(void);            /* the thread is gone: all of it unmapped */
 size_t fs_pt_stack_size(uint64_t soft_limit); /* the stack for an RLIMIT_STACK soft limit */
 size_t fs_pt_address_space(void);           /* its reservation, left out of gate.c's count */
 void *fs_pt_stack(size_t *size);

@@ -15,8 +15,10 @@
  * net (pt_thread.c) stops the thread.  The stack is RLIMIT_STACK's soft limit, as the main
  * thread's (unlimited: 512 MiB; at least 8 MiB, at most 1 GiB): a recursive reader that
  * needed 48 MiB under `ulimit -s unlimited` crashed at 8 MiB.  Its pages are touched only as
- * used.  Under a finite RLIMIT_AS the reservation is a sixteenth of the limit (the rest
- * is the program's), a limit under 2 GiB gets no thread.  When the reservation fails,
+ * used.  Under a finite RLIMIT_AS or RLIMIT_DATA there is no thread at all (pt_thread.c:
+ * its memory would come out of the program's allowance), and a program that sets one, or
+ * locks its memory, later gets the thread ended and all of this unmapped first
+ * (pt_limits.c).  When the reservation fails,
  * the stack, the signal stack and each arena chunk are mappings of their own, as before
  * the guards (counted: pt_unguarded).
  *
@@ -50,8 +52,6 @@
 
 #define GUARD_MAX ((size_t)32 << 30)
 #define ARENA_MAX ((size_t)32 << 30)
-#define GUARD_MIN ((size_t)16 << 20)
-#define ARENA_MIN ((size_t)64 << 20)
 #define ALT_GAP ((size_t)1 << 20)
 #define ALT_SIZE ((size_t)256 << 10) /* the handler, under a sanitizer's wrapper too */
 #define STACK_GAP ((size_t)64 << 20)
@@ -112,11 +112,10 @@ static void *map(size_t len, int extra)
 }
 
 /* The reservation, with the stack and the signal stack writable; false when it fails. */
-static size_t guard_size = GUARD_MAX, arena_span = ARENA_MAX;
 
 static bool reserve(size_t stack)
 {
-    const size_t GUARD = guard_size, ARENA_SPAN = arena_span;
+    const size_t GUARD = GUARD_MAX, ARENA_SPAN = ARENA_MAX;
     const size_t len = GUARD + ARENA_SPAN + ALT_GAP + ALT_SIZE + STACK_GAP + stack + GUARD;
     char *base = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
@@ -146,19 +145,6 @@ bool fs_pt_memory_init(void)
     struct rlimit rl;
     size_t stack = fs_pt_stack_size(getrlimit(RLIMIT_STACK, &rl) == 0 ? (uint64_t)rl.rlim_cur
                                                                         : 8 * MiB);
-    /* Under a finite RLIMIT_AS the full reservation (96 GiB) would count against the
-     * program's own address space (a 100 GiB limit left a 16 GiB allocation of the
-     * program failing): there it takes a sixteenth of the limit, guards a quarter each,
-     * the stack at most 8 MiB; a limit under 2 GiB (guards under 16 MiB) gets no thread. */
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-        const size_t budget = (size_t)(rl.rlim_cur / 16);
-        guard_size = budget / 4 < GUARD_MAX ? budget / 4 & ~(FS_PAGE - 1) : GUARD_MAX;
-        arena_span = budget / 2 < ARENA_MAX ? budget / 2 & ~(FS_PAGE - 1) : ARENA_MAX;
-        if (stack > 8 * MiB)
-            stack = 8 * MiB;
-        if (guard_size < GUARD_MIN || arena_span < ARENA_MIN)
-            return false;
-    }
     if (reserve(stack)) {
         mem.guarded = true;
     } else {
@@ -179,6 +165,20 @@ bool fs_pt_memory_init(void)
     }
     __atomic_store_n(&mem.ready, true, __ATOMIC_RELEASE);
     return true;
+}
+
+void fs_pt_memory_release(void)
+{
+    if (!__atomic_load_n(&mem.ready, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&mem.ready, false, __ATOMIC_RELEASE);
+    if (mem.guarded) {
+        munmap(mem.base, mem.len);
+    } else { /* the arena's own mappings are left: small, and not tracked */
+        munmap(mem.alt, ALT_SIZE);
+        munmap(mem.stack, mem.stack_size);
+    }
+    mem.base = mem.alt = mem.stack = NULL;
 }
 
 void *fs_pt_stack(size_t *size)
@@ -264,7 +264,7 @@ static void *large(size_t need)
 
 void *foresight__pt_malloc(size_t n)
 {
-    if (n > arena_span) {
+    if (n > ARENA_MAX) {
         errno = ENOMEM;
         return NULL;
     }

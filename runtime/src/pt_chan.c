@@ -74,6 +74,15 @@ void fs_pt_chan_close(void)
     __atomic_store_n(&open_, 0, __ATOMIC_RELEASE);
 }
 
+void fs_pt_chan_release(void)
+{
+    fs_pt_chan_close();
+    if (ring != NULL) {
+        munmap(ring, CHAN_BYTES);
+        ring = NULL;
+    }
+}
+
 static size_t padded(size_t n)
 {
     return (n + 7) & ~(size_t)7;

@@ -70,6 +70,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,6 +94,8 @@ static volatile sig_atomic_t net_armed;
  * the thread itself as it ends (cpu_ns, then ended). */
 static pthread_t pt_thread;
 static int pt_created, pt_ended;
+static pid_t pt_tid;                /* its kernel thread ID (retire: until it is gone) */
+static const char *retire_reason;   /* set: the thread is asked to end (fs_pt_retire) */
 static uint64_t pt_cpu_ns;
 
 unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead_reads,
@@ -357,6 +360,9 @@ static void fault_net(int sig, siginfo_t *si, void *uc)
     const int e = errno;
     if (fs_pt_self && net_armed) {
         net_armed = 0;
+        const char *retire = __atomic_load_n(&retire_reason, __ATOMIC_ACQUIRE);
+        if (retire != NULL && si->si_code == SI_TKILL && sig == SIGBUS)
+            fs_pt_stop(retire, 0); /* fs_pt_retire's request */
         if (si->si_code > 0) { /* the slice's fault */
             fault_reason(i, si->si_addr);
             fs_pt_stop(fault_text, 0);
@@ -402,7 +408,10 @@ static bool install_fault_net(void)
  * other signal, and every call before the net exists, is libc's.  Not covered: calls
  * that do not go through these symbols (a raw rt_sigaction system call, libc's own, a
  * sanitizer's interceptor, which binds first). */
-static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* (a sanitizer's start-up may call these before its shadow memory exists: uninstrumented) */
+#define EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
+
+EARLY static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     static int (*next)(int, const struct sigaction *, struct sigaction *);
     if (next == NULL)
@@ -415,7 +424,7 @@ static int real_sigaction(int sig, const struct sigaction *act, struct sigaction
     return next(sig, act, old);
 }
 
-static size_t net_index(int sig)
+EARLY static size_t net_index(int sig)
 {
     size_t i = 0;
     while (i < NNET && net_signals[i] != sig)
@@ -436,7 +445,7 @@ static void record(size_t i, const struct sigaction *act, struct sigaction *old)
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
-int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+EARLY int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     const size_t i = net_index(sig);
     if (i == NNET || !__atomic_load_n(&net_installed, __ATOMIC_ACQUIRE))
@@ -447,7 +456,7 @@ int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 
 /* signal(3) as glibc's: BSD semantics (SA_RESTART, the signal blocked in its handler);
  * sysv_signal's: SA_RESETHAND | SA_NODEFER. */
-static sighandler_t set_handler(int sig, sighandler_t h, int flags, const char *name)
+EARLY static sighandler_t set_handler(int sig, sighandler_t h, int flags, const char *name)
 {
     const size_t i = net_index(sig);
     if (i == NNET || !__atomic_load_n(&net_installed, __ATOMIC_ACQUIRE)) {
@@ -470,22 +479,22 @@ static sighandler_t set_handler(int sig, sighandler_t h, int flags, const char *
     return old.sa_handler;
 }
 
-sighandler_t signal(int sig, sighandler_t h)
+EARLY sighandler_t signal(int sig, sighandler_t h)
 {
     return set_handler(sig, h, SA_RESTART, "signal");
 }
 
-sighandler_t bsd_signal(int sig, sighandler_t h)
+EARLY sighandler_t bsd_signal(int sig, sighandler_t h)
 {
     return set_handler(sig, h, SA_RESTART, "bsd_signal");
 }
 
-sighandler_t sysv_signal(int sig, sighandler_t h)
+EARLY sighandler_t sysv_signal(int sig, sighandler_t h)
 {
     return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, "sysv_signal");
 }
 
-sighandler_t __sysv_signal(int sig, sighandler_t h)
+EARLY sighandler_t __sysv_signal(int sig, sighandler_t h)
 {
     return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, "__sysv_signal");
 }
@@ -513,6 +522,7 @@ static void *pt_main(void *arg)
 {
     (void)arg;
     fs_pt_self = true;
+    __atomic_store_n(&pt_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     fs_trace_exclude_self(); /* its faults are not the program's */
     int err = 0;
     const char *why = NULL;
@@ -595,10 +605,26 @@ static struct foresight_pt_clock *not_started(const char *why)
     return NULL;
 }
 
+/* A finite RLIMIT_AS or RLIMIT_DATA the thread's memory would count against. */
+static const char *limited(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        return "not started: RLIMIT_AS is finite (the thread's memory would come out of the "
+               "program's)";
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        return "not started: RLIMIT_DATA is finite (the thread's memory would come out of "
+               "the program's)";
+    return NULL;
+}
+
 struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(void))
 {
     if (fs_cfg.disabled || !fs_cfg.pt || run == NULL)
         return NULL;
+    const char *why = limited();
+    if (why != NULL) /* (before started: INIT is not run) */
+        return not_started(why);
     int expected = 0;
     if (!__atomic_compare_exchange_n(&started, &expected, 1, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
@@ -626,6 +652,34 @@ struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(v
     __atomic_store_n(&pt_created, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&fs_global_pt_started, 1, __ATOMIC_RELAXED);
     return &fs_pt_clock;
+}
+
+bool fs_pt_retire(const char *why)
+{
+    if (fs_pt_self || !__atomic_load_n(&pt_created, __ATOMIC_ACQUIRE))
+        return false;
+    if (!__atomic_load_n(&pt_ended, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&retire_reason, why, __ATOMIC_RELEASE);
+        /* Its tid once it runs; the signal waits, blocked, until its slice starts. */
+        for (int i = 0; i < 2000 && __atomic_load_n(&pt_tid, __ATOMIC_ACQUIRE) == 0; i++)
+            usleep(1000);
+        const pid_t tid = __atomic_load_n(&pt_tid, __ATOMIC_ACQUIRE);
+        if (tid == 0 || (syscall(SYS_tgkill, getpid(), tid, SIGBUS) != 0 && errno != ESRCH))
+            return false; /* (ESRCH: it ended meanwhile) */
+        for (int i = 0; i < 2000 && !__atomic_load_n(&pt_ended, __ATOMIC_ACQUIRE); i++)
+            usleep(1000);
+        if (!__atomic_load_n(&pt_ended, __ATOMIC_ACQUIRE))
+            return false;
+    }
+    /* Ended, but it runs on its stack until the kernel has it gone. */
+    const pid_t tid = __atomic_load_n(&pt_tid, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < 2000 && tid != 0 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++)
+        usleep(1000);
+    if (tid != 0 && syscall(SYS_tgkill, getpid(), tid, 0) == 0)
+        return false;
+    fs_pt_chan_release();
+    fs_pt_memory_release();
+    return true;
 }
 
 void foresight__pt_wake(void)

@@ -17,6 +17,11 @@
  *               to the process while the program's thread blocks it reaches the prefetch
  *               thread, which passes it on and stops, and kills the program once it
  *               unblocks it
+ *   aslimit     under a finite RLIMIT_AS no thread starts (init not run), and the program
+ *               keeps its whole allowance
+ *   retire      the program sets RLIMIT_AS with the thread spinning (no runtime calls):
+ *               the thread ends first, its reservation unmapped; a 64 MiB malloc succeeds
+ *   mlock       as nobody, mlockall(MCL_CURRENT) fares as without the thread (root only)
  *   late        the program installs handlers for the net's signals once the thread runs
  *               (sigaction, signal): a fault of the thread still only stops it, the program
  *               reads back the handlers it set, and its own faults reach them (also in
@@ -375,7 +380,14 @@ static void scenario_program(void)
     CHECK_EQ(child(C_SENT, false), sent);
 }
 
-/* ---- aslimit: under a finite RLIMIT_AS the thread's guards take a sixteenth of it ---- */
+/* ---- aslimit: no thread under a finite RLIMIT_AS; a program that sets one ends it ---- */
+
+static int init_ran;
+
+static void init_mark(void)
+{
+    init_ran = 1;
+}
 
 static void run_return(void)
 {
@@ -385,7 +397,7 @@ static void run_return(void)
 static void scenario_aslimit(void)
 {
     /* Finite, with room: what the process maps already (a sanitizer's shadow too) and
-     * 16 GiB more, less than the guards' 64 GiB. */
+     * 16 GiB more. */
     unsigned long long vm_kib = 0;
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
@@ -398,26 +410,92 @@ static void scenario_aslimit(void)
     struct rlimit rl = {.rlim_cur = (rlim_t)(vm_kib << 10) + ((rlim_t)16 << 30),
                         .rlim_max = RLIM_INFINITY};
     CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
-    CHECK(foresight_pt_start(init_alloc, run_return) != NULL);
-    CHECK(init_block != NULL);
-    if (__atomic_load_n(&fs_global_pt_unguarded, __ATOMIC_RELAXED) == 0) {
-        /* Guarded in a sixteenth of the limit (and the gaps and stack beside it). */
-        CHECK_EQ(fs_pt_memory_where(init_block), FS_PT_ARENA);
-        CHECK(fs_pt_address_space() <= (size_t)(rl.rlim_cur / 16) + ((size_t)80 << 20));
-    } else {
-        /* A sanitizer's shadow makes the limit's sixteenth the full reservation, which
-         * the 16 GiB of room cannot hold: mappings of their own. */
-        CHECK_EQ(fs_pt_memory_where(init_block), FS_PT_OUTSIDE);
-    }
-    CHECK(wait_flag(&run_done));
-    /* The program keeps its allowance: 12 GiB of address space, reserved. */
-    void *big = mmap(NULL, (size_t)12 << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+    CHECK(foresight_pt_start(init_mark, run_return) == NULL);
+    CHECK(!init_ran);
+    const char *why = __atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE);
+    CHECK(why != NULL && strstr(why, "RLIMIT_AS is finite") != NULL);
+    /* The program keeps its whole allowance: 15 GiB of address space, reserved. */
+    void *big = mmap(NULL, (size_t)15 << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                      -1, 0);
     CHECK(big != MAP_FAILED);
 }
 
+/* ---- retire: the program sets RLIMIT_AS (and locks its memory) with the thread running:
+ * the thread ends first and its reservation goes, so the program's allocations succeed ---- */
+
+static void run_spin_quietly(void)
+{
+    for (volatile unsigned long i = 0;; i++) /* no runtime call: ended by the signal */
+        ;
+}
+
+static void scenario_retire(void)
+{
+    CHECK(foresight_pt_start(NULL, run_spin_quietly) != NULL);
+    usleep(20000);
+    CHECK(fs_pt_address_space() > ((size_t)64 << 30)); /* the reservation, in place */
+    unsigned long long vm_kib = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "VmSize: %llu kB", &vm_kib) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    /* 4 GiB more than the process maps without the thread's reservation. */
+    const rlim_t without = (rlim_t)(vm_kib << 10) - (rlim_t)fs_pt_address_space();
+    struct rlimit rl = {.rlim_cur = without + ((rlim_t)4 << 30), .rlim_max = RLIM_INFINITY};
+    CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+    const char *why = __atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE);
+    CHECK(why != NULL && strstr(why, "set a limit on its memory") != NULL);
+    CHECK_EQ(fs_pt_address_space(), 0);
+    void *m = malloc((size_t)64 << 20); /* what failed with the reservation in place */
+    CHECK(m != NULL);
+    free(m);
+}
+
+/* ---- mlock: an unprivileged program's mlockall(MCL_CURRENT), which the kernel refuses when
+ * all its mappings exceed RLIMIT_MEMLOCK, fares as without the thread (as root: a child
+ * that becomes nobody; skipped otherwise) ---- */
+
+/* In a fresh process (this program again, as a sanitizer wants one to start threads in). */
+static void mlock_as_nobody(bool with_thread)
+{
+    if (setgid(65534) != 0 || setuid(65534) != 0)
+        _exit(95);
+    if (with_thread && foresight_pt_start(NULL, run_spin_quietly) == NULL)
+        _exit(96);
+    _exit(mlockall(MCL_CURRENT) == 0 ? 0 : 97);
+}
+
+static int mlock_child(bool with_thread)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_pt_net", "mlockchild", with_thread ? "1" : "0",
+              (char *)NULL);
+        _exit(94);
+    }
+    int status = -1;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    return status;
+}
+
+static void scenario_mlock(void)
+{
+    if (geteuid() != 0) {
+        printf("mlock: skipped (not root)\n");
+        return;
+    }
+    const int plain = mlock_child(false);
+    CHECK(WIFEXITED(plain));
+    CHECK_EQ(mlock_child(true), plain);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "mlockchild") == 0)
+        mlock_as_nobody(strcmp(argv[2], "1") == 0);
     if (argc == 4 && strcmp(argv[1], "child") == 0)
         program_child(atoi(argv[2]), strcmp(argv[3], "1") == 0);
     static const struct {
@@ -428,6 +506,7 @@ int main(int argc, char **argv)
         {"guard", scenario_guard},       {"overflow", scenario_overflow},
         {"stack", scenario_stack},       {"program", scenario_program},
         {"aslimit", scenario_aslimit},   {"late", scenario_late},
+        {"retire", scenario_retire},     {"mlock", scenario_mlock},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(argv[1], scenarios[i].name) == 0) {
@@ -436,6 +515,6 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "pt_net %s", argv[1]);
             return check_done(name);
         }
-    fprintf(stderr, "usage: test_pt_net segv|fpe|guard|overflow|stack|program|aslimit|late\n");
+    fprintf(stderr, "usage: test_pt_net segv|fpe|guard|overflow|stack|program|aslimit|late|retire|mlock\n");
     return 2;
 }
