@@ -830,7 +830,9 @@ static inline int foresight_active(void)
  *     row (the site of a call differs from the one the program made with that call ID);
  *     FORESIGHT_STATS then says why;
  *   - is gone in a child made by fork(): the child's ticks wake nothing.
- * It ends when run() returns, on foresight_pt_exit(), or with the process.  Its CPU time is
+ * It ends when run() returns, on foresight_pt_exit(), or with the process (an ended thread
+ * parks, blocked, rather than exit: LeakSanitizer cannot stop a thread that exits while it
+ * checks at the program's exit).  Its CPU time is
  * pt_cpu_seconds in the statistics.
  */
 #define FORESIGHT_PT_RING 1024

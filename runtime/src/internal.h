@@ -313,6 +313,7 @@ uint64_t fs_pt_computation_id(void);        /* clock.id, read with acquire */
  * memory unmapped (false: none, or it would not end within seconds). */
 bool fs_pt_retire(const char *why);
 double fs_pt_cpu_seconds(void);             /* the thread's CPU time so far (0: none) */
+bool fs_pt_ended(void);                     /* it has run its slice (and parked) */
 /* Sleeps until the computation thread's call ID reaches WAKE (or TIMEOUT_NS pass, less
  * than a second): true if the thread slept (false: the clock was there already). */
 bool fs_pt_sleep_until(uint64_t wake, long timeout_ns);

@@ -983,12 +983,10 @@ static void scenario_cpu(void)
     CHECK(running >= 0.05 && running < 60);
     CHECK(running < thread_cpu() + 0.05 || thread_cpu() < 0.05); /* not the caller's own */
     publish(&go, 1);
-    char task[64];
-    snprintf(task, sizeof task, "/proc/self/task/%d", (int)__atomic_load_n(&run_tid, __ATOMIC_ACQUIRE));
-    bool gone = false;
-    for (int i = 0; i < 20000 && !(gone = access(task, F_OK) != 0); i++)
+    bool ended_yet = false; /* (then parked: fs_pt_retire alone has it go) */
+    for (int i = 0; i < 20000 && !(ended_yet = fs_pt_ended()); i++)
         usleep(1000);
-    CHECK(gone);
+    CHECK(ended_yet);
     const double ended = fs_pt_cpu_seconds();
     CHECK(ended >= running && ended < 60);
     CHECK(fs_pt_cpu_seconds() == ended); /* what the thread recorded as it ended */
