@@ -722,3 +722,22 @@ int main(int argc, char **argv)
     thread = thread_text(sl, data)
     assert "static long __fs_ptf_at(int k);" in thread        # a prototype without the //
     assert "static long __fs_ptf_get(int fd, char *b, int k);" in thread
+
+
+def test_a_files_size_from_fstat(tmp_path):
+    # fstat on the thread's own descriptor into its own struct: the size decides the reads.
+    _, sl, data = sliced(tmp_path, """\
+#include <sys/stat.h>
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    struct stat st;
+    if (fstat(fd, &st) != 0) return 1;
+    char b[4096];
+    for (off_t off = st.st_size - 4096; off >= 0; off -= 4096)
+        if (pread(fd, b, sizeof b, off) != sizeof b) return 1;
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert "if (fstat(fd, &st) != 0) return 0;" in thread_text(sl, data)

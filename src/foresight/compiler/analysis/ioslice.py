@@ -83,8 +83,8 @@ SORTS = {"qsort": 3, "bsearch": 4}
 RENAMED = {"feof": "foresight_pt_feof", "ferror": "foresight_pt_ferror"}
 EXITS = frozenset({"exit", "_exit", "_Exit", "abort", "quick_exit"})
 ALLOC = frozenset({"malloc", "calloc", "realloc", "free"})
-# Library functions with no effect but their value (and, for the second set, stores through
-# their first argument, which must then be the thread's own memory).
+# Library functions with no effect but their value (and, for WRITES_INTO, stores through
+# the argument it gives, which must then be the thread's own memory).
 PURE = frozenset({
     "abs", "labs", "llabs", "atoi", "atol", "atoll", "atof", "strtol", "strtoul", "strtoll",
     "strtoull", "strtod", "strtof", "strlen", "strnlen", "strcmp", "strncmp", "strchr",
@@ -95,8 +95,10 @@ PURE = frozenset({
     "atan2", "round", "lround", "trunc", "fmin", "fmax", "floorf", "ceilf", "fabsf",
     "roundf", "lrint", "rint", "hypot",
 })
-WRITES_FIRST = frozenset({"memcpy", "memmove", "memset", "strcpy", "strncpy", "strcat",
-                          "strncat", "sprintf", "snprintf"})
+WRITES_INTO = {"memcpy": 0, "memmove": 0, "memset": 0, "strcpy": 0, "strncpy": 0, "strcat": 0,
+               "strncat": 0, "sprintf": 0, "snprintf": 0,
+               # a file's size and kind (the thread's own descriptor, or the path)
+               "fstat": 1, "stat": 1, "lstat": 1, "fstat64": 1, "stat64": 1, "lstat64": 1}
 
 
 # The program's writes, where the slice needs their result (`if (write(out, b, n) != n)
@@ -415,7 +417,7 @@ class _Slicer:
         name = c.callee or ""
         return not c.indirect and (
             name in self.fns or name in IO_CALLS or name in EXITS or name in ALLOC
-            or name in PURE or name in WRITES_FIRST or name in RENAMED or name in WRITES
+            or name in PURE or name in WRITES_INTO or name in RENAMED or name in WRITES
             or name in SORTS or channel(c) is not None)
 
     def reducible(self, st: Stmt) -> Call | None:
@@ -687,7 +689,7 @@ class _Slicer:
             self.mark_effect(f)
             return
         if name in IO_CALLS or name in EXITS or name in ALLOC or name in PURE \
-                or name in WRITES_FIRST or name in RENAMED or name in WRITES:
+                or name in WRITES_INTO or name in RENAMED or name in WRITES:
             return
         if name in SORTS and len(c.args) > SORTS[name]:
             cmp = c.args[SORTS[name]].text.strip().lstrip("&").strip()
@@ -750,7 +752,7 @@ class _Slicer:
                 # writes through a FILE * it did not make, a predicted read's buffer is
                 # not passed), the program's functions, the writers into the first.
                 judged = {(a.via, a.text) for c in st.calls
-                          if io_name(c) or c.callee in self.fns or c.callee in WRITES_FIRST
+                          if io_name(c) or c.callee in self.fns or c.callee in WRITES_INTO
                           or c.callee in RENAMED or c.callee in SORTS or channel(c)
                           or c.callee in WRITES for a in c.args}
                 for a in st.stores:
@@ -786,7 +788,9 @@ class _Slicer:
             writes.add(IO_CALLS[io][1])
         if io and IO_CALLS[io][0] == "fscanf":
             writes |= set(range(2, len(c.args)))
-        if name in WRITES_FIRST or name in SORTS:
+        if name in WRITES_INTO:
+            writes.add(WRITES_INTO[name])
+        if name in SORTS:
             writes.add(0)
         if channel(c):
             writes |= {i for i in channel_outputs(c) if c.args[i].text.strip() not in NULL_TEXTS}
@@ -795,7 +799,7 @@ class _Slicer:
         for i, a in enumerate(c.args):
             if io and i == IO_CALLS[io][1] and i not in writes:
                 continue   # a predicted read: its buffer is not passed
-            if a.start < 0 and (io or name in self.fns or name in WRITES_FIRST or channel(c)):
+            if a.start < 0 and (io or name in self.fns or name in WRITES_INTO or channel(c)):
                 self.refuse(c.line, f"an argument of `{name}` is made by a macro")
             if i in writes:
                 if a.var is not None:
