@@ -741,3 +741,29 @@ int main(int argc, char **argv)
 """)
     assert sl.ok, sl.refusals
     assert "if (fstat(fd, &st) != 0) return 0;" in thread_text(sl, data)
+
+
+def test_errno_ctype_and_a_null_end_pointer(tmp_path):
+    # An EINTR retry reads errno, a digit test reads <ctype.h>'s table, strtol is given no
+    # end pointer: each was a refusal ("calls __errno_location", "stores through NULL").
+    _, sl, data = sliced(tmp_path, """\
+#include <ctype.h>
+#include <errno.h>
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    long n = isdigit((unsigned char)argv[2][0]) ? strtol(argv[2], NULL, 10) : 10;
+    char b[4096];
+    for (long r = n - 1; r >= 0; r--) {
+        ssize_t got;
+        do
+            got = pread(fd, b, sizeof b, r * 4096);
+        while (got < 0 && errno == EINTR);
+        if (got != sizeof b) return 1;
+    }
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    thread = thread_text(sl, data)
+    assert "errno == EINTR" in thread and "isdigit(" in thread

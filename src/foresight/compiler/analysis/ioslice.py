@@ -82,6 +82,10 @@ SORTS = {"qsort": 3, "bsearch": 4}
 # Calls the thread makes under another name, not I/O calls of their own.
 RENAMED = {"feof": "foresight_pt_feof", "ferror": "foresight_pt_ferror"}
 EXITS = frozenset({"exit", "_exit", "_Exit", "abort", "quick_exit"})
+# glibc's accessors behind `errno` and <ctype.h>'s macros (isdigit, tolower...): the
+# calling thread's errno, the locale's read-only tables.
+TLS_ACCESSORS = frozenset({"__errno_location", "__ctype_b_loc", "__ctype_tolower_loc",
+                           "__ctype_toupper_loc"})
 ALLOC = frozenset({"malloc", "calloc", "realloc", "free"})
 # Library functions with no effect but their value (and, for WRITES_INTO, stores through
 # the argument it gives, which must then be the thread's own memory).
@@ -418,7 +422,7 @@ class _Slicer:
         return not c.indirect and (
             name in self.fns or name in IO_CALLS or name in EXITS or name in ALLOC
             or name in PURE or name in WRITES_INTO or name in RENAMED or name in WRITES
-            or name in SORTS or channel(c) is not None)
+            or name in SORTS or name in TLS_ACCESSORS or channel(c) is not None)
 
     def reducible(self, st: Stmt) -> Call | None:
         """An expression statement kept for the one call it holds that the thread must
@@ -689,7 +693,8 @@ class _Slicer:
             self.mark_effect(f)
             return
         if name in IO_CALLS or name in EXITS or name in ALLOC or name in PURE \
-                or name in WRITES_INTO or name in RENAMED or name in WRITES:
+                or name in WRITES_INTO or name in RENAMED or name in WRITES \
+                or name in TLS_ACCESSORS:
             return
         if name in SORTS and len(c.args) > SORTS[name]:
             cmp = c.args[SORTS[name]].text.strip().lstrip("&").strip()
@@ -755,13 +760,19 @@ class _Slicer:
                           if io_name(c) or c.callee in self.fns or c.callee in WRITES_INTO
                           or c.callee in RENAMED or c.callee in SORTS or channel(c)
                           or c.callee in WRITES for a in c.args}
+                # errno and <ctype.h>'s tables: a macro's access through libc's accessor,
+                # the calling thread's own (errno) or read-only (the tables).
+                tls = any(c.callee in TLS_ACCESSORS for c in st.calls)
                 for a in st.stores:
-                    if (a.via, a.text) in judged:
+                    if (a.via, a.text) in judged or a.text.strip() in NULL_TEXTS or (
+                            tls and a.via is None and not a.text.strip()):
                         continue
                     if a.via is None or (f, a.via) not in private:
                         self.refuse(a.line, f"a store the thread needs (`{a.text}`) may "
                                     "reach the program's memory")
                 for a in st.loads:
+                    if tls and a.via is None and not a.text.strip():
+                        continue
                     if a.via is None or not ((f, a.via) in private
                                              or self.string_pointer(fn, a.via)):
                         self.refuse(a.line, f"a load the thread needs (`{a.text}`) reads "

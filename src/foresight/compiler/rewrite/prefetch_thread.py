@@ -29,6 +29,7 @@ from foresight.compiler.analysis.ioslice import (
     IO_CALLS,
     RENAMED,
     TICKED,
+    TLS_ACCESSORS,
     WRITES,
     Slice,
     channel,
@@ -318,6 +319,8 @@ class ThreadWriter:
 
     def call(self, fn: Function, c) -> list[tuple[int, int, str]]:
         name = c.callee or ""
+        if name in TLS_ACCESSORS:
+            return []       # errno, isdigit...: the macro's text stays as it is
         if not self.data[c.start:c.start + len(name)].decode(errors="replace") == name:
             raise Refused(c.line, f"the call of `{name}` is made by a macro")
         close = self.data.rfind(b")", c.start, c.end)
