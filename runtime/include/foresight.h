@@ -250,6 +250,7 @@ extern "C" {
 #define foresight__pt_receive foresight__pt_receive_abi10
 #define foresight__pt_receive_vscanf foresight__pt_receive_vscanf_abi10
 #define foresight__pt_write foresight__pt_write_abi10
+#define foresight__pt_vsscanf foresight__pt_vsscanf_abi10
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -886,6 +887,7 @@ void foresight__pt_rewind(FILE *f, unsigned site) FORESIGHT__WEAK;
 int foresight__pt_feof(FILE *f) FORESIGHT__WEAK;
 int foresight__pt_ferror(FILE *f) FORESIGHT__WEAK;
 long foresight__pt_write(int h, size_t n) FORESIGHT__WEAK;
+int foresight__pt_vsscanf(const char *str, const char *fmt, va_list ap) FORESIGHT__WEAK;
 
 /*
  * Maps the prefetch thread's memory, calls INIT on the calling thread (the compiler's:
@@ -1323,6 +1325,20 @@ static inline int foresight_pt_fflush(FILE *f)
 {
     (void)f;
     return 0;
+}
+
+/* sscanf on the prefetch thread (parsing a line it read itself): vsscanf(3), but EOF with
+ * EINVAL for a format glibc's vsscanf could allocate for (m, a, I, ', wide or non-ASCII
+ * directives) or a string with a field of 1000 nonblank bytes or more: the thread never
+ * calls the program's malloc. */
+static inline int foresight_pt_sscanf(const char *str, const char *fmt, ...)
+{
+    va_list ap;
+    int r;
+    va_start(ap, fmt);
+    r = foresight__pt_vsscanf(str, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 /* Ends the prefetch thread (its queued predictions issued first): replaces exit() and

@@ -603,6 +603,28 @@ static int lead_scanf(struct pt_stream *s, int *consumed, const char *fmt, va_li
     return r;
 }
 
+int foresight__pt_vsscanf(const char *str, const char *fmt, va_list ap)
+{
+    if (!fs_pt_self) {
+        errno = EPERM;
+        return EOF;
+    }
+    /* As for fscanf's window: a format vsscanf could allocate for, or a field of
+     * LONG_FIELD nonblank bytes or more, and the thread does not parse it (EOF, EINVAL:
+     * its values then differ from the program's, a misprediction at worst). */
+    if (str == NULL || fmt == NULL || format_facts(fmt).allocates) {
+        errno = EINVAL;
+        return EOF;
+    }
+    size_t run = 0;
+    for (const char *c = str; *c != 0; c++)
+        if ((run = blank((unsigned char)*c) ? 0 : run + 1) >= LONG_FIELD) {
+            errno = EINVAL;
+            return EOF;
+        }
+    return vsscanf(str, fmt, ap);
+}
+
 int foresight__pt_vfscanf(FILE *fp, unsigned site, int *consumed, const char *fmt, va_list ap)
 {
     if (consumed != NULL)

@@ -767,3 +767,25 @@ int main(int argc, char **argv)
     assert sl.ok, sl.refusals
     thread = thread_text(sl, data)
     assert "errno == EINTR" in thread and "isdigit(" in thread
+
+
+def test_an_index_parsed_with_sscanf(tmp_path):
+    # Each line of an index file names a record: fgets (a lead read), then sscanf into the
+    # thread's own variables (foresight_pt_sscanf: glibc's, but never where it could
+    # allocate).
+    _, sl, data = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    FILE *idx = fopen(argv[1], "r");
+    int fd = open(argv[2], O_RDONLY);
+    char line[128], name[32], b[4096];
+    long rec;
+    while (fgets(line, sizeof line, idx) != NULL) {
+        if (sscanf(line, "%31s %ld", name, &rec) != 2) continue;
+        if (pread(fd, b, sizeof b, rec * 4096) != sizeof b) return 1;
+    }
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert 'foresight_pt_sscanf(line, "%31s %ld", name, &rec)' in thread_text(sl, data)

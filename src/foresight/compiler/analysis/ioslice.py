@@ -80,7 +80,10 @@ ALWAYS_LEAD = frozenset({"fgets", "fscanf"})
 # Sorting and searching the thread's own arrays: (index of the comparison function).
 SORTS = {"qsort": 3, "bsearch": 4}
 # Calls the thread makes under another name, not I/O calls of their own.
-RENAMED = {"feof": "foresight_pt_feof", "ferror": "foresight_pt_ferror"}
+RENAMED = {"feof": "foresight_pt_feof", "ferror": "foresight_pt_ferror",
+           "sscanf": "foresight_pt_sscanf"}
+# ... of which these store through every argument from this index on.
+STORES_FROM = {"sscanf": 2}
 EXITS = frozenset({"exit", "_exit", "_Exit", "abort", "quick_exit"})
 # glibc's accessors behind `errno` and <ctype.h>'s macros (isdigit, tolower...): the
 # calling thread's errno, the locale's read-only tables.
@@ -801,6 +804,8 @@ class _Slicer:
             writes |= set(range(2, len(c.args)))
         if name in WRITES_INTO:
             writes.add(WRITES_INTO[name])
+        if name in STORES_FROM:
+            writes |= set(range(STORES_FROM[name], len(c.args)))
         if name in SORTS:
             writes.add(0)
         if channel(c):
