@@ -251,6 +251,7 @@ extern "C" {
 #define foresight__pt_receive_vscanf foresight__pt_receive_vscanf_abi10
 #define foresight__pt_write foresight__pt_write_abi10
 #define foresight__pt_vsscanf foresight__pt_vsscanf_abi10
+#define foresight__pt_getline foresight__pt_getline_abi10
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -888,6 +889,7 @@ int foresight__pt_feof(FILE *f) FORESIGHT__WEAK;
 int foresight__pt_ferror(FILE *f) FORESIGHT__WEAK;
 long foresight__pt_write(int h, size_t n) FORESIGHT__WEAK;
 int foresight__pt_vsscanf(const char *str, const char *fmt, va_list ap) FORESIGHT__WEAK;
+long foresight__pt_getline(char **line, size_t *cap, FILE *f, unsigned site) FORESIGHT__WEAK;
 
 /*
  * Maps the prefetch thread's memory, calls INIT on the calling thread (the compiler's:
@@ -1009,8 +1011,8 @@ static inline int foresight_pt_close(int h, unsigned site)
  * program's) is never read through: it reads as an empty stream in error (fread 0, fgetc
  * EOF, fgets NULL, fscanf EOF, feof and ferror 1; fseek, ftell -1/EBADF).
  *
- * Covered calls, one call ID each, as foresight_pt_read: fread, fgets, fscanf (the program
- * ticks once per call, whatever it returns).  Not covered: fgetc (the program does not
+ * Covered calls, one call ID each, as foresight_pt_read: fread, fgets, getline, fscanf (the
+ * program ticks once per call, whatever it returns).  Not covered: fgetc (the program does not
  * tick getc), fopen, fclose, fseek, fseeko, ftell, ftello, rewind, feof, ferror.
  *
  * foresight_pt_fopen: foresight_pt_open(PATH, O_RDONLY) for a MODE that only reads ("r",
@@ -1067,6 +1069,13 @@ static inline int foresight_pt_fgetc(FILE *f, int lead, unsigned site)
 static inline char *foresight_pt_fgets(char *s, int n, FILE *f, unsigned site)
 {
     return foresight__pt_fgets(s, n, f, site);
+}
+
+/* getline(3) on the thread: a covered call, always a lead read; *LINE grows in the
+ * thread's arena (it is the thread's own: NULL, or from foresight_pt_malloc). */
+static inline long foresight_pt_getline(char **line, size_t *cap, FILE *f, unsigned site)
+{
+    return foresight__pt_getline(line, cap, f, site);
 }
 
 static inline __attribute__((format(scanf, 4, 5))) int

@@ -454,6 +454,62 @@ char *foresight__pt_fgets(char *str, int n, FILE *fp, unsigned site)
     return r;
 }
 
+/* getline(3): the line into *LINE, grown in the thread's arena (foresight_pt_realloc:
+ * *LINE is the thread's own, as the compiler checks); -1 at the end of the file. */
+long foresight__pt_getline(char **line, size_t *cap, FILE *fp, unsigned site)
+{
+    if (!fs_pt_self) {
+        errno = EPERM;
+        return -1;
+    }
+    fs_pt_call(site);
+    struct pt_stream *s = readable(fp);
+    long r = -1;
+    if (s != NULL && line != NULL && cap != NULL) {
+        if (*line == NULL)
+            *cap = 0;
+        uint64_t *off = offset_of(s);
+        size_t got = 0;
+        for (bool done = false; !done;) {
+            if (!window_at(s, *off)) {
+                got = 0;
+                break;
+            }
+            const struct pt_window *w = s->win;
+            const size_t at = (size_t)(*off - w->off), avail = w->len - at;
+            if (avail == 0) {
+                s->eof = true;
+                break;
+            }
+            const char *nl = memchr(w->text + at, '\n', avail);
+            const size_t take = nl != NULL ? (size_t)(nl - (w->text + at)) + 1 : avail;
+            if (got + take + 1 > *cap) {
+                size_t want = *cap < 120 ? 120 : *cap;
+                while (want < got + take + 1)
+                    want *= 2;
+                char *grown = foresight__pt_realloc(*line, want);
+                if (grown == NULL) {
+                    got = 0;
+                    break;
+                }
+                *line = grown;
+                *cap = want;
+            }
+            memcpy(*line + got, w->text + at, take);
+            got += take;
+            *off += take;
+            done = nl != NULL;
+        }
+        if (got > 0) {
+            (*line)[got] = 0;
+            r = (long)got;
+        }
+    }
+    fs_pt_outcome(r >= 0);
+    paced();
+    return r;
+}
+
 /* ---- fscanf ---- */
 
 struct format_facts {

@@ -10,6 +10,8 @@
  *              grow), a NUL byte of the file and a match running past the text window
  *              before the file's end; a 900-digit field still parses
  *   fgets      lines and pieces of lines (n = 64, 7) equal fgets's, with its ftell
+ *   getline    lines of 0 to 200,000 bytes (across text windows), the last without a
+ *              newline, equal getline's (length, bytes, ftell), the line grown in the arena
  *   fgetc      not a covered call: no call ID, no prediction; lead: the file's bytes;
  *              predicted over a 16 KiB file: 16384 times 0, then EOF
  *   fread      predicted (whole items, partial item at the end) and lead (the bytes)
@@ -112,8 +114,50 @@ static int gets_size(int k)
     return k % 3 == 2 ? 7 : 64;
 }
 
+/* getline: a file of lines of these lengths (the last without its newline). */
+static const size_t line_lengths[] = {0, 1, 100, 70000, 200000, 5, 65535, 3};
+#define NLL (sizeof line_lengths / sizeof line_lengths[0])
+static char long_txt[4096];
+static struct {
+    long r;
+    uint64_t hash;
+    long pos;
+} want_lines[NLL + 1];
+
+static void expect_getline(void)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < NLL; i++)
+        total += line_lengths[i] + 1;
+    char *data = malloc(total);
+    CHECK(data != NULL);
+    size_t at = 0;
+    for (size_t i = 0; i < NLL; i++) {
+        for (size_t j = 0; j < line_lengths[i]; j++)
+            data[at++] = (char)('a' + (i * 7 + j) % 26);
+        if (i + 1 < NLL)
+            data[at++] = '\n';
+    }
+    write_file(long_txt, "pt_stdio_long.txt", data, at);
+    free(data);
+    FILE *f = fopen(long_txt, "r");
+    CHECK(f != NULL);
+    char *line = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i <= NLL; i++) {
+        want_lines[i].r = (long)getline(&line, &cap, f);
+        want_lines[i].hash = want_lines[i].r > 0 ? fnv(14695981039346656037u, line,
+                                                        (size_t)want_lines[i].r + 1) : 0;
+        want_lines[i].pos = ftell(f);
+    }
+    CHECK_EQ(want_lines[NLL].r, -1);
+    free(line);
+    fclose(f);
+}
+
 static void expect(void)
 {
+    expect_getline();
     /* The text file: numbers and names, a line each. */
     static char text[LINES * 40];
     size_t len = 0;
@@ -371,6 +415,25 @@ static void run_fgets(void)
     foresight_pt_fclose(f, SITE);
 }
 
+static void run_getline(void)
+{
+    FILE *f = foresight_pt_fopen(long_txt, "r", SITE);
+    char *line = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i <= NLL; i++) {
+        const unsigned long before = calls();
+        const long r = foresight_pt_getline(&line, &cap, f, SITE);
+        EXPECT(calls() == before + 1, "getline: one call ID", (int)i);
+        const uint64_t h = r > 0 ? fnv(14695981039346656037u, line, (size_t)r + 1) : 0;
+        EXPECT(r == want_lines[i].r && h == want_lines[i].hash &&
+                   foresight_pt_ftell(f, SITE) == want_lines[i].pos,
+               "getline", (int)i);
+        EXPECT(line == NULL || fs_pt_memory_where(line) == FS_PT_ARENA, "getline: arena", (int)i);
+    }
+    foresight_pt_free(line);
+    foresight_pt_fclose(f, SITE);
+}
+
 static void run_fgetc(void)
 {
     FILE *f = foresight_pt_fopen(txt, "r", SITE);
@@ -514,6 +577,7 @@ static void run_stdio(void)
     run_fread();
     run_foreign();
     run_written();
+    run_getline();
     publish(&run_done, 1);
 }
 

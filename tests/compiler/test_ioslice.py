@@ -150,7 +150,8 @@ int main(int argc, char **argv)
 }
 """)
     assert not sl.ok
-    assert (9, "calls `getline`, which the prefetch thread cannot run") in sl.refusals
+    assert (9, "reads standard input with `getline`, which the channel does not carry "
+            "(scanf, fgets, getchar, getc and read do)") in sl.refusals
 
 
 def test_memory_the_thread_does_not_own_is_refused(tmp_path):
@@ -789,3 +790,26 @@ int main(int argc, char **argv)
 """)
     assert sl.ok, sl.refusals
     assert 'foresight_pt_sscanf(line, "%31s %ld", name, &rec)' in thread_text(sl, data)
+
+
+def test_lines_read_with_getline(tmp_path):
+    program, sl, data = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    FILE *idx = fopen(argv[1], "r");
+    int fd = open(argv[2], O_RDONLY);
+    char *line = NULL, b[4096];
+    size_t cap = 0;
+    while (getline(&line, &cap, idx) > 0)
+        if (pread(fd, b, sizeof b, atol(line) * 4096) != sizeof b) return 1;
+    free(line);
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    get = next(c for _, c in sl.io_sites if c.name == "getline")
+    assert sl.lead(get)
+    thread = thread_text(sl, data)
+    assert "foresight_pt_getline(&line, &cap, idx, 3)" in thread
+    text = program_text(sl, data)
+    assert "getline((foresight_pt_tick(__fs_ptx_clock, 3), &line), &cap, idx)" in text

@@ -48,13 +48,13 @@ IO_CALLS: dict[str, tuple[str, int]] = {
     "close": ("close", -1),
     "fopen": ("fopen", -1), "fopen64": ("fopen", -1), "fclose": ("fclose", -1),
     "fread": ("fread", 0), "fgetc": ("fgetc", -1), "getc": ("fgetc", -1),
-    "fgets": ("fgets", 0), "fscanf": ("fscanf", -1),
+    "fgets": ("fgets", 0), "fscanf": ("fscanf", -1), "getline": ("getline", -1),
     "fseek": ("fseek", -1), "fseeko": ("fseeko", -1), "fseeko64": ("fseeko", -1),
     "ftell": ("ftell", -1), "ftello": ("ftello", -1), "ftello64": ("ftello", -1),
     "rewind": ("rewind", -1),
 }
 # The calls that advance the call ID on both threads.
-TICKED = frozenset({"read", "pread", "fread", "fgets", "fscanf"})
+TICKED = frozenset({"read", "pread", "fread", "fgets", "fscanf", "getline"})
 # (getc is mirrored for its offset and its byte, not counted: a tick per byte would cost a
 # getc loop more than its reads.)
 # A declaration that defines a struct, union or enum type (kept with its variables).
@@ -76,7 +76,7 @@ _SIZEOF = re.compile(rb"\bsizeof\b\s*(\([^()]*\)|[A-Za-z_][A-Za-z0-9_]*(\s*\[[^\
 FAULT_SIGNALS = frozenset({"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL"})
 SIGNAL_CALLS = frozenset({"signal", "sigaction", "sigset", "bsd_signal", "sysv_signal"})
 # Reads whose data the thread always reads itself (text it parses).
-ALWAYS_LEAD = frozenset({"fgets", "fscanf"})
+ALWAYS_LEAD = frozenset({"fgets", "fscanf", "getline"})
 # Sorting and searching the thread's own arrays: (index of the comparison function).
 SORTS = {"qsort": 3, "bsearch": 4}
 # Calls the thread makes under another name, not I/O calls of their own.
@@ -126,6 +126,8 @@ CHANNEL = {"rand": "int", "random": "long", "lrand48": "long", "mrand48": "long"
 # ... and reads of standard input: name -> (index of the stream or descriptor, kind).
 CHANNEL_STDIN = {"getc": (0, "int"), "fgetc": (0, "int"), "fgets": (2, "fgets"),
                  "fscanf": (0, "fscanf"), "read": (0, "read")}
+# Reads of standard input the channel does not carry: name -> index of the stream.
+STDIN_UNCARRIED = {"getline": 2, "fread": 3}
 # The arguments each kind stores through: (first, last + 1), None for "to the end".
 CHANNEL_OUTPUTS = {"time": (0, 1), "fgets": (0, 1), "read": (1, 2), "scanf": (1, None),
                    "fscanf": (2, None)}
@@ -695,6 +697,11 @@ class _Slicer:
             self.sends.add(f)
             self.mark_effect(f)
             return
+        if name in STDIN_UNCARRIED and STDIN_UNCARRIED[name] < len(c.args) and \
+                c.args[STDIN_UNCARRIED[name]].text.strip() == "stdin":
+            self.refuse(c.line, f"reads standard input with `{name}`, which the channel "
+                        "does not carry (scanf, fgets, getchar, getc and read do)")
+            return
         if name in IO_CALLS or name in EXITS or name in ALLOC or name in PURE \
                 or name in WRITES_INTO or name in RENAMED or name in WRITES \
                 or name in TLS_ACCESSORS:
@@ -802,6 +809,8 @@ class _Slicer:
             writes.add(IO_CALLS[io][1])
         if io and IO_CALLS[io][0] == "fscanf":
             writes |= set(range(2, len(c.args)))
+        if io and IO_CALLS[io][0] == "getline":
+            writes |= {0, 1}       # the line and its size: the thread's own
         if name in WRITES_INTO:
             writes.add(WRITES_INTO[name])
         if name in STORES_FROM:

@@ -39,7 +39,7 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
         if not sl.io_sites:
             out.report.append({"file": unit.path, "line": 0, "message":
                                "no prefetch thread: main reaches no read of a file in "
-                               "this file (read, pread, fread, fgets, fscanf)"})
+                               "this file (read, pread, fread, fgets, getline, fscanf)"})
             return out
         insertions = thread_insertions(sl, unit.data, unit.path)
     except Refused as e:
