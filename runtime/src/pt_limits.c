@@ -28,6 +28,14 @@
  * uninstrumented (and call nothing instrumented until the thread exists). */
 #define EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
 
+/* LIM as a pointer the compiler may not assume non-null (libc's prototypes say nonnull,
+ * but a program may pass NULL, which glibc's setrlimit takes as setting nothing). */
+EARLY static const void *laundered(const void *lim)
+{
+    __asm__("" : "+r"(lim));
+    return lim;
+}
+
 EARLY static void *next(const char *name)
 {
     return dlsym(RTLD_NEXT, name);
@@ -36,6 +44,7 @@ EARLY static void *next(const char *name)
 /* The thread's memory would count against RESOURCE set to NEW: end it first. */
 EARLY static void make_room(int resource, const struct rlimit *lim)
 {
+    lim = laundered(lim);
     if (lim == NULL || lim->rlim_cur == RLIM_INFINITY)
         return;
     if (resource == RLIMIT_AS || resource == RLIMIT_DATA || resource == RLIMIT_MEMLOCK) {
@@ -59,7 +68,8 @@ EARLY int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
 
 EARLY int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *lim)
 {
-    if (lim->rlim_cur != RLIM64_INFINITY)
+    const struct rlimit64 *l = laundered(lim);
+    if (l != NULL && l->rlim_cur != RLIM64_INFINITY)
         make_room((int)resource, &(struct rlimit){.rlim_cur = 0});
     int (*f)(__rlimit_resource_t, const struct rlimit64 *) =
         (int (*)(__rlimit_resource_t, const struct rlimit64 *))next("setrlimit64");

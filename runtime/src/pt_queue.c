@@ -118,7 +118,8 @@ static void flush(int fd, bool all)
             live[nlive++] = *e;
     }
     npending = kept;
-    since_schedule = 0;
+    if (fd < 0)
+        since_schedule = 0;
     if (expired)
         __atomic_fetch_add(&fs_global_pt_expired, expired, __ATOMIC_RELAXED);
     if (nlive == 0)
@@ -154,6 +155,8 @@ void fs_pt_schedule(void)
 
 void fs_pt_enqueue(int fd, uint64_t off, uint64_t len, uint64_t call)
 {
+    if (npending == HOLD) /* (closes flush one descriptor's and reset the count) */
+        flush(-1, true);
     pending[npending++] = (struct pt_entry){.fd = fd, .off = off, .len = len, .call = call};
     __atomic_store_n(&fs_pt_clock.queued[call % FORESIGHT_PT_RING], 1, __ATOMIC_RELAXED);
     fs_pt_predicted(len);

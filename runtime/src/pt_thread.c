@@ -359,6 +359,8 @@ static void fault_net(int sig, siginfo_t *si, void *uc)
     if (i == NNET)
         return; /* not installed for it */
     const int e = errno;
+    if (fs_pt_self && !net_armed && si->si_code <= 0)
+        return; /* a retire request after the slice stopped: nothing left to stop */
     if (fs_pt_self && net_armed) {
         net_armed = 0;
         const char *retire = __atomic_load_n(&retire_reason, __ATOMIC_ACQUIRE);
@@ -441,8 +443,15 @@ static void record(size_t i, const struct sigaction *act, struct sigaction *old)
     pthread_sigmask(SIG_BLOCK, &net, &saved); /* not torn by a fault of this thread */
     if (old != NULL)
         *old = prev_action[i];
-    if (act != NULL)
+    if (act != NULL) {
         prev_action[i] = *act;
+        /* The kernel runs the net: it restarts interrupted calls as the program's would. */
+        struct sigaction net = {.sa_sigaction = fault_net,
+                                .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER |
+                                            (act->sa_flags & SA_RESTART)};
+        sigemptyset(&net.sa_mask);
+        real_sigaction(net_signals[i], &net, NULL);
+    }
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
@@ -513,8 +522,8 @@ static const char *run_slice(int *err)
         pt_run();
         stop_reason = NULL;
     }
-    net_armed = 0;
     pthread_sigmask(SIG_BLOCK, &sync, NULL); /* a fault from here on is the library's */
+    net_armed = 0;
     *err = stop_errno;
     return stop_reason;
 }
@@ -608,7 +617,10 @@ static void pt_after_fork_child(void)
     __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&fs_pt_clock.lead, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pt_created, 0, __ATOMIC_RELAXED);
-    fs_pt_chan_close();
+    /* Its memory is the parent's thread's: gone here, so that the child's limits and
+     * mlockall are its own (a helper's review: a child's setrlimit then malloc failed). */
+    fs_pt_chan_release();
+    fs_pt_memory_release();
 }
 
 static struct foresight_pt_clock *not_started(const char *why)

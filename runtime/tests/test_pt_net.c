@@ -143,6 +143,18 @@ static void scenario_late(void)
     CHECK_EQ(sigaction(SIGFPE, &sa, NULL), 0);
     CHECK(signal(SIGSEGV, SIG_IGN) == SIG_DFL);
     CHECK(signal(SIGSEGV, SIG_DFL) == SIG_IGN);
+    /* signal() asks for SA_RESTART: the net the kernel runs has it now (calls the signal
+     * interrupts restart as with the program's own handler). */
+    struct {
+        void *handler;
+        unsigned long flags;
+        void *restorer;
+        uint64_t mask;
+    } kact;
+    CHECK(syscall(SYS_rt_sigaction, SIGSEGV, NULL, &kact, 8) == 0);
+    CHECK((kact.flags & SA_RESTART) != 0);
+    CHECK(syscall(SYS_rt_sigaction, SIGFPE, NULL, &kact, 8) == 0);
+    CHECK((kact.flags & SA_RESTART) == 0); /* sigaction without it: without */
     CHECK_EQ(sigaction(SIGFPE, NULL, &back), 0); /* what the program set, read back */
     CHECK(back.sa_handler == on_fpe);
     publish(&go, 1);
@@ -431,9 +443,19 @@ static void run_spin_quietly(void)
 
 static void scenario_retire(void)
 {
+    /* A null limit is libc's to judge (it sets nothing: prlimit's NULL), not a crash. */
+    /* (through a pointer of a type without libc's nonnull, which UBSan checks at calls) */
+    int (*volatile set)(int, const struct rlimit *) = (int (*)(int, const struct rlimit *))setrlimit;
+    CHECK(set(RLIMIT_CORE, NULL) == 0);
     CHECK(foresight_pt_start(NULL, run_spin_quietly) != NULL);
     usleep(20000);
     CHECK(fs_pt_address_space() > ((size_t)64 << 30)); /* the reservation, in place */
+    /* A forked child has none of it: its limits and locks are its own. */
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(fs_pt_address_space() == 0 ? 0 : 1);
+    int status = -1;
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     unsigned long long vm_kib = 0;
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];

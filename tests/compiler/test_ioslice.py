@@ -650,8 +650,8 @@ int main(int argc, char **argv)
     assert "scan" not in sl.needed and "count" in sl.needed
     assert 12 not in kept_lines(program, sl, "scan")        # h = mix(h, buf)
     thread = thread_text(sl, data)
-    assert "{ static __typeof__(h ) __fs_ptx_z; return __fs_ptx_z; }" in thread
-    assert "{ static __typeof__(0 ) __fs_ptx_z; return __fs_ptx_z; }" in thread
+    assert "{ static __typeof__(1 ? (h ) : (h )) __fs_ptx_z; return __fs_ptx_z; }" in thread
+    assert "{ static __typeof__(1 ? (0 ) : (0 )) __fs_ptx_z; return __fs_ptx_z; }" in thread
     assert "return atol(s);" in thread
 
 
@@ -813,3 +813,51 @@ int main(int argc, char **argv)
     assert "foresight_pt_getline(&line, &cap, idx, 3)" in thread
     text = program_text(sl, data)
     assert "getline((foresight_pt_tick(__fs_ptx_clock, 3), &line), &cap, idx)" in text
+
+
+def test_a_pointer_a_sync_point_stores_through_is_computed(tmp_path):
+    # scanf stores through `name`: the thread receives into its own allocation, so the
+    # malloc defining the pointer is in the slice (the review's case: an unset pointer
+    # that aliased a global let the thread write the program's memory).
+    program, sl, data = sliced(tmp_path, """\
+static int ask(void)
+{
+    char *name;
+    name = malloc(100);
+    return scanf("%99s", name);
+}
+int main(int argc, char **argv)
+{
+    if (ask() != 1) return 1;
+    int fd = open(argv[1], O_RDONLY);
+    char b[4096];
+    for (long r = 9; r >= 0; r--)
+        if (pread(fd, b, sizeof b, r * 4096) != sizeof b) return 1;
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert "name = foresight_pt_malloc(100);" in thread_text(sl, data)
+
+
+def test_conditional_operators_and_errno_stores(tmp_path):
+    # A call whose value picks the branch (`back(n) ? bwd(fd) : fwd(fd)`) has its value
+    # computed; `errno = 0;` before a call whose errno the slice reads is kept.
+    program, sl, data = sliced(tmp_path, """\
+#include <errno.h>
+static int back(int n) { return n > 2; }
+static long bwd(int fd) { char b[64]; return pread(fd, b, 64, 4096); }
+static long fwd(int fd) { char b[64]; return pread(fd, b, 64, 0); }
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    char z[1];
+    back(argc) ? bwd(fd) : fwd(fd);
+    errno = 0;
+    if (pread(fd, z, 0, 0) < 0 || errno) return 1;
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert "back" in sl.needed
+    assert 14 in kept_lines(program, sl, "main")        # errno = 0;

@@ -355,6 +355,7 @@ class _Slicer:
         for st in fn.stmts:
             if (st.kind in (StmtKind.RETURN, StmtKind.GOTO)
                     or any(c.callee in EXITS for c in st.calls)
+                    or (st.stores and any(c.callee == "__errno_location" for c in st.calls))
                     or (st.kind == StmtKind.DECL and (not st.declares         # a type
                                                       or _TAG.search(self.text(st))))
                     or any(a.via in params for a in st.stores)):        # a result
@@ -444,6 +445,8 @@ class _Slicer:
         outside = [c for c in st.calls if not (e.start <= c.start and c.end <= e.end)]
         if not outside or all(self.runnable(c) for c in outside):
             return None
+        if re.search(rb"\?|&&|\|\|", self.data[st.start:e.start] + self.data[e.end:st.end]):
+            return None     # the call may not run (`x && printf("%d", f(fd))`)
         return e
 
     def computed(self, f: str, st: Stmt) -> None:
@@ -500,7 +503,9 @@ class _Slicer:
         mine = [c for c in st.calls if c.callee in self.fns]
         if not mine:
             return
-        if always or st.kind.is_control:
+        # (`a() ? b(fd) : c(fd)`, `x && f(fd)`: a value that decides what runs)
+        if always or st.kind.is_control or re.search(rb"\?|&&|\|\|",
+                                                     self.data[st.start:st.end]):
             for c in mine:
                 self.value_needed(c.callee)
             return
@@ -625,9 +630,11 @@ class _Slicer:
         receives their bytes: they need a declaration, not a computation)."""
         out: set[VarKey] = set()
         for c in st.calls:
-            outs = channel_outputs(c)
-            if outs:
-                out |= self.only_in(f, st, [c.args[i] for i in outs])
+            outs = [c.args[i] for i in channel_outputs(c)]
+            # Only an object itself (`&n`, an array): a pointer's value is where the thread
+            # stores, so it must compute it.
+            own = {a.var for a in outs if a.var is not None}
+            out |= self.only_in(f, st, outs) & own
         return out
 
     def buffers(self, f: str, st: Stmt) -> set[VarKey]:
@@ -775,13 +782,13 @@ class _Slicer:
                 tls = any(c.callee in TLS_ACCESSORS for c in st.calls)
                 for a in st.stores:
                     if (a.via, a.text) in judged or a.text.strip() in NULL_TEXTS or (
-                            tls and a.via is None and not a.text.strip()):
+                            tls and a.via is None and a.text.strip() in ("", "errno")):
                         continue
                     if a.via is None or (f, a.via) not in private:
                         self.refuse(a.line, f"a store the thread needs (`{a.text}`) may "
                                     "reach the program's memory")
                 for a in st.loads:
-                    if tls and a.via is None and not a.text.strip():
+                    if tls and a.via is None and a.text.strip() in ("", "errno"):
                         continue
                     if a.via is None or not ((f, a.via) in private
                                              or self.string_pointer(fn, a.via)):

@@ -246,9 +246,11 @@ class ThreadWriter:
                 if m and m.group(1).strip():
                     expr = m.group(1).strip()
                     end = "\n" if "//" in expr else " "    # a comment ends at its line
-                    edits.append((st.start, st.end, "{ static __typeof__(" + expr + end
+                    # (1 ? e : e: a function or an array decays, qualifiers go)
+                    typ = f"1 ? ({expr}{end}) : ({expr}{end})"
+                    edits.append((st.start, st.end, "{ static __typeof__(" + typ
                                   + ") __fs_ptx_z; return __fs_ptx_z; }" + "\n" * max(
-                                      0, text.count("\n") - (expr + end).count("\n"))))
+                                      0, text.count("\n") - typ.count("\n"))))
                     removed.append((st.start, st.end))
         # Removed ranges never overlap (each is a statement whose parent is kept, or a
         # kept return of main, which holds none of them): sorted, one search per offset.
