@@ -59,6 +59,17 @@ static inline bool wait_flag(const int *f)
     return false;
 }
 
+/* Polls COUNTER until it reaches AT_LEAST. */
+static inline bool wait_counter(const unsigned long *counter, unsigned long at_least)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (get(counter) >= at_least)
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
 static inline int check_done(const char *name)
 {
     if (check_failures) {

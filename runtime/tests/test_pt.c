@@ -63,17 +63,6 @@ static char path[4096];
 static const char *map;
 static int run_done, go;
 
-/* Polls COUNTER until it reaches AT_LEAST, for up to 20 s. */
-static bool wait_counter(const unsigned long *counter, unsigned long at_least)
-{
-    for (int i = 0; i < 20000; i++) {
-        if (get(counter) >= at_least)
-            return true;
-        usleep(1000);
-    }
-    return false;
-}
-
 static void cold_file(const char *name)
 {
     int fd;

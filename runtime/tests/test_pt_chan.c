@@ -26,17 +26,6 @@
 static int run_done, go, bad, received;
 static struct foresight_pt_clock *clk;
 
-/* Polls COUNTER until it reaches AT_LEAST, for up to 20 s. */
-static bool wait_counter(const unsigned long *counter, unsigned long at_least)
-{
-    for (int i = 0; i < 20000; i++) {
-        if (get(counter) >= at_least)
-            return true;
-        usleep(1000);
-    }
-    return false;
-}
-
 static const char *stopped(void)
 {
     const char *why = NULL;

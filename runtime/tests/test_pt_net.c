@@ -353,20 +353,25 @@ static void program_child(int which, bool with_thread)
     }
 }
 
-/* Its wait status. */
-static int child(int which, bool with_thread)
+/* This program again, in a child, with arguments A B C (C may be NULL): its wait status. */
+static int run_self(const char *a, const char *b, const char *c)
 {
     pid_t pid = fork();
     if (pid == 0) {
-        char w[16];
-        snprintf(w, sizeof w, "%d", which);
-        execl("/proc/self/exe", "test_pt_net", "child", w, with_thread ? "1" : "0",
-              (char *)NULL);
+        execl("/proc/self/exe", "test_pt_net", a, b, c, (char *)NULL);
         _exit(94);
     }
     int status = -1;
     CHECK(waitpid(pid, &status, 0) == pid);
     return status;
+}
+
+/* Its wait status. */
+static int child(int which, bool with_thread)
+{
+    char w[16];
+    snprintf(w, sizeof w, "%d", which);
+    return run_self("child", w, with_thread ? "1" : "0");
 }
 
 static void scenario_program(void)
@@ -492,15 +497,7 @@ static void mlock_as_nobody(bool with_thread)
 
 static int mlock_child(bool with_thread)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl("/proc/self/exe", "test_pt_net", "mlockchild", with_thread ? "1" : "0",
-              (char *)NULL);
-        _exit(94);
-    }
-    int status = -1;
-    CHECK(waitpid(pid, &status, 0) == pid);
-    return status;
+    return run_self("mlockchild", with_thread ? "1" : "0", NULL);
 }
 
 static void scenario_mlock(void)
