@@ -411,18 +411,25 @@ static void run_return(void)
     publish(&run_done, 1);
 }
 
+/* The process's VmSize in KiB (0: unknown). */
+static unsigned long long vm_size_kib(void)
+{
+    unsigned long long kib = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "VmSize: %llu kB", &kib) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return kib;
+}
+
 static void scenario_aslimit(void)
 {
     /* Finite, with room: what the process maps already (a sanitizer's shadow too) and
      * 16 GiB more. */
-    unsigned long long vm_kib = 0;
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    while (f != NULL && fgets(line, sizeof line, f) != NULL)
-        if (sscanf(line, "VmSize: %llu kB", &vm_kib) == 1)
-            break;
-    if (f != NULL)
-        fclose(f);
+    const unsigned long long vm_kib = vm_size_kib();
     CHECK(vm_kib > 0);
     struct rlimit rl = {.rlim_cur = (rlim_t)(vm_kib << 10) + ((rlim_t)16 << 30),
                         .rlim_max = RLIM_INFINITY};
@@ -461,14 +468,7 @@ static void scenario_retire(void)
         _exit(fs_pt_address_space() == 0 ? 0 : 1);
     int status = -1;
     CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    unsigned long long vm_kib = 0;
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    while (f != NULL && fgets(line, sizeof line, f) != NULL)
-        if (sscanf(line, "VmSize: %llu kB", &vm_kib) == 1)
-            break;
-    if (f != NULL)
-        fclose(f);
+    const unsigned long long vm_kib = vm_size_kib();
     /* 4 GiB more than the process maps without the thread's reservation. */
     const rlim_t without = (rlim_t)(vm_kib << 10) - (rlim_t)fs_pt_address_space();
     struct rlimit rl = {.rlim_cur = without + ((rlim_t)4 << 30), .rlim_max = RLIM_INFINITY};
