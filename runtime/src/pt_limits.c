@@ -18,6 +18,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -36,9 +37,30 @@ EARLY static const void *laundered(const void *lim)
     return lim;
 }
 
+/* libc's functions behind these, found at load; later if a sanitizer's start-up calls first. */
+static const char *const real_names[] = {"setrlimit", "setrlimit64", "prlimit", "prlimit64",
+                                         "mlockall"};
+#define NREAL (sizeof real_names / sizeof real_names[0])
+static void *real_fn[NREAL];
+
 EARLY static void *next(const char *name)
 {
+    for (size_t i = 0; i < NREAL; i++)
+        if (real_names[i] == name || strcmp(real_names[i], name) == 0) {
+            void *f = __atomic_load_n(&real_fn[i], __ATOMIC_ACQUIRE);
+            if (f == NULL) {
+                f = dlsym(RTLD_NEXT, name);
+                __atomic_store_n(&real_fn[i], f, __ATOMIC_RELEASE);
+            }
+            return f;
+        }
     return dlsym(RTLD_NEXT, name);
+}
+
+__attribute__((constructor)) static void find_real(void)
+{
+    for (size_t i = 0; i < NREAL; i++)
+        (void)next(real_names[i]);
 }
 
 /* The thread's memory would count against RESOURCE set to NEW: end it first. */

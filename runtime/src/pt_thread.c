@@ -414,12 +414,33 @@ static bool install_fault_net(void)
 /* (a sanitizer's start-up may call these before its shadow memory exists: uninstrumented) */
 #define EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
 
+/* libc's functions behind these, found at load (dlsym is not async-signal-safe, and a
+ * program may call signal() in a handler); later if a sanitizer's start-up calls first. */
+enum { R_SIGACTION, R_SIGNAL, R_BSD_SIGNAL, R_SYSV_SIGNAL, R_SYSV_SIGNAL2, NREAL };
+static const char *const real_names[NREAL] = {"sigaction", "signal", "bsd_signal",
+                                              "sysv_signal", "__sysv_signal"};
+static void *real_fn[NREAL];
+
+EARLY static void *real(int i)
+{
+    void *f = __atomic_load_n(&real_fn[i], __ATOMIC_ACQUIRE);
+    if (f == NULL) {
+        f = dlsym(RTLD_NEXT, real_names[i]);
+        __atomic_store_n(&real_fn[i], f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+__attribute__((constructor)) static void find_real(void)
+{
+    for (int i = 0; i < NREAL; i++)
+        (void)real(i);
+}
+
 EARLY static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    static int (*next)(int, const struct sigaction *, struct sigaction *);
-    if (next == NULL)
-        next = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT,
-                                                                                  "sigaction");
+    int (*next)(int, const struct sigaction *, struct sigaction *) =
+        (int (*)(int, const struct sigaction *, struct sigaction *))real(R_SIGACTION);
     if (next == NULL) { /* libc always has it */
         errno = ENOSYS;
         return -1;
@@ -466,12 +487,11 @@ EARLY int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 
 /* signal(3) as glibc's: BSD semantics (SA_RESTART, the signal blocked in its handler);
  * sysv_signal's: SA_RESETHAND | SA_NODEFER. */
-EARLY static sighandler_t set_handler(int sig, sighandler_t h, int flags, const char *name)
+EARLY static sighandler_t set_handler(int sig, sighandler_t h, int flags, int which)
 {
     const size_t i = net_index(sig);
     if (i == NNET || !__atomic_load_n(&net_installed, __ATOMIC_ACQUIRE)) {
-        sighandler_t (*next)(int, sighandler_t) =
-            (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, name);
+        sighandler_t (*next)(int, sighandler_t) = (sighandler_t(*)(int, sighandler_t))real(which);
         if (next != NULL)
             return next(sig, h);
         errno = ENOSYS;
@@ -491,22 +511,22 @@ EARLY static sighandler_t set_handler(int sig, sighandler_t h, int flags, const 
 
 EARLY sighandler_t signal(int sig, sighandler_t h)
 {
-    return set_handler(sig, h, SA_RESTART, "signal");
+    return set_handler(sig, h, SA_RESTART, R_SIGNAL);
 }
 
 EARLY sighandler_t bsd_signal(int sig, sighandler_t h)
 {
-    return set_handler(sig, h, SA_RESTART, "bsd_signal");
+    return set_handler(sig, h, SA_RESTART, R_BSD_SIGNAL);
 }
 
 EARLY sighandler_t sysv_signal(int sig, sighandler_t h)
 {
-    return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, "sysv_signal");
+    return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, R_SYSV_SIGNAL);
 }
 
 EARLY sighandler_t __sysv_signal(int sig, sighandler_t h)
 {
-    return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, "__sysv_signal");
+    return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, R_SYSV_SIGNAL2);
 }
 
 /* ---- the thread ---- */
