@@ -108,6 +108,15 @@
  *                                considered/issued/pages as usual and `filtered` stays 0.
  *   FORESIGHT_TRACE=PATH         write an event trace to PATH (below).  Works with
  *                                FORESIGHT_DISABLE=1 too (faults only): the baseline run.
+ *   FORESIGHT_COLOR=off|sim      page-coloring summaries (foresight_color_*, below): off
+ *                                (default) ignores them; sim writes them, with the colors
+ *                                computed for FORESIGHT_COLOR_CACHE, to FORESIGHT_COLOR_MAP
+ *                                at each foresight_color_apply() that saw a new one (for
+ *                                `foresight cachesim`).  Kept under FORESIGHT_DISABLE=1.
+ *   FORESIGHT_COLOR_MAP=PATH     where sim writes the map (required with sim)
+ *   FORESIGHT_COLOR_CACHE=S,A    the cache the colors are for: size and associativity
+ *                                (default: cpu0's L2 from sysfs, else 1M,1); colors =
+ *                                S / (page size x A)
  *   FORESIGHT_NBD=URI            with FORESIGHT_NBD_FILE=PATH (the local view of that NBD
  *                                export, e.g. an nbdfuse mount's file): prefetches of
  *                                missing pages of a mapping of PATH go to the export's server
@@ -1378,6 +1387,93 @@ static inline void *foresight_pt_realloc(void *p, size_t n)
 static inline void foresight_pt_free(void *p)
 {
     foresight__pt_free(p);
+}
+
+/* ---- Page coloring hints (paper 4: compiler-directed page coloring, CDPC) ----
+ *
+ * `foresight cc --color` passes, before each statically scheduled parallel loop, what
+ * the compiler knows of how its iterations partition the arrays among the threads; the
+ * runtime turns the summaries into a preferred cache color per virtual page (the
+ * paper's five steps, Section 5.2) so each thread's data spreads over the whole
+ * physically indexed cache.  Linux takes no such hint: what happens to the colors is
+ * FORESIGHT_COLOR's (above; `sim` writes them for the cache simulator).  Hand-written
+ * code may make the same calls.  Like every hint they never fail or change results;
+ * unlike the others, foresight_color_apply allocates and writes a file: not from a
+ * signal handler.  Summaries are kept once however often they are passed (up to 4096
+ * arrays, 16384 references and 4096 groups; more are dropped and counted in the map).
+ */
+#define FORESIGHT_COLOR_EVEN 0u    /* libgomp's schedule(static): the first N mod p get one more */
+#define FORESIGHT_COLOR_BLOCKED 1u /* ceil(N/p) iterations each: LLVM libomp's schedule(static) */
+#define FORESIGHT_COLOR_CYCLIC 2u  /* schedule(static, chunk): chunks dealt round robin */
+#define FORESIGHT_COLOR_REVERSE 0x100u /* or-ed in: iteration 0 on the last thread (step -1) */
+#define FORESIGHT_COLOR_ROTATE 0x200u  /* or-ed in (comm only): offsets wrap around the loop */
+
+void foresight__color_array(const void *base, size_t bytes) FORESIGHT__WEAK;
+void foresight__color_ref(const void *array, size_t unit, long first, long count, long offset,
+                          unsigned schedule, size_t chunk, unsigned nthreads, unsigned loop)
+    FORESIGHT__WEAK;
+void foresight__color_group(const void *a, const void *b) FORESIGHT__WEAK;
+void foresight__color_apply(void) FORESIGHT__WEAK;
+
+/* An array whose pages get colors: [base, base + bytes).  Pages no summary below
+ * touches are taken as used by every thread. */
+static inline void foresight_color_array(const void *base, size_t bytes)
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (!foresight__color_array)
+        return;
+#endif
+    foresight__color_array(base, bytes);
+}
+
+/* Array partitioning: a parallel loop of `count` iterations over `nthreads` threads,
+ * scheduled as `schedule` (FORESIGHT_COLOR_*; `chunk` for CYCLIC), in iteration k
+ * touches the `unit` bytes at array + unit * (first + k).  Loops with the same `loop`
+ * number use their arrays together.  `array` must have been declared with
+ * foresight_color_array. */
+static inline void foresight_color_partition(const void *array, size_t unit, long first,
+                                             long count, unsigned schedule, size_t chunk,
+                                             unsigned nthreads, unsigned loop)
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (!foresight__color_ref)
+        return;
+#endif
+    foresight__color_ref(array, unit, first, count, 0, schedule, chunk, nthreads, loop);
+}
+
+/* Communication: the same loop also touches, in iteration k, the unit at
+ * first + k + offset (shift; with FORESIGHT_COLOR_ROTATE in `schedule`, wrapped into
+ * [first, first + count): rotate), as A[i + 1] does beside A[i]. */
+static inline void foresight_color_comm(const void *array, size_t unit, long first, long count,
+                                        long offset, unsigned schedule, size_t chunk,
+                                        unsigned nthreads, unsigned loop)
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (!foresight__color_ref)
+        return;
+#endif
+    foresight__color_ref(array, unit, first, count, offset, schedule, chunk, nthreads, loop);
+}
+
+/* Group access: two arrays used together (beyond those of one `loop` number). */
+static inline void foresight_color_group(const void *a, const void *b)
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (!foresight__color_group)
+        return;
+#endif
+    foresight__color_group(a, b);
+}
+
+/* Computes the colors from every summary so far (only when one is new). */
+static inline void foresight_color_apply(void)
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (!foresight__color_apply)
+        return;
+#endif
+    foresight__color_apply();
 }
 
 #ifdef __cplusplus

@@ -139,6 +139,35 @@ void fs_config_load(void)
                     "%zu bytes; prefetching locally\n", sizeof fs_cfg.nbd_uri - 1);
         }
     }
+    /* Page-coloring maps are a measurement for the cache simulator: kept when disabled. */
+    static const char *const color_modes[] = {"off", "sim"};
+    fs_cfg.color = env_choice("FORESIGHT_COLOR", color_modes, 2, 0);
+    const char *cmap = getenv("FORESIGHT_COLOR_MAP");
+    if (fs_cfg.color == 1) {
+        if (cmap == NULL || *cmap == 0 || strlen(cmap) >= sizeof fs_cfg.color_map) {
+            complain("FORESIGHT_COLOR_MAP", cmap ? cmap : "",
+                     "a file name (FORESIGHT_COLOR=sim writes the map there)");
+            fs_cfg.color = 0;
+        } else {
+            strcpy(fs_cfg.color_map, cmap);
+        }
+    }
+    const char *ccache = getenv("FORESIGHT_COLOR_CACHE");
+    if (fs_cfg.color && ccache != NULL && *ccache != 0) {
+        char buf[64];
+        const char *comma = strchr(ccache, ',');
+        size_t n = comma ? (size_t)(comma - ccache) : strlen(ccache);
+        char *end = NULL;
+        unsigned long assoc = comma ? strtoul(comma + 1, &end, 10) : 1;
+        uint64_t size = n < sizeof buf ? (memcpy(buf, ccache, n), buf[n] = 0, parse_size(buf)) : 0;
+        if (size == 0 || (size & (size - 1)) || assoc == 0 || assoc > 1024 ||
+            (comma && (end == comma + 1 || *end != 0)))
+            complain("FORESIGHT_COLOR_CACHE", ccache, "SIZE,ASSOC, e.g. 1M,1 (a power of two)");
+        else {
+            fs_cfg.color_cache = size;
+            fs_cfg.color_assoc = (unsigned)assoc;
+        }
+    }
     const char *d = getenv("FORESIGHT_DISABLE");
     if (d != NULL && *d != 0) {
         if (strcmp(d, "1") == 0) {

@@ -1,0 +1,250 @@
+/* Compiler-directed page coloring (paper 4, Section 5): the summaries a program built
+ * with `foresight cc --color` passes before each statically scheduled parallel nest,
+ * collected here, and the preferred color of every page of the summarised arrays
+ * computed from them (color_plan.c) when the program calls foresight_color_apply().
+ *
+ * Linux takes no color hint, so what is done with the colors is a mode
+ * (FORESIGHT_COLOR): `sim` writes the summaries, the runs computed for this machine's
+ * L2 (or FORESIGHT_COLOR_CACHE) and the page size to FORESIGHT_COLOR_MAP for the cache
+ * simulator, which recomputes the runs for its own geometry from the same summaries;
+ * `off` (the default) ignores the calls at the cost of one load each.  A nest that runs
+ * a million times passes the same summaries a million times: they are kept once (a hash
+ * of their fields), and the map is rewritten only when one is new. */
+#include "color_plan.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_ARRAYS 4096
+#define MAX_REFS 16384
+#define MAX_GROUPS 4096
+#define HASH_SLOTS 65536 /* a power of two, over four times the records */
+
+enum kind { ARRAY = 1, REF, GROUP };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fs_color_array arrays[MAX_ARRAYS];
+static struct fs_color_ref refs[MAX_REFS];
+static struct fs_color_group groups[MAX_GROUPS];
+static size_t narrays, nrefs, ngroups;
+static uint32_t seen[HASH_SLOTS]; /* kind << 24 | index + 1, 0 = empty */
+static unsigned long dropped;     /* summaries past the tables' capacity */
+static unsigned long bad_input;   /* summaries the plan could not use */
+static bool dirty;
+static pid_t owner;
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static bool same(enum kind k, uint32_t i, const void *rec)
+{
+    switch (k) {
+    case ARRAY: return memcmp(&arrays[i], rec, sizeof arrays[i]) == 0;
+    case REF: return memcmp(&refs[i], rec, sizeof refs[i]) == 0;
+    default: return memcmp(&groups[i], rec, sizeof groups[i]) == 0;
+    }
+}
+
+/* Keeps a record not seen before; false when it was known or there is no room. */
+static bool keep(enum kind k, const void *rec, size_t size, uint64_t h)
+{
+    size_t *n = k == ARRAY ? &narrays : k == REF ? &nrefs : &ngroups;
+    size_t cap = k == ARRAY ? MAX_ARRAYS : k == REF ? MAX_REFS : MAX_GROUPS;
+    for (size_t s = h & (HASH_SLOTS - 1);; s = (s + 1) & (HASH_SLOTS - 1)) {
+        uint32_t e = seen[s];
+        if (e == 0) {
+            if (*n == cap) {
+                dropped++;
+                return false;
+            }
+            void *dst = k == ARRAY ? (void *)&arrays[*n] : k == REF ? (void *)&refs[*n]
+                                                                    : (void *)&groups[*n];
+            memcpy(dst, rec, size);
+            seen[s] = (uint32_t)k << 24 | (uint32_t)(*n + 1);
+            (*n)++;
+            return true;
+        }
+        if (e >> 24 == (uint32_t)k && same(k, (e & 0xffffff) - 1, rec))
+            return false;
+    }
+}
+
+static bool collecting(void)
+{
+    if (fs_cfg.color == 0)
+        return false;
+    pid_t me = getpid();
+    if (owner == 0)
+        owner = me;
+    return owner == me; /* a forked child's summaries are not the program's map */
+}
+
+static void add(enum kind k, const void *rec, size_t size)
+{
+    uint64_t h = k;
+    const unsigned char *b = rec;
+    for (size_t i = 0; i + 8 <= size; i += 8) {
+        uint64_t v;
+        memcpy(&v, b + i, 8);
+        h = mix(h, v);
+    }
+    pthread_mutex_lock(&lock);
+    if (collecting() && keep(k, rec, size, h))
+        dirty = true;
+    pthread_mutex_unlock(&lock);
+}
+
+void foresight__color_array(const void *base, size_t bytes)
+{
+    if (fs_cfg.color == 0 || base == NULL || bytes == 0)
+        return;
+    struct fs_color_array a = {(uint64_t)(uintptr_t)base, bytes};
+    add(ARRAY, &a, sizeof a);
+}
+
+void foresight__color_ref(const void *array, size_t unit, long first, long count,
+                          long offset, unsigned schedule, size_t chunk, unsigned nthreads,
+                          unsigned loop)
+{
+    if (fs_cfg.color == 0)
+        return;
+    struct fs_color_ref r;
+    memset(&r, 0, sizeof r); /* padding too: records are compared and hashed whole */
+    r.base = (uint64_t)(uintptr_t)array;
+    r.unit = unit;
+    r.first = first;
+    r.count = count;
+    r.offset = offset;
+    r.chunk = chunk;
+    r.schedule = schedule & (FORESIGHT_COLOR_REVERSE | 0xffu);
+    r.nthreads = nthreads;
+    r.loop = loop;
+    r.wrap = (schedule & FORESIGHT_COLOR_ROTATE) != 0;
+    add(REF, &r, sizeof r);
+}
+
+void foresight__color_group(const void *a, const void *b)
+{
+    if (fs_cfg.color == 0)
+        return;
+    struct fs_color_group g = {(uint64_t)(uintptr_t)a, (uint64_t)(uintptr_t)b};
+    add(GROUP, &g, sizeof g);
+}
+
+/* The cache the colors are for: FORESIGHT_COLOR_CACHE, else cpu0's unified or data L2. */
+static struct fs_color_geometry geometry(void)
+{
+    uint64_t size = fs_cfg.color_cache, assoc = fs_cfg.color_assoc;
+    for (int i = 0; size == 0 && i < 8; i++) {
+        char path[96], buf[64];
+        unsigned long level = 0, ways = 0, kib = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            break;
+        if (fscanf(f, "%lu", &level) != 1)
+            level = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        f = fopen(path, "re");
+        bool inst = f && fgets(buf, sizeof buf, f) && strncmp(buf, "Instruction", 11) == 0;
+        if (f)
+            fclose(f);
+        if (level != 2 || inst)
+            continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "re");
+        if (f && fscanf(f, "%luK", &kib) != 1)
+            kib = 0;
+        if (f)
+            fclose(f);
+        snprintf(path, sizeof path,
+                 "/sys/devices/system/cpu/cpu0/cache/index%d/ways_of_associativity", i);
+        f = fopen(path, "re");
+        if (f && fscanf(f, "%lu", &ways) != 1)
+            ways = 0;
+        if (f)
+            fclose(f);
+        if (kib && ways) {
+            size = (uint64_t)kib << 10;
+            assoc = ways;
+        }
+    }
+    if (size == 0) { /* no sysfs: a 1 MiB direct-mapped cache, the paper's */
+        size = 1u << 20;
+        assoc = 1;
+    }
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t nc = size / (page * assoc);
+    return (struct fs_color_geometry){page, (uint32_t)(nc ? nc : 1)};
+}
+
+static const char *schedule_name(unsigned s)
+{
+    static const char *const names[] = {"even", "blocked", "cyclic", "even-reverse",
+                                        "blocked-reverse", "cyclic-reverse"};
+    unsigned k = s & ~FS_COLOR_REVERSE;
+    return k > FS_COLOR_CYCLIC ? "bad" : names[k + ((s & FS_COLOR_REVERSE) ? 3 : 0)];
+}
+
+/* The map file (docs/coloring.md has its format), written whole to PATH.tmp.PID and
+ * renamed, so a reader never sees half of it. */
+static void write_map(const struct fs_color_geometry *geo, const struct fs_color_run *runs,
+                      size_t nruns)
+{
+    char tmp[sizeof fs_cfg.color_map + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", fs_cfg.color_map, (long)getpid());
+    FILE *f = fopen(tmp, "we");
+    if (!f)
+        return;
+    fprintf(f, "foresight-color-map 1\n# ncolors %u bad_input %lu dropped %lu\npage %llu\n",
+            geo->ncolors, bad_input, dropped, (unsigned long long)geo->page);
+    for (size_t i = 0; i < narrays; i++)
+        fprintf(f, "array 0x%llx %llu\n", (unsigned long long)arrays[i].base,
+                (unsigned long long)arrays[i].bytes);
+    for (size_t i = 0; i < nrefs; i++) {
+        const struct fs_color_ref *r = &refs[i];
+        fprintf(f, "ref 0x%llx %llu %lld %lld %lld %llu %s %u %u %d\n",
+                (unsigned long long)r->base, (unsigned long long)r->unit, (long long)r->first,
+                (long long)r->count, (long long)r->offset, (unsigned long long)r->chunk,
+                schedule_name(r->schedule), r->nthreads, r->loop, r->wrap);
+    }
+    for (size_t i = 0; i < ngroups; i++)
+        fprintf(f, "group 0x%llx 0x%llx\n", (unsigned long long)groups[i].a,
+                (unsigned long long)groups[i].b);
+    for (size_t i = 0; i < nruns; i++)
+        fprintf(f, "run %llu %llu %u\n", (unsigned long long)runs[i].vpage,
+                (unsigned long long)runs[i].npages, runs[i].color);
+    if (fclose(f) != 0 || rename(tmp, fs_cfg.color_map) != 0)
+        unlink(tmp);
+}
+
+void foresight__color_apply(void)
+{
+    if (fs_cfg.color == 0)
+        return;
+    int saved = errno;
+    pthread_mutex_lock(&lock);
+    if (collecting() && dirty) {
+        dirty = false;
+        struct fs_color_geometry geo = geometry();
+        struct fs_color_input in = {arrays, narrays, refs, nrefs, groups, ngroups};
+        struct fs_color_run *runs = NULL;
+        size_t nruns = 0, bad = 0;
+        if (fs_color_plan(&in, &geo, &runs, &nruns, &bad) == 0) {
+            bad_input = bad;
+            write_map(&geo, runs, nruns);
+        }
+        free(runs);
+    }
+    pthread_mutex_unlock(&lock);
+    errno = saved;
+}
