@@ -1407,6 +1407,7 @@ static inline void foresight_pt_free(void *p)
 #define FORESIGHT_COLOR_CYCLIC 2u  /* schedule(static, chunk): chunks dealt round robin */
 #define FORESIGHT_COLOR_REVERSE 0x100u /* or-ed in: iteration 0 on the last thread (step -1) */
 #define FORESIGHT_COLOR_ROTATE 0x200u  /* or-ed in (comm only): offsets wrap around the loop */
+#define FORESIGHT_COLOR_WRITE 0x400u   /* or-ed in: the loop stores to these units */
 
 void foresight__color_array(const void *base, size_t bytes) FORESIGHT__WEAK;
 void foresight__color_ref(const void *array, size_t unit, long first, long count, long offset,
@@ -1465,6 +1466,56 @@ static inline void foresight_color_group(const void *a, const void *b)
 #endif
     foresight__color_group(a, b);
 }
+
+/* For code `foresight cc --color` generates before a `#pragma omp ... for`: the threads
+ * that will share the loop (1 without -fopenmp), and how the OpenMP runtime deals out
+ * schedule(static) iterations, which OpenMP leaves to the implementation: EVEN in
+ * libgomp, BLOCKED in LLVM's libomp by default.  A probe loop of 5 iterations over 4
+ * threads tells them apart (thread 1 runs iteration 3 only when blocked); it runs once,
+ * outside any parallel region, and a team of other than 4 threads leaves EVEN. */
+#if defined(_OPENMP) && !defined(__cplusplus)
+int omp_get_max_threads(void);
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
+int omp_in_parallel(void);
+
+static inline unsigned foresight_color_threads(int worksharing_only)
+{
+    if (worksharing_only)
+        return (unsigned)omp_get_num_threads();
+    return omp_in_parallel() ? 1u : (unsigned)omp_get_max_threads();
+}
+
+static inline unsigned foresight_color_static(void)
+{
+    static int kind = -1;
+    int k = __atomic_load_n(&kind, __ATOMIC_RELAXED);
+    if (k >= 0 || omp_in_parallel())
+        return k >= 0 ? (unsigned)k : FORESIGHT_COLOR_EVEN;
+    int owner3 = -1, team = 0;
+#pragma omp parallel for schedule(static) num_threads(4)
+    for (int i = 0; i < 5; i++) {
+        if (i == 0)
+            team = omp_get_num_threads();
+        if (i == 3)
+            owner3 = omp_get_thread_num();
+    }
+    k = team == 4 && owner3 == 1 ? (int)FORESIGHT_COLOR_BLOCKED : (int)FORESIGHT_COLOR_EVEN;
+    __atomic_store_n(&kind, k, __ATOMIC_RELAXED);
+    return (unsigned)k;
+}
+#else
+static inline unsigned foresight_color_threads(int worksharing_only)
+{
+    (void)worksharing_only;
+    return 1u;
+}
+
+static inline unsigned foresight_color_static(void)
+{
+    return FORESIGHT_COLOR_EVEN;
+}
+#endif
 
 /* Computes the colors from every summary so far (only when one is new). */
 static inline void foresight_color_apply(void)

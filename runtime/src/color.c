@@ -128,6 +128,7 @@ void foresight__color_ref(const void *array, size_t unit, long first, long count
     r.nthreads = nthreads;
     r.loop = loop;
     r.wrap = (schedule & FORESIGHT_COLOR_ROTATE) != 0;
+    r.write = (schedule & FORESIGHT_COLOR_WRITE) != 0;
     add(REF, &r, sizeof r);
 }
 
@@ -212,10 +213,10 @@ static void write_map(const struct fs_color_geometry *geo, const struct fs_color
                 (unsigned long long)arrays[i].bytes);
     for (size_t i = 0; i < nrefs; i++) {
         const struct fs_color_ref *r = &refs[i];
-        fprintf(f, "ref 0x%llx %llu %lld %lld %lld %llu %s %u %u %d\n",
+        fprintf(f, "ref 0x%llx %llu %lld %lld %lld %llu %s %u %u %d %c\n",
                 (unsigned long long)r->base, (unsigned long long)r->unit, (long long)r->first,
                 (long long)r->count, (long long)r->offset, (unsigned long long)r->chunk,
-                schedule_name(r->schedule), r->nthreads, r->loop, r->wrap);
+                schedule_name(r->schedule), r->nthreads, r->loop, r->wrap, r->write ? 'w' : 'r');
     }
     for (size_t i = 0; i < ngroups; i++)
         fprintf(f, "group 0x%llx 0x%llx\n", (unsigned long long)groups[i].a,

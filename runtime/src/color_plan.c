@@ -356,10 +356,8 @@ int fs_color_plan(const struct fs_color_input *in, const struct fs_color_geometr
     size_t kept = 0;
     for (size_t i = 0; i < p.narrays; i++) {
         struct array a = p.arrays[i];
-        if (kept && a.base == p.arrays[kept - 1].base) { /* the same base twice */
-            nbad++;
+        if (kept && a.base == p.arrays[kept - 1].base) /* seen by another loop: larger kept */
             continue;
-        }
         uint64_t p0 = a.base / pagesz, p1 = (a.base + a.bytes - 1) / pagesz + 1;
         if (kept && p0 < next_page) /* inside the previous array: its pages stay there */
             p0 = next_page;

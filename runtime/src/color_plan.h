@@ -51,6 +51,7 @@ struct fs_color_ref {
     unsigned nthreads; /* 1..FS_COLOR_MAX_CPUS */
     unsigned loop;     /* references with the same id are used together */
     int wrap;          /* rotate: offset taken modulo [first, first + count) */
+    int write;         /* the loop stores to these units (for the simulator's model) */
 };
 
 struct fs_color_group {

@@ -535,15 +535,19 @@ void f(double *a, long n)
     nests = {n["line"]: n for n in plain.report}
     # _Pragma on the line above: the loop is analysed, the nest left unchanged.
     assert nests[5]["skipped"] and nests[5]["loops"] and "hints" not in nests[5]
+    # Without -fopenmp the directive is ignored: the loop under it runs on one thread.
+    assert nests[8]["hints"] and not nests[8]["skipped"]
     omp = transform(src, ["-fopenmp"], CompileOptions())
     assert not omp.changed, omp.text
-    # Under -fopenmp libclang hides what a directive holds: no loop is analysed there.
-    assert {n["line"]: (bool(n["skipped"]), n["loops"]) for n in omp.report} == {
-        4: (True, []), 6: (True, [])}
+    # Under -fopenmp both loops are analysed (libclang is given _OPENMP, not -fopenmp,
+    # so it shows the statements under directives) and left unchanged.
+    assert {n["line"]: (bool(n["skipped"]), len(n["loops"])) for n in omp.report} == {
+        5: (True, 1), 8: (True, 1)}
     # Wording on purpose: the report has no code for why a nest is skipped, and these
     # two reasons are what the user reads.
     assert "follows a #pragma" in nests[5]["skipped"]
-    assert all("OpenMP directive" in n["skipped"] for n in omp.report)
+    assert "inside an OpenMP directive's statement (line 6)" in \
+        {n["line"]: n for n in omp.report}[8]["skipped"]
 
 
 CSR = """

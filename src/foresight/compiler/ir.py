@@ -131,6 +131,10 @@ class ArrayRef:
     # member such as g->rows), the row index as affine in the loop variables, and the
     # bytes of one row pointer; None for T[i][j] of double ***T (no rows ahead).
     base_rows: tuple[str, Affine, int] | None = None
+    # Where the variable the base names is declared: its byte offset in this file, -1 when
+    # declared in another file (an #include'd header), None when not known.  Code placed
+    # before a loop may name the base only when this is before the loop.
+    base_decl: int | None = None
 
     def __post_init__(self) -> None:
         # Derived once, at construction (an indirect reference has no affine offset).
@@ -230,6 +234,9 @@ class LoopNest:
     root: Loop | None            # None: a loop the front end could not analyse at all
     file: str
     skipped: str | None = None   # why the whole nest is left unchanged
+    # Why no text at all may be added in or around the nest (a jump into it, a _Pragma,
+    # digraphs, a C99 inline definition): the part of `skipped` every pass respects.
+    uneditable: str | None = None
     unanalysed_line: int = 0     # the line of a loop with no root
     # Why the nest's text cannot be copied into an unhinted version (a `static` local
     # would become two objects, an `asm` label two symbols...); None: it can.
@@ -238,6 +245,10 @@ class LoopNest:
     # line of its definition, the offset where `__attribute__((__always_inline__))` goes
     # so that it still inlines them when the unhinted copy calls them too).
     inline_callees: tuple[tuple[str, int, int], ...] = ()
+    # The line of the `#pragma omp` directive (parallel, single, task...) whose statement
+    # holds the nest, 0 when none: the nest runs on a team of threads, or on whichever
+    # one the directive picks.
+    omp_region: int = 0
 
     @property
     def line(self) -> int:

@@ -13,6 +13,7 @@ class CompileOptions:
     prefetch: bool = True            # False: --no-prefetch, the same pipeline with no hints
     indirect: bool = True            # False: --no-indirect, direct references only (Fig. 18)
     prefetch_thread: bool = False    # --prefetch-thread: the AASFP prefetch thread (issue 24)
+    color: bool = False              # --color: page-coloring summaries (CDPC, paper 4)
     sparse_rows: bool = True         # False: --fs-no-sparse-rows, a[b[k]] not across CSR rows
     memory_bytes: int = 64 << 20     # memory the analysis assumes (--fs-mem)
     page_size: int = 4096

@@ -46,6 +46,8 @@ OWN_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--no-indirect", None, "hints for direct references only (no a[b[i]] look-ahead)"),
     ("--prefetch-thread", None, "a prefetch thread sliced from the program's read()s runs "
      "ahead of it (AASFP)"),
+    ("--color", None, "page-coloring summaries of OpenMP static loops for the runtime "
+     "(CDPC; FORESIGHT_COLOR=sim)"),
     ("--report", None, "per loop nest, what was found and decided (on stderr)"),
     ("--report-json", "FILE", "the report as JSON, one entry per loop nest (a directory "
      "or a name with % for one file per C input)"),
@@ -305,6 +307,7 @@ def compile_options(own: dict[str, str | bool], args: list[str] | None = None):
     kw: dict = {"prefetch": "--no-prefetch" not in own, "preset": preset,
                 "indirect": "--no-indirect" not in own,
                 "prefetch_thread": "--prefetch-thread" in own,
+                "color": "--color" in own,
                 "sparse_rows": "--fs-no-sparse-rows" not in own,
                 "strict_aliasing": strict_aliasing(args or []),
                 "own_definitions": own_definitions(args or []),

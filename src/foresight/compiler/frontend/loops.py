@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import clang.cindex as ci
 
@@ -105,6 +105,7 @@ class _Loops:
         self.walks: set[tuple] = set()
         self.refs = References(text, values, self.walks)
         self.nests: list[LoopNest] = []
+        self.omp_region = 0   # the line of the OpenMP directive the scan is under (0: none)
 
     def inline_callees(self, c: ci.Cursor) -> tuple[tuple[str, int, int], ...]:
         """LoopNest.inline_callees of the nest at `c`."""
@@ -127,30 +128,34 @@ class _Loops:
                     self.scan(ch)
                     continue
                 uncopyable = _uncopyable(ch, self.t)
+                uneditable = self.uneditable(loop, ch)
                 self.nests.append(LoopNest(function=self.fn.spelling, root=loop,
                                            file=self.main,
-                                           skipped=self.refusal(loop, ch) or
+                                           skipped=uneditable or self.pragmas_in(loop) or
                                            self.fresh(c, ch, loop),
+                                           uneditable=uneditable,
                                            uncopyable=uncopyable,
                                            inline_callees=() if uncopyable else
-                                           self.inline_callees(ch)))
+                                           self.inline_callees(ch),
+                                           omp_region=self.omp_region))
             elif ch.kind in (K.WHILE_STMT, K.DO_STMT):
                 self.unanalysed(ch, "a while or do loop: only counted for-loops are analysed")
                 self.scan(ch)
-            elif ch.kind.name.startswith("OMP_"):
-                # Under -fopenmp libclang hides the directive's statement (a captured
-                # statement): nothing inside is seen, so nothing inside is changed.
-                self.unanalysed(ch, "an OpenMP directive (compiled with -fopenmp): the code "
-                                "under it is left unchanged", inside=False)
             else:
+                found = pragmas.pragma_before(self.data, start_of(ch))
+                region = found is not None and found[1].split(None, 1)[:1] == ["omp"]
+                outer = self.omp_region
+                if region and not outer:
+                    self.omp_region = line_at(self.data, found[0])
                 self.scan(ch)
+                self.omp_region = outer
 
-    def unanalysed(self, c: ci.Cursor, why: str, inside: bool = True) -> None:
+    def unanalysed(self, c: ci.Cursor, why: str) -> None:
         """Record an outermost loop of this file that is left unchanged, for the report
-        (with `inside`, loops inside it may still become nests of their own)."""
+        (loops inside it may still become nests of their own)."""
         if file_offset(c.location)[0] != self.main:
             return
-        if inside and any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+        if any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
                           for d in preorder(c) if d != c):
             why += "; the loops inside it are looked at on their own"
         self.nests.append(LoopNest(function=self.fn.spelling, root=None, file=self.main,
@@ -166,8 +171,8 @@ class _Loops:
         return bool(head & {b"inline", b"__inline", b"__inline__"}) and not (
             head & {b"static", b"extern"})
 
-    def refusal(self, root: Loop, cursor: ci.Cursor) -> str | None:
-        """Why nest `root` cannot be edited at all, or None."""
+    def uneditable(self, root: Loop, cursor: ci.Cursor) -> str | None:
+        """Why no text may be added to nest `root` at all, or None."""
         jump = _jump_target(cursor, in_switch=False)
         if jump is not None:
             # A jump from outside would enter the nest without the values taken at entry
@@ -183,6 +188,11 @@ class _Loops:
         if any(t.spelling in _DIGRAPHS for t in self.t.tokens(cursor)):
             # The edits find braces and brackets as one character.
             return "written with digraphs (<% %> <: :> %:): left unchanged"
+        return None
+
+    def pragmas_in(self, root: Loop) -> str | None:
+        """Why a #pragma in or before nest `root` keeps hints out of it, or None."""
+        text = self.data[root.start:root.end]
         # Every `pragma` in the nest's text must be the OpenMP annotation of one of its
         # loops: any other (a directive on another statement, or one written with a
         # comment or a line splice after the `#`) would be split from its statement by
@@ -485,6 +495,18 @@ class _Loops:
         kids = children(c)
         if c.kind in _OPS:
             found.ops += 1
+        if kids and _stores(c) and strip(kids[0]).kind in (K.ARRAY_SUBSCRIPT_EXPR,
+                                                             K.UNARY_OPERATOR):
+            # The reference the operator stores to (its indices' references are read).
+            before = len(found.refs)
+            self.body(kids[0], depth, found, loops, nest_start, conditional)
+            lhs = strip(kids[0])
+            if len(found.refs) > before and self.t.in_file(lhs) and \
+                    found.refs[before].text == self.t.text(lhs):
+                found.refs[before] = replace(found.refs[before], is_write=True)
+            for k in kids[1:]:
+                self.body(k, depth, found, loops, nest_start, conditional)
+            return
         if c.kind in (K.IF_STMT, K.CONDITIONAL_OPERATOR):
             for i, k in enumerate(kids):
                 self.body(k, depth, found, loops, nest_start, conditional or i > 0)
@@ -497,6 +519,16 @@ class _Loops:
                                               K.LABEL_STMT)
         for k in kids:
             self.body(k, depth, found, loops, nest_start, cond_kids)
+
+
+def _stores(c: ci.Cursor) -> bool:
+    """Whether operator `c` stores to its first operand (=, op=, ++, --)."""
+    if c.kind == K.COMPOUND_ASSIGNMENT_OPERATOR:
+        return True
+    if c.kind == K.BINARY_OPERATOR:
+        return binary_operator(c) == "="
+    return c.kind == K.UNARY_OPERATOR and unary_operator(c) in ("post++", "post--", "pre++",
+                                                                "pre--")
 
 
 def _loops(root: Loop) -> list[Loop]:

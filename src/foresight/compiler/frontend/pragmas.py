@@ -2,9 +2,9 @@
 (`#pragma omp parallel for schedule(static, 4) num_threads(t) collapse(2)`) read into
 an ir.OmpLoop.
 
-Without -fopenmp the compiler ignores `#pragma omp`, and libclang shows the loop under it
-as a plain for statement; the directive is read here from the text.  (With -fopenmp
-libclang hides the statement under a directive: frontend/loops.py records it unanalysed.)
+libclang is given -fopenmp as the macro _OPENMP only (frontend/unit.py): it ignores
+`#pragma omp` and shows the loop under it as a plain for statement; the directive is
+read here from the text.
 """
 
 from __future__ import annotations

@@ -37,7 +37,9 @@ def parse_program(path: Path | str, clang_args: list[str]) -> Program:
     """The statement IR of the C file at `path`, parsed as `foresight cc` parses it
     (unit.load: the same arguments and builtin headers; ParseFailure on errors)."""
     data = Path(path).read_bytes()
-    tu = load(Path(path), clang_args)
+    # The prefetch thread's statements: code under an OpenMP directive stays one
+    # statement that may write anything it mentions (Builder: StmtKind.OTHER).
+    tu = load(Path(path), clang_args, hide_openmp=True)
     return build(tu, data, str(tu.spelling))
 
 

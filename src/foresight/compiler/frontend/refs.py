@@ -9,7 +9,12 @@ from dataclasses import replace
 
 import clang.cindex as ci
 
-from foresight.compiler.frontend.cshim import binary_operator, evaluate_int, unary_operator
+from foresight.compiler.frontend.cshim import (
+    binary_operator,
+    evaluate_int,
+    file_offset,
+    unary_operator,
+)
 from foresight.compiler.frontend.cursors import (
     ARRAY_KINDS,
     INT_KINDS,
@@ -121,7 +126,8 @@ class References:
                        subscripts=tuple(subs) if indirect is None else (),
                        strides=tuple(strides), elem_size=elem_size, is_write=False,
                        conditional=conditional, indirect=indirect,
-                       object_bytes=None if loaded else self.object_bytes(cur))
+                       object_bytes=None if loaded else self.object_bytes(cur),
+                       base_decl=None if loaded else self.declared_at(cur))
         if loaded:
             end = self.v.nest_end.get(nest_start, len(self.data))
             ref = replace(ref, base_loaded=True, base_loops=base_loops, base_rows=base_rows,
@@ -351,6 +357,17 @@ class References:
         if call.spelling == "calloc" and len(args) == 2:
             return args[0] * args[1]
         return None
+
+    def declared_at(self, c: ci.Cursor) -> int | None:
+        """Where the variable base `c` (`a`, `s.a`, `p->a`) names is declared: its offset
+        in this file, -1 in another file, None when `c` names none."""
+        if c.kind == K.MEMBER_REF_EXPR:
+            kids = children(c)
+            c = strip(kids[0]) if len(kids) == 1 else c
+        if c.kind != K.DECL_REF_EXPR or c.referenced is None:
+            return None
+        where, offset = file_offset(c.referenced.extent.start)
+        return offset if where == self.t.main else -1
 
     def base(self, c: ci.Cursor, nest_start: int) -> str | None:
         """C text of an array base whose address needs no load but of invariant variables."""

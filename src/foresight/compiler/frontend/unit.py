@@ -158,11 +158,22 @@ def _user_files(tu: ci.TranslationUnit, main: str) -> list[str]:
     return out
 
 
-def load(source: Path, clang_args: list[str]) -> ci.TranslationUnit:
+def _without_openmp(arg: str) -> str:
+    """-fopenmp as its macro only: under -fopenmp libclang hides an OpenMP directive's
+    statement in a captured statement; without it the loop under `#pragma omp for` is a
+    plain loop and the directive is read from the text (frontend/pragmas.py).  The code
+    still sees _OPENMP (GCC 12's value) as cc does."""
+    return "-D_OPENMP=201511" if arg == "-fopenmp" else arg
+
+
+def load(source: Path, clang_args: list[str], hide_openmp: bool = False) -> ci.TranslationUnit:
     """`source` parsed by libclang with the compiler's arguments; ParseFailure when it
     has errors.  Where the file or one of its own headers tells compilers apart
-    (`#if __GNUC__ >= 5`, `#ifdef __clang__`), it is parsed as cc reads it."""
-    args = ["-x", "c", *clang_args, *_builtin_headers(), *_GCC_ONLY, "-Wno-everything"]
+    (`#if __GNUC__ >= 5`, `#ifdef __clang__`), it is parsed as cc reads it.  Under
+    -fopenmp the statements under OpenMP directives are shown as plain statements, or,
+    with `hide_openmp`, hidden in directive cursors (kinds OMP_*)."""
+    args = ["-x", "c", *(clang_args if hide_openmp else map(_without_openmp, clang_args)),
+            *_builtin_headers(), *_GCC_ONLY, "-Wno-everything"]
     opts = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     try:
         # `./-x.c` is `-x.c` as a Path, which libclang would take for an option.

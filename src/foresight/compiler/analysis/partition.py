@@ -1,0 +1,165 @@
+"""Array partitioning summaries of statically scheduled parallel loops (paper 4, Section
+5.1): facts only.
+
+For a loop under `#pragma omp [parallel] for` whose iterations the OpenMP runtime deals
+out statically, each affine reference that the parallel variable v indexes through one
+subscript with coefficient ±1 (and no other loop variable in that subscript) touches, in
+the iteration with v, one *partitioning unit* of its array: the byte stride of that
+subscript.  A[j+1][i] beside A[j][i] is the same partition shifted by one unit: the
+paper's shift communication.  Arrays referenced in the same loop are used together (its
+group access).  Which thread runs which iteration is the schedule's: `static` (or no
+schedule clause) gives each thread one contiguous block, `static, c` deals chunks of c
+round robin; `dynamic`, `guided`, `runtime` and `auto` decide at run time, so such a loop
+has no summary.  A reference the summary cannot describe (indirect, a base read from
+memory, v in two subscripts, a stride of v other than ±1) leaves its array unsummarised,
+and says why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from foresight.compiler.ir import ArrayRef, Loop, LoopNest, OmpLoop, Sym, sym_str, sym_value
+
+
+@dataclass(frozen=True)
+class PartitionRef:
+    """One reference's share of a parallel loop's partition: in the iteration where the
+    parallel variable is v, it touches unit `sign`·v + `offset` (+ `shift`) of `base`."""
+
+    text: str
+    base: str            # C expression of the array's address
+    unit: Sym            # bytes per unit: the stride of the partitioned subscript
+    offset: Sym          # the symbolic part of that subscript's constant (`n - 1` of n-1-j)
+    shift: int           # its numeric part: ±k is shift communication with neighbours
+    sign: int            # +1 or -1: the coefficient of v in it
+    is_write: bool
+    object_bytes: int | None  # the whole array's size, when the source fixes it
+
+
+@dataclass(frozen=True)
+class ParallelLoop:
+    """A loop under an OpenMP worksharing directive and what is known of its partition."""
+
+    loop: Loop
+    omp: OmpLoop
+    refs: tuple[PartitionRef, ...] = ()
+    # (reference, why); (None, the front end's problem) for code it did not analyse
+    unsummarised: tuple[tuple[str | None, str], ...] = ()
+    why: str | None = None   # why the loop has no summary at all (None: it has one)
+
+    @property
+    def cyclic(self) -> bool:
+        return self.omp.chunk is not None
+
+
+_STATIC = (None, "static")
+
+
+def parallel_loops(nest: LoopNest) -> list[ParallelLoop]:
+    """Every worksharing loop of the nest, with its summary or why it has none."""
+    out = []
+    for lp in nest.loops():
+        omp = lp.omp
+        if omp is None or "for" not in omp.directive.split():
+            continue
+        out.append(_summarise(nest, lp, omp))
+    return out
+
+
+def _subtree_refs(lp: Loop) -> list[ArrayRef]:
+    refs, stack = [], [lp]
+    while stack:
+        cur = stack.pop()
+        refs.extend(cur.refs)
+        stack.extend(cur.children)
+    return refs
+
+
+def _loop_vars(lp: Loop) -> set[str]:
+    out, stack = set(), [lp]
+    while stack:
+        cur = stack.pop()
+        out.add(cur.var)
+        stack.extend(cur.children)
+    return out
+
+
+def _summarise(nest: LoopNest, lp: Loop, omp: OmpLoop) -> ParallelLoop:
+    if nest.uneditable:
+        return ParallelLoop(lp, omp, why=f"the nest is left unchanged: {nest.uneditable}")
+    if omp.schedule not in _STATIC:
+        return ParallelLoop(lp, omp, why=f"schedule({omp.schedule}) assigns iterations at "
+                            "run time: no static partition to summarise")
+    if omp.collapse != 1:
+        return ParallelLoop(lp, omp, why=f"collapse({omp.collapse}): a partition of the "
+                            "collapsed iteration space is not summarised")
+    if lp.step not in (1, -1) or lp.lower is None or lp.upper is None or \
+            lp.cond_op not in ("<", "<=", ">", ">=") or \
+            (lp.step > 0) != (lp.cond_op in ("<", "<=")):
+        return ParallelLoop(lp, omp, why="the loop does not count by one towards a < <= > >= "
+                            "bound: its iterations' units are not summarised")
+    if not lp.bounds_invariant:
+        return ParallelLoop(lp, omp, why="its bounds cannot be evaluated before the loop")
+    inner = _loop_vars(lp) - {lp.var}
+    refs, unsummarised = [], []
+    stack = [lp]
+    while stack:   # references the front end could not analyse at all
+        cur = stack.pop()
+        unsummarised += [(None, p) for p in cur.problems]
+        stack.extend(cur.children)
+    for r in _subtree_refs(lp):
+        found = _partition_ref(r, lp, inner)
+        if isinstance(found, str):
+            unsummarised.append((r.text, found))
+        else:
+            refs.append(found)
+    # An array with one unsummarised reference is unsummarised: its pages' processors are
+    # not all known.
+    bad = {r.base for r in _subtree_refs(lp)
+           if any(text == r.text for text, _ in unsummarised)}
+    kept = tuple(p for p in refs if p.base not in bad)
+    if not kept:
+        return ParallelLoop(lp, omp, (), tuple(unsummarised),
+                            why="no reference the parallel variable partitions")
+    return ParallelLoop(lp, omp, kept, tuple(unsummarised))
+
+
+def _partition_ref(r: ArrayRef, lp: Loop, inner: set[str]) -> PartitionRef | str:
+    v = lp.var
+    if r.indirect is not None:
+        return "indirect: which pages each thread touches is not known before the loop"
+    if r.base_loaded:
+        return f"its base {r.base} is read from memory"
+    if r.base_decl is None or r.base_decl >= lp.start:
+        return f"its base {r.base} is not declared before the loop"
+    if len(r.subscripts) != len(r.strides) or not r.subscripts:
+        return "not an array subscript"
+    dims = [d for d, sub in enumerate(r.subscripts) if sub.coeff(v)]
+    if not dims:
+        return f"{v} does not index it: every thread touches all of it"
+    if len(dims) > 1:
+        return f"{v} indexes more than one of its subscripts"
+    d = dims[0]
+    sub = r.subscripts[d]
+    coeff = sym_value(sub.coeff(v))
+    if coeff not in (1, -1):
+        return f"{v} indexes it with a coefficient other than 1 or -1"
+    if any(var in inner for var in sub.coeffs if var != v):
+        return f"another loop variable shares {v}'s subscript"
+    shift = sub.const.get((), 0)
+    offset = {atoms: k for atoms, k in sub.const.items() if atoms}
+    names = {a for atoms in offset for a in atoms}
+    bounds = " ".join(t for t in (lp.lower, lp.upper) if t)
+    if any(not a.isidentifier() or not re.search(rf"\b{re.escape(a)}\b", bounds)
+           for a in names):
+        # Evaluated before the loop: only names its bounds use are known to be in scope.
+        return (f"its subscript of {v} adds {sym_str(offset)}, which the loop's bounds "
+                "do not name")
+    if any(outer.coeffs or sym_value(outer.const) != 0 for outer in r.subscripts[:d]):
+        # A[k][j][i] with j parallel: a strip of every plane per thread, not one range.
+        return f"{v} partitions an inner dimension while an outer subscript is not 0"
+    return PartitionRef(text=r.text, base=r.base, unit=r.strides[d], offset=offset,
+                        shift=shift, sign=coeff, is_write=r.is_write,
+                        object_bytes=r.object_bytes)

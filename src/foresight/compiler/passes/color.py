@@ -1,0 +1,49 @@
+"""The page-coloring pass (`foresight cc --color`; paper 4, compiler-directed page
+coloring): before every statically scheduled OpenMP loop, the summary of how its
+iterations partition the arrays among the threads (analysis/partition.py), passed to
+the runtime (rewrite/emit_color.py).  Off unless asked for: the runtime does nothing
+with the summaries unless FORESIGHT_COLOR says what to do with them."""
+
+from __future__ import annotations
+
+from foresight.compiler.analysis.partition import parallel_loops
+from foresight.compiler.frontend import pragmas
+from foresight.compiler.options import CompileOptions
+from foresight.compiler.passes.api import PassResult, Unit
+from foresight.compiler.rewrite.emit_color import summary_insertions, unevaluable
+
+
+def run(unit: Unit, opts: CompileOptions) -> PassResult:
+    out = PassResult()
+    if not opts.color:
+        return out
+    for nest in unit.nests:
+        for pl in parallel_loops(nest):
+            lp = pl.loop
+            why = pl.why or unevaluable(pl)
+            found = pragmas.pragma_before(unit.data, lp.start)
+            if why is None and found is None:
+                why = "its #pragma is not on the line before the loop"
+            if why is None:
+                before = pragmas.pragma_before(unit.data, found[0])
+                if before is not None and before[1].split(None, 1)[:1] != ["omp"]:
+                    # `#pragma GCC unroll` must stay right before its loop
+                    why = f"another #pragma ({before[1]}) is on the directive's statement"
+            for text, reason in pl.unsummarised:
+                out.report.append({"file": unit.path, "line": lp.line, "message":
+                                   f"{text}: its array is not summarised: {reason}"
+                                   if text else f"not summarised: {reason}"})
+            if why is not None:
+                out.report.append({"file": unit.path, "line": lp.line,
+                                   "message": f"no coloring summary: {why}"})
+                continue
+            at, _ = found
+            line = unit.data.count(b"\n", 0, at) + 1
+            out.insertions += summary_insertions(pl, at, line, unit.path, lp.depth)
+            arrays = sorted({r.base for r in pl.refs})
+            out.report.append({"file": unit.path, "line": lp.line, "message":
+                               f"coloring summary of {len(pl.refs)} reference"
+                               f"{'s' if len(pl.refs) != 1 else ''} to "
+                               f"{', '.join(arrays)} (schedule "
+                               f"{'static, ' + pl.omp.chunk if pl.cyclic else 'static'})"})
+    return out

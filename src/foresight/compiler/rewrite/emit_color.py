@@ -1,0 +1,122 @@
+"""The text of a parallel loop's page-coloring summary (paper 4, Section 5.1's "function
+calls that pass the array access patterns to a run-time library, along with information
+known only at program start-up time"): declare each array, one partition or shift per
+reference, then apply, right before the loop's `#pragma omp`, evaluated each time the
+loop is reached (the runtime keeps a summary once).
+
+The text goes before the directive's line and the loop is wrapped in braces: after
+`#pragma omp parallel` or an unbraced `if`, the directive and its loop stay one
+statement.  A `#line` gives the directive its line back.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+
+from foresight.compiler.analysis.partition import ParallelLoop, PartitionRef
+from foresight.compiler.rewrite import cexpr as c
+from foresight.compiler.rewrite.splice import Insertion, line_name
+
+COUNT = "__fs_color_n"     # the loop's iterations
+THREADS = "__fs_color_p"   # the threads sharing them
+SCHED = "__fs_color_s"     # the schedule (FORESIGHT_COLOR_*)
+LOW = "__fs_color_lo"      # the loop variable's lowest value
+
+# C text the summary may evaluate a second time: names, numbers, operators and
+# parentheses; no call, assignment, increment or comma.
+_PURE = re.compile(r"^[\w\s.+\-*/%()<>\[\]]*$")
+_CALL = re.compile(r"\w\s*\(")
+
+
+def pure(text: str | None) -> bool:
+    return text is not None and bool(_PURE.match(text)) and not _CALL.search(text) \
+        and "++" not in text and "--" not in text
+
+
+def unevaluable(pl: ParallelLoop) -> str | None:
+    """Why the summary's run-time values cannot be computed before the loop, or None."""
+    lp, omp = pl.loop, pl.omp
+    for what, text in (("lower bound", lp.lower), ("bound", lp.upper),
+                       ("chunk", omp.chunk), ("num_threads", omp.num_threads)):
+        if text is not None and not pure(text):
+            return f"its {what} `{text}` may have side effects: not evaluated twice"
+    return None
+
+
+def loop_id(path: str, line: int) -> int:
+    """Loops are told apart across files by their place: a hash of file and line."""
+    return zlib.crc32(f"{path}:{line}".encode()) & 0x7FFFFFFF
+
+
+def _count(pl: ParallelLoop) -> str:
+    lp = pl.loop
+    lo, hi = c.cast("long", lp.lower), c.cast("long", lp.upper)
+    n = c.minus(hi, lo) if lp.step > 0 else c.minus(lo, hi)
+    return c.paren(c.plus(n, "1") if lp.cond_op in ("<=", ">=") else n)
+
+
+def _first(r: PartitionRef, forward_loop: bool) -> tuple[str, int, bool]:
+    """(first unit, shift, reversed): the loop's iteration k touches unit first + k +
+    shift, with iteration 0 on the first thread, or, reversed, on the last (see
+    foresight_color_partition).  LOW is the variable's lowest value, whichever way the
+    loop runs."""
+    last = c.paren(c.minus(c.plus(LOW, COUNT), "1"))  # its highest value
+    offset = c.cast("long", c.sym(r.offset)) if r.offset else None
+    if r.sign > 0:
+        first = c.paren(c.plus(LOW, offset)) if offset else LOW
+        return first, r.shift, not forward_loop
+    # A[c - v]: unit c - v, lowest at the variable's highest value
+    low = c.minus(f"{r.shift}L", last)
+    return c.paren(c.plus(low, offset) if offset else low), 0, forward_loop
+
+
+def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
+                       path: str, level: int) -> list[Insertion]:
+    lp, omp = pl.loop, pl.omp
+    forward = lp.step > 0
+    low = c.cast("long", lp.lower) if forward else \
+        c.minus(c.cast("long", lp.lower), c.paren(c.minus(COUNT, "1")))
+    threads = (c.cast("unsigned", omp.num_threads) if omp.num_threads is not None
+               else c.call("foresight_color_threads",
+                           "1" if omp.directive.split()[0] != "parallel" else "0"))
+    if omp.chunk is None:
+        sched, chunk = c.call("foresight_color_static"), "0"
+    else:
+        sched, chunk = "FORESIGHT_COLOR_CYCLIC", c.cast("size_t", omp.chunk)
+    ident = str(loop_id(path, lp.line))
+    calls, declared = [], {}
+    for r in pl.refs:
+        unit = c.sym(r.unit)
+        first, shift, rev = _first(r, forward)
+        # the array: its whole object, else up to the last unit any reference touches
+        if r.base not in declared:
+            if r.object_bytes is not None:
+                declared[r.base] = str(r.object_bytes)
+            else:
+                ends = [c.paren(c.plus(_first(o, forward)[0],
+                                       c.plus(COUNT, f"{_first(o, forward)[1]}L")))
+                        for o in pl.refs if o.base == r.base]
+                top = ends[0]
+                for e in ends[1:]:
+                    top = c.ternary(c.cmp(e, ">", top), e, top)
+                declared[r.base] = c.times(c.cast("size_t", top), unit)
+            calls.append(c.stmt(c.call("foresight_color_array",
+                                       c.cast("const void *", r.base), declared[r.base])))
+        flags = [SCHED]
+        if rev:
+            flags.append("FORESIGHT_COLOR_REVERSE")
+        if r.is_write:
+            flags.append("FORESIGHT_COLOR_WRITE")
+        fn = "foresight_color_partition" if shift == 0 else "foresight_color_comm"
+        args = [c.cast("const void *", r.base), c.cast("size_t", unit), first, COUNT]
+        if shift:
+            args.append(str(shift))
+        args += [" | ".join(flags), chunk, THREADS, ident + "u"]
+        calls.append(c.stmt(c.call(fn, *args)))
+    calls.append(c.stmt(c.call("foresight_color_apply")))
+    body = " ".join(calls)
+    code = (f"{{ {{ const long {COUNT} = {_count(pl)}; if ({COUNT} > 0) {{ "
+            f"const long {LOW} = {low}; const unsigned {THREADS} = {threads}, "
+            f"{SCHED} = {sched}; {body} }} }}\n#line {directive_line} {line_name(path)}\n")
+    return [Insertion(directive_at, 1, level, code), Insertion(lp.end, 0, -level, " }")]

@@ -1,0 +1,190 @@
+"""foresight cc --color (paper 4, compiler-directed page coloring): summaries of static
+OpenMP loops passed to the runtime before each loop.  The programs print what the
+originals print with 1-3 threads; under FORESIGHT_COLOR=sim the map holds the
+partitions the loops make (schedules, reversal, shifts, stores, thread counts); what
+cannot be summarised is left unchanged and said in --report."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#define N 300
+static double x[N][N], y[N][N], rx[N][N];
+static int idx[N];
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : N, t = 2;
+    (void)t;
+    double (*w)[n] = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    for (int k = 0; k < n; k++)
+        idx[k] = (k * 7) % n;
+    #pragma omp parallel for
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+            x[j][i] = i + 2 * j;
+            y[j][i] = i - j;
+            w[j][i] = 1.0 / (1 + i + j);
+        }
+    for (int it = 0; it < 3; it++) {
+        #pragma omp parallel for schedule(static)
+        for (int j = 1; j < n - 1; j++)
+            for (int i = 1; i < n - 1; i++)
+                rx[j][i] = x[j + 1][i] - x[j - 1][i] + y[j][i + 1] * w[j][i];
+        #pragma omp parallel for schedule(static, 4)
+        for (int j = n - 2; j >= 1; j--)
+            for (int i = 1; i < n - 1; i++)
+                x[j][i] += 0.25 * rx[j][i];
+        if (argc > 2)
+            #pragma omp parallel for num_threads(t)
+            for (int j = 0; j < n; j++)
+                y[n - 1 - j][0] += x[j][1];
+        #pragma omp parallel
+        {
+            #pragma omp for
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < n; i++)
+                    w[j][i] *= 0.5;
+        }
+        #pragma omp parallel for schedule(dynamic)
+        for (int j = 0; j < n; j++)
+            y[j][2] += 1;
+        #pragma omp parallel for
+        for (int j = 0; j < n; j++)
+            y[idx[j]][3] += 1;
+        #pragma omp parallel for collapse(2)
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++)
+                rx[j][i] *= 0.5;
+    }
+    double s = 0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+            s += x[j][i] + y[j][i] + rx[j][i] + w[j][i];
+    printf("%.6f\n", s);
+    free(w);
+    return 0;
+}
+"""
+
+
+def build(tmp: Path, *flags: str, color: bool = True) -> Path:
+    (tmp / "p.c").write_text(PROGRAM)
+    out = tmp / ("pc" if color else "po")
+    cmd = [FORESIGHT, "cc", "--color"] if color else ["cc"]
+    p = subprocess.run([*cmd, "-O2", "-Wall", "-Wextra", "-Werror", *flags, "p.c", "-o",
+                        str(out)], cwd=tmp, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def run(prog: Path, *args: str, threads: int = 1, **env: str) -> str:
+    e = {**os.environ, "OMP_NUM_THREADS": str(threads), **env}
+    return subprocess.run([str(prog), *args], env=e, capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.mark.parametrize("args", [(), ("300", "x")])
+def test_output_unchanged_with_summaries(tmp_path, args):
+    plain = build(tmp_path, "-fopenmp", color=False)
+    colored = build(tmp_path, "-fopenmp")
+    for threads in (1, 2, 3):
+        want = run(plain, *args, threads=threads)
+        assert run(colored, *args, threads=threads) == want
+        assert run(colored, *args, threads=threads, FORESIGHT_COLOR="sim",
+                   FORESIGHT_COLOR_MAP=str(tmp_path / "m.map")) == want
+
+
+def read_map(path: Path) -> tuple[dict[int, int], list[list[str]], list[str]]:
+    arrays, refs, runs = {}, [], []
+    for line in path.read_text().splitlines():
+        f = line.split()
+        if f[0] == "array":   # declared by every loop: the largest extent counts
+            arrays[int(f[1], 16)] = max(int(f[2]), arrays.get(int(f[1], 16), 0))
+        elif f[0] == "ref":
+            refs.append(f[1:])
+        elif f[0] == "run":
+            runs.append(line)
+    return arrays, refs, runs
+
+
+def test_map_holds_the_loops_partitions(tmp_path):
+    prog = build(tmp_path, "-fopenmp")
+    m = tmp_path / "p.map"
+    run(prog, "300", "x", threads=3, FORESIGHT_COLOR="sim", FORESIGHT_COLOR_MAP=str(m),
+        FORESIGHT_COLOR_CACHE="1M,1")
+    arrays, refs, runs = read_map(m)
+    row = 300 * 8
+    # x, y, rx (static, whole), w (malloc'd: its extent from the loops, 300 rows), idx
+    assert sorted(arrays.values()) == [300 * 4] + [300 * row] * 4
+    by = {}
+    for r in refs:
+        base, unit, first, count, off, chunk, sched, p, loop, wrap, access = r
+        by.setdefault(loop, []).append((int(base, 16), int(unit), int(first), int(count),
+                                        int(off), int(chunk), sched, int(p), access))
+    loops = list(by.values())
+    # the first loop: three stores, even partition of 300 rows over 3 threads (libgomp)
+    init = loops[0]
+    assert {(u, f, c, o, s, p, a) for _, u, f, c, o, _, s, p, a in init} == \
+        {(row, 0, 300, 0, "even", 3, "w")}
+    # the stencil: rx stored, x read with shifts of +1 and -1
+    sten = next(lp for lp in loops if any(o == 1 for *_, o, _c, _s, _p, _a in
+                                          [(b, u, f, c, o, ch, s, p, a) for
+                                           b, u, f, c, o, ch, s, p, a in lp]))
+    assert sorted((o, a) for _, _, f, c, o, _, _, _, a in sten if f == 1 and c == 298) == \
+        [(-1, "r"), (0, "r"), (0, "r"), (0, "w"), (1, "r")]
+    # the countdown loop with chunks of 4: cyclic, reversed
+    assert any(s == "cyclic-reverse" and ch == 4 and f == 1 and c == 298
+               for _, _, f, c, _, ch, s, _, _ in sum(loops, []))
+    # y[n - 1 - j]: the variable with coefficient -1, so the rows run backwards
+    assert any(s == "even-reverse" and p == 2 for *_, s, p, _ in sum(loops, []))
+    # `omp for` inside `omp parallel`: the team's size
+    assert sum(1 for *_, s, p, a in sum(loops, []) if p == 3) >= 4
+    assert runs and all(0 <= int(r.split()[3]) < 256 for r in runs)
+
+
+def test_report_names_what_is_not_summarised(tmp_path):
+    (tmp_path / "p.c").write_text(PROGRAM)
+    p = subprocess.run([FORESIGHT, "cc", "--color", "--report", "-fopenmp", "-O2", "-c",
+                        "p.c"], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rep = p.stderr
+    assert re.search(r"p\.c:\d+: \[color\] no coloring summary: schedule\(dynamic\)", rep)
+    assert re.search(r"not summarised: line \d+: y\[idx\[j\]\]\[3\]: index is not affine",
+                     rep)
+    assert re.search(r"no coloring summary: collapse\(2\)", rep)
+    assert len(re.findall(r"\[color\] coloring summary of", rep)) == 6
+
+
+def test_serial_build_summarises_one_thread(tmp_path):
+    """Without -fopenmp the pragmas are ignored: the loops run on one thread."""
+    prog = build(tmp_path, "-Wno-unknown-pragmas")
+    plain = build(tmp_path, "-Wno-unknown-pragmas", color=False)
+    m = tmp_path / "s.map"
+    assert run(prog, FORESIGHT_COLOR="sim", FORESIGHT_COLOR_MAP=str(m)) == run(plain)
+    _, refs, _ = read_map(m)
+    assert refs and all(r[7] == "1" for r in refs)
+
+
+def test_without_color_the_parallel_loops_are_untouched(tmp_path):
+    (tmp_path / "p.c").write_text(PROGRAM)
+    (tmp_path / "out").mkdir()
+    p = subprocess.run([FORESIGHT, "cc", "--emit-c", "out", "-fopenmp", "-O2", "-c", "p.c"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    text = (tmp_path / "out" / "p.c").read_text()
+    assert "foresight_color" not in text
