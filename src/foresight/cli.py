@@ -61,6 +61,9 @@ def build_parser(bench_suites: bool = True) -> argparse.ArgumentParser:
                    "[--report] [--report-json F] [--emit-c DIR] [--fs-*] CC-ARGS")
     sub.add_parser("sim", help="simulate clients sharing I/O-node caches on a trace "
                    "(paper 3): foresight sim --trace FILE... [--policy P] [--json OUT]")
+    sub.add_parser("cachesim", help="simulate per-CPU L2 caches under a page-mapping policy "
+                   "on a trace (paper 4): foresight cachesim --cpus N --preset sgi "
+                   "[--policy pc|bh|random|cdpc|cdpc-bh] --trace FILE [--json OUT]")
     c = sub.add_parser("config", help="compiler and linker flags for using the runtime")
     c.add_argument("--cflags", action="store_true", help="print the compiler flags")
     c.add_argument("--libs", action="store_true", help="print the linker flags (with rpath)")
@@ -143,6 +146,11 @@ def main(argv: list[str] | None = None) -> int:
             from foresight.sharedcache import sim
 
             return sim.main(argv[1:])
+        if argv[:1] == ["cachesim"]:
+            # so is the cache simulator (paper 4)
+            from foresight.cachesim import replay
+
+            return replay.main(argv[1:])
         ns, unknown = build_parser(bench_suites=argv[:1] == ["bench"]).parse_known_args(argv)
         if unknown:   # named by the subcommand that does not know them
             ns.parser.error(f"unrecognized arguments: {' '.join(unknown)}")

@@ -1,0 +1,154 @@
+/*
+ * foresight_cachesim.h — the multiprocessor cache simulator of paper 4 (compiler-directed
+ * page coloring), Sections 3.3, 4 and 5: one physically indexed L2 cache per CPU, the
+ * operating system's page-mapping policy deciding which physical frame (and so which
+ * cache color) each virtual page gets, and a MESI directory keeping the caches coherent.
+ * A trace of (cpu, virtual address, size, read/write) accesses in their global order goes
+ * in; per-CPU hits and misses split into cold, capacity, conflict, true sharing and false
+ * sharing come out.  This header is the whole interface; every call returns an error
+ * rather than exiting.
+ *
+ * The model, exactly (what every counter counts):
+ *
+ * Geometry.  The cache has `l2_bytes / line` lines in `assoc`-way sets, each set with
+ * true LRU replacement.  All sizes are powers of two, line >= 8 bytes, page >= line,
+ * `assoc` divides the number of lines.  The number of page colors is
+ * ncolors = max(1, l2_bytes / (page * assoc)).
+ *
+ * Page mapping.  A virtual page gets its physical frame when some CPU first touches it
+ * (and keeps it).  Its color is chosen by the policy:
+ *   CS_PC       vpage mod ncolors (IRIX's page coloring);
+ *   CS_BH       a counter of first touches (all of them, any CPU) mod ncolors (Digital
+ *               UNIX's bin hopping); the first page touched gets color 0;
+ *   CS_RANDOM   a PRNG seeded with `seed` (splitmix64), its value mod ncolors;
+ *   CS_CDPC     the hint's color where cs_set_hints gave one, else as CS_PC;
+ *   CS_CDPC_BH  the hint's color where cs_set_hints gave one, else as CS_BH (the bin
+ *               hopping counter advances at every first touch, hinted or not).
+ * The frames of one color are handed out in order: the k-th page given color c gets
+ * frame c + ncolors * k, and the physical address is frame * page + offset.
+ *
+ * References.  An access of `size` bytes at `vaddr` references every line it overlaps
+ * (an access crossing a line boundary references both lines, and each reference is a
+ * hit or a miss of its own: hits + misses = line references >= accesses).  A word is 8
+ * aligned bytes; a reference accesses the words of its line the access overlaps.
+ *
+ * Coherence (MESI, Illinois-style, clean evictions silent).  Each line a CPU holds is
+ * Modified, Exclusive or Shared:
+ *   - read miss: if other CPUs hold the line, they and the reader end Shared, and a
+ *     Modified copy among them is written back (one writeback, counted for its holder);
+ *     otherwise the reader holds it Exclusive;
+ *   - write miss: every other copy is invalidated (one invalidation counted for the
+ *     writer per copy; a Modified copy moves to the writer with no writeback); the
+ *     writer holds it Modified;
+ *   - write hit: Exclusive becomes Modified silently; Shared is an upgrade (counted for
+ *     the writer even if no other copy is left) that invalidates every other copy
+ *     (counted as above); Modified stays;
+ *   - eviction by replacement: a Modified line is written back (counted for its holder);
+ *     Exclusive and Shared lines leave silently.
+ *
+ * Misses.  Every miss is exactly one of:
+ *   - cold: this CPU never held the line before;
+ *   - true_sharing / false_sharing: this CPU's copy was invalidated by another CPU's
+ *     write, and this is its first reference to the line since (Dubois et al., the
+ *     paper's reference [8]): true sharing if some word this reference accesses was
+ *     written by another CPU at or after the write that invalidated the copy (the
+ *     invalidating write included), false sharing otherwise;
+ *   - conflict / capacity: the line left this CPU's cache by replacement; conflict if a
+ *     fully associative LRU cache of the same number of lines, fed this CPU's own line
+ *     references (and nothing else: invalidations do not touch it), holds the line at
+ *     this reference, capacity if it does not.
+ *
+ * Counters (per CPU; the total is their sum): accesses (reads + writes, as given to
+ * cs_access), reads, writes, refs (line references), hits, the five miss classes,
+ * writebacks (of this CPU's Modified copies), upgrades and invalidations (caused by this
+ * CPU's writes), and bus_bytes = (misses + writebacks) * line: every miss fills a line,
+ * every writeback writes one; upgrades and invalidations move no data.
+ */
+#ifndef FORESIGHT_CACHESIM_H
+#define FORESIGHT_CACHESIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CS_MAX_CPUS 64
+
+struct fs_color_run; /* runtime/src/color_plan.h: pages vpage.. prefer color.. */
+
+enum cs_policy {
+    CS_PC = 0,
+    CS_BH = 1,
+    CS_RANDOM = 2,
+    CS_CDPC = 3,
+    CS_CDPC_BH = 4,
+};
+
+struct cs_config {
+    unsigned cpus;        /* 1..CS_MAX_CPUS */
+    uint64_t l2_bytes;    /* each CPU's L2, a power of two */
+    uint32_t assoc;       /* ways, 1 (direct mapped) .. l2_bytes / line (fully assoc.) */
+    uint32_t line;        /* bytes, a power of two >= 8 */
+    uint64_t page;        /* bytes, a power of two >= line, at most 65536 lines */
+    enum cs_policy policy;
+    uint64_t seed;        /* CS_RANDOM's PRNG */
+};
+
+struct cs_cpu_stats {
+    uint64_t accesses, reads, writes;
+    uint64_t refs, hits;
+    uint64_t cold, capacity, conflict, true_sharing, false_sharing; /* misses */
+    uint64_t misses;                                                /* their sum */
+    uint64_t writebacks, upgrades, invalidations;
+    uint64_t bus_bytes;
+};
+
+struct cs_stats {
+    unsigned cpus;
+    uint32_t ncolors;
+    struct cs_cpu_stats cpu[CS_MAX_CPUS]; /* the first `cpus` are used */
+    struct cs_cpu_stats total;
+    uint64_t barriers;                    /* cs_barrier calls */
+    uint64_t pages;                       /* virtual pages mapped */
+    const uint64_t *pages_per_color;      /* [ncolors], the simulator's own: live until cs_free */
+};
+
+struct cs_sim;
+
+/* A simulator of CFG's machine with cold caches and no page mapped.  NULL on a bad
+ * configuration or out of memory, with a one-line reason (no trailing newline, naming
+ * the offending value, e.g. "associativity 3 does not divide the cache's 8192 lines")
+ * written to ERR (ERRLEN bytes, may be 0). */
+struct cs_sim *cs_create(const struct cs_config *cfg, char *err, size_t errlen);
+
+/* The number of page colors of SIM's geometry (see above). */
+uint32_t cs_ncolors(const struct cs_sim *sim);
+
+/* Preferred colors for the CS_CDPC and CS_CDPC_BH policies: page run.vpage + i
+ * (i < run.npages) prefers color (run.color + i) mod ncolors when first touched; pages
+ * already mapped keep their frames.  Replaces earlier hints; RUNS is copied (any order,
+ * empty runs ignored).  Returns 0, or -1 with errno EINVAL if two runs overlap (nothing
+ * changed) or ENOMEM.  Other policies keep the hints and ignore them. */
+int cs_set_hints(struct cs_sim *sim, const struct fs_color_run *runs, size_t n);
+
+/* CPU reads (WRITE 0) or writes (WRITE != 0) the SIZE bytes at virtual address VADDR.
+ * Returns 0, or -1 with errno EINVAL (cpu >= cpus, size 0, or the bytes wrap past the
+ * top of the address space; nothing simulated), ENOMEM, or ERANGE (more than 2^32 - 2
+ * distinct lines touched); after ENOMEM or ERANGE the state is consistent but the
+ * access may be partly simulated. */
+int cs_access(struct cs_sim *sim, unsigned cpu, uint64_t vaddr, uint32_t size, int write);
+
+/* A barrier of all CPUs.  The trace's order is already the global order, so it changes
+ * no cache state; it is counted. */
+void cs_barrier(struct cs_sim *sim);
+
+/* The counters so far (see above) into *OUT. */
+void cs_stats(const struct cs_sim *sim, struct cs_stats *out);
+
+/* Zeroes every counter (barriers too) and keeps the caches, the directory and the page
+ * mapping: what follows is measured in the steady state the accesses before it made
+ * (the paper discards the first phase).  A miss after it is classified by the whole
+ * history (a line held before the reset is no cold miss). */
+void cs_reset_stats(struct cs_sim *sim);
+
+void cs_free(struct cs_sim *sim);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * cs_cli.h — what `foresight-cachesim`'s files share: the trace reader (trace.c), the
+ * color map reader (mapfile.c) and the JSON writer (json.c).  Each reports bad input
+ * itself, as one line on stderr naming the file and the place; the caller exits 2.
+ */
+#ifndef FORESIGHT_CS_CLI_H
+#define FORESIGHT_CS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "color_plan.h"
+#include "foresight_cachesim.h"
+
+#define CS_PROG "foresight cachesim"
+
+enum cs_op { CS_READ = 0, CS_WRITE = 1, CS_BARRIER = 2 };
+
+struct cs_record {
+    uint64_t vaddr;
+    uint32_t size;
+    uint16_t cpu;
+    uint8_t op; /* enum cs_op */
+};
+
+struct cs_trace;
+
+/* Opens PATH, binary or text by its first bytes; accesses must name CPUs below CPUS.
+ * NULL after printing why. */
+struct cs_trace *cs_trace_open(const char *path, unsigned cpus);
+/* Up to MAX records into OUT, every one valid: their count, 0 at the end, or -1 after
+ * printing the first bad record's place and problem. */
+long cs_trace_read(struct cs_trace *t, struct cs_record *out, size_t max);
+void cs_trace_close(struct cs_trace *t);
+
+/* A color map's summaries (mapfile.c; runtime/src/color_plan.h has the structs). */
+struct cs_map {
+    struct fs_color_array *arrays;
+    struct fs_color_ref *refs;
+    struct fs_color_group *groups;
+    size_t narrays, nrefs, ngroups, carrays, crefs, cgroups;
+};
+
+/* Reads the color map at PATH into *M: 0, or -1 after printing why (M then empty). */
+int cs_map_read(const char *path, struct cs_map *m);
+/* Every loop's partition dealt over THREADS threads instead of the run's own. */
+void cs_map_threads(struct cs_map *m, unsigned threads);
+/* M's hints for pages of PAGE bytes and NCOLORS colors (fs_color_plan): 0 with *RUNS
+ * (malloc'd), *NRUNS and the summaries it skipped in *BAD, or -1 after printing why
+ * (PATH names the map in the message). */
+int cs_map_plan(const char *path, const struct cs_map *m, uint64_t page, uint32_t ncolors,
+                struct fs_color_run **runs, size_t *nruns, size_t *bad);
+void cs_map_free(struct cs_map *m);
+
+/* model.c: the accesses of M's loops, each once, in order (a barrier after each): per
+ * loop, each thread walks its iterations in the order it runs them, and in each
+ * iteration the units of every reference of the loop side by side, one LINE-byte line
+ * of each at a time, the threads interleaved a line step at a time.  0, or -1 with
+ * errno from cs_access.  Loops of more threads than CPUS are left out. */
+int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, unsigned cpus);
+
+struct cs_run_info {
+    const struct cs_config *cfg;
+    const char *policy, *trace, *map; /* map: NULL if none; trace: NULL for a model */
+    unsigned model_steps;             /* --model: steps measured after the first */
+    size_t hint_runs, skipped_summaries;
+    double seconds; /* CPU time of the replay */
+};
+
+/* The result as JSON: simulated quantities first (byte-identical for the same inputs),
+ * the two timing fields last. */
+void cs_json_write(FILE *f, const struct cs_run_info *run, const struct cs_stats *st);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * json.c — the simulator's result as JSON: the configuration, the counters over all CPUs
+ * (named as in foresight_cachesim.h), then per CPU, then the pages mapped per color, and
+ * last the two timing fields.  Everything before them is simulated, so the same inputs
+ * give byte-identical output up to `seconds`.
+ */
+#include "cs_cli.h"
+
+static void string(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+static unsigned long long u(uint64_t v)
+{
+    return (unsigned long long)v;
+}
+
+/* The counters of one CPU or all, as the members of an object (no braces). */
+static void counters(FILE *f, const struct cs_cpu_stats *c, const char *indent)
+{
+    fprintf(f, "%s\"accesses\": %llu, \"reads\": %llu, \"writes\": %llu, \"line_refs\": %llu,\n",
+            indent, u(c->accesses), u(c->reads), u(c->writes), u(c->refs));
+    fprintf(f, "%s\"hits\": %llu,\n", indent, u(c->hits));
+    fprintf(f, "%s\"misses\": {\"cold\": %llu, \"capacity\": %llu, \"conflict\": %llu, "
+            "\"true_sharing\": %llu, \"false_sharing\": %llu, \"total\": %llu},\n", indent,
+            u(c->cold), u(c->capacity), u(c->conflict), u(c->true_sharing),
+            u(c->false_sharing), u(c->misses));
+    fprintf(f, "%s\"writebacks\": %llu, \"upgrades\": %llu, \"invalidations\": %llu, "
+            "\"bus_bytes\": %llu", indent, u(c->writebacks), u(c->upgrades),
+            u(c->invalidations), u(c->bus_bytes));
+}
+
+void cs_json_write(FILE *f, const struct cs_run_info *run, const struct cs_stats *st)
+{
+    const struct cs_config *cfg = run->cfg;
+    fprintf(f, "{\n  \"config\": {\"cpus\": %u, \"l2_bytes\": %llu, \"assoc\": %u, "
+            "\"line\": %u, \"page\": %llu, \"sets\": %llu, \"ncolors\": %u, \"policy\": ",
+            cfg->cpus, u(cfg->l2_bytes), cfg->assoc, cfg->line, u(cfg->page),
+            u(cfg->l2_bytes / cfg->line / cfg->assoc), st->ncolors);
+    string(f, run->policy);
+    fprintf(f, ", \"seed\": %llu, \"trace\": ", u(cfg->seed));
+    string(f, run->trace);
+    fprintf(f, ", \"model_steps\": %u", run->model_steps);
+    fputs(", \"map\": ", f);
+    string(f, run->map);
+    fprintf(f, ", \"hint_runs\": %zu, \"skipped_summaries\": %zu},\n", run->hint_runs,
+            run->skipped_summaries);
+    counters(f, &st->total, "  ");
+    fprintf(f, ",\n  \"barriers\": %llu, \"pages_mapped\": %llu,\n  \"per_cpu\": [\n",
+            u(st->barriers), u(st->pages));
+    for (unsigned i = 0; i < st->cpus; i++) {
+        fprintf(f, "    {\"cpu\": %u,\n", i);
+        counters(f, &st->cpu[i], "     ");
+        fprintf(f, "}%s\n", i + 1 < st->cpus ? "," : "");
+    }
+    fputs("  ],\n  \"pages_per_color\": [", f);
+    for (uint32_t c = 0; c < st->ncolors; c++)
+        fprintf(f, "%s%llu", c ? (c % 32 ? ", " : ",\n    ") : "", u(st->pages_per_color[c]));
+    double rate = run->seconds > 0 ? (double)st->total.accesses / run->seconds : 0;
+    fprintf(f, "],\n  \"seconds\": %.6f,\n  \"accesses_per_second\": %.0f\n}\n", run->seconds,
+            rate);
+}
