@@ -82,6 +82,8 @@ OPTIONS = {
     "simspeed": {"--requests", "--repeat", "--json", "--markdown"},
     "aasfp": {"--quick", "--configs", "--timeout", "--repeat", "--json", "--markdown",
               "--plots"},
+    "coloring": {"--programs", "--machines", "--policies", "--cpus", "--steps", "--json",
+                 "--markdown", "--plots"},
 }
 
 
@@ -352,8 +354,10 @@ MADE_UP = {
 
 def test_made_up_results_cover_every_suite_but_compile():
     # compile's table is checked on a real run above, sharedcache's (a simulation, fast)
-    # in tests/sharedcache, simspeed's on a small real run (tests/bench); every other here.
-    assert set(MADE_UP) == {s.name for s in SUITES} - {"compile", "sharedcache", "simspeed"}
+    # in tests/sharedcache, simspeed's and coloring's on small real runs (tests/bench);
+    # every other here.
+    assert set(MADE_UP) == {s.name for s in SUITES} - {"compile", "sharedcache", "simspeed",
+                                                       "coloring"}
 
 
 @pytest.mark.parametrize("name", sorted(MADE_UP))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from foresight.bench import (
                              aasfp,
+                             coloring,
                              compile,
                              compiler,
                              demo,
@@ -30,4 +31,5 @@ SUITES: tuple[Suite, ...] = (
     sharedcache.SUITE,
     simspeed.SUITE,
     aasfp.SUITE,
+    coloring.SUITE,
 )

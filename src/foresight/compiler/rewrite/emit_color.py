@@ -85,31 +85,35 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
     else:
         sched, chunk = "FORESIGHT_COLOR_CYCLIC", c.cast("size_t", omp.chunk)
     ident = str(loop_id(path, lp.line))
-    calls, declared = [], {}
+    # One summary per distinct partition (x[j][i-1], x[j][i], x[j][i+1] are one), a
+    # store if any of its references stores.
+    parts: dict[tuple, bool] = {}
     for r in pl.refs:
-        unit = c.sym(r.unit)
-        first, shift, rev = _first(r, forward)
+        key = (r.base, c.sym(r.unit), *_first(r, forward), r.object_bytes)
+        parts[key] = parts.get(key, False) or r.is_write
+    calls, declared = [], set()
+    for (base, unit, first, shift, rev, object_bytes), write in parts.items():
         # the array: its whole object, else up to the last unit any reference touches
-        if r.base not in declared:
-            if r.object_bytes is not None:
-                declared[r.base] = str(r.object_bytes)
+        if base not in declared:
+            declared.add(base)
+            if object_bytes is not None:
+                extent = str(object_bytes)
             else:
-                ends = [c.paren(c.plus(_first(o, forward)[0],
-                                       c.plus(COUNT, f"{_first(o, forward)[1]}L")))
-                        for o in pl.refs if o.base == r.base]
+                ends = list(dict.fromkeys(c.paren(c.plus(f, c.plus(COUNT, f"{s}L")))
+                                          for b, _, f, s, _, _ in parts if b == base))
                 top = ends[0]
                 for e in ends[1:]:
-                    top = c.ternary(c.cmp(e, ">", top), e, top)
-                declared[r.base] = c.times(c.cast("size_t", top), unit)
+                    top = c.paren(c.ternary(c.cmp(e, ">", top), e, top))
+                extent = c.times(c.cast("size_t", top), unit)
             calls.append(c.stmt(c.call("foresight_color_array",
-                                       c.cast("const void *", r.base), declared[r.base])))
+                                       c.cast("const void *", base), extent)))
         flags = [SCHED]
         if rev:
             flags.append("FORESIGHT_COLOR_REVERSE")
-        if r.is_write:
+        if write:
             flags.append("FORESIGHT_COLOR_WRITE")
         fn = "foresight_color_partition" if shift == 0 else "foresight_color_comm"
-        args = [c.cast("const void *", r.base), c.cast("size_t", unit), first, COUNT]
+        args = [c.cast("const void *", base), c.cast("size_t", unit), first, COUNT]
         if shift:
             args.append(str(shift))
         args += [" | ".join(flags), chunk, THREADS, ident + "u"]
