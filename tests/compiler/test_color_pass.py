@@ -188,3 +188,39 @@ def test_without_color_the_parallel_loops_are_untouched(tmp_path):
     assert p.returncode == 0, p.stderr
     text = (tmp_path / "out" / "p.c").read_text()
     assert "foresight_color" not in text
+
+
+def test_arrays_used_without_a_summary_are_declared(tmp_path):
+    """`u[nb[i]]`: u gets no partition from that loop, but its fixed size is declared, so
+    the runtime counts its pages as every thread's (beyond the paper: su2cor)."""
+    (tmp_path / "g.c").write_text(r"""
+#include <stdio.h>
+#define N 4096
+static double u[N], w[N];
+static int nb[N];
+int main(void)
+{
+    for (int i = 0; i < N; i++) {
+        nb[i] = (i * 7) % N;
+        u[i] = i;
+    }
+    #pragma omp parallel for
+    for (int i = 0; i < N; i++)
+        w[i] = u[nb[i]] * 0.5;
+    double s = 0;
+    for (int i = 0; i < N; i++)
+        s += w[i];
+    printf("%.3f\n", s);
+    return 0;
+}
+""")
+    p = subprocess.run([FORESIGHT, "cc", "--color", "-fopenmp", "-O2", "-Wall", "-Wextra",
+                        "-Werror", "g.c", "-o", "g"], cwd=tmp_path, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    m = tmp_path / "g.map"
+    out = run(tmp_path / "g", threads=2, FORESIGHT_COLOR="sim", FORESIGHT_COLOR_MAP=str(m))
+    assert out == f"{sum(((i * 7) % 4096) * 0.5 for i in range(4096)):.3f}\n"
+    arrays, refs, _ = read_map(m)
+    assert sorted(arrays.values()) == [4096 * 4, 4096 * 8, 4096 * 8]   # nb, w, and u
+    assert sorted(int(r[1]) for r in refs) == [4, 8]                    # nb's and w's only

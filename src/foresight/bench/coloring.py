@@ -41,6 +41,7 @@ from foresight.reports import save_figure
 PROGRAMS = {            # name: (arguments at Table 1's size, a short run's)
     "tomcatv": (("513", "10"), ("513", "1")),
     "swim": (("512", "10"), ("512", "1")),
+    "mgrid": (("6", "4"), ("6", "1")),
 }
 MACHINES = {            # name: cachesim options
     "sgi": ("--preset", "sgi"),

@@ -48,6 +48,9 @@ class ParallelLoop:
     # (reference, why); (None, the front end's problem) for code it did not analyse
     unsummarised: tuple[tuple[str | None, str], ...] = ()
     why: str | None = None   # why the loop has no summary at all (None: it has one)
+    # Arrays of a size the source fixes that the loop uses without a summary (a[b[i]]):
+    # (base, bytes), declared all the same so their pages count as every thread's.
+    others: tuple[tuple[str, int], ...] = ()
 
     @property
     def cyclic(self) -> bool:
@@ -123,7 +126,10 @@ def _summarise(nest: LoopNest, lp: Loop, omp: OmpLoop) -> ParallelLoop:
     if not kept:
         return ParallelLoop(lp, omp, (), tuple(unsummarised),
                             why="no reference the parallel variable partitions")
-    return ParallelLoop(lp, omp, kept, tuple(unsummarised))
+    others = {r.base: r.object_bytes for r in _subtree_refs(lp)
+              if r.base in bad and not r.base_loaded and r.object_bytes is not None
+              and r.base_decl is not None and r.base_decl < lp.start}
+    return ParallelLoop(lp, omp, kept, tuple(unsummarised), others=tuple(others.items()))
 
 
 def _partition_ref(r: ArrayRef, lp: Loop, inner: set[str]) -> PartitionRef | str:

@@ -118,6 +118,9 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
             args.append(str(shift))
         args += [" | ".join(flags), chunk, THREADS, ident + "u"]
         calls.append(c.stmt(c.call(fn, *args)))
+    for base, size in pl.others:   # used without a summary: every thread's pages
+        calls.append(c.stmt(c.call("foresight_color_array", c.cast("const void *", base),
+                                   str(size))))
     calls.append(c.stmt(c.call("foresight_color_apply")))
     body = " ".join(calls)
     code = (f"{{ {{ const long {COUNT} = {_count(pl)}; if ({COUNT} > 0) {{ "
