@@ -34,6 +34,12 @@ def _cluster(ns: argparse.Namespace) -> int:
     return cluster.main(ns)
 
 
+def _color(ns: argparse.Namespace) -> int:
+    from foresight.cachesim import probe
+
+    return probe.main(ns)
+
+
 def _swap(ns: argparse.Namespace) -> int:
     from foresight.harness import swap
 
@@ -108,6 +114,14 @@ def build_parser(bench_suites: bool = True) -> argparse.ArgumentParser:
                                    "clean up")
     cluster_arguments(cl_run)
     cl_run.set_defaults(func=_cluster)
+
+    co = sub.add_parser("color", help="page coloring on this machine (paper 4): probe "
+                        "whether its L2 follows the kernel's page colors")
+    co_actions = co.add_subparsers(dest="action", required=True, metavar="probe")
+    co_probe = co_actions.add_parser("probe", help="time pointer chases over pages of one "
+                                     "color and of many in a huge page")
+    co_probe.add_argument("--json", metavar="FILE", help="write the result as JSON")
+    co_probe.set_defaults(func=_color)
 
     s = sub.add_parser("swap", help="manage a swap file for anonymous out-of-core data")
     s.add_argument("action", choices=["enable", "disable", "status"])
