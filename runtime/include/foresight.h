@@ -108,12 +108,16 @@
  *                                considered/issued/pages as usual and `filtered` stays 0.
  *   FORESIGHT_TRACE=PATH         write an event trace to PATH (below).  Works with
  *                                FORESIGHT_DISABLE=1 too (faults only): the baseline run.
- *   FORESIGHT_COLOR=off|sim      page-coloring summaries (foresight_color_*, below): off
+ *   FORESIGHT_COLOR=off|sim|real page-coloring summaries (foresight_color_*, below): off
  *                                (default) ignores them; sim writes them, with the colors
  *                                computed for FORESIGHT_COLOR_CACHE, to FORESIGHT_COLOR_MAP
  *                                at each foresight_color_apply() that saw a new one (for
- *                                `foresight cachesim`).  Kept under FORESIGHT_DISABLE=1.
- *   FORESIGHT_COLOR_MAP=PATH     where sim writes the map (required with sim)
+ *                                `foresight cachesim`); real (root, transparent huge pages)
+ *                                also moves frames of those colors under the arrays' pages,
+ *                                copying their data (docs/coloring.md).  Kept under
+ *                                FORESIGHT_DISABLE=1.
+ *   FORESIGHT_COLOR_MAP=PATH     where the map goes (required with sim; with real, the map
+ *                                also counts what became of the pages)
  *   FORESIGHT_COLOR_CACHE=S,A    the cache the colors are for: size and associativity
  *                                (default: cpu0's L2 from sysfs, else 1M,1); colors =
  *                                S / (page size x A)
@@ -1414,7 +1418,7 @@ void foresight__color_ref(const void *array, size_t unit, long first, long count
                           unsigned schedule, size_t chunk, unsigned nthreads, unsigned loop)
     FORESIGHT__WEAK;
 void foresight__color_group(const void *a, const void *b) FORESIGHT__WEAK;
-void foresight__color_apply(void) FORESIGHT__WEAK;
+void foresight__color_apply(int in_parallel) FORESIGHT__WEAK;
 
 /* An array whose pages get colors: [base, base + bytes).  Pages no summary below
  * touches are taken as used by every thread. */
@@ -1504,6 +1508,7 @@ static inline unsigned foresight_color_static(void)
     __atomic_store_n(&kind, k, __ATOMIC_RELAXED);
     return (unsigned)k;
 }
+#define FORESIGHT__IN_PARALLEL() omp_in_parallel()
 #else
 static inline unsigned foresight_color_threads(int worksharing_only)
 {
@@ -1515,16 +1520,20 @@ static inline unsigned foresight_color_static(void)
 {
     return FORESIGHT_COLOR_EVEN;
 }
+
+#define FORESIGHT__IN_PARALLEL() 0
 #endif
 
-/* Computes the colors from every summary so far (only when one is new). */
+/* Computes the colors from every summary so far (only when one is new).  Called inside
+ * an OpenMP parallel region, other threads of the team may be using the arrays: real
+ * mode (FORESIGHT_COLOR=real) then moves no page. */
 static inline void foresight_color_apply(void)
 {
 #ifndef FORESIGHT_BUILDING_RUNTIME
     if (!foresight__color_apply)
         return;
 #endif
-    foresight__color_apply();
+    foresight__color_apply(FORESIGHT__IN_PARALLEL());
 }
 
 #ifdef __cplusplus

@@ -7,10 +7,14 @@
  * (FORESIGHT_COLOR): `sim` writes the summaries, the runs computed for this machine's
  * L2 (or FORESIGHT_COLOR_CACHE) and the page size to FORESIGHT_COLOR_MAP for the cache
  * simulator, which recomputes the runs for its own geometry from the same summaries;
- * `off` (the default) ignores the calls at the cost of one load each.  A nest that runs
+ * `real` moves huge-page frames of the right colors under the arrays' pages, their
+ * data copied (color_real.c), and writes the same map, with what became of the pages, when
+ * FORESIGHT_COLOR_MAP is set; `off` (the default) ignores the calls at the cost of one
+ * load each.  A nest that runs
  * a million times passes the same summaries a million times: they are kept once (a hash
  * of their fields), and the map is rewritten only when one is new. */
 #include "color_plan.h"
+#include "color_real.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -37,6 +41,11 @@ static unsigned long dropped;     /* summaries past the tables' capacity */
 static unsigned long bad_input;   /* summaries the plan could not use */
 static bool dirty;
 static pid_t owner;
+static struct { /* the last plan (real mode rewrites its map at exit) */
+    struct fs_color_run *runs;
+    size_t nruns;
+    struct fs_color_geometry geo;
+} last;
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -208,6 +217,19 @@ static void write_map(const struct fs_color_geometry *geo, const struct fs_color
         return;
     fprintf(f, "foresight-color-map 1\n# ncolors %u bad_input %lu dropped %lu\npage %llu\n",
             geo->ncolors, bad_input, dropped, (unsigned long long)geo->page);
+    if (fs_cfg.color == 2) {
+        const struct fs_color_real_counts *c = &fs_color_real;
+        fprintf(f, "# real requested %llu moved %llu copied %llu placed %llu at_color %llu "
+                "gone %llu in_parallel %llu not_anonymous %llu not_root %llu colors_unfit %llu "
+                "no_thp %llu map_count %llu failed %llu\n", (unsigned long long)c->requested,
+                (unsigned long long)c->moved, (unsigned long long)c->copied,
+                (unsigned long long)c->placed, (unsigned long long)c->at_color,
+                (unsigned long long)c->gone, (unsigned long long)c->in_parallel,
+                (unsigned long long)c->not_anonymous,
+                (unsigned long long)c->not_root, (unsigned long long)c->colors_unfit,
+                (unsigned long long)c->no_thp, (unsigned long long)c->map_count,
+                (unsigned long long)c->failed);
+    }
     for (size_t i = 0; i < narrays; i++)
         fprintf(f, "array 0x%llx %llu\n", (unsigned long long)arrays[i].base,
                 (unsigned long long)arrays[i].bytes);
@@ -228,7 +250,7 @@ static void write_map(const struct fs_color_geometry *geo, const struct fs_color
         unlink(tmp);
 }
 
-void foresight__color_apply(void)
+void foresight__color_apply(int in_parallel)
 {
     if (fs_cfg.color == 0)
         return;
@@ -242,10 +264,30 @@ void foresight__color_apply(void)
         size_t nruns = 0, bad = 0;
         if (fs_color_plan(&in, &geo, &runs, &nruns, &bad) == 0) {
             bad_input = bad;
-            write_map(&geo, runs, nruns);
+            if (fs_cfg.color == 2)
+                fs_color_real_apply(runs, nruns, geo.ncolors, in_parallel);
+            if (fs_cfg.color_map[0])
+                write_map(&geo, runs, nruns);
+            free(last.runs);
+            last.runs = runs;
+            last.nruns = nruns;
+            last.geo = geo;
+        } else {
+            free(runs);
         }
-        free(runs);
     }
     pthread_mutex_unlock(&lock);
     errno = saved;
+}
+
+/* Real mode: the moved pages checked again at exit (compaction may have moved them)
+ * and the map rewritten with the count. */
+__attribute__((destructor)) static void recount_at_exit(void)
+{
+    if (fs_cfg.color != 2 || !last.runs || !fs_cfg.color_map[0] || owner != getpid())
+        return;
+    pthread_mutex_lock(&lock);
+    fs_color_real_verify();
+    write_map(&last.geo, last.runs, last.nruns);
+    pthread_mutex_unlock(&lock);
 }

@@ -140,17 +140,15 @@ void fs_config_load(void)
         }
     }
     /* Page-coloring maps are a measurement for the cache simulator: kept when disabled. */
-    static const char *const color_modes[] = {"off", "sim"};
-    fs_cfg.color = env_choice("FORESIGHT_COLOR", color_modes, 2, 0);
+    static const char *const color_modes[] = {"off", "sim", "real"};
+    fs_cfg.color = env_choice("FORESIGHT_COLOR", color_modes, 3, 0);
     const char *cmap = getenv("FORESIGHT_COLOR_MAP");
-    if (fs_cfg.color == 1) {
-        if (cmap == NULL || *cmap == 0 || strlen(cmap) >= sizeof fs_cfg.color_map) {
-            complain("FORESIGHT_COLOR_MAP", cmap ? cmap : "",
-                     "a file name (FORESIGHT_COLOR=sim writes the map there)");
-            fs_cfg.color = 0;
-        } else {
-            strcpy(fs_cfg.color_map, cmap);
-        }
+    if (fs_cfg.color && cmap != NULL && *cmap != 0 && strlen(cmap) < sizeof fs_cfg.color_map)
+        strcpy(fs_cfg.color_map, cmap);
+    else if (fs_cfg.color == 1) { /* sim is nothing but its map */
+        complain("FORESIGHT_COLOR_MAP", cmap ? cmap : "",
+                 "a file name (FORESIGHT_COLOR=sim writes the map there)");
+        fs_cfg.color = 0;
     }
     const char *ccache = getenv("FORESIGHT_COLOR_CACHE");
     if (fs_cfg.color && ccache != NULL && *ccache != 0) {

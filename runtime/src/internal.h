@@ -89,8 +89,8 @@ struct fs_config {
     uint64_t pt_ahead;      /* FORESIGHT_PT_AHEAD: predicted bytes it may run ahead */
     bool pt_eq1;            /* FORESIGHT_PT_SCHED=eq1: the paper's Eq. (1) issues (window) */
     uint64_t pt_slack_ns;   /* FORESIGHT_PT_SLACK: Eq. (1)'s Time_Threshold (5 ms) */
-    int color;              /* FORESIGHT_COLOR: 0 off, 1 sim (color.c) */
-    char color_map[4096];   /* FORESIGHT_COLOR_MAP: where sim writes the map */
+    int color;              /* FORESIGHT_COLOR: 0 off, 1 sim, 2 real (color.c) */
+    char color_map[4096];   /* FORESIGHT_COLOR_MAP: where the map goes ("" none: real) */
     uint64_t color_cache;   /* FORESIGHT_COLOR_CACHE=SIZE,ASSOC: 0 = the machine's L2 */
     unsigned color_assoc;
 };
