@@ -39,8 +39,9 @@ void cs_trace_close(struct cs_trace *t);
 struct cs_map {
     struct fs_color_array *arrays;
     struct fs_color_ref *refs;
+    uint32_t *calls; /* per ref: the loop's run it came with (0: unknown) */
     struct fs_color_group *groups;
-    size_t narrays, nrefs, ngroups, carrays, crefs, cgroups;
+    size_t narrays, nrefs, ngroups, carrays, crefs, ccalls, cgroups;
 };
 
 /* Reads the color map at PATH into *M: 0, or -1 after printing why (M then empty). */
@@ -54,11 +55,13 @@ int cs_map_plan(const char *path, const struct cs_map *m, uint64_t page, uint32_
                 struct fs_color_run **runs, size_t *nruns, size_t *bad);
 void cs_map_free(struct cs_map *m);
 
-/* model.c: the accesses of M's loops, each once, in order (a barrier after each): per
- * loop, each thread walks its iterations in the order it runs them, and in each
- * iteration the units of every reference of the loop side by side, one LINE-byte line
- * of each at a time, the threads interleaved a line step at a time.  0, or -1 with
- * errno from cs_access.  Loops of more threads than CPUS are left out. */
+/* model.c: the accesses of M's loop runs, each once, in order (a barrier after each):
+ * a run is the summaries of one loop that came with one call (a loop run with other
+ * arrays or bounds is another run); each thread walks its iterations in the order it
+ * runs them, and in each iteration the units of every reference of the run side by
+ * side, one LINE-byte line of each at a time, the threads interleaved a line step at a
+ * time.  0, or -1 with errno from cs_access.  Runs of more threads than CPUS are left
+ * out. */
 int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, unsigned cpus);
 
 struct cs_run_info {

@@ -9,14 +9,15 @@
  *     foresight-color-map 1
  *     page 4096
  *     array BASE BYTES
- *     ref BASE UNIT FIRST COUNT OFFSET CHUNK SCHEDULE NTHREADS LOOP WRAP
+ *     ref BASE UNIT FIRST COUNT OFFSET CHUNK SCHEDULE NTHREADS LOOP WRAP [ACCESS [CALL]]
  *     group BASE_A BASE_B
  *     run VPAGE NPAGES COLOR
  *
  * SCHEDULE is even, blocked or cyclic, maybe with -reverse.  A `ref` may end with its
  * access, r or w (the loop reads or stores those units: model.c's accesses; r when
- * absent).  `page` and `run` are the program's own geometry and plan: checked for form,
- * then ignored.
+ * absent), and the number of the apply call that followed its first sight (the loop's
+ * run it came with: model.c walks each run once; 0 when absent).  `page` and `run` are
+ * the program's own geometry and plan: checked for form, then ignored.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -98,10 +99,10 @@ static const struct {
 /* One line's record into S; false after saying what is wrong with it. */
 static bool record(const char *path, unsigned long lineno, char *line, struct cs_map *s)
 {
-    char *save, *tok[12];
+    char *save, *tok[13];
     unsigned n = 0;
     for (char *w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save))
-        if (n < 12)
+        if (n < 13)
             tok[n++] = w;
         else
             n++;
@@ -117,6 +118,15 @@ static bool record(const char *path, unsigned long lineno, char *line, struct cs
     }
     const char *fields = RECORDS[r].fields;
     bool write = false;
+    uint64_t call = 0;
+    if (r == 2 && n == 13) { /* a ref's optional call number */
+        if (!unsigned_number(tok[12], &call) || call > UINT32_MAX) {
+            fprintf(stderr, CS_PROG ": error: %s:%lu: field 12 of `ref`, '%.40s', is not a "
+                    "call number\n", path, lineno, tok[12]);
+            return false;
+        }
+        n--;
+    }
     if (r == 2 && n == 12) { /* a ref's optional access, r or w */
         if (strcmp(tok[11], "r") && strcmp(tok[11], "w")) {
             fprintf(stderr, CS_PROG ": error: %s:%lu: field 11 of `ref`, '%.40s', is not r "
@@ -167,8 +177,10 @@ static bool record(const char *path, unsigned long lineno, char *line, struct cs
                     "2^32 and WRAP 0 or 1\n", path, lineno, FS_COLOR_MAX_CPUS);
             return false;
         }
-        if (!more((void **)&s->refs, s->nrefs, &s->crefs, sizeof *s->refs))
+        if (!more((void **)&s->calls, s->nrefs, &s->ccalls, sizeof *s->calls) ||
+            !more((void **)&s->refs, s->nrefs, &s->crefs, sizeof *s->refs))
             goto nomem;
+        s->calls[s->nrefs] = (uint32_t)call;
         s->refs[s->nrefs++] = (struct fs_color_ref){
             .base = u[0], .unit = u[1], .first = v[2], .count = v[3], .offset = v[4],
             .chunk = u[5], .schedule = sched, .nthreads = (unsigned)u[7],
@@ -244,6 +256,7 @@ void cs_map_free(struct cs_map *m)
 {
     free(m->arrays);
     free(m->refs);
+    free(m->calls);
     free(m->groups);
     memset(m, 0, sizeof *m);
 }

@@ -147,20 +147,23 @@ int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, uns
         errno = ENOMEM;
         rc = -1;
     }
-    /* the loops in the order their first summary appears; a loop's summaries together */
+    /* the runs in the order their first summary appears; a run's summaries together:
+     * one loop's, from one call, of one iteration count (a summary of another partition
+     * cannot be walked with the first) */
     for (size_t i = 0; rc == 0 && i < m->nrefs; i++) {
         if (done[i])
             continue;
         size_t nr = 0;
+        const struct fs_color_ref *lead = &m->refs[i];
         for (size_t j = i; j < m->nrefs; j++) {
             const struct fs_color_ref *r = &m->refs[j];
-            if (done[j] || r->loop != m->refs[i].loop)
+            if (done[j] || r->loop != lead->loop || m->calls[j] != m->calls[i] ||
+                r->count != lead->count || r->nthreads != lead->nthreads ||
+                (r->schedule & ~FS_COLOR_REVERSE) != (lead->schedule & ~FS_COLOR_REVERSE) ||
+                r->chunk != lead->chunk)
                 continue;
             done[j] = true;
-            /* a summary of another partition of the same loop id cannot be walked with it */
-            if (r->count != m->refs[i].count || r->nthreads != m->refs[i].nthreads ||
-                r->unit == 0 || r->count <= 0 || r->nthreads < 1 ||
-                r->nthreads > cpus)
+            if (r->unit == 0 || r->count <= 0 || r->nthreads < 1 || r->nthreads > cpus)
                 continue;
             refs[nr] = r;
             arrs[nr] = array_of(m, r->base);

@@ -27,7 +27,8 @@
 #define MAX_ARRAYS 4096
 #define MAX_REFS 16384
 #define MAX_GROUPS 4096
-#define HASH_SLOTS 65536 /* a power of two, over four times the records */
+#define HASH_SLOTS 65536 /* a power of two, 2.7 times the records at most */
+#define REWRITE_NS 1000000000ull /* sim: the map rewritten at most once a second */
 
 enum kind { ARRAY = 1, REF, GROUP };
 
@@ -37,15 +38,20 @@ static struct fs_color_ref refs[MAX_REFS];
 static struct fs_color_group groups[MAX_GROUPS];
 static size_t narrays, nrefs, ngroups;
 static uint32_t seen[HASH_SLOTS]; /* kind << 24 | index + 1, 0 = empty */
-static unsigned long dropped;     /* summaries past the tables' capacity */
+static uint32_t ref_call[MAX_REFS]; /* the apply call that came after a ref's first sight */
+static unsigned long dropped;     /* calls whose summary found the tables full */
 static unsigned long bad_input;   /* summaries the plan could not use */
-static bool dirty;
-static pid_t owner;
-static struct { /* the last plan (real mode rewrites its map at exit) */
-    struct fs_color_run *runs;
-    size_t nruns;
-    struct fs_color_geometry geo;
-} last;
+static uint32_t calls;            /* foresight_color_apply calls so far */
+static bool dirty;                /* summaries the map does not have yet */
+static size_t arrays_placed;      /* real: the arrays whose pages were placed */
+static uint64_t written_ns;       /* when the map was last written */
+static pid_t owner;               /* the process whose summaries these are */
+
+/* The process that loaded the library: a forked child's summaries are not its map. */
+__attribute__((constructor)) static void color_owner(void)
+{
+    owner = getpid();
+}
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -88,12 +94,12 @@ static bool keep(enum kind k, const void *rec, size_t size, uint64_t h)
 
 static bool collecting(void)
 {
-    if (fs_cfg.color == 0)
-        return false;
-    pid_t me = getpid();
-    if (owner == 0)
-        owner = me;
-    return owner == me; /* a forked child's summaries are not the program's map */
+    return fs_cfg.color != 0 && owner == getpid();
+}
+
+int foresight__color_mode(void)
+{
+    return fs_cfg.color;
 }
 
 static void add(enum kind k, const void *rec, size_t size)
@@ -106,8 +112,11 @@ static void add(enum kind k, const void *rec, size_t size)
         h = mix(h, v);
     }
     pthread_mutex_lock(&lock);
-    if (collecting() && keep(k, rec, size, h))
+    if (collecting() && keep(k, rec, size, h)) {
         dirty = true;
+        if (k == REF)
+            ref_call[nrefs - 1] = calls;
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -235,10 +244,13 @@ static void write_map(const struct fs_color_geometry *geo, const struct fs_color
                 (unsigned long long)arrays[i].bytes);
     for (size_t i = 0; i < nrefs; i++) {
         const struct fs_color_ref *r = &refs[i];
-        fprintf(f, "ref 0x%llx %llu %lld %lld %lld %llu %s %u %u %d %c\n",
+        if (!fs_color_ref_valid(r))
+            continue; /* counted in bad_input */
+        fprintf(f, "ref 0x%llx %llu %lld %lld %lld %llu %s %u %u %d %c %u\n",
                 (unsigned long long)r->base, (unsigned long long)r->unit, (long long)r->first,
                 (long long)r->count, (long long)r->offset, (unsigned long long)r->chunk,
-                schedule_name(r->schedule), r->nthreads, r->loop, r->wrap, r->write ? 'w' : 'r');
+                schedule_name(r->schedule), r->nthreads, r->loop, r->wrap, r->write ? 'w' : 'r',
+                ref_call[i]);
     }
     for (size_t i = 0; i < ngroups; i++)
         fprintf(f, "group 0x%llx 0x%llx\n", (unsigned long long)groups[i].a,
@@ -250,44 +262,63 @@ static void write_map(const struct fs_color_geometry *geo, const struct fs_color
         unlink(tmp);
 }
 
+/* The plan of every summary so far and the map, as the mode asks: real places the
+ * pages of arrays not placed before (and not from inside a parallel region, where a
+ * team may be storing); the map is written when it lacks a summary, at most once a
+ * second (a loop whose bounds change each time it runs, LU's, brings a new summary
+ * every time), and at exit. */
+static void plan(bool at_exit, int in_parallel)
+{
+    bool place = fs_cfg.color == 2 && !at_exit && narrays > arrays_placed;
+    bool write = fs_cfg.color_map[0] && dirty &&
+                 (at_exit || fs_now_ns() - written_ns >= REWRITE_NS);
+    if (!place && !write)
+        return;
+    struct fs_color_geometry geo = geometry();
+    struct fs_color_input in = {arrays, narrays, refs, nrefs, groups, ngroups};
+    struct fs_color_run *runs = NULL;
+    size_t nruns = 0, bad = 0;
+    if (fs_color_plan(&in, &geo, &runs, &nruns, &bad) == 0) {
+        bad_input = bad;
+        if (place) { /* inside a parallel region it only counts: placed at a later call */
+            fs_color_real_apply(runs, nruns, geo.ncolors, in_parallel);
+            if (!in_parallel)
+                arrays_placed = narrays;
+        }
+        if (at_exit && fs_cfg.color == 2)
+            fs_color_real_verify();
+        if (write) {
+            write_map(&geo, runs, nruns);
+            written_ns = fs_now_ns();
+            dirty = false;
+        }
+    }
+    free(runs);
+}
+
 void foresight__color_apply(int in_parallel)
 {
     if (fs_cfg.color == 0)
         return;
     int saved = errno;
     pthread_mutex_lock(&lock);
-    if (collecting() && dirty) {
-        dirty = false;
-        struct fs_color_geometry geo = geometry();
-        struct fs_color_input in = {arrays, narrays, refs, nrefs, groups, ngroups};
-        struct fs_color_run *runs = NULL;
-        size_t nruns = 0, bad = 0;
-        if (fs_color_plan(&in, &geo, &runs, &nruns, &bad) == 0) {
-            bad_input = bad;
-            if (fs_cfg.color == 2)
-                fs_color_real_apply(runs, nruns, geo.ncolors, in_parallel);
-            if (fs_cfg.color_map[0])
-                write_map(&geo, runs, nruns);
-            free(last.runs);
-            last.runs = runs;
-            last.nruns = nruns;
-            last.geo = geo;
-        } else {
-            free(runs);
-        }
+    if (collecting()) {
+        calls++;
+        plan(false, in_parallel);
     }
     pthread_mutex_unlock(&lock);
     errno = saved;
 }
 
-/* Real mode: the moved pages checked again at exit (compaction may have moved them)
- * and the map rewritten with the count. */
-__attribute__((destructor)) static void recount_at_exit(void)
+/* The map as the program ended: every summary, and in real mode the moved pages
+ * checked again (compaction may have moved them, the program freed them). */
+__attribute__((destructor)) static void map_at_exit(void)
 {
-    if (fs_cfg.color != 2 || !last.runs || !fs_cfg.color_map[0] || owner != getpid())
+    if (!collecting() || !fs_cfg.color_map[0])
         return;
     pthread_mutex_lock(&lock);
-    fs_color_real_verify();
-    write_map(&last.geo, last.runs, last.nruns);
+    if (fs_cfg.color == 2)
+        dirty = true; /* the verification is new */
+    plan(true, 0);
     pthread_mutex_unlock(&lock);
 }

@@ -113,7 +113,7 @@ static cpuset owners(const struct fs_color_ref *r, int64_t k0, int64_t k1)
                      fs_color_owner(kind, 0, r->nthreads, r->count, k1));
 }
 
-static bool ref_valid(const struct fs_color_ref *r)
+bool fs_color_ref_valid(const struct fs_color_ref *r)
 {
     unsigned kind = r->schedule & ~FS_COLOR_REVERSE;
     return r->unit > 0 && r->count > 0 && r->count <= MAX_UNIT_INDEX && r->nthreads >= 1 &&
@@ -199,6 +199,19 @@ static void apply_ref(struct plan *p, const struct array *a, const struct fs_col
         }
         p->mask[s] |= s_cpus;
     }
+}
+
+struct use { /* a summary's loop and array */
+    unsigned loop;
+    size_t array;
+};
+
+static int cmp_use(const void *x, const void *y)
+{
+    const struct use *a = x, *b = y;
+    if (a->loop != b->loop)
+        return a->loop < b->loop ? -1 : 1;
+    return a->array < b->array ? -1 : a->array > b->array;
 }
 
 static int cmp_array(const void *x, const void *y)
@@ -338,6 +351,7 @@ int fs_color_plan(const struct fs_color_input *in, const struct fs_color_geometr
     cpuset *sets = NULL;
     size_t *set_order = NULL, *seg_order = NULL, *tmp = NULL;
     bool *used = NULL;
+    struct use *used_by = NULL;
 
     /* The arrays, by address; a page two arrays share belongs to the first. */
     p.arrays = calloc(in->narrays ? in->narrays : 1, sizeof *p.arrays);
@@ -382,11 +396,17 @@ int fs_color_plan(const struct fs_color_input *in, const struct fs_color_geometr
     if (!p.mask || !p.together)
         goto nomem;
 
-    /* Step 1: processor sets per page, and which arrays are used together. */
+    /* Step 1: processor sets per page, and which arrays are used together: those of
+     * one loop, found by sorting the summaries by loop (a loop summarised many times,
+     * as a triangular one is, costs no more than once). */
     unsigned maxthreads = 1;
+    used_by = malloc((in->nrefs ? in->nrefs : 1) * sizeof *used_by);
+    if (!used_by)
+        goto nomem;
+    size_t nused = 0;
     for (size_t i = 0; i < in->nrefs; i++) {
         const struct fs_color_ref *r = &in->refs[i];
-        struct array *a = ref_valid(r) ? array_at(&p, r->base) : NULL;
+        struct array *a = fs_color_ref_valid(r) ? array_at(&p, r->base) : NULL;
         if (!a) {
             nbad++;
             continue;
@@ -395,12 +415,20 @@ int fs_color_plan(const struct fs_color_input *in, const struct fs_color_geometr
         if (r->nthreads > maxthreads)
             maxthreads = r->nthreads;
         apply_ref(&p, a, r, pagesz);
-        for (size_t j = 0; j < in->nrefs; j++) {
-            const struct fs_color_ref *o = &in->refs[j];
-            struct array *b = o->loop == r->loop && ref_valid(o) ? array_at(&p, o->base) : NULL;
-            if (b)
-                p.together[(size_t)(a - p.arrays) * p.narrays + (size_t)(b - p.arrays)] = true;
-        }
+        used_by[nused++] = (struct use){r->loop, (size_t)(a - p.arrays)};
+    }
+    qsort(used_by, nused, sizeof *used_by, cmp_use);
+    for (size_t i = 0; i < nused;) { /* a loop's distinct arrays, then their pairs */
+        size_t e = i, nd = 0, prev = SIZE_MAX;
+        for (; e < nused && used_by[e].loop == used_by[i].loop; e++)
+            if (used_by[e].array != prev) {
+                prev = used_by[e].array;
+                used_by[i + nd++].array = prev; /* compacted in place: i + nd <= e */
+            }
+        for (size_t x = i; x < i + nd; x++)
+            for (size_t y = i; y < i + nd; y++)
+                p.together[used_by[x].array * p.narrays + used_by[y].array] = true;
+        i = e;
     }
     for (size_t i = 0; i < in->ngroups; i++) {
         struct array *a = array_at(&p, in->groups[i].a), *b = array_at(&p, in->groups[i].b);
@@ -531,6 +559,7 @@ done:
     free(seg_order);
     free(tmp);
     free(used);
+    free(used_by);
     if (bad)
         *bad = nbad;
     return rc;

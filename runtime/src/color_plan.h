@@ -24,6 +24,7 @@
 #ifndef FORESIGHT_COLOR_PLAN_H
 #define FORESIGHT_COLOR_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +83,9 @@ struct fs_color_input {
  * over nthreads threads. */
 unsigned fs_color_owner(unsigned schedule, uint64_t chunk, unsigned nthreads, int64_t count,
                         int64_t k);
+
+/* Whether a summary's fields are ones the plan can use (the array aside). */
+bool fs_color_ref_valid(const struct fs_color_ref *r);
 
 /* The five steps of Section 5.2.  On success returns 0 and a malloc'd array of runs in
  * ascending vpage order (free() it), covering every page of every declared array once.

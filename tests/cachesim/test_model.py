@@ -424,8 +424,10 @@ def test_bad_geometry_and_options(tmp_path, args, message):
     ("foresight-color-map 1\n\n# c\ngroup 0x10 zz\n", "m.map:4: field 2 of `group`, 'zz'"),
     ("foresight-color-map 1\nref 0 8 0 4 0 0 even 4 0 0 x\n",
      "m.map:2: field 11 of `ref`, 'x', is not r or w"),
-    ("foresight-color-map 1\nref 0 8 0 4 0 0 even 4 0 0 w 1\n",
-     "m.map:2: `ref` takes 10 fields, not 12"),
+    ("foresight-color-map 1\nref 0 8 0 4 0 0 even 4 0 0 w 1 2\n",
+     "m.map:2: `ref` takes 10 fields, not 13"),
+    ("foresight-color-map 1\nref 0 8 0 4 0 0 even 4 0 0 w x\n",
+     "m.map:2: field 12 of `ref`, 'x', is not a call number"),
 ])
 def test_bad_color_map(tmp_path, text, message):
     cmap = tmp_path / "m.map"

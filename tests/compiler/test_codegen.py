@@ -1644,3 +1644,36 @@ def test_a_function_two_nests_force_is_forced_once(tmp_path):
         "            }\n        }\n"))
     text = transform(src, [], CompileOptions()).text
     assert text.count(FORCED) == 1, text.count(FORCED)
+
+
+def test_openmp_directives_the_text_does_not_show_keep_hints_out(tmp_path):
+    """Under -fopenmp a directive from a macro, one with a comment before its loop, and a
+    while loop run by a parallel region's team are all seen (a second parse under
+    -fopenmp): the nests they hold get no hints, and what is left compiles."""
+    code = """
+#define PARFOR _Pragma("omp parallel for")
+void f(double *a, double *b, long n)
+{
+    PARFOR
+    for (long i = 0; i < n; i++) b[i] = a[i] * 2;
+#pragma omp parallel for
+    /* a comment
+       over two lines */
+    for (long i = 0; i < n; i++) a[i] = b[i] + 1;
+#pragma omp parallel
+    while (n > 0) {
+        for (long i = 0; i < n; i++) a[i] += b[i];
+        n /= 2;
+    }
+}
+"""
+    src = tmp_path / "m.c"
+    src.write_text(code)
+    omp = transform(src, ["-fopenmp"], CompileOptions())
+    assert not omp.changed, omp.text
+    nests = {n["line"]: n for n in omp.report if n["loops"]}
+    assert set(nests) == {6, 10, 13}
+    assert all("OpenMP" in n["skipped"] for n in nests.values()), nests
+    # without -fopenmp the three run on one thread: hinted
+    plain = transform(src, [], CompileOptions())
+    assert plain.changed

@@ -133,7 +133,7 @@ def test_map_holds_the_loops_partitions(tmp_path):
     assert sorted(arrays.values()) == [300 * 4] + [300 * row] * 4
     by = {}
     for r in refs:
-        base, unit, first, count, off, chunk, sched, p, loop, wrap, access = r
+        base, unit, first, count, off, chunk, sched, p, loop, wrap, access, _call = r
         by.setdefault(loop, []).append((int(base, 16), int(unit), int(first), int(count),
                                         int(off), int(chunk), sched, int(p), access))
     loops = list(by.values())

@@ -1,8 +1,6 @@
-"""`foresight cachesim`: replays a multiprocessor trace on the C cache simulator.
-
-Only the replay of a trace (`--trace FILE`) is built: the command's arguments go to the
-installed binary as they are, so its options, help and one-line errors (exit status 2)
-are its own.
+"""`foresight cachesim`: the C cache simulator on a trace (`--trace FILE`) or on a color
+map's loops (`--model STEPS`).  The command's arguments go to the installed binary as
+they are, so its options, help and one-line errors (exit status 2) are its own.
 """
 
 from __future__ import annotations

@@ -245,9 +245,9 @@ class LoopNest:
     # line of its definition, the offset where `__attribute__((__always_inline__))` goes
     # so that it still inlines them when the unhinted copy calls them too).
     inline_callees: tuple[tuple[str, int, int], ...] = ()
-    # The line of the `#pragma omp` directive (parallel, single, task...) whose statement
-    # holds the nest, 0 when none: the nest runs on a team of threads, or on whichever
-    # one the directive picks.
+    # Under -fopenmp, the line of the OpenMP directive (parallel, for, single, task...)
+    # whose statement holds the nest (its own annotation included), 0 when none: the nest
+    # runs on a team of threads, or on whichever one the directive picks.
     omp_region: int = 0
 
     @property

@@ -36,7 +36,7 @@ PREPROCESSOR_FLAGS = frozenset({"-ansi", "-nostdinc", "-undef", "-m32", "-m64", 
                                 "-ffast-math", "-fno-fast-math"})
 # The same, given with a value after '=' or joined (-O2, -march=native, -fpack-struct=4).
 PREPROCESSOR_PREFIXES = ("-std=", "-I", "-D", "-U", "-isystem", "-iquote", "-idirafter",
-                         "--sysroot=", "-O", "-march=", "-fpack-struct=")
+                         "--sysroot=", "-O", "-march=", "-fpack-struct=", "-fopenmp=")
 DEPENDENCY_VALUE = frozenset({"-MF", "-MT", "-MQ"})
 DEPENDENCY_FLAGS = frozenset({"-MD", "-MMD", "-MP", "-MG"})
 

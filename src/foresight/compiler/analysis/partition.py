@@ -58,6 +58,9 @@ class ParallelLoop:
 
 
 _STATIC = (None, "static")
+# The worksharing loops a summary may precede: run on the host by the team about to
+# share them (target, teams and distribute constructs may run elsewhere).
+WORKSHARING = (("for",), ("for", "simd"), ("parallel", "for"), ("parallel", "for", "simd"))
 
 
 def parallel_loops(nest: LoopNest) -> list[ParallelLoop]:
@@ -66,6 +69,10 @@ def parallel_loops(nest: LoopNest) -> list[ParallelLoop]:
     for lp in nest.loops():
         omp = lp.omp
         if omp is None or "for" not in omp.directive.split():
+            continue
+        if tuple(omp.directive.split()) not in WORKSHARING:
+            out.append(ParallelLoop(lp, omp, why=f"`{omp.directive}`: only `for` and "
+                                    "`parallel for` loops are summarised"))
             continue
         out.append(_summarise(nest, lp, omp))
     return out
@@ -152,7 +159,7 @@ def _partition_ref(r: ArrayRef, lp: Loop, inner: set[str]) -> PartitionRef | str
     coeff = sym_value(sub.coeff(v))
     if coeff not in (1, -1):
         return f"{v} indexes it with a coefficient other than 1 or -1"
-    if any(var in inner for var in sub.coeffs if var != v):
+    if any(var != v for var in sub.coeffs):
         return f"another loop variable shares {v}'s subscript"
     shift = sub.const.get((), 0)
     offset = {atoms: k for atoms, k in sub.const.items() if atoms}

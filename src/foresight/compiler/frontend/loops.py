@@ -105,7 +105,6 @@ class _Loops:
         self.walks: set[tuple] = set()
         self.refs = References(text, values, self.walks)
         self.nests: list[LoopNest] = []
-        self.omp_region = 0   # the line of the OpenMP directive the scan is under (0: none)
 
     def inline_callees(self, c: ci.Cursor) -> tuple[tuple[str, int, int], ...]:
         """LoopNest.inline_callees of the nest at `c`."""
@@ -136,19 +135,12 @@ class _Loops:
                                            uneditable=uneditable,
                                            uncopyable=uncopyable,
                                            inline_callees=() if uncopyable else
-                                           self.inline_callees(ch),
-                                           omp_region=self.omp_region))
+                                           self.inline_callees(ch)))
             elif ch.kind in (K.WHILE_STMT, K.DO_STMT):
                 self.unanalysed(ch, "a while or do loop: only counted for-loops are analysed")
                 self.scan(ch)
             else:
-                found = pragmas.pragma_before(self.data, start_of(ch))
-                region = found is not None and found[1].split(None, 1)[:1] == ["omp"]
-                outer = self.omp_region
-                if region and not outer:
-                    self.omp_region = line_at(self.data, found[0])
                 self.scan(ch)
-                self.omp_region = outer
 
     def unanalysed(self, c: ci.Cursor, why: str) -> None:
         """Record an outermost loop of this file that is left unchanged, for the report

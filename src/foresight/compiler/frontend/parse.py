@@ -29,6 +29,7 @@ from foresight.compiler.frontend.unit import (
     header_places,
     load,
     macro_ranges,
+    openmp,
 )
 from foresight.compiler.ir import LoopNest
 
@@ -60,6 +61,9 @@ def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
                 and str(fn.location.file) == main):
             nests += function_nests(fn, data, main, macros, unit, counting, unrepeatable,
                                     line_reading)
+    if any(openmp(a) for a in clang_args):
+        regions = _omp_regions(source, clang_args, main)
+        nests = [replace(n, omp_region=_region_of(n, regions)) for n in nests]
     # The unhinted copy of a nest repeats its lines with #line (rewrite/emit.py), counted
     # in newlines.
     why = None
@@ -70,6 +74,34 @@ def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
     if why is not None:
         nests = [replace(n, uncopyable=n.uncopyable or why) for n in nests]
     return nests, data, header_places(top, data, main)
+
+
+def _omp_regions(source: Path, clang_args: list[str], main: str) -> list[tuple[int, int, int]]:
+    """(start, end, line) of every OpenMP directive's statement in the file, from a parse
+    under -fopenmp (the nests' parse sees the code under directives as plain code, and
+    reads the directives from the text: one from a macro, or with a comment between it
+    and its loop, only this parse sees)."""
+    tu = load(source, clang_args, hide_openmp=True)
+    out, stack = [], [c for c in children(tu.cursor)
+                      if c.location.file and str(c.location.file) == main]
+    while stack:
+        c = stack.pop()
+        if c.kind.name.startswith("OMP_"):
+            # A directive from a macro spans the macro's name only: its statement, a
+            # child, spans the code.
+            end = max([c.extent.end.offset] + [k.extent.end.offset for k in children(c)])
+            out.append((c.extent.start.offset, end, c.extent.start.line))
+            continue   # the outermost directive is the region
+        stack.extend(children(c))
+    return out
+
+
+def _region_of(nest: LoopNest, regions: list[tuple[int, int, int]]) -> int:
+    """The line of the OpenMP directive whose statement holds the nest, 0 when none."""
+    start = nest.root.start if nest.root is not None else None
+    if start is None:
+        return 0
+    return next((line for b, e, line in regions if b <= start < e), 0)
 
 
 def _sets_lines(tu: ci.TranslationUnit, main: str, data: bytes) -> bool:

@@ -158,12 +158,18 @@ def _user_files(tu: ci.TranslationUnit, main: str) -> list[str]:
     return out
 
 
+def openmp(arg: str) -> bool:
+    """Whether compiler argument `arg` turns OpenMP on (-fopenmp, -fopenmp=libomp; not
+    -fopenmp-simd, which only honours simd directives)."""
+    return arg == "-fopenmp" or arg.startswith("-fopenmp=")
+
+
 def _without_openmp(arg: str) -> str:
     """-fopenmp as its macro only: under -fopenmp libclang hides an OpenMP directive's
     statement in a captured statement; without it the loop under `#pragma omp for` is a
     plain loop and the directive is read from the text (frontend/pragmas.py).  The code
     still sees _OPENMP (GCC 12's value) as cc does."""
-    return "-D_OPENMP=201511" if arg == "-fopenmp" else arg
+    return "-D_OPENMP=201511" if openmp(arg) else arg
 
 
 def load(source: Path, clang_args: list[str], hide_openmp: bool = False) -> ci.TranslationUnit:

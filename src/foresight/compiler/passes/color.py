@@ -6,28 +6,47 @@ with the summaries unless FORESIGHT_COLOR says what to do with them."""
 
 from __future__ import annotations
 
+import re
+
 from foresight.compiler.analysis.partition import parallel_loops
 from foresight.compiler.frontend import pragmas
 from foresight.compiler.options import CompileOptions
 from foresight.compiler.passes.api import PassResult, Unit
 from foresight.compiler.rewrite.emit_color import summary_insertions, unevaluable
 
+_DEVICE = re.compile(r"\b(target|teams)\b")
+
+
+def _device_region(unit: Unit, line: int) -> bool:
+    """Whether the OpenMP directive on LINE is a target or teams construct (code that may
+    run on a device, or that must hold nothing but its teams)."""
+    lines = unit.data.split(b"\n")
+    return 0 < line <= len(lines) and bool(_DEVICE.search(lines[line - 1].decode("utf-8",
+                                                                                "replace")))
+
 
 def run(unit: Unit, opts: CompileOptions) -> PassResult:
     out = PassResult()
     if not opts.color:
         return out
+    device_code = re.search(rb"omp\s+declare\s+target", unit.data) is not None
     for nest in unit.nests:
         for pl in parallel_loops(nest):
             lp = pl.loop
             why = pl.why or unevaluable(pl)
+            if why is None and device_code:
+                why = "the file declares device code (omp declare target)"
+            if why is None and _device_region(unit, nest.omp_region):
+                why = f"inside a target or teams construct (line {nest.omp_region})"
             found = pragmas.pragma_before(unit.data, lp.start)
             if why is None and found is None:
                 why = "its #pragma is not on the line before the loop"
             if why is None:
                 before = pragmas.pragma_before(unit.data, found[0])
-                if before is not None and before[1].split(None, 1)[:1] != ["omp"]:
-                    # `#pragma GCC unroll` must stay right before its loop
+                words = before[1].split() if before is not None else []
+                if before is not None and (words[:1] != ["omp"] or _DEVICE.search(before[1])):
+                    # `#pragma GCC unroll` must stay right before its loop; `target` and
+                    # `teams` must hold their construct alone
                     why = f"another #pragma ({before[1]}) is on the directive's statement"
             for text, reason in pl.unsummarised:
                 out.report.append({"file": unit.path, "line": lp.line, "message":

@@ -26,7 +26,7 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
             # (countdowns, look-ahead windows) is one thread's.
             nest = replace(nest, skipped=f"an OpenMP loop (line {omp.line}: #pragma omp "
                            f"{omp.directive}): parallel loops are not hinted")
-        if nest.omp_region and not nest.skipped and "-fopenmp" in unit.clang_args:
+        if nest.omp_region and not nest.skipped:
             nest = replace(nest, skipped=f"inside an OpenMP directive's statement (line "
                            f"{nest.omp_region}): run by a team of threads, not hinted")
         if (opts.prefetch_thread and not nest.skipped and nest.root is not None

@@ -79,7 +79,7 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
         c.minus(c.cast("long", lp.lower), c.paren(c.minus(COUNT, "1")))
     threads = (c.cast("unsigned", omp.num_threads) if omp.num_threads is not None
                else c.call("foresight_color_threads",
-                           "1" if omp.directive.split()[0] != "parallel" else "0"))
+                           "0" if "parallel" in omp.directive.split() else "1"))
     if omp.chunk is None:
         sched, chunk = c.call("foresight_color_static"), "0"
     else:
