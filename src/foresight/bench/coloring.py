@@ -46,6 +46,7 @@ PROGRAMS = {            # name: (arguments at Table 1's size, a short run's)
     "tomcatv": (("513", "10"), ("513", "1")),
     "swim": (("512", "10"), ("512", "1")),
     "mgrid": (("6", "4"), ("6", "1")),
+    "hydro2d": (("402", "320", "10"), ("402", "320", "1")),
 }
 MACHINES = {            # name: cachesim options
     "sgi": ("--preset", "sgi"),
