@@ -1419,7 +1419,6 @@ void foresight__color_ref(const void *array, size_t unit, long first, long count
     FORESIGHT__WEAK;
 void foresight__color_group(const void *a, const void *b) FORESIGHT__WEAK;
 void foresight__color_apply(int in_parallel) FORESIGHT__WEAK;
-int foresight__color_mode(void) FORESIGHT__WEAK; /* FORESIGHT_COLOR: 0 off, 1 sim, 2 real */
 
 /* An array whose pages get colors: [base, base + bytes).  Pages no summary below
  * touches are taken as used by every thread. */
@@ -1474,16 +1473,15 @@ static inline void foresight_color_group(const void *a, const void *b)
 
 /* For code `foresight cc --color` generates before a `#pragma omp ... for`: the threads
  * that will share the loop (1 without -fopenmp), and how schedule(static) deals out
- * iterations, which OpenMP leaves to the implementation: EVEN where gcc computes it
- * inline, BLOCKED in LLVM's libomp by default (clang asks the runtime, and KMP_SCHEDULE
- * may change it).  A probe loop of 5 iterations over 4 threads tells them apart (thread
- * 1 runs iteration 3 only when blocked); it runs once, outside any parallel region, only
- * with FORESIGHT_COLOR on and more than one thread; a team of other than 4 threads, or
- * no probe, leaves the compiler's usual answer. */
+ * iterations, which OpenMP leaves to the implementation: gcc computes it inline, evenly
+ * (the first N mod p threads one more: EVEN, whatever the runtime library); clang asks
+ * LLVM's libomp, whose default is BLOCKED (kmp_sch_static_greedy) and KMP_SCHEDULE's
+ * "balanced" EVEN.  Known from the compiler, not probed: a probe loop would start the
+ * runtime's threads early (a program that forks before its first parallel region and
+ * uses OpenMP in the child hangs in libgomp then). */
 #if defined(_OPENMP) && !defined(__cplusplus)
 int omp_get_max_threads(void);
 int omp_get_num_threads(void);
-int omp_get_thread_num(void);
 int omp_in_parallel(void);
 
 static inline unsigned foresight_color_threads(int worksharing_only)
@@ -1493,38 +1491,18 @@ static inline unsigned foresight_color_threads(int worksharing_only)
     return omp_in_parallel() ? 1u : (unsigned)omp_get_max_threads();
 }
 
-static inline unsigned foresight__color_usual(void)
-{
-#ifdef __clang__
-    return FORESIGHT_COLOR_BLOCKED; /* libomp's kmp_sch_static_greedy */
-#else
-    return FORESIGHT_COLOR_EVEN; /* gcc's inline static partition */
-#endif
-}
-
 static inline unsigned foresight_color_static(void)
 {
-    static int kind = -1;
-    int k = __atomic_load_n(&kind, __ATOMIC_RELAXED), i, owner3 = -1, team = 0;
-    if (k >= 0)
-        return (unsigned)k;
-#ifndef FORESIGHT_BUILDING_RUNTIME
-    if (!foresight__color_mode || !foresight__color_mode())
-        return foresight__color_usual();
+#ifdef __clang__
+    extern char *getenv(const char *);
+    const char *k = getenv("KMP_SCHEDULE");
+    for (; k && *k; k++) /* "balanced" anywhere in it */
+        if (k[0] == 'b' && k[1] == 'a' && k[2] == 'l' && k[3] == 'a' && k[4] == 'n')
+            return FORESIGHT_COLOR_EVEN;
+    return FORESIGHT_COLOR_BLOCKED;
+#else
+    return FORESIGHT_COLOR_EVEN;
 #endif
-    if (omp_in_parallel() || omp_get_max_threads() < 2)
-        return foresight__color_usual();
-#pragma omp parallel for schedule(static) num_threads(4)
-    for (i = 0; i < 5; i++) {
-        if (i == 0)
-            team = omp_get_num_threads();
-        if (i == 3)
-            owner3 = omp_get_thread_num();
-    }
-    k = team != 4 ? (int)foresight__color_usual()
-        : owner3 == 1 ? (int)FORESIGHT_COLOR_BLOCKED : (int)FORESIGHT_COLOR_EVEN;
-    __atomic_store_n(&kind, k, __ATOMIC_RELAXED);
-    return (unsigned)k;
 }
 #define FORESIGHT__IN_PARALLEL() omp_in_parallel()
 #else

@@ -97,10 +97,6 @@ static bool collecting(void)
     return fs_cfg.color != 0 && owner == getpid();
 }
 
-int foresight__color_mode(void)
-{
-    return fs_cfg.color;
-}
 
 static void add(enum kind k, const void *rec, size_t size)
 {

@@ -224,3 +224,116 @@ int main(void)
     arrays, refs, _ = read_map(m)
     assert sorted(arrays.values()) == [4096 * 4, 4096 * 8, 4096 * 8]   # nb, w, and u
     assert sorted(int(r[1]) for r in refs) == [4, 8]                    # nb's and w's only
+
+
+TRAPS = r"""
+#include <stdio.h>
+static int calls, evals, picks;
+static int chunk(void) { return ++calls, 4; }
+static int team(void) { return ++picks, 2; }
+#define CHUNK chunk()
+#define NT team()
+#define UPPER (evals++, 100)
+#define STEP 1 + 0 * __COUNTER__
+int a[100], b[100];
+int main(void)
+{
+#pragma omp parallel for schedule(static, CHUNK)
+    for (int i = 0; i < 100; i++) a[i] = i;
+#pragma omp parallel for num_threads(NT)
+    for (int i = 0; i < 100; i++) b[i] = a[i];
+#pragma omp parallel for
+    for (int i = 0; i < UPPER; i++) a[i] += b[i];
+#pragma omp parallel for schedule(static, STEP)
+    for (int i = 0; i < 100; i++) b[i] += 1;
+    /* serial for now:
+#pragma omp parallel for */
+    for (int i = 0; i < 100; i++) a[i] += 1;
+#pragma omp parallel for // rows
+    for (int i = 0; i < 100; i++) b[i] += a[i];
+    printf("calls=%d picks=%d evals=%d counter=%d %d %d\n", calls, picks, evals,
+           __COUNTER__, a[99], b[99]);
+    return 0;
+}
+"""
+
+
+def test_clauses_and_comments_that_would_change_the_program(tmp_path):
+    """Macros with side effects in a chunk, num_threads and a bound are not evaluated a
+    second time; a directive in a comment is no directive; a comment after one is no
+    clause; and the text compiles as transformed (no fallback to the original)."""
+    (tmp_path / "p.c").write_text(TRAPS)
+    flags = ["-fopenmp", "-O2", "-Wall", "-Wextra", "-Werror", "p.c"]
+    p = subprocess.run(["cc", *flags, "-o", "po"], cwd=tmp_path, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run([FORESIGHT, "cc", "--color", "--report", *flags, "-o", "pc"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0 and "did not compile" not in p.stderr, p.stderr
+    assert "may have side effects" in p.stderr
+    assert re.search(r"p\.c:\d+: \[color\] coloring summary .* to a, b", p.stderr)  # // rows
+    want = run(tmp_path / "po", threads=2)
+    assert run(tmp_path / "pc", threads=2) == want
+    assert run(tmp_path / "pc", threads=2, FORESIGHT_COLOR="sim",
+               FORESIGHT_COLOR_MAP=str(tmp_path / "p.map")) == want
+
+
+def test_a_file_with_its_own_line_numbers_gets_no_summary(tmp_path):
+    (tmp_path / "l.c").write_text('#include <stdio.h>\nint a[100];\nint main(void)\n{\n'
+                                  '#line 100 "gen.c"\n#pragma omp parallel for\n'
+                                  '    for (int i = 0; i < 100; i++) a[i] = i;\n'
+                                  '    printf("%s:%d %d\\n", __FILE__, __LINE__, a[99]);\n'
+                                  '    return 0;\n}\n')
+    p = subprocess.run([FORESIGHT, "cc", "--color", "--report", "-fopenmp", "-O2", "l.c",
+                        "-o", "l"], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "sets its own line numbers" in p.stderr
+    assert run(tmp_path / "l", threads=2) == "gen.c:102 99\n"
+
+
+def test_summaries_start_no_openmp_threads(tmp_path):
+    """libgomp cannot run a parallel region in a child forked after its threads started:
+    a program whose first region is serial (`if(0)`) forks and uses OpenMP in the child,
+    and FORESIGHT_COLOR=sim must not have started any."""
+    (tmp_path / "f.c").write_text(r"""
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
+int a[100];
+int main(void)
+{
+#pragma omp parallel for if(0)
+    for (int i = 0; i < 100; i++) a[i] = i;
+    if (fork() == 0) {
+#pragma omp parallel num_threads(2)
+        a[0] = 0;
+        _exit(0);
+    }
+    wait(NULL);
+    printf("done %d\n", a[99]);
+    return 0;
+}
+""")
+    p = subprocess.run([FORESIGHT, "cc", "--color", "-fopenmp", "-O2", "f.c", "-o", "f"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    e = {**os.environ, "OMP_NUM_THREADS": "2", "FORESIGHT_COLOR": "sim",
+         "FORESIGHT_COLOR_MAP": str(tmp_path / "f.map")}
+    r = subprocess.run([str(tmp_path / "f")], env=e, capture_output=True, text=True,
+                       timeout=60)
+    assert r.stdout == "done 99\n"
+
+
+def test_timestamp_is_the_sources(tmp_path):
+    """cc compiles a transformed copy: __TIMESTAMP__ must still be the source's time."""
+    src = tmp_path / "t.c"
+    src.write_text('#include <stdio.h>\nint a[100];\nint main(void)\n{\n'
+                   '#pragma omp parallel for\n    for (int i = 0; i < 100; i++) a[i] = i;\n'
+                   '    printf("%s %d\\n", __TIMESTAMP__, a[99]);\n    return 0;\n}\n')
+    os.utime(src, (1577836800, 1577836800))   # 2020-01-01 00:00:00 UTC
+    for cmd, out in ((["cc"], "o"), ([FORESIGHT, "cc", "--color"], "c")):
+        p = subprocess.run([*cmd, "-fopenmp", "-O2", "t.c", "-o", out], cwd=tmp_path,
+                           capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
+        assert p.returncode == 0, p.stderr
+    assert run(tmp_path / "c") == run(tmp_path / "o")
+    assert "2020" in run(tmp_path / "c")

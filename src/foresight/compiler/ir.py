@@ -161,8 +161,11 @@ class OmpLoop:
     schedule: str | None = None  # static, dynamic, guided, runtime, auto
     chunk: str | None = None     # C text of the chunk size
     num_threads: str | None = None
-    collapse: int = 1
+    collapse: int = 1            # 0: not a number the text shows (a macro)
     clauses: tuple[str, ...] = ()  # every clause as written, for the report
+    # The chunk and num_threads texts may be evaluated a second time (their macros
+    # expanded: no call, assignment, increment, __COUNTER__...).
+    repeatable: bool = True
 
 
 @dataclass(frozen=True)

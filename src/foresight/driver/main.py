@@ -150,13 +150,24 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
             d.mkdir()
             tmp_src = d / src.name
             tmp_src.write_bytes(encode_source(text))
+            _same_time(src, tmp_src)
             plain_src = None
             if plain is not None:   # the text without its optional insertions
                 (d / "plain").mkdir()
                 plain_src = d / "plain" / src.name
                 plain_src.write_bytes(encode_source(plain))
+                _same_time(src, plain_src)
             sources[inp.index] = (tmp_src, True, plain_src)
     return sources, report, warnings, notes
+
+
+def _same_time(src: Path, copy: Path) -> None:
+    """The copy cc compiles gets the source's modification time: __TIMESTAMP__ is it."""
+    try:
+        st = src.stat()
+        os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns))
+    except OSError:
+        pass
 
 
 def _original(src: Path) -> tuple[str, bool, None] | None:

@@ -103,8 +103,9 @@ def _summarise(nest: LoopNest, lp: Loop, omp: OmpLoop) -> ParallelLoop:
         return ParallelLoop(lp, omp, why=f"schedule({omp.schedule}) assigns iterations at "
                             "run time: no static partition to summarise")
     if omp.collapse != 1:
-        return ParallelLoop(lp, omp, why=f"collapse({omp.collapse}): a partition of the "
-                            "collapsed iteration space is not summarised")
+        clause = next((c for c in omp.clauses if c.startswith("collapse")), "collapse")
+        return ParallelLoop(lp, omp, why=f"{clause}: a partition of the collapsed "
+                            "iteration space is not summarised")
     if lp.step not in (1, -1) or lp.lower is None or lp.upper is None or \
             lp.cond_op not in ("<", "<=", ">", ">=") or \
             (lp.step > 0) != (lp.cond_op in ("<", "<=")):

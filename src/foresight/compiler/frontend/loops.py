@@ -83,13 +83,14 @@ class _Cond:
 def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int, int]],
                    unit: UnitEffects, counting: set[str],
                    unrepeatable: Callable[[str], bool] | None = None,
-                   line_reading: Callable[[str], bool] | None = None) -> list[LoopNest]:
+                   line_reading: Callable[[str], bool] | None = None,
+                   repeatable: Callable[[str], bool] | None = None) -> list[LoopNest]:
     """The loop nests of function definition `fn` of file `main`, in source order, with
     the outermost loops that are not nests recorded as unanalysed."""
     effects = Effects(fn, unit, main, includes=b"include" in data[start_of(fn):end_of(fn)])
     builder = _Loops(fn, FunctionText(fn, data, main, macros, counting, unrepeatable,
                                       line_reading),
-                     Values(fn, data, effects))
+                     Values(fn, data, effects), repeatable)
     builder.scan(fn)
     return builder.nests
 
@@ -97,8 +98,11 @@ def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int
 class _Loops:
     """The nest builder of one function."""
 
-    def __init__(self, fn: ci.Cursor, text: FunctionText, values: Values):
+    def __init__(self, fn: ci.Cursor, text: FunctionText, values: Values,
+                 repeatable: Callable[[str], bool] | None = None):
         self.fn, self.t, self.v = fn, text, values
+        # Whether a clause's text may be evaluated again (unit.Repeatable).
+        self.repeatable = repeatable or (lambda text: False)
         self.data, self.main = text.data, text.main
         # Pointer-walk loop variables (`for (p = a; p < e; p++)`): their value, taken as
         # (uintptr_t)p, is the address itself, so they step by the object's size in bytes.
@@ -224,7 +228,11 @@ class _Loops:
         if found is None:
             return None
         at, text = found
-        return pragmas.omp_loop(text, line_at(self.data, at))
+        omp = pragmas.omp_loop(text, line_at(self.data, at))
+        if omp is None:
+            return None
+        return replace(omp, repeatable=all(self.repeatable(t) for t in (omp.chunk,
+                                                                         omp.num_threads) if t))
 
     def loop(self, c: ci.Cursor, depth: int, outer: dict[tuple, str], nest_start: int,
              conditional: bool = False) -> Loop | Refusal:

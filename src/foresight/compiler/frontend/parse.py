@@ -24,6 +24,7 @@ from foresight.compiler.frontend.loops import function_nests
 from foresight.compiler.frontend.sync import SyncPoints
 from foresight.compiler.frontend.unit import (
     ParseFailure,
+    Repeatable,
     Unrepeatable,
     counting_macros,
     header_places,
@@ -52,6 +53,7 @@ def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
     counting = counting_macros(tu, top, data, clang_args)
     unrepeatable = Unrepeatable(top, clang_args)
     line_reading = Unrepeatable(top, clang_args, roots=("__LINE__",))
+    repeatable = Repeatable(top, clang_args)
     sync = SyncPoints({fn.get_usr(): fn for fn in top
                        if fn.kind == K.FUNCTION_DECL and fn.is_definition()})
     unit = UnitEffects(top, sync, data, strict_aliasing, own_definitions)
@@ -60,7 +62,7 @@ def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
         if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file
                 and str(fn.location.file) == main):
             nests += function_nests(fn, data, main, macros, unit, counting, unrepeatable,
-                                    line_reading)
+                                    line_reading, repeatable)
     if any(openmp(a) for a in clang_args):
         regions = _omp_regions(source, clang_args, main)
         nests = [replace(n, omp_region=_region_of(n, regions)) for n in nests]

@@ -10,11 +10,47 @@ read here from the text.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from functools import lru_cache
 
 from foresight.compiler.ir import OmpLoop
 
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*pragma\b")
-_CLAUSE = re.compile(r"([A-Za-z_]\w*)\s*(\((?:[^()]|\([^()]*\))*\))?")
+_NAME = re.compile(r"\s*([A-Za-z_]\w*)\s*")
+_COMMENT = re.compile(r"/\*.*?\*/|//.*$", re.S)
+
+
+@lru_cache(maxsize=8)
+def _comments(data: bytes) -> list[tuple[int, int]]:
+    """The (start, end) of every comment of a C file, in order (strings and character
+    constants skipped)."""
+    out, i, n = [], 0, len(data)
+    while i < n:
+        c = data[i]
+        if c in (0x22, 0x27):   # a string or character constant
+            q, i = c, i + 1
+            while i < n and data[i] != q and data[i] != 0x0A:
+                i += 2 if data[i] == 0x5C else 1
+            i += 1
+        elif data.startswith(b"/*", i):
+            e = data.find(b"*/", i + 2)
+            e = n if e < 0 else e + 2
+            out.append((i, e))
+            i = e
+        elif data.startswith(b"//", i):
+            e = data.find(b"\n", i)
+            e = n if e < 0 else e
+            out.append((i, e))
+            i = e
+        else:
+            i += 1
+    return out
+
+
+def in_comment(data: bytes, offset: int) -> bool:
+    spans = _comments(data)
+    k = bisect_right(spans, (offset, len(data) + 1)) - 1
+    return k >= 0 and spans[k][0] <= offset < spans[k][1]
 
 
 def _logical_line_before(data: bytes, start: int) -> tuple[int, bytes] | None:
@@ -55,9 +91,10 @@ def pragma_before(data: bytes, start: int) -> tuple[int, str] | None:
         return None
     begin, text = found
     m = _DIRECTIVE.match(text)
-    if m is None:
-        return None
-    return begin, text[m.end():].decode("utf-8", "replace").strip()
+    if m is None or in_comment(data, begin + text.index(b"#")):
+        return None   # not a directive, or one commented out
+    words = text[m.end():].decode("utf-8", "replace")
+    return begin, _COMMENT.sub(" ", words).strip()
 
 
 def omp_loop(text: str, line: int) -> OmpLoop | None:
@@ -68,8 +105,22 @@ def omp_loop(text: str, line: int) -> OmpLoop | None:
         return None
     rest = words[1] if len(words) > 1 else ""
     directive, clauses = [], []
-    for m in _CLAUSE.finditer(rest):
-        name, args = m.group(1), m.group(2)
+    at = 0
+    while at < len(rest):
+        m = _NAME.match(rest, at)
+        if m is None:
+            at += 1 if rest[at] in ", \t" else len(rest)   # a clause list's comma, or junk
+            continue
+        name, at = m.group(1), m.end()
+        args = None
+        if rest.startswith("(", at):   # its argument, nested parentheses and all
+            depth, end = 0, at
+            while end < len(rest):
+                depth += {"(": 1, ")": -1}.get(rest[end], 0)
+                end += 1
+                if depth == 0:
+                    break
+            args, at = rest[at:end], end
         if args is None and not clauses:
             directive.append(name)      # `parallel for simd`: words before any clause
         else:
@@ -85,7 +136,7 @@ def omp_loop(text: str, line: int) -> OmpLoop | None:
             chunk = chunk_text.strip() or None
         elif name == "num_threads" and args:
             threads = args
-        elif name == "collapse" and args.isdigit():
-            collapse = int(args)
+        elif name == "collapse":
+            collapse = int(args) if args.isdigit() else 0   # 0: not a number here
     return OmpLoop(directive=" ".join(directive), line=line, schedule=schedule, chunk=chunk,
                    num_threads=threads, collapse=collapse, clauses=tuple(clauses))

@@ -313,6 +313,59 @@ def counting_macros(tu: ci.TranslationUnit, top: list[ci.Cursor], data: bytes,
     return counting
 
 
+class Repeatable:
+    """Whether C text (an OpenMP clause's argument) means the same when evaluated a second
+    time, its macros expanded: numbers, arithmetic and comparison operators, parentheses
+    and names of variables only; no call, function-like macro, assignment, increment,
+    comma, subscript, member, `__COUNTER__`, `__LINE__` or token paste."""
+
+    _TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*|<<|>>|<=|>=|==|"
+                        r"!=|&&|\|\||\S)")
+    _SAFE = frozenset("+ - * / % ( ) < > & | ^ ~ ? : ! << >> <= >= == != && ||".split())
+    _NEVER = frozenset({"__COUNTER__", "__LINE__", "_Pragma", "sizeof"})
+
+    def __init__(self, top: list[ci.Cursor], clang_args: list[str]):
+        self.defs = {c.spelling: c for c in top if c.kind == K.MACRO_DEFINITION}
+        self.command_line = command_line_macros(clang_args)
+        self.memo: dict[str, bool] = {}
+
+    def __call__(self, text: str) -> bool:
+        return self._tokens(self._TOKEN.findall(text))
+
+    def _tokens(self, toks: list[str]) -> bool:
+        for i, t in enumerate(toks):
+            if t[0].isdigit():
+                continue
+            if t[0].isalpha() or t[0] == "_":
+                if t in self._NEVER or (i + 1 < len(toks) and toks[i + 1] == "("):
+                    return False   # a call, or a function-like macro
+                if not self._macro(t):
+                    return False
+            elif t not in self._SAFE:
+                return False
+        return True
+
+    def _macro(self, name: str) -> bool:
+        """Whether name, as an object-like macro, expands to repeatable text (a name that
+        is no macro is a variable's)."""
+        if name in self.memo:
+            return self.memo[name]
+        self.memo[name] = False   # a macro naming itself does not expand again
+        if name in self.command_line:
+            ok = self(self.command_line[name])
+        elif name in self.defs:
+            tokens = list(self.defs[name].get_tokens())
+            function_like = len(tokens) > 1 and tokens[1].spelling == "(" and \
+                tokens[1].extent.start.offset == tokens[0].extent.end.offset
+            words = [t.spelling for t in tokens[1:]]
+            ok = not function_like and "##" not in words and "#" not in words and \
+                self._tokens(words)
+        else:
+            ok = True
+        self.memo[name] = ok
+        return ok
+
+
 class Unrepeatable:
     """Whether a name, as a macro, expands to one of `roots` (by default `_Pragma` and
     `__COUNTER__`) or a token paste (which may make either), itself or through other

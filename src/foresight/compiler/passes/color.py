@@ -30,12 +30,24 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
     if not opts.color:
         return out
     device_code = re.search(rb"omp\s+declare\s+target", unit.data) is not None
+    # Code before a directive gets its line back with a #line naming the file: in a file
+    # that numbers its own lines it would name the wrong one.
+    own_lines = re.search(rb"(?m)^[ \t]*#[ \t]*(line\b|[0-9])", unit.data) is not None
     for nest in unit.nests:
-        for pl in parallel_loops(nest):
+        loops = parallel_loops(nest)
+        if nest.omp_region and nest.root is not None and nest.root.omp is None and \
+                not any(lp.omp for lp in nest.loops()):
+            out.report.append({"file": unit.path, "line": nest.line, "message":
+                               f"no coloring summary: the OpenMP directive at line "
+                               f"{nest.omp_region} is not a `#pragma omp` line right before "
+                               "the loop (a macro, an #if, a comment between)"})
+        for pl in loops:
             lp = pl.loop
             why = pl.why or unevaluable(pl)
             if why is None and device_code:
                 why = "the file declares device code (omp declare target)"
+            if why is None and own_lines:
+                why = "the file sets its own line numbers (#line)"
             if why is None and _device_region(unit, nest.omp_region):
                 why = f"inside a target or teams construct (line {nest.omp_region})"
             found = pragmas.pragma_before(unit.data, lp.start)

@@ -11,7 +11,6 @@ statement.  A `#line` gives the directive its line back.
 
 from __future__ import annotations
 
-import re
 import zlib
 
 from foresight.compiler.analysis.partition import ParallelLoop, PartitionRef
@@ -23,25 +22,21 @@ THREADS = "__fs_color_p"   # the threads sharing them
 SCHED = "__fs_color_s"     # the schedule (FORESIGHT_COLOR_*)
 LOW = "__fs_color_lo"      # the loop variable's lowest value
 
-# C text the summary may evaluate a second time: names, numbers, operators and
-# parentheses; no call, assignment, increment or comma.
-_PURE = re.compile(r"^[\w\s.+\-*/%()<>\[\]]*$")
-_CALL = re.compile(r"\w\s*\(")
-
-
-def pure(text: str | None) -> bool:
-    return text is not None and bool(_PURE.match(text)) and not _CALL.search(text) \
-        and "++" not in text and "--" not in text
-
-
 def unevaluable(pl: ParallelLoop) -> str | None:
-    """Why the summary's run-time values cannot be computed before the loop, or None."""
+    """Why the summary's run-time values cannot be computed before the loop, or None: the
+    bounds are taken from the front end's affine forms (side effects in their text, a
+    macro's `(n++, N)`, are not repeated), the clauses' texts only when repeatable."""
     lp, omp = pl.loop, pl.omp
-    for what, text in (("lower bound", lp.lower), ("bound", lp.upper),
-                       ("chunk", omp.chunk), ("num_threads", omp.num_threads)):
-        if text is not None and not pure(text):
-            return f"its {what} `{text}` may have side effects: not evaluated twice"
+    if lp.lower_aff is None or lp.upper_aff is None:
+        return "its bounds are not affine in the enclosing loops' variables"
+    if not omp.repeatable:
+        return (f"its chunk or num_threads (`{omp.chunk or omp.num_threads}`) may have "
+                "side effects: not evaluated twice")
     return None
+
+
+def _bound(aff) -> str:
+    return c.cast("long", c.affine(aff, {}))
 
 
 def loop_id(path: str, line: int) -> int:
@@ -50,10 +45,12 @@ def loop_id(path: str, line: int) -> int:
 
 
 def _count(pl: ParallelLoop) -> str:
+    """The iterations, in uintptr_t arithmetic (it wraps: no overflow, and no warning of
+    one when the bounds fold to constants) read as a long: <= 0 for none."""
     lp = pl.loop
-    lo, hi = c.cast("long", lp.lower), c.cast("long", lp.upper)
+    lo, hi = c.affine(lp.lower_aff, {}), c.affine(lp.upper_aff, {})
     n = c.minus(hi, lo) if lp.step > 0 else c.minus(lo, hi)
-    return c.paren(c.plus(n, "1") if lp.cond_op in ("<=", ">=") else n)
+    return c.cast("long", c.plus(n, "1") if lp.cond_op in ("<=", ">=") else n)
 
 
 def _first(r: PartitionRef, forward_loop: bool) -> tuple[str, int, bool]:
@@ -75,8 +72,8 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
                        path: str, level: int) -> list[Insertion]:
     lp, omp = pl.loop, pl.omp
     forward = lp.step > 0
-    low = c.cast("long", lp.lower) if forward else \
-        c.minus(c.cast("long", lp.lower), c.paren(c.minus(COUNT, "1")))
+    low = _bound(lp.lower_aff) if forward else \
+        c.minus(_bound(lp.lower_aff), c.paren(c.minus(COUNT, "1")))
     threads = (c.cast("unsigned", omp.num_threads) if omp.num_threads is not None
                else c.call("foresight_color_threads",
                            "0" if "parallel" in omp.directive.split() else "1"))
