@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "color_plan.h"
+#include "cli_text.h"
 #include "foresight_cachesim.h"
 
 #define CS_PROG "foresight cachesim"

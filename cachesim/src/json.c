@@ -6,25 +6,6 @@
  */
 #include "cs_cli.h"
 
-static void string(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 static unsigned long long u(uint64_t v)
 {
     return (unsigned long long)v;
@@ -52,12 +33,12 @@ void cs_json_write(FILE *f, const struct cs_run_info *run, const struct cs_stats
             "\"line\": %u, \"page\": %llu, \"sets\": %llu, \"ncolors\": %u, \"policy\": ",
             cfg->cpus, u(cfg->l2_bytes), cfg->assoc, cfg->line, u(cfg->page),
             u(cfg->l2_bytes / cfg->line / cfg->assoc), st->ncolors);
-    string(f, run->policy);
+    cli_json_string(f, run->policy);
     fprintf(f, ", \"seed\": %llu, \"trace\": ", u(cfg->seed));
-    string(f, run->trace);
+    cli_json_string(f, run->trace);
     fprintf(f, ", \"model_steps\": %u", run->model_steps);
     fputs(", \"map\": ", f);
-    string(f, run->map);
+    cli_json_string(f, run->map);
     fprintf(f, ", \"hint_runs\": %zu, \"skipped_summaries\": %zu},\n", run->hint_runs,
             run->skipped_summaries);
     counters(f, &st->total, "  ");

@@ -10,7 +10,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,37 +49,6 @@ static int usage_error(const char *fmt, const char *arg)
     return 2;
 }
 
-/* A byte count as users write them: 4096, 4K, 1M, 1MiB, 2G. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-    if (!*s || *s < '0' || *s > '9')
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return false;
-    unsigned shift = 0;
-    if (*end) {
-        const char *units = "KMGT";
-        const char *unit = strchr(units, *end >= 'a' ? *end - 32 : *end);
-        if (!unit || !*unit)
-            return false;
-        shift = 10 * (unsigned)(unit - units + 1);
-        end++;
-        if (*end == 'i')
-            end++;
-        if (*end == 'B' || *end == 'b')
-            end++;
-        if (*end)
-            return false;
-    }
-    if (v > (UINT64_MAX >> shift))
-        return false;
-    *out = (uint64_t)v << shift;
-    return true;
-}
-
 /* --l2 SIZE,ASSOC,LINE; ASSOC `full` is stored as 0 until the line is known. */
 static bool parse_l2(const char *arg, uint64_t *bytes, uint32_t *assoc, uint64_t *line)
 {
@@ -96,57 +64,31 @@ static bool parse_l2(const char *arg, uint64_t *bytes, uint32_t *assoc, uint64_t
     uint64_t ways;
     if (!strcmp(a, "full"))
         ways = 0;
-    else if (!parse_size(a, &ways) || ways == 0 || ways > UINT32_MAX)
+    else if (!cli_parse_size(a, &ways) || ways == 0 || ways > UINT32_MAX)
         return false;
     *assoc = (uint32_t)ways;
-    return parse_size(buf, bytes) && parse_size(l, line);
+    return cli_parse_size(buf, bytes) && cli_parse_size(l, line);
 }
 
 static const char *const POLICIES[] = {"pc", "bh", "random", "cdpc", "cdpc-bh"};
 
-/* Writes the result to PATH (stdout if NULL) through a temporary file renamed into
- * place, so a reader never sees half a file. */
+struct result {
+    const struct cs_run_info *run;
+    const struct cs_stats *st;
+};
+
+static void result_json(FILE *f, const void *arg)
+{
+    const struct result *r = arg;
+    cs_json_write(f, r->run, r->st);
+}
+
+/* The result to PATH (stdout if NULL), written whole (cli_write_file). */
 static int write_json(const char *path, const struct cs_run_info *run,
                       const struct cs_stats *st)
 {
-    struct stat sb;
-    if (!path || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))) {
-        /* stdout, /dev/null, a pipe: written in place */
-        FILE *f = path ? fopen(path, "w") : stdout;
-        if (!f) {
-            fprintf(stderr, CS_PROG ": error: cannot write %s: %s\n", path, strerror(errno));
-            return 2;
-        }
-        cs_json_write(f, run, st);
-        int bad = ferror(f) | (f == stdout ? fflush(f) : fclose(f));
-        return bad ? 2 : 0;
-    }
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return 2;
-    snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        fprintf(stderr, CS_PROG ": error: cannot write %s: %s\n", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        return 2;
-    }
-    cs_json_write(f, run, st);
-    int bad = ferror(f) | fclose(f);
-    if (bad || rename(tmp, path)) {
-        fprintf(stderr, CS_PROG ": error: cannot write %s: %s\n", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return 2;
-    }
-    free(tmp);
-    return 0;
+    struct result r = {run, st};
+    return cli_write_file(path, CS_PROG, result_json, &r);
 }
 
 static double cpu_seconds(void)
@@ -216,7 +158,7 @@ int main(int argc, char **argv)
             have_l2 = true;
             break;
         case 'p':
-            if (!parse_size(optarg, &page))
+            if (!cli_parse_size(optarg, &page))
                 return usage_error("--page '%s': expected a size (e.g. 4K)", optarg);
             have_page = true;
             break;

@@ -195,24 +195,6 @@ static long read_binary(struct cs_trace *t, struct cs_record *out, size_t max)
     return (long)n;
 }
 
-/* The next whitespace-separated token of [*p, end), or NULL at the line's end or `#`. */
-static const char *token(const char **p, const char *end, size_t *len)
-{
-    const char *s = *p;
-    while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
-        s++;
-    if (s == end || *s == '#') {
-        *p = end;
-        return NULL;
-    }
-    const char *e = s;
-    while (e < end && *e != ' ' && *e != '\t' && *e != '\r' && *e != '#')
-        e++;
-    *p = e;
-    *len = (size_t)(e - s);
-    return s;
-}
-
 /* A decimal or 0x-hex number no larger than MAX. */
 static bool number(const char *s, size_t len, uint64_t max, uint64_t *v)
 {
@@ -250,7 +232,7 @@ static int parse_line(struct cs_trace *t, const char *p, const char *end, struct
     size_t len[5];
     const char *tok[5];
     unsigned n = 0;
-    while (n < 5 && (tok[n] = token(&p, end, &len[n])))
+    while (n < 5 && (tok[n] = cli_token(&p, end, &len[n])))
         n++;
     if (n == 0)
         return 0;

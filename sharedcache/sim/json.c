@@ -7,21 +7,6 @@
 
 static const char *POLICY[] = {"none", "plain", "coarse", "fine", "optimal"};
 
-static void string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 static double seconds(uint64_t ns)
 {
     return (double)ns * 1e-9;
@@ -69,7 +54,7 @@ void json_write(FILE *f, const struct trace *t, const struct config *cfg,
     fprintf(f, "{\n  \"traces\": [");
     for (unsigned i = 0; i < npaths; i++) {
         fputs(i ? ", " : "", f);
-        string(f, paths[i]);
+        cli_json_string(f, paths[i]);
     }
     fprintf(f, "],\n  \"policy\": \"%s\", \"prefetcher\": \"%s\", \"replacement\": \"%s\",\n",
             POLICY[cfg->policy], cfg->prefetcher == PF_OBL ? "obl" : "hints",

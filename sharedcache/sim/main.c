@@ -69,36 +69,6 @@ static int usage_error(const char *fmt, const char *arg)
     return 2;
 }
 
-static bool parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-')
-        return false;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return false;
-    unsigned shift = 0;
-    if (*end) {
-        const char *units = "KMGT";
-        const char *u = strchr(units, *end >= 'a' ? *end - 32 : *end);
-        if (!u || !*u)
-            return false;
-        shift = 10 * (unsigned)(u - units + 1);
-        end++;
-        if (*end == 'i')
-            end++;
-        if (*end == 'B' || *end == 'b')
-            end++;
-        if (*end)
-            return false;
-    }
-    if (v > (UINT64_MAX >> shift))
-        return false;
-    *out = (uint64_t)v << shift;
-    return true;
-}
-
 static bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 {
     char *end;
@@ -124,52 +94,26 @@ static int choose(const char *arg, const char *const *names, unsigned count, con
     return 2;
 }
 
-/* Writes the result to PATH through a temporary file renamed into place. */
+struct output {
+    const struct trace *t;
+    const struct config *cfg;
+    const struct result *r;
+    char *const *paths;
+    unsigned npaths;
+};
+
+static void output_json(FILE *f, const void *arg)
+{
+    const struct output *o = arg;
+    json_write(f, o->t, o->cfg, o->r, o->paths, o->npaths);
+}
+
+/* The result to PATH (stdout if NULL), written whole (cli_write_file). */
 static int write_json(const char *path, const struct trace *t, const struct config *cfg,
                       const struct result *r, char *const *paths, unsigned npaths)
 {
-    struct stat st;
-    if (path && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        /* /dev/null, a pipe, a terminal: written in place, never renamed over */
-        FILE *f = fopen(path, "w");
-        if (!f) {
-            fprintf(stderr, "foresight sim: error: cannot write %s: %s\n", path,
-                    strerror(errno));
-            return 2;
-        }
-        json_write(f, t, cfg, r, paths, npaths);
-        return (ferror(f) | fclose(f)) ? 2 : 0;
-    }
-    if (!path) {
-        json_write(stdout, t, cfg, r, paths, npaths);
-        return fflush(stdout) ? 2 : 0;
-    }
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return 2;
-    snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        fprintf(stderr, "foresight sim: error: cannot write %s: %s\n", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        return 2;
-    }
-    json_write(f, t, cfg, r, paths, npaths);
-    int bad = ferror(f) | fclose(f);
-    if (bad || rename(tmp, path)) {
-        fprintf(stderr, "foresight sim: error: cannot write %s: %s\n", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return 2;
-    }
-    free(tmp);
-    return 0;
+    struct output o = {t, cfg, r, paths, npaths};
+    return cli_write_file(path, "foresight sim", output_json, &o);
 }
 
 int main(int argc, char **argv)
@@ -233,11 +177,11 @@ int main(int argc, char **argv)
                 cfg.replacement = v == 0 ? IOCACHE_LRU : v == 1 ? IOCACHE_LRU_AGING : IOCACHE_MIN;
             break;
         case 'c':
-            if (!parse_size(optarg, &cfg.cache_bytes) || cfg.cache_bytes == 0)
+            if (!cli_parse_size(optarg, &cfg.cache_bytes) || cfg.cache_bytes == 0)
                 rc = usage_error("--cache takes a size such as 64M, not '%s'", optarg);
             break;
         case 'b':
-            if (!parse_size(optarg, &cfg.block_bytes) || cfg.block_bytes == 0 ||
+            if (!cli_parse_size(optarg, &cfg.block_bytes) || cfg.block_bytes == 0 ||
                 (cfg.block_bytes & (cfg.block_bytes - 1)) || cfg.block_bytes > (1ull << 30))
                 rc = usage_error("--block takes a power of two up to 1G such as 64K, not '%s'",
                                  optarg);
@@ -270,7 +214,7 @@ int main(int argc, char **argv)
         case 'x': cfg.throttle = false; break;
         case 'y': cfg.pin = false; break;
         case 's':
-            if (!parse_size(optarg, &cfg.shadows) || cfg.shadows == 0 ||
+            if (!cli_parse_size(optarg, &cfg.shadows) || cfg.shadows == 0 ||
                 cfg.shadows >= UINT32_MAX)
                 rc = usage_error("--shadows takes 1 to 2^32-2, not '%s'", optarg);
             break;
@@ -298,7 +242,7 @@ int main(int argc, char **argv)
         case 'S': speed = true; break;
         case 'O': cfg.serial = true; break;
         case 'C':
-            if (!parse_size(optarg, &cfg.client_cache_bytes))
+            if (!cli_parse_size(optarg, &cfg.client_cache_bytes))
                 rc = usage_error("--client-cache takes a size such as 16M, not '%s'", optarg);
             break;
         case 'h': fputs(USAGE, stdout); free(paths); return 0;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "foresight_iocache.h"
+#include "cli_text.h"
 
 /* One line of a trace: `CLIENT OP BLOCK [THINK_US]`. */
 enum op { OP_READ, OP_WRITE, OP_PREFETCH, OP_BARRIER };

@@ -29,24 +29,6 @@ static int bad(const char *path, unsigned long line, const char *why, const char
     return 2;
 }
 
-/* The next whitespace-separated token of [*p, end) on this line; NULL at its end. */
-static const char *token(const char **p, const char *end, size_t *len)
-{
-    const char *s = *p;
-    while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
-        s++;
-    if (s == end || *s == '#') {
-        *p = end;
-        return NULL;
-    }
-    const char *e = s;
-    while (e < end && *e != ' ' && *e != '\t' && *e != '\r' && *e != '#')
-        e++;
-    *p = e;
-    *len = (size_t)(e - s);
-    return s;
-}
-
 static bool integer(const char *s, size_t len, uint64_t *v)
 {
     if (len == 0 || len > 20)
@@ -141,7 +123,7 @@ static int read_file(struct trace *t, const char *path, unsigned file, unsigned 
         size_t n[5];
         const char *tok[5];
         unsigned count = 0;
-        while (count < 5 && (tok[count] = token(&q, eol, &n[count])) != NULL)
+        while (count < 5 && (tok[count] = cli_token(&q, eol, &n[count])) != NULL)
             count++;
         if (count == 0)
             continue;
