@@ -47,6 +47,7 @@ PROGRAMS = {            # name: (arguments at Table 1's size, a short run's)
     "swim": (("512", "10"), ("512", "1")),
     "mgrid": (("6", "4"), ("6", "1")),
     "hydro2d": (("402", "320", "10"), ("402", "320", "1")),
+    "applu": (("33", "5"), ("33", "1")),
 }
 MACHINES = {            # name: cachesim options
     "sgi": ("--preset", "sgi"),
