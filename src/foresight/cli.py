@@ -64,12 +64,14 @@ def build_parser(bench_suites: bool = True) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     sub.add_parser("cc", help="the prefetching C compiler: foresight cc [--no-prefetch] "
-                   "[--report] [--report-json F] [--emit-c DIR] [--fs-*] CC-ARGS")
+                   "[--prefetch-thread] [--color] [--report] [--report-json F] [--emit-c DIR] "
+                   "[--fs-*] CC-ARGS")
     sub.add_parser("sim", help="simulate clients sharing I/O-node caches on a trace "
                    "(paper 3): foresight sim --trace FILE... [--policy P] [--json OUT]")
     sub.add_parser("cachesim", help="simulate per-CPU L2 caches under a page-mapping policy "
-                   "on a trace (paper 4): foresight cachesim --cpus N --preset sgi "
-                   "[--policy pc|bh|random|cdpc|cdpc-bh] --trace FILE [--json OUT]")
+                   "(paper 4): foresight cachesim --cpus N --preset sgi "
+                   "[--policy pc|bh|random|cdpc|cdpc-bh] [--map FILE] "
+                   "(--trace FILE | --model STEPS) [--json OUT]")
     c = sub.add_parser("config", help="compiler and linker flags for using the runtime")
     c.add_argument("--cflags", action="store_true", help="print the compiler flags")
     c.add_argument("--libs", action="store_true", help="print the linker flags (with rpath)")
