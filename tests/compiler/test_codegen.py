@@ -22,6 +22,7 @@ from foresight.compiler.options import CompileOptions
 from foresight.compiler.pipeline import transform
 from foresight.compiler.report import format_report
 from foresight.compiler.schedule.distance import LEAD_DS_DI
+from foresight.compiler.schedule.plan import UNMOVED
 
 ROOT = Path(__file__).resolve().parents[2]
 FORESIGHT = ROOT / ".venv" / "bin" / "foresight"
@@ -1677,3 +1678,84 @@ void f(double *a, double *b, long n)
     # without -fopenmp the three run on one thread: hinted
     plain = transform(src, [], CompileOptions())
     assert plain.changed
+
+
+PLANES = """
+#include <stdio.h>
+#include <stdlib.h>
+static double sweep(long nz, long ny, long nx, double (*a)[ny][nx][5])
+{
+    double s = 0;
+    for (long j = 0; j < ny; j++)
+        for (long i = 0; i < nx; i++)
+            for (long k = 0; k < nz; k++)
+                for (int m = 0; m < 5; m++)
+                    s += a[k][j][i][m] * (m + 1);
+    return s;
+}
+static double again(long nz, long ny, long nx, double (*a)[ny][nx][5])
+{
+    double s = 0;
+    for (int r = 0; r < 3; r++)
+        for (long k = 0; k < nz; k++)
+            for (int m = 0; m < 5; m++)
+                s += a[k][1][7][m] * (r + 1);
+    return s;
+}
+int main(int argc, char **argv)
+{
+    (void)argc;
+    long nz = atol(argv[1]), ny = 4, nx = 200;
+    double (*a)[ny][nx][5] = malloc(sizeof(double[nz][ny][nx][5]));
+    for (long k = 0; k < nz; k++)
+        for (long j = 0; j < ny; j++)
+            for (long i = 0; i < nx; i++)
+                for (int m = 0; m < 5; m++)
+                    a[k][j][i][m] = (double)((k * 7 + j * 3 + i + m) % 11);
+    printf("%.1f %.1f\\n", sweep(nz, ny, nx, a), again(nz, ny, nx, a));
+    free(a);
+    return 0;
+}
+"""
+
+
+def test_a_stream_along_planes_steps_once_per_page_of_the_loop_around(tmp_path):
+    # a[k][j][i][m] along k (a plane, 32,000 bytes, per iteration) inside i (40 bytes per
+    # iteration): the next 101 runs of k touch the pages this one touches or the next
+    # ones, so the streams step on one run of k in 102 (the paper's predicate
+    # `i mod 102 == 0`), prefetching both groups' pages, while one iteration of i fits
+    # in memory; where it does not (FORESIGHT_MEM=1M: 300 planes, 1.2 MB a line), they
+    # step on every run, as before.  The output is the original's either way.
+    exe = build(tmp_path, PLANES, "--report-json", "r.json")
+    base = build(tmp_path, PLANES, "--no-prefetch")
+    (nest,) = [n for n in json.loads((tmp_path / "r.json").read_text())
+               if n["function"] == "sweep"]
+    (k,) = [lp for lp in nest["loops"] if lp["var"] == "k"]
+    assert k["gated"] == {"around": "i", "every": 102}
+    plain = subprocess.run([str(base), "300"], capture_output=True, text=True).stdout
+    out, gated = run_stats(exe, "300")
+    assert out == plain
+    out, every = run_stats(exe, "300", FORESIGHT_MEM="1M")
+    assert out == plain
+    runs = 4 * 200                      # runs of k: ny * nx
+    stepped = site(gated, "a[k][j][i][m]")
+    assert 0 < stepped["considered"] <= 300 * 4 * 3   # a window of 300 planes per group
+    assert site(every, "a[k][j][i][m]")["considered"] >= runs
+    # each gated step asked for both groups' pages: all of the array's were asked for
+    assert stepped["pages_requested"] >= 300 * 4 * 200 * 40 // 4096
+
+
+def test_a_stream_the_loop_around_does_not_move_steps_on_its_first_run(tmp_path):
+    # a[k][1][7][m] along k inside r, which does not move it: while one iteration of r
+    # fits in memory, the streams step on the first of r's three runs of k only; where
+    # it does not (FORESIGHT_MEM=1M), on all three.
+    exe = build(tmp_path, PLANES, "--report-json", "r.json")
+    (nest,) = [n for n in json.loads((tmp_path / "r.json").read_text())
+               if n["function"] == "again"]
+    (k,) = [lp for lp in nest["loops"] if lp["var"] == "k"]
+    assert k["gated"] == {"around": "r", "every": UNMOVED}
+    _, once = run_stats(exe, "300")
+    _, thrice = run_stats(exe, "300", FORESIGHT_MEM="1M")
+    ref = "a[k][1][7][m]"
+    assert 0 < site(once, ref)["considered"] <= 300
+    assert site(thrice, ref)["considered"] >= 3 * 300 - 3

@@ -29,6 +29,12 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
             # it (loop splitting), else why they count down in every iteration.
             **({"strips": plan.splits[id(lp)] or "split"}
                if plan is not None and id(lp) in plan.splits else {}),
+            # A pipelining loop whose streams step on one run of it in `every`, per
+            # run of the loop `around` it (plan.NestPlan.gates; every = UNMOVED: the
+            # first run only).
+            **({"gated": {"around": plan.gates[id(lp)][0].var,
+                          "every": plan.gates[id(lp)][1]}}
+               if plan is not None and id(lp) in plan.gates else {}),
         })
     out: dict = {"file": nest.file, "function": nest.function, "line": nest.line,
                  "loops": loops, "skipped": nest.skipped}

@@ -129,7 +129,22 @@ class NestEmitter:
                 pc = names.countdown(pipe)
                 entry.append(C.decl(U, (pc, "0")))
                 row = _next_row(pipe, streams)
-                if row is None:
+                gate = plan.gates.get(id(pipe))
+                if gate is not None:
+                    # Streams stepping on one run of the pipelining loop in g (plan._gate):
+                    # `gc` counts the runs down within each run of the loop around; the
+                    # others start at a countdown that never runs out.
+                    around, g = gate
+                    gc = nest.names.fresh("gc")[0]
+                    entry.append(C.decl(U, (gc, "0")))
+                    nest.reset(around, C.set_to(gc, "0"))
+                    shut = [C.negation(o) for o in dict.fromkeys(
+                        emit_stream.gate_open(nest, h) for h in streams) if o is not None]
+                    nest.reset(pipe, C.set_to(pc, C.ternary(
+                        C.paren(C.any_of(C.cmp(gc, "==", "0"), *shut)), "0", "UINTPTR_MAX"))
+                               + " " + C.set_to(gc, C.minus(C.cond(
+                                   C.cmp(gc, "==", "0"), C.literal(g), gc), "1")))
+                elif row is None:
                     nest.reset(pipe, C.set_to(pc, "0"))
                 else:
                     # A CSR row that starts where the previous one ended (the row loop's
@@ -142,7 +157,8 @@ class NestEmitter:
                                + " " + C.set_to(prev, C.cast(U, row)))
             for h, r in zip(hints, rules, strict=True):
                 if r.kind == "stream":
-                    spec, vals = emit_stream.setup(nest, h, p, r.lead)
+                    spec, vals = emit_stream.setup(nest, h, p, r.lead,
+                                                   plan.gates.get(id(pipe)))
                     specs.append(spec)
                     values += vals
                 else:
@@ -158,7 +174,8 @@ class NestEmitter:
                     code.append(c)
             head = None
             if streams and self._split(pipe):
-                head = emit_stream.strip(nest, pipe, streams, first)
+                head = emit_stream.strip(nest, pipe, streams, first,
+                                         id(pipe) in plan.gates)
             elif streams:
                 code.insert(0, emit_stream.step(nest, pipe, streams, first))
             body[id(pipe)] = (head, code)

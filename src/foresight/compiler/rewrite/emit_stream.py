@@ -21,12 +21,14 @@ from foresight.compiler.rewrite.nest import NestCode
 from foresight.compiler.schedule.plan import Hint
 
 
-def setup(nest: NestCode, h: Hint, p: int, lead: int) -> tuple[str, list[str]]:
+def setup(nest: NestCode, h: Hint, p: int, lead: int,
+          gate: tuple[Loop, int] | None = None) -> tuple[str, list[str]]:
     """h's entry in the nest's table of streams (its pipelining loop number `p`, its
     `lead` from schedule/distance.py and its constant flags) and its four run-time values
-    (C): the step per iteration, across an outer loop its region and low, and the flags
-    only known at run time (whether another version of the nest runs; whether one
-    iteration of a loop touches more than memory, for releases)."""
+    (C): the step per iteration, across an outer loop or stepping on one run in g
+    (`gate`, plan.NestPlan.gates) its region and low, and the flags only known at run
+    time (whether another version of the nest runs; whether one iteration of a loop
+    touches more than memory, for releases)."""
     step = h.pipe.step or 1
     coeff = h.ref.byte_offset().coeff(h.pipe.var)
     delta = C.times(C.sym(coeff), C.cast(U, str(step))) if step >= 0 else \
@@ -35,8 +37,10 @@ def setup(nest: NestCode, h: Hint, p: int, lead: int) -> tuple[str, list[str]]:
     dynamic = [] if h.version is None else [
         C.cond(nest.chosen(h), "0u", "FORESIGHT_STREAM_IDLE")]
     region = ["0", "0"]
-    if h.inner_at_lower:
-        region = list(nest.shared("fp", lambda fp, lo: " ".join(_region(h, fp, lo)), 2))
+    if h.inner_at_lower or gate is not None:
+        open_ = None if gate is None else gate_open(nest, h)
+        region = list(nest.shared("fp", lambda fp, lo: " ".join(
+            _region(h, fp, lo, gate, open_)), 2))
         flags.append("FORESIGHT_STREAM_REGION")
     if bounds.rest_iterations(h.pipe) is not None:
         flags.append("FORESIGHT_STREAM_RUNS")
@@ -46,15 +50,31 @@ def setup(nest: NestCode, h: Hint, p: int, lead: int) -> tuple[str, list[str]]:
         if h.release_if_exceeds is not None and h.volume is None:
             flags.append("FORESIGHT_STREAM_SWEEP")   # measured by the runtime as it runs
         elif h.release_if_exceeds is not None:
-            volume = h.volume
-            page = nest.opts.page_size
-            vol = nest.shared("vol", lambda v: " ".join(volume_code(volume, page, v)))[0]
-            memory = C.cast_atom(U, C.call("foresight_memory_bytes"))
-            dynamic.append(C.cond(C.cmp(vol, ">", memory), "FORESIGHT_STREAM_RELEASE", "0u"))
+            dynamic.append(C.cond(_exceeds(nest, h), "FORESIGHT_STREAM_RELEASE", "0u"))
         else:
             flags.append("FORESIGHT_STREAM_RELEASE")
     return (C.init_list(str(p), str(lead), C.bit_or(*flags)),
             [delta, *region, C.bit_or(*dynamic)])
+
+
+def _exceeds(nest: NestCode, h: Hint) -> str:
+    """C true where one iteration of h.release_if_exceeds touches more than memory
+    (h.volume evaluated at nest entry, once for the hints of the same volume)."""
+    volume, page = h.volume, nest.opts.page_size
+    assert volume is not None
+    vol = nest.shared("vol", lambda v: " ".join(volume_code(volume, page, v)))[0]
+    return C.cmp(vol, ">", C.cast_atom(U, C.call("foresight_memory_bytes")))
+
+
+def gate_open(nest: NestCode, h: Hint) -> str | None:
+    """For a stream of a gated pipelining loop (plan.NestPlan.gates): None where it may
+    step on one run in g whenever it runs, else the name of the value, set at nest entry,
+    that says whether it may in this entry (it may not where it releases behind: one
+    iteration of the loop around touches more than memory)."""
+    if h.release is None:
+        return None
+    over = _exceeds(nest, h)
+    return nest.shared("go", lambda go: C.decl("const int", (go, C.negation(C.paren(over)))))[0]
 
 
 def step(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
@@ -87,7 +107,8 @@ def _any_chosen(nest: NestCode, streams: list[Hint]) -> str | None:
     return C.any_of(*dict.fromkeys(nest.chosen(h) for h in streams))
 
 
-def strip(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
+def strip(nest: NestCode, pipe: Loop, streams: list[Hint], first: int,
+          gated: bool = False) -> str:
     """The paper's loop splitting (Section 3.2.2, with a run-time distance): at the top
     of the pipelining loop's body, step its streams and open an inner loop that runs the
     body up to the iteration where the next step is due (the iterations left at most),
@@ -101,7 +122,9 @@ def strip(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
         for (K = N; K != 0; --K != 0 ? (void)(i++) : (void)0) { BODY }
 
     A `continue` in the body goes to the inner loop's increment, as to the loop's own;
-    the countdown is 0 on the first step of a run (its reset) and 1 after."""
+    the countdown is 0 on the first step of a run (its reset) and 1 after; `gated`
+    streams (plan.NestPlan.gates) step in a run whose reset left it below UINTPTR_MAX
+    only (the others run as one strip)."""
     names, pc = nest.names, nest.names.countdown(pipe)
     n, k = names.strip(pipe)
     rest = bounds.rest_iterations(pipe)
@@ -111,8 +134,10 @@ def strip(nest: NestCode, pipe: Loop, streams: list[Hint], first: int) -> str:
                        C.if_(C.all_of(C.cmp(pc, ">=", "1"), C.cmp(pc, "<", n)), C.set_to(n, pc)),
                        C.set_to(pc, "1"))
     chosen = _any_chosen(nest, streams)
-    if chosen is not None:
-        stepping = C.if_(chosen, stepping)
+    due = [C.paren(c) for c in (chosen, C.cmp(pc, "!=", "UINTPTR_MAX") if gated else None)
+           if c]
+    if due:
+        stepping = C.if_(C.all_of(*due) if len(due) > 1 else chosen or due[0], stepping)
     incr = C.ternary(C.cmp(f"--{k}", "!=", "0"), f"(void)({pipe.incr})", "(void)0")
     # N = rest + 1, but UINTMAX_MAX where that wraps to 0 (all of a 64-bit range: the
     # last iteration is then a strip of its own).
@@ -154,11 +179,14 @@ def rows_tracked(h: Hint) -> bool:
             and bounds.rest_iterations(h.pipe) is not None)
 
 
-def _region(h: Hint, fp: str, lo: str) -> list[str]:
+def _region(h: Hint, fp: str, lo: str, gate: tuple[Loop, int] | None = None,
+            open_: str | None = None) -> list[str]:
     """For a stream pipelined across an outer loop (Section 3.2.2.2), statements that set
     `fp` to the bytes of the region one iteration of it touches through the loops moved
     inside, starting `lo` bytes below the address at their lower bounds (loops moving it
-    downwards).  A stride of a page or more, at least twice the region, prefetches just
+    downwards); for a stream stepping on one run in g (`gate`: the loop around and g),
+    the bytes 2g iterations of that loop touch from the current one on, this group's and
+    the next's (where `open_`, gate_open's value, is true).  A stride of a page or more, at least twice the region, prefetches just
     that region per iteration, in pages: a block there would read a block for a few
     bytes of each row (the first 4 doubles of 256 KiB rows, 768 MiB under a 64 MiB cap:
     387 MiB read and 0.36-0.41 s with blocks, 12.4 MiB and 0.034-0.047 s with pages, O
@@ -176,6 +204,17 @@ def _region(h: Hint, fp: str, lo: str) -> list[str]:
         st = C.paren(C.times(C.sym(coeff), C.cast(U, str(v.step))))
         out.append(C.block(C.decl(C.const(U), (LOCALS.e, e)), C.add_to(fp, LOCALS.e),
                            C.if_(C.negative(st), C.add_to(lo, LOCALS.e))))
+    if gate is not None:
+        around, g = gate
+        assert around.step is not None
+        moved = sym_value(h.ref.byte_offset().coeff(around.var))
+        assert moved is not None
+        if moved:
+            e = C.literal((2 * g - 1) * abs(moved * around.step))
+            if open_ is not None:
+                e = C.ternary(open_, e, "0")
+            out.append(C.add_to(fp, e) + (" " + C.add_to(lo, e) if moved * around.step < 0
+                                          else ""))
     return out
 
 

@@ -80,6 +80,10 @@ class NestPlan:
     # it (loop splitting, rewrite/emit_stream.strip), else why they count down in every
     # iteration instead.
     splits: dict[int, str | None] = field(default_factory=dict)
+    # Per pipelining loop (by id) whose streams step only on every g-th run of it: the
+    # loop directly around it, along which the references move by under half a page an
+    # iteration, and g (_gates).
+    gates: dict[int, tuple[Loop, int]] = field(default_factory=dict)
 
     def pipes(self) -> list[Loop]:
         out: list[Loop] = []
@@ -325,6 +329,7 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
         if id(h.ref) in indexes:
             h.feeds_indirect = True
     _small_runs(plan, opts)
+    _gates(plan, opts)
     for h in plan.hints:
         if h.indirect_index is None and h.rows_for is None:
             plan.splits[id(h.pipe)] = (
@@ -339,6 +344,77 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
             plan.decisions.append(f"Eq. (1) distance across {lp.var}: {blocks} block(s), "
                                   f"{iters} iterations")
     return plan
+
+
+def _gate(f: RefFacts, h: Hint, page: int) -> tuple[Loop, int | None] | None:
+    """The loop L directly around h's pipelining loop and g = the iterations of L that
+    move h's reference by at most half a page in all (None: L does not move it), when
+    its streams need to step on one run of the pipelining loop in g only (Section 3.1.4's spatial prefetch predicate
+    `i mod g == 0` on an enclosing loop); None when they must step on every run.
+
+    That holds for a stream with no look-ahead loads (an index of a[b[i]], rows through
+    row pointers) whose reference L moves by a constant 0 < |stride| <= half a page per
+    iteration, while one iteration of L touches less than memory (its pages stay in
+    memory while L runs on): the next g - 1 runs touch the same pages or the next one.
+    Where that is known at compile time (L in the localized space), the stream has no
+    release; where only the nest's entry can tell (a release behind it when one
+    iteration of L touches more than memory, h.volume), the stream steps on every run
+    when it releases (emit_stream.gate_open).  A gated step prefetches, per iteration of
+    its loop, the bytes of 2g iterations of L (emit_stream's region): this group's
+    (found resident, cheaply, after its first run) and the next group's, one group
+    ahead.  NAS SP's z_solve, `rhs[k][j][i][m]` along k (a plane per iteration) inside i
+    (40 bytes an iteration), stepped 4.7 million times at 192 MiB, nearly all of them
+    finding their pages already asked for, and late for the rest: a run of k is a few
+    microseconds, a page from swap takes longer."""
+    idx = f.loops.index(h.pipe)
+    if h.indirect_index is not None or h.rows_for is not None or h.feeds_indirect or idx == 0:
+        return None
+    lp = f.loops[idx - 1]
+    if h.release is None:
+        if f.locality.get(lp.var) not in ("spatial", "temporal"):
+            return None
+    elif h.release_if_exceeds is not lp or h.volume is None:
+        return None
+    c = sym_value(h.ref.byte_offset().coeff(lp.var))
+    if lp.step is None or c is None or lp.var in h.ref.base_loops:
+        return None
+    moved = abs(c * lp.step)
+    if moved == 0:   # the same addresses on every run: the first run of each of L's
+        return lp, None
+    if moved > page // 2:
+        return None
+    return lp, page // moved
+
+
+# _gates' g for streams the loop around does not move: its first run of each.
+UNMOVED = 1 << 30
+
+
+def _gates(plan: NestPlan, opts: CompileOptions) -> None:
+    """NestPlan.gates: a pipelining loop's streams step on one run in g when every one of
+    them may (_gate) with the same loop around (g: the smallest of theirs)."""
+    if opts.preset == "paper":
+        return
+    facts = {id(f.ref): f for f in plan.facts.refs}
+    for pipe in plan.pipes():
+        streams = [h for h in plan.hints
+                   if h.pipe is pipe and h.indirect_index is None and h.rows_for is None]
+        if not streams or len(streams) != sum(h.pipe is pipe for h in plan.hints):
+            continue
+        gates = [_gate(facts[id(h.ref)], h, opts.page_size) for h in streams]
+        if any(g is None for g in gates) or len({id(g[0]) for g in gates}) != 1:
+            continue
+        lp = gates[0][0]
+        bounded = [n for _, n in gates if n is not None]
+        g = min(bounded, default=UNMOVED)
+        plan.gates[id(pipe)] = (lp, g)
+        fits = f"while one iteration of {lp.var} fits in memory"
+        plan.decisions.append(
+            f"streams across {pipe.var} step on the first run of it in each run of "
+            f"{lp.var} ({lp.var} does not move them; {fits})" if not bounded else
+            f"streams across {pipe.var} step on one run of it in {g} (one iteration of "
+            f"{lp.var} in {g}, which moves them by at most half a page; {fits}), each step "
+            f"prefetching what {2 * g} iterations of {lp.var} touch from the current one")
 
 
 def split_refusal(pipe: Loop) -> str | None:
