@@ -186,11 +186,12 @@ def _region(h: Hint, fp: str, lo: str, gate: tuple[Loop, int] | None = None,
     inside, starting `lo` bytes below the address at their lower bounds (loops moving it
     downwards); for a stream stepping on one run in g (`gate`: the loop around and g),
     the bytes 2g iterations of that loop touch from the current one on, this group's and
-    the next's (where `open_`, gate_open's value, is true).  A stride of a page or more, at least twice the region, prefetches just
-    that region per iteration, in pages: a block there would read a block for a few
-    bytes of each row (the first 4 doubles of 256 KiB rows, 768 MiB under a 64 MiB cap:
-    387 MiB read and 0.36-0.41 s with blocks, 12.4 MiB and 0.034-0.047 s with pages, O
-    0.72-0.84 s; `foresight run --mem 64M --cold --readahead-kb 128`)."""
+    the next's (where `open_`, gate_open's value, is true).  A stride of a page or more,
+    at least twice the region, prefetches just that region per iteration, in pages: a
+    block there would read a block for a few bytes of each row (the first 4 doubles of
+    256 KiB rows, 768 MiB under a 64 MiB cap: 387 MiB read and 0.36-0.41 s with blocks,
+    12.4 MiB and 0.034-0.047 s with pages, O 0.72-0.84 s; `foresight run --mem 64M
+    --cold --readahead-kb 128`)."""
     out = [C.decl(U, (fp, C.literal(h.ref.elem_size)), (lo, "0"))]
     for v in h.inner_at_lower:
         assert v.step is not None

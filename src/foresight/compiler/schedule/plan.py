@@ -349,8 +349,9 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
 def _gate(f: RefFacts, h: Hint, page: int) -> tuple[Loop, int | None] | None:
     """The loop L directly around h's pipelining loop and g = the iterations of L that
     move h's reference by at most half a page in all (None: L does not move it), when
-    its streams need to step on one run of the pipelining loop in g only (Section 3.1.4's spatial prefetch predicate
-    `i mod g == 0` on an enclosing loop); None when they must step on every run.
+    its streams need to step on one run of the pipelining loop in g only (Section
+    3.1.4's prefetch predicates on an enclosing loop: `i mod g == 0` for spatial reuse,
+    `i == first` for temporal); None when they must step on every run.
 
     That holds for a stream with no look-ahead loads (an index of a[b[i]], rows through
     row pointers) whose reference L moves by a constant 0 < |stride| <= half a page per
