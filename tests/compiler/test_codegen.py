@@ -1680,7 +1680,7 @@ void f(double *a, double *b, long n)
     assert plain.changed
 
 
-PLANES = """
+GATED_PLANES = """
 #include <stdio.h>
 #include <stdlib.h>
 static double sweep(long nz, long ny, long nx, double (*a)[ny][nx][5])
@@ -1726,8 +1726,8 @@ def test_a_stream_along_planes_steps_once_per_page_of_the_loop_around(tmp_path):
     # `i mod 102 == 0`), prefetching both groups' pages, while one iteration of i fits
     # in memory; where it does not (FORESIGHT_MEM=1M: 300 planes, 1.2 MB a line), they
     # step on every run, as before.  The output is the original's either way.
-    exe = build(tmp_path, PLANES, "--report-json", "r.json")
-    base = build(tmp_path, PLANES, "--no-prefetch")
+    exe = build(tmp_path, GATED_PLANES, "--report-json", "r.json")
+    base = build(tmp_path, GATED_PLANES, "--no-prefetch")
     (nest,) = [n for n in json.loads((tmp_path / "r.json").read_text())
                if n["function"] == "sweep"]
     (k,) = [lp for lp in nest["loops"] if lp["var"] == "k"]
@@ -1749,7 +1749,7 @@ def test_a_stream_the_loop_around_does_not_move_steps_on_its_first_run(tmp_path)
     # a[k][1][7][m] along k inside r, which does not move it: while one iteration of r
     # fits in memory, the streams step on the first of r's three runs of k only; where
     # it does not (FORESIGHT_MEM=1M), on all three.
-    exe = build(tmp_path, PLANES, "--report-json", "r.json")
+    exe = build(tmp_path, GATED_PLANES, "--report-json", "r.json")
     (nest,) = [n for n in json.loads((tmp_path / "r.json").read_text())
                if n["function"] == "again"]
     (k,) = [lp for lp in nest["loops"] if lp["var"] == "k"]
