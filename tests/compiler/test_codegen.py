@@ -1693,6 +1693,14 @@ static double sweep(long nz, long ny, long nx, double (*a)[ny][nx][5])
                     s += a[k][j][i][m] * (m + 1);
     return s;
 }
+static double column(long nz, long ny, long nx, double (*a)[ny][nx][5])
+{
+    double s = 0;
+    for (long i = nx - 1; i >= 0; i--)
+        for (long k = 0; k < nz; k++)
+            s += a[k][2][i][0];
+    return s;
+}
 static double again(long nz, long ny, long nx, double (*a)[ny][nx][5])
 {
     double s = 0;
@@ -1712,7 +1720,10 @@ int main(int argc, char **argv)
             for (long i = 0; i < nx; i++)
                 for (int m = 0; m < 5; m++)
                     a[k][j][i][m] = (double)((k * 7 + j * 3 + i + m) % 11);
-    printf("%.1f %.1f\\n", sweep(nz, ny, nx, a), again(nz, ny, nx, a));
+    double s1 = sweep(nz, ny, nx, a);    /* first: its hints find nothing asked for yet */
+    double s2 = again(nz, ny, nx, a);
+    double s3 = column(nz, ny, nx, a);
+    printf("%.1f %.1f %.1f\\n", s1, s2, s3);
     free(a);
     return 0;
 }
@@ -1759,3 +1770,20 @@ def test_a_stream_the_loop_around_does_not_move_steps_on_its_first_run(tmp_path)
     ref = "a[k][1][7][m]"
     assert 0 < site(once, ref)["considered"] <= 300
     assert site(thrice, ref)["considered"] >= 3 * 300 - 3
+
+
+def test_a_gated_stream_in_a_split_loop_steps_once_per_strip_of_its_group(tmp_path):
+    # a[k][2][i][0] along k, an innermost loop split into strips, inside i running
+    # downwards (40 bytes per iteration): gated as in the nested form, one run of k in
+    # 102 steps, the others run as one strip with no call.
+    exe = build(tmp_path, GATED_PLANES, "--report-json", "r.json")
+    (nest,) = [n for n in json.loads((tmp_path / "r.json").read_text())
+               if n["function"] == "column"]
+    (k,) = [lp for lp in nest["loops"] if lp["var"] == "k"]
+    assert k["gated"] == {"around": "i", "every": 102}
+    assert k["strips"] == "split"
+    _, gated = run_stats(exe, "300")
+    _, every = run_stats(exe, "300", FORESIGHT_MEM="1M")
+    ref = "a[k][2][i][0]"
+    assert 0 < site(gated, ref)["considered"] <= 300 * 3
+    assert site(every, ref)["considered"] >= 200 * 300 - 300
