@@ -294,6 +294,8 @@ def test_foresight_cc_script_and_underlying_compiler_words(project):
     (["--fs-preset", "fast"], "adaptive or paper"),
     (["--fs-latency", "soon"], "--fs-latency"),
     (["--emit-c"], "needs a value"),
+    (["--emit-c", "-O2"], "not the option -O2"),
+    (["--report-json", "-c"], "not the option -c"),
 ])
 def test_bad_own_option_values_exit_2(project, args, word):
     p = fcc("-c", "kernel.c", *args, cwd=project, check=False)

@@ -171,9 +171,14 @@ def _split_own(argv: list[str]) -> tuple[dict[str, str | bool], list[str]]:
         elif key in OWN_VALUE:
             if "=" in a:
                 own[key] = a.split("=", 1)[1]
-            elif i + 1 < len(argv):
+            elif i + 1 < len(argv) and (argv[i + 1] == "-" or not argv[i + 1].startswith("-")):
                 own[key] = argv[i + 1]
                 i += 1
+            elif i + 1 < len(argv):
+                # `--emit-c -O2 -c x.c` would write into a directory named -O2: an option
+                # in a value's place is the user's slip (`--emit-c=-d` names it on purpose).
+                raise UsageError(f"{a} needs a value, not the option {argv[i + 1]} "
+                                 f"(write {a}=VALUE for a value that starts with -)")
             else:
                 raise UsageError(f"{a} needs a value")
         else:
