@@ -22,7 +22,6 @@ from foresight.compiler.options import CompileOptions
 from foresight.compiler.pipeline import transform
 from foresight.compiler.report import format_report
 from foresight.compiler.schedule.distance import LEAD_DS_DI
-from foresight.compiler.schedule.plan import UNMOVED
 
 ROOT = Path(__file__).resolve().parents[2]
 FORESIGHT = ROOT / ".venv" / "bin" / "foresight"
@@ -1764,7 +1763,7 @@ def test_a_stream_the_loop_around_does_not_move_steps_on_its_first_run(tmp_path)
     (nest,) = [n for n in json.loads((tmp_path / "r.json").read_text())
                if n["function"] == "again"]
     (k,) = [lp for lp in nest["loops"] if lp["var"] == "k"]
-    assert k["gated"] == {"around": "r", "every": UNMOVED}
+    assert k["gated"] == {"around": "r", "every": None}
     _, once = run_stats(exe, "300")
     _, thrice = run_stats(exe, "300", FORESIGHT_MEM="1M")
     ref = "a[k][1][7][m]"

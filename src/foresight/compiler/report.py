@@ -10,7 +10,7 @@ from foresight.compiler.ir import LoopNest, sym_str
 from foresight.compiler.options import CompileOptions
 from foresight.compiler.rewrite.emit import forced_inline, no_copy
 from foresight.compiler.schedule import distance
-from foresight.compiler.schedule.plan import NestPlan
+from foresight.compiler.schedule.plan import UNMOVED, NestPlan
 
 
 def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
@@ -29,11 +29,12 @@ def nest_report(nest: LoopNest, facts: NestFacts | None, plan: NestPlan | None,
             # it (loop splitting), else why they count down in every iteration.
             **({"strips": plan.splits[id(lp)] or "split"}
                if plan is not None and id(lp) in plan.splits else {}),
-            # A pipelining loop whose streams step on one run of it in `every`, per
-            # run of the loop `around` it (plan.NestPlan.gates; every = UNMOVED: the
-            # first run only).
+            # A pipelining loop whose streams step on its runs `every` or more
+            # iterations of the loop `around` it apart (plan.NestPlan.gates; every None:
+            # on its first run in each run of that loop only).
             **({"gated": {"around": plan.gates[id(lp)][0].var,
-                          "every": plan.gates[id(lp)][1]}}
+                          "every": (None if plan.gates[id(lp)][1] == UNMOVED
+                                    else plan.gates[id(lp)][1])}}
                if plan is not None and id(lp) in plan.gates else {}),
         })
     out: dict = {"file": nest.file, "function": nest.function, "line": nest.line,

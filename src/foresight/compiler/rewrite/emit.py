@@ -28,7 +28,7 @@ from foresight.compiler.rewrite.names import LOCALS
 from foresight.compiler.rewrite.nest import NestCode
 from foresight.compiler.rewrite.splice import Insertion, line_name
 from foresight.compiler.schedule import distance
-from foresight.compiler.schedule.plan import NestPlan
+from foresight.compiler.schedule.plan import UNMOVED, NestPlan
 
 if TYPE_CHECKING:
     from foresight.compiler.passes.api import Unit
@@ -131,19 +131,7 @@ class NestEmitter:
                 row = _next_row(pipe, streams)
                 gate = plan.gates.get(id(pipe))
                 if gate is not None:
-                    # Streams stepping on one run of the pipelining loop in g (plan._gate):
-                    # `gc` counts the runs down within each run of the loop around; the
-                    # others start at a countdown that never runs out.
-                    around, g = gate
-                    gc = nest.names.fresh("gc")[0]
-                    entry.append(C.decl(U, (gc, "0")))
-                    nest.reset(around, C.set_to(gc, "0"))
-                    shut = [C.negation(o) for o in dict.fromkeys(
-                        emit_stream.gate_open(nest, h) for h in streams) if o is not None]
-                    nest.reset(pipe, C.set_to(pc, C.ternary(
-                        C.paren(C.any_of(C.cmp(gc, "==", "0"), *shut)), "0", "UINTPTR_MAX"))
-                               + " " + C.set_to(gc, C.minus(C.cond(
-                                   C.cmp(gc, "==", "0"), C.literal(g), gc), "1")))
+                    nest.reset(pipe, self._gated_reset(nest, pipe, gate, streams, pc))
                 elif row is None:
                     nest.reset(pipe, C.set_to(pc, "0"))
                 else:
@@ -202,6 +190,31 @@ class NestEmitter:
             entry.append(C.if_(on, C.set_to(on, C.call(
                 "foresight_nest_enter", C.addr_of(names.table), "0", "0", names.distances))))
         return self._place(nest, body)
+
+    def _gated_reset(self, nest: NestCode, pipe: Loop, gate: tuple[Loop, int],
+                     streams: list, pc: str) -> str:
+        """The reset of a pipelining loop whose streams step on runs g or more
+        iterations of the loop around apart (plan._gate): `gs` says whether one
+        stepped in this run of the loop around, `gl` holds its variable there; a run
+        that does not step starts from a countdown that never runs out."""
+        around, g = gate
+        gs, gl, gd = nest.names.fresh("gs", 3)
+        nest.reset(around, C.set_to(gs, "0"))
+        var = C.cast(U, around.var)
+        due, moved, stepped = [C.cmp(gs, "==", "0")], [], [C.set_to(gs, "1")]
+        if g == UNMOVED:   # the loop around does not move them: its first run only
+            nest.entry.append(C.decl(U, (gs, "0")))
+        else:
+            assert around.step is not None
+            nest.entry.append(C.decl(U, (gs, "0"), (gl, "0")))
+            moved = [C.decl(C.const(U), (gd, C.minus(var, gl)))]
+            due.append(C.cmp(C.abs_value(gd), ">=", C.literal(g * abs(around.step))))
+            stepped.insert(0, C.set_to(gl, var))
+        due += [C.negation(o) for o in dict.fromkeys(
+            emit_stream.gate_open(nest, h) for h in streams) if o is not None]
+        return C.block(*moved,
+                       C.set_to(pc, C.ternary(C.paren(C.any_of(*due)), "0", "UINTPTR_MAX")),
+                       C.if_(C.cmp(pc, "==", "0"), C.block(*stepped)))
 
     def _split(self, pipe: Loop) -> bool:
         """Whether the streams of `pipe` step once per strip (emit_stream.strip): as the

@@ -210,8 +210,9 @@ def _region(h: Hint, fp: str, lo: str, gate: tuple[Loop, int] | None = None,
         assert around.step is not None
         moved = sym_value(h.ref.byte_offset().coeff(around.var))
         assert moved is not None
-        if moved:
-            e = C.literal((2 * g - 1) * abs(moved * around.step))
+        if moved:   # at most the iterations of the loop around after the current one
+            e = C.times(C.paren(C.minimum(C.literal(2 * g - 1), bounds.iterations(around))),
+                        C.literal(abs(moved * around.step)))
             if open_ is not None:
                 e = C.ternary(open_, e, "0")
             out.append(C.add_to(fp, e) + (" " + C.add_to(lo, e) if moved * around.step < 0

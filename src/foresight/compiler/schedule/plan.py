@@ -356,7 +356,11 @@ def _gate(f: RefFacts, h: Hint, page: int) -> tuple[Loop, int | None] | None:
     That holds for a stream with no look-ahead loads (an index of a[b[i]], rows through
     row pointers) whose reference L moves by a constant 0 < |stride| <= half a page per
     iteration, while one iteration of L touches less than memory (its pages stay in
-    memory while L runs on): the next g - 1 runs touch the same pages or the next one.
+    memory while L runs on): the runs of the next g - 1 iterations of L touch the same
+    pages or the next one.  The step is due where L's variable has moved g iterations
+    or more from the last step's (not after g runs: L may skip the pipelining loop on
+    some iterations), and the pipelining loop must run to its bound (no early exit:
+    a step asks for the run's whole window).
     Where that is known at compile time (L in the localized space), the stream has no
     release; where only the nest's entry can tell (a release behind it when one
     iteration of L touches more than memory, h.volume), the stream steps on every run
@@ -368,7 +372,10 @@ def _gate(f: RefFacts, h: Hint, page: int) -> tuple[Loop, int | None] | None:
     finding their pages already asked for, and late for the rest: a run of k is a few
     microseconds, a page from swap takes longer."""
     idx = f.loops.index(h.pipe)
-    if h.indirect_index is not None or h.rows_for is not None or h.feeds_indirect or idx == 0:
+    if (h.indirect_index is not None or h.rows_for is not None or h.feeds_indirect
+            or idx == 0 or h.pipe.body_exits):
+        # A run that may end early (a break, goto or return: body_exits also counts a
+        # continue) would step for the runs that go further.
         return None
     lp = f.loops[idx - 1]
     if h.release is None:
@@ -382,8 +389,8 @@ def _gate(f: RefFacts, h: Hint, page: int) -> tuple[Loop, int | None] | None:
     moved = abs(c * lp.step)
     if moved == 0:   # the same addresses on every run: the first run of each of L's
         return lp, None
-    if moved > page // 2:
-        return None
+    if moved > page // 2 or not _evaluable(lp):
+        return None   # (the region is cut to L's iterations, counted at nest entry)
     return lp, page // moved
 
 
@@ -413,9 +420,10 @@ def _gates(plan: NestPlan, opts: CompileOptions) -> None:
         plan.decisions.append(
             f"streams across {pipe.var} step on the first run of it in each run of "
             f"{lp.var} ({lp.var} does not move them; {fits})" if not bounded else
-            f"streams across {pipe.var} step on one run of it in {g} (one iteration of "
-            f"{lp.var} in {g}, which moves them by at most half a page; {fits}), each step "
-            f"prefetching what {2 * g} iterations of {lp.var} touch from the current one")
+            f"streams across {pipe.var} step on its runs {g} or more iterations of "
+            f"{lp.var} apart ({lp.var} moves them by at most half a page per {g}; {fits}), "
+            f"each step prefetching what {2 * g} iterations of {lp.var} touch from the "
+            "current one")
 
 
 def split_refusal(pipe: Loop) -> str | None:
