@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_text.h"
 #include "internal.h"
 
 unsigned long fs_global_reconcile_cleared;
@@ -77,19 +78,10 @@ unsigned long fs_site_filtered_total(const struct foresight_site *site)
     return c[FS_FILTERED];
 }
 
+/* A JSON string (common/cli_text.c's escaping); a missing one as "". */
 static void json_string(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    cli_json_string(f, s ? s : "");
 }
 
 static void json_counts(FILE *f, const unsigned long c[FS_NSTAT])

@@ -36,6 +36,7 @@
 
 #include <nbdkit-filter.h>
 
+#include "cli_text.h"
 #include "foresight_iocache.h"
 
 enum state { EMPTY, LOADING, VALID, WRITING, INVALID };
@@ -281,21 +282,6 @@ static int foresight_get_ready(int thread_model)
     return 0;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void write_stats(const char *what)   /* lock held */
 {
     if (!stats)
@@ -313,7 +299,7 @@ static void write_stats(const char *what)   /* lock held */
     for (unsigned i = 0; i < nnames; i++) {
         const struct iocache_client_stats *c = &st->client[i];
         fprintf(stats, "%s{\"id\": %u, \"name\": ", i ? ", " : "", i);
-        json_string(stats, names[i]);
+        cli_json_string(stats, names[i]);
         fprintf(stats, ", \"hits\": %" PRIu64
                 ", \"misses\": %" PRIu64 ", \"prefetches\": %" PRIu64 ", \"admitted\": %" PRIu64
                 ", \"dropped_throttled\": %" PRIu64 ", \"dropped_pinned\": %" PRIu64
