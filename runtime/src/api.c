@@ -93,6 +93,7 @@ static void start(void)
     }
     owner_pid = getpid();
     pthread_atfork(NULL, NULL, after_fork_child);
+    fs_pin_init();
     if (fs_residency_init() != 0) {
         fprintf(stderr, "foresight: cannot map the residency table; hints disabled\n");
         return;

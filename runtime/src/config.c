@@ -218,6 +218,8 @@ void fs_config_load(void)
     fs_cfg.file_streams_hinted = env_choice("FORESIGHT_FILE_STREAMS", file_streams, 2, 0) == 1;
     static const char *const incore[] = {"skip", "hint"};
     fs_cfg.incore_hinted = env_choice("FORESIGHT_INCORE", incore, 2, 0) == 1;
+    static const char *const pin[] = {"0", "1", "always"};
+    fs_cfg.pin = env_choice("FORESIGHT_PIN", pin, 3, 1);
     fs_cfg.verify_period = env_ulong("FORESIGHT_VERIFY_PERIOD", 1, 1ul << 30, 1024);
     fs_cfg.chunk_bytes = 128u << 10;
     const char *chunk = getenv("FORESIGHT_CHUNK");

@@ -17,7 +17,9 @@
  * taken by other processes is not seen, and a program under ASan or TSan (terabytes of
  * shadow reserved) never fits; the prefetch thread's reservation (pt_arena.c: 64 GiB of
  * guards) is left out.  FORESIGHT_INCORE=hint keeps hints on everywhere (the
- * tests of the hints themselves; measuring them in core).
+ * tests of the hints themselves; measuring them in core).  Each fresh answer, the real
+ * one whatever FORESIGHT_INCORE says, also goes to pin.c (the process on one CPU while
+ * hints page).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,8 +57,6 @@ static unsigned long address_space_pages(void)
 
 bool fs_gate_open(void)
 {
-    if (fs_cfg.incore_hinted)
-        return true;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -69,7 +69,10 @@ bool fs_gate_open(void)
         open = pages == 0 || pages > fs_budget_pages();
         __atomic_store_n(&open_gate, open, __ATOMIC_RELAXED);
         __atomic_store_n(&read_at, now, __ATOMIC_RELAXED);
+        fs_pin_gate(open); /* the real answer, whatever FORESIGHT_INCORE says */
     }
+    if (fs_cfg.incore_hinted)
+        return true;
     if (!open)
         __atomic_add_fetch(&fs_global_gate_closed, 1, __ATOMIC_RELAXED);
     return open;

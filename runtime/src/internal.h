@@ -79,6 +79,7 @@ struct fs_config {
     int random_advice;      /* FORESIGHT_RANDOM: MADV_RANDOM for indirect sites (default 1) */
     bool file_streams_hinted; /* FORESIGHT_FILE_STREAMS=hint: dense file streams keep hints */
     bool incore_hinted;     /* FORESIGHT_INCORE=hint: nests keep hints while memory fits */
+    int pin;                /* FORESIGHT_PIN: 0 off, 1 with a CPU to spare (default), 2 always */
     char trace_path[4088];  /* FORESIGHT_TRACE: event trace file, "" when off */
     char nbd_uri[1024];     /* FORESIGHT_NBD: the I/O node serving nbd_file (remote.c) */
     char nbd_file[1024];    /* FORESIGHT_NBD_FILE: the local view of that export */
@@ -248,6 +249,17 @@ bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name);
 bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *stack,
                         size_t size, pthread_t *id);
 void fs_workers_after_fork_child(void);
+
+extern __thread bool fs_starting_library_thread; /* inside fs_thread_start_on's create */
+
+/* pin.c: the process on one CPU while hints page (FORESIGHT_PIN). */
+void fs_pin_init(void);      /* at start: the process's mask, whether pinning may happen */
+void fs_pin_gate(bool open); /* each fresh reading of the gate, on the program's thread */
+void fs_pin_tick(void);      /* every few ms from the library's memcg keeper thread */
+void fs_pin_indirect(void);  /* a nest with indirect references runs hinted */
+bool fs_pinned(void);
+extern unsigned long fs_global_pins; /* times the process was pinned */
+extern const char *fs_pin_ended;     /* why pinning ended for good (NULL: it has not) */
 
 /* main_exit.c: the process ends with the program's last thread, not the library's. */
 void fs_library_thread_begins(void); /* on a library thread, once it runs */

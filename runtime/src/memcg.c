@@ -44,6 +44,7 @@ static void *keeper_main(void *arg)
     const struct timespec period = {0, PERIOD_NS};
     for (;;) {
         nanosleep(&period, NULL);
+        fs_pin_tick(); /* (a look once a second: pin.c) */
         if (!fs_budget_cgroup_pressure())
             continue;
         int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -193,7 +193,7 @@ static void write_json(FILE *f)
                "\"nest_entries_unhinted\": %lu, "
                "\"memcg_stat_flushes\": %lu, \"short_runs_continued\": %lu, "
                "\"remote_cache_requests\": %lu, \"remote_cache_bytes\": %lu, "
-               "\"remote_cache_failed\": %lu, \"remote_cache_dropped\": %lu, ",
+               "\"remote_cache_failed\": %lu, \"remote_cache_dropped\": %lu, \"pins\": %lu, ",
             fs_residency_footprint(), fs_residency_peak(),
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED),
@@ -209,7 +209,15 @@ static void write_json(FILE *f)
             __atomic_load_n(&fs_global_remote_requests, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_remote_bytes, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_remote_failed, __ATOMIC_RELAXED),
-            __atomic_load_n(&fs_global_remote_dropped, __ATOMIC_RELAXED));
+            __atomic_load_n(&fs_global_remote_dropped, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_pins, __ATOMIC_RELAXED));
+    fputs("\"pin_ended\": ", f);
+    const char *pin_ended = __atomic_load_n(&fs_pin_ended, __ATOMIC_RELAXED);
+    if (pin_ended != NULL)
+        json_string(f, pin_ended);
+    else
+        fputs("null", f);
+    fputs(", ", f);
     write_json_pt(f);
     fputs("},\n  \"sites\": [", f);
     int first = 1;
@@ -293,6 +301,8 @@ static void write_table(FILE *f)
         {&fs_global_remote_failed, "prefetches not delivered to the I/O node (dropped)"},
         {&fs_global_remote_dropped, "prefetches of the I/O node's file dropped: not yet "
                                     "connected, or made outside the worker threads"},
+        {&fs_global_pins, "times the program's and the library's threads were put on one CPU "
+                          "while hints paged (FORESIGHT_PIN=0 keeps them apart)"},
         {&fs_global_random_fits, "runs of indirect sites not advised MADV_RANDOM: their "
                                  "targets fit in the memory limit"},
         {&fs_global_random_readaround, "runs of indirect sites left to the kernel's "
@@ -309,6 +319,9 @@ static void write_table(FILE *f)
         if (n)
             fprintf(f, "%lu %s\n", n, pt_counters[i].what);
     }
+    const char *pin_ended = __atomic_load_n(&fs_pin_ended, __ATOMIC_RELAXED);
+    if (pin_ended != NULL)
+        fprintf(f, "threads put on one CPU no more: %s\n", pin_ended);
     if (__atomic_load_n(&fs_global_pt_started, __ATOMIC_RELAXED))
         fprintf(f, "%.3f s of CPU time on the prefetch thread\n", fs_pt_cpu_seconds());
     char text[256];

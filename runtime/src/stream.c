@@ -462,6 +462,8 @@ int foresight__nest_enter(const struct foresight_nest *nest, struct foresight_st
             if (!(st[k].fs_flags & FORESIGHT_STREAM_IDLE))
                 volume += st[k].volume;
         }
+        if (pipe->indirect != 0)
+            fs_pin_indirect(); /* (pin.c: such a nest's worker runs beside it) */
         if (pipe->fixed != 0) {
             dist[2 * p] = dist[2 * p + 1] = pipe->fixed;
             continue;

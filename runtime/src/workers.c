@@ -55,6 +55,8 @@ static void *counted_main(void *p)
     return ret;
 }
 
+__thread bool fs_starting_library_thread __attribute__((tls_model("initial-exec")));
+
 bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *stack,
                         size_t size, pthread_t *id)
 {
@@ -80,7 +82,9 @@ bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *
     else
         pthread_attr_setstacksize(&attr, size);
     pthread_t t;
+    fs_starting_library_thread = true; /* not the program's: pinning goes on (pin.c) */
     bool ok = pthread_create(&t, &attr, counted_main, c) == 0;
+    fs_starting_library_thread = false;
     if (!ok)
         __atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
     if (ok) {

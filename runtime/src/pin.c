@@ -1,0 +1,671 @@
+/*
+ * pin.c — the program's thread and the library's on one CPU while its hints page.
+ *
+ * Out of core the worker's releases (MADV_PAGEOUT) and the reclaim its prefetches
+ * charge unmap pages that the program's thread may hold in its TLB, and for each the
+ * kernel interrupts every other CPU the process runs on (a TLB shootdown; in a VM, an
+ * exit to the host).  With every thread of the process on one CPU there is no other CPU
+ * to interrupt: on the 2-CPU VM of docs/decisions.md the hinted NAS kernels at 3x used
+ * 22-64% less system time on one CPU and ran up to 36% faster.  So while the gate
+ * (gate.c) has hints on, every thread of the process runs on the CPU the program's
+ * thread was on, and gets back the mask it started with when the gate closes.
+ *
+ * A program must not be able to tell, nor hand the pin on, so it is taken only when
+ *  - FORESIGHT_PIN is not 0; one worker (FORESIGHT_WORKERS); no prefetch thread
+ *    running (it must run beside the program); no loop nest with indirect references
+ *    (a[idx[i]]) hinted in the last 10 seconds: their prefetches are many single pages
+ *    asked for shortly before use, and the worker issuing them must run beside the
+ *    program (pinned, NAS IS and CG ran 9% and 12% slower, the others up to 25% faster);
+ *  - the program has one thread (the process's threads less the library's), its mask
+ *    is the one the process loaded with and holds two CPUs or more;
+ *  - other processes used, over the last second, no more user time than the other CPUs
+ *    give (plus a fifth of one): the pin leaves them those; FORESIGHT_PIN=always skips
+ *    this look;
+ *  - the library's functions below are the ones the program's calls bind to (not when
+ *    it was loaded later by dlopen, or a sanitizer's interceptors bind first).
+ * And it is given back: pthread_create, thrd_create, sched_setaffinity and
+ * pthread_setaffinity_np by the program give every thread its mask back first and end
+ * pinning for the process; a forked child, and what posix_spawn(p), system, popen and
+ * the exec family start, begin with the program's mask; sched_getaffinity and
+ * pthread_getaffinity_np report it.  The library's memcg keeper (memcg.c) looks once a
+ * second while pinned: a thread made otherwise (a raw clone), a mask set otherwise, or
+ * other processes needing the CPU give every thread its mask back (the mask for good).
+ * Not covered: /proc/self/status's Cpus_allowed shows the pin.
+ *
+ * Everything here is system calls and atomics under one lock (no malloc: the gate is
+ * read on the program's thread, which may have been inside malloc).
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <threads.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define LOOK_NS 1000000000ull      /* between looks at the threads and the machine's load */
+#define INDIRECT_NS 10000000000ull /* no pin this long after a hinted indirect reference */
+
+enum { UNPINNED, PINNED, ENDED };
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int state;            /* UNPINNED, PINNED, ENDED (for good: see above) */
+static cpu_set_t load_mask;  /* the process's mask when the library was loaded */
+static int load_cpus;        /* CPUs in it (0: unknown) */
+static cpu_set_t pin_mask;   /* the one CPU, while PINNED */
+static bool wanted;          /* the gate's last answer: hints on */
+static uint64_t tried_at;    /* the gate's last try to pin (CLOCK_MONOTONIC_COARSE ns) */
+static uint64_t indirect_at; /* when a nest with indirect references last ran hinted */
+static int spawning;         /* calls starting a process under way, their thread unpinned */
+static bool enabled;         /* FORESIGHT_PIN, one worker, 2+ CPUs, no OpenMP, calls bound here */
+unsigned long fs_global_pins; /* times the process was pinned */
+const char *fs_pin_ended;     /* why pinning ended for good (NULL: it has not) */
+
+static int set_mask(pid_t tid, const cpu_set_t *m)
+{
+    return (int)syscall(SYS_sched_setaffinity, tid, sizeof *m, m);
+}
+
+static bool get_mask(pid_t tid, cpu_set_t *m)
+{
+    CPU_ZERO(m);
+    return syscall(SYS_sched_getaffinity, tid, sizeof *m, m) > 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Calls FN on each thread of the process (its ID); returns how many there were, -1 if
+ * /proc could not be read. */
+static int each_thread(void (*fn)(pid_t, void *), void *arg)
+{
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[4096] __attribute__((aligned(8)));
+    int n = 0;
+    long got;
+    while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+        for (long off = 0; off < got;) {
+            struct dirent64 *d = (struct dirent64 *)(buf + off);
+            off += d->d_reclen;
+            if (d->d_name[0] < '0' || d->d_name[0] > '9')
+                continue;
+            n++;
+            if (fn != NULL)
+                fn((pid_t)strtol(d->d_name, NULL, 10), arg);
+        }
+    }
+    close(fd);
+    return got < 0 ? -1 : n;
+}
+
+static void set_one(pid_t tid, void *m)
+{
+    set_mask(tid, m); /* a thread that has just ended: nothing to do */
+}
+
+/* Gives TID the program's mask if it has the pin (not a mask the program set itself). */
+static void unpin_one(pid_t tid, void *unused)
+{
+    (void)unused;
+    cpu_set_t m;
+    if (get_mask(tid, &m) && CPU_EQUAL(&m, &pin_mask))
+        set_mask(tid, &load_mask);
+}
+
+/* A file's first 1 KiB, NUL-terminated, in BUF (false if it could not be read). */
+static bool read_head(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    return true;
+}
+
+/* Field N (from 1, as proc(5) counts) of a /proc stat file; 0 if not there.  The name
+ * (field 2) may hold spaces and ')': fields are counted from its last ')'. */
+static unsigned long long stat_field(const char *path, int n)
+{
+    char buf[1024];
+    if (!read_head(path, buf, sizeof buf))
+        return 0;
+    const char *p = strrchr(buf, ')');
+    for (int field = 2; p != NULL && field < n; field++)
+        p = strchr(p + 1, ' ');
+    return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* User time on the machine and this process's, in clock ticks: /proc/stat's user and
+ * nice, /proc/self/stat's utime. */
+static void user_ticks(unsigned long long *machine, unsigned long long *own)
+{
+    char buf[1024];
+    unsigned long long user = 0, nice = 0;
+    if (read_head("/proc/stat", buf, sizeof buf) && strncmp(buf, "cpu ", 4) == 0) {
+        char *end;
+        user = strtoull(buf + 4, &end, 10);
+        nice = strtoull(end, NULL, 10);
+    }
+    *machine = user + nice;
+    *own = stat_field("/proc/self/stat", 14);
+}
+
+static unsigned long long sample_machine, sample_own; /* user_ticks at SAMPLE_AT */
+static uint64_t sample_at;
+static double others_busy; /* CPUs' worth of other processes' user time, last second */
+
+/* A new sample of the machine's user time, if the last is a second old. */
+static void sample(uint64_t now)
+{
+    if (now - sample_at < LOOK_NS)
+        return;
+    unsigned long long machine, own;
+    user_ticks(&machine, &own);
+    const double ticks = (double)(machine - sample_machine) - (double)(own - sample_own);
+    others_busy = ticks / (double)sysconf(_SC_CLK_TCK) / ((double)(now - sample_at) / 1e9);
+    sample_machine = machine;
+    sample_own = own;
+    sample_at = now;
+}
+
+/* The program's threads: the process's less the library's (counted once they run, so a
+ * library thread just starting passes for the program's: no pin then). */
+static int program_threads(void)
+{
+    const unsigned ours = fs_library_threads_running();
+    const int all = each_thread(NULL, NULL);
+    return all < 0 ? -1 : all - (int)ours;
+}
+
+static void unpin_locked(void)
+{
+    if (state == PINNED) {
+        each_thread(unpin_one, NULL);
+        __atomic_store_n(&state, UNPINNED, __ATOMIC_RELAXED);
+    }
+}
+
+static void end_locked(const char *why)
+{
+    unpin_locked();
+    if (state != ENDED) {
+        __atomic_store_n(&state, ENDED, __ATOMIC_RELAXED);
+        __atomic_store_n(&fs_pin_ended, why, __ATOMIC_RELAXED);
+    }
+}
+
+/* Why the process may not stay or become pinned (NULL: it may); ends pinning for good
+ * on a mask neither the program's first nor the pin (set by a call not seen here).
+ * TID: the program's thread. */
+static const char *refused_locked(pid_t tid)
+{
+    if (__atomic_load_n(&fs_global_pt_started, __ATOMIC_RELAXED) && !fs_pt_ended())
+        return "prefetch thread";
+    const uint64_t indirect = __atomic_load_n(&indirect_at, __ATOMIC_RELAXED);
+    if (indirect != 0 && now_ns() - indirect < INDIRECT_NS)
+        return "indirect";
+    if (program_threads() != 1)
+        return "threads"; /* (a library thread just starting passes for one of the program's) */
+    cpu_set_t mask;
+    if (!get_mask(tid, &mask))
+        return "mask";
+    if (!CPU_EQUAL(&mask, &load_mask) && !(state == PINNED && CPU_EQUAL(&mask, &pin_mask))) {
+        end_locked("the program set its own CPU affinity");
+        return "mask";
+    }
+    /* Others need more CPUs than the pin leaves them (as many as the rest, and a fifth). */
+    if (fs_cfg.pin == 1 && others_busy > load_cpus - 1 + 0.2)
+        return "busy";
+    return NULL;
+}
+
+/* Every thread on CPU (the lock held). */
+static void pin_locked(int cpu)
+{
+    if (cpu < 0 || !CPU_ISSET(cpu, &load_mask))
+        return;
+    CPU_ZERO(&pin_mask);
+    CPU_SET(cpu, &pin_mask);
+    each_thread(set_one, &pin_mask);
+    __atomic_store_n(&state, PINNED, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&fs_global_pins, 1, __ATOMIC_RELAXED);
+}
+
+void fs_pin_gate(bool open)
+{
+    if (!enabled)
+        return;
+    const int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
+    if (s == ENDED)
+        return;
+    if (open && s == PINNED) {
+        /* One thread the program's mask again (a failed exec): pinned again. */
+        cpu_set_t mask;
+        if (get_mask(0, &mask) && CPU_EQUAL(&mask, &load_mask)) {
+            pthread_mutex_lock(&mu);
+            if (state == PINNED)
+                set_mask(0, &pin_mask);
+            pthread_mutex_unlock(&mu);
+        }
+        return;
+    }
+    if (__atomic_load_n(&wanted, __ATOMIC_RELAXED) == open && !open)
+        return;
+    const uint64_t now = now_ns();
+    pthread_mutex_lock(&mu);
+    __atomic_store_n(&wanted, open, __ATOMIC_RELAXED);
+    if (!open) {
+        unpin_locked();
+    } else if (state == UNPINNED && now - tried_at >= LOOK_NS / 10) {
+        tried_at = now; /* (the keeper tries again once a second) */
+        if (refused_locked(0) == NULL)
+            pin_locked(sched_getcpu());
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void fs_pin_tick(void)
+{
+    if (!enabled || __atomic_load_n(&state, __ATOMIC_RELAXED) == ENDED)
+        return;
+    const uint64_t now = now_ns();
+    if (now - sample_at < LOOK_NS)
+        return;
+    pthread_mutex_lock(&mu);
+    sample(now);
+    /* The program's thread is the process's first (the one it has while pinned). */
+    const pid_t main_tid = getpid();
+    if (state == PINNED && refused_locked(main_tid) != NULL) {
+        unpin_locked();
+    } else if (state == PINNED && __atomic_load_n(&spawning, __ATOMIC_SEQ_CST) == 0) {
+        each_thread(set_one, &pin_mask); /* one started beside the pin, unpinned */
+    } else if (state == UNPINNED && wanted && refused_locked(main_tid) == NULL) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)main_tid);
+        pin_locked((int)stat_field(path, 39)); /* the CPU it last ran on */
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void fs_pin_indirect(void)
+{
+    if (!enabled)
+        return;
+    __atomic_store_n(&indirect_at, now_ns(), __ATOMIC_RELAXED);
+    if (__atomic_load_n(&state, __ATOMIC_RELAXED) == PINNED) {
+        pthread_mutex_lock(&mu);
+        unpin_locked();
+        pthread_mutex_unlock(&mu);
+    }
+}
+
+bool fs_pinned(void)
+{
+    return __atomic_load_n(&state, __ATOMIC_RELAXED) == PINNED;
+}
+
+static void after_fork_child(void)
+{
+    /* The child has one thread, pinned as its parent's was: its own again. */
+    pthread_mutex_init(&mu, NULL);
+    if (state == PINNED) {
+        set_mask(0, &load_mask);
+        __atomic_store_n(&state, UNPINNED, __ATOMIC_RELAXED);
+    }
+    wanted = false;
+    tried_at = indirect_at = 0;
+    user_ticks(&sample_machine, &sample_own);
+    sample_at = now_ns();
+    __atomic_store_n(&fs_global_pins, 0, __ATOMIC_RELAXED);
+}
+
+/* libc's functions behind the ones below, found at load. */
+enum {
+    R_PTHREAD_CREATE, R_THRD_CREATE, R_SCHED_SETAFFINITY, R_PTHREAD_SETAFFINITY,
+    R_SCHED_GETAFFINITY, R_PTHREAD_GETAFFINITY, R_POSIX_SPAWN, R_POSIX_SPAWNP, R_SYSTEM,
+    R_POPEN, R_EXECVE, R_EXECV, R_EXECVP, R_EXECVPE, R_FEXECVE, NREAL
+};
+static const char *const real_names[NREAL] = {
+    "pthread_create", "thrd_create", "sched_setaffinity", "pthread_setaffinity_np",
+    "sched_getaffinity", "pthread_getaffinity_np", "posix_spawn", "posix_spawnp", "system",
+    "popen", "execve", "execv", "execvp", "execvpe", "fexecve"};
+static void *real_fn[NREAL];
+
+static void *real(int i)
+{
+    void *f = __atomic_load_n(&real_fn[i], __ATOMIC_ACQUIRE);
+    if (f == NULL) {
+        f = dlsym(RTLD_NEXT, real_names[i]);
+        __atomic_store_n(&real_fn[i], f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+__attribute__((constructor)) static void find_real(void)
+{
+    for (int i = 0; i < NREAL; i++)
+        (void)real(i);
+}
+
+void fs_pin_init(void)
+{
+    if (get_mask(0, &load_mask))
+        load_cpus = CPU_COUNT(&load_mask);
+    /* The program's calls reach this file only if the process's lookup finds its
+     * functions first (the library loaded with the program, before libc). */
+    Dl_info self, found;
+    bool bound = dladdr((void *)fs_pin_init, &self) != 0;
+    for (int i = 0; i < NREAL && bound; i++) {
+        void *f = dlsym(RTLD_DEFAULT, real_names[i]);
+        bound = f != NULL && dladdr(f, &found) && found.dli_fbase == self.dli_fbase;
+    }
+    /* An OpenMP runtime reads the mask itself (libomp by a system call) at its first
+     * parallel region: pinned then, it would run the region on one thread. */
+    const bool openmp = dlsym(RTLD_DEFAULT, "omp_get_num_threads") != NULL;
+    user_ticks(&sample_machine, &sample_own);
+    sample_at = now_ns();
+    enabled = fs_cfg.pin != 0 && bound && load_cpus >= 2 && fs_cfg.workers == 1 && !openmp;
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+/* The program is about to make a thread or set a mask: every thread its mask back, and
+ * no pin again. */
+static void program_takes_over(const char *why)
+{
+    if (__atomic_load_n(&state, __ATOMIC_RELAXED) == ENDED)
+        return;
+    pthread_mutex_lock(&mu);
+    end_locked(why);
+    pthread_mutex_unlock(&mu);
+}
+
+/* The calling thread's mask for the duration of a call that starts a process. */
+static bool unpin_self(void)
+{
+    if (!fs_pinned())
+        return false;
+    set_mask(0, &load_mask);
+    return true;
+}
+
+static bool spawn_begins(void)
+{
+    __atomic_add_fetch(&spawning, 1, __ATOMIC_SEQ_CST);
+    const bool was = unpin_self();
+    if (!was)
+        __atomic_sub_fetch(&spawning, 1, __ATOMIC_SEQ_CST);
+    return was;
+}
+
+static void spawn_ends(bool was)
+{
+    if (!was)
+        return;
+    pthread_mutex_lock(&mu);
+    if (state == PINNED)
+        set_mask(0, &pin_mask);
+    __atomic_sub_fetch(&spawning, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&mu);
+}
+
+/* Whether TID is a thread of this process. */
+static bool ours(pid_t tid)
+{
+    if (tid == 0 || tid == getpid())
+        return true;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
+    return access(path, F_OK) == 0;
+}
+
+/* What a mask query of a thread of this process returns while pinned: the program's. */
+static void report_mask(size_t size, cpu_set_t *mask)
+{
+    memset(mask, 0, size);
+    memcpy(mask, &load_mask, size < sizeof load_mask ? size : sizeof load_mask);
+}
+
+#define NEXT(i, type) ((type)real(i))
+
+int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    if (!fs_starting_library_thread)
+        program_takes_over("the program made a thread");
+    int (*next)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+        NEXT(R_PTHREAD_CREATE, int (*)(pthread_t *, const pthread_attr_t *,
+                                       void *(*)(void *), void *));
+    return next != NULL ? next(t, attr, fn, arg) : EAGAIN;
+}
+
+int thrd_create(thrd_t *t, thrd_start_t fn, void *arg)
+{
+    program_takes_over("the program made a thread");
+    int (*next)(thrd_t *, thrd_start_t, void *) =
+        NEXT(R_THRD_CREATE, int (*)(thrd_t *, thrd_start_t, void *));
+    return next != NULL ? next(t, fn, arg) : thrd_error;
+}
+
+int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *mask)
+{
+    if (ours(pid))
+        program_takes_over("the program set its own CPU affinity");
+    int (*next)(pid_t, size_t, const cpu_set_t *) =
+        NEXT(R_SCHED_SETAFFINITY, int (*)(pid_t, size_t, const cpu_set_t *));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(pid, size, mask);
+}
+
+int pthread_setaffinity_np(pthread_t t, size_t size, const cpu_set_t *mask)
+{
+    program_takes_over("the program set its own CPU affinity");
+    int (*next)(pthread_t, size_t, const cpu_set_t *) =
+        NEXT(R_PTHREAD_SETAFFINITY, int (*)(pthread_t, size_t, const cpu_set_t *));
+    return next != NULL ? next(t, size, mask) : ENOSYS;
+}
+
+int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask)
+{
+    int (*next)(pid_t, size_t, cpu_set_t *) =
+        NEXT(R_SCHED_GETAFFINITY, int (*)(pid_t, size_t, cpu_set_t *));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    const int r = next(pid, size, mask);
+    if (r == 0 && fs_pinned() && ours(pid))
+        report_mask(size, mask);
+    return r;
+}
+
+int pthread_getaffinity_np(pthread_t t, size_t size, cpu_set_t *mask)
+{
+    int (*next)(pthread_t, size_t, cpu_set_t *) =
+        NEXT(R_PTHREAD_GETAFFINITY, int (*)(pthread_t, size_t, cpu_set_t *));
+    if (next == NULL)
+        return ENOSYS;
+    const int r = next(t, size, mask);
+    if (r == 0 && fs_pinned()) /* every thread of the process is pinned */
+        report_mask(size, mask);
+    return r;
+}
+
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[], char *const[]);
+
+int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    spawn_fn next = NEXT(R_POSIX_SPAWN, spawn_fn);
+    if (next == NULL)
+        return ENOSYS;
+    const bool was = spawn_begins();
+    const int r = next(pid, path, fa, attr, argv, envp);
+    spawn_ends(was);
+    return r;
+}
+
+int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    spawn_fn next = NEXT(R_POSIX_SPAWNP, spawn_fn);
+    if (next == NULL)
+        return ENOSYS;
+    const bool was = spawn_begins();
+    const int r = next(pid, file, fa, attr, argv, envp);
+    spawn_ends(was);
+    return r;
+}
+
+int system(const char *command)
+{
+    int (*next)(const char *) = NEXT(R_SYSTEM, int (*)(const char *));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    const bool was = spawn_begins();
+    const int r = next(command);
+    const int saved = errno;
+    spawn_ends(was);
+    errno = saved;
+    return r;
+}
+
+FILE *popen(const char *command, const char *type)
+{
+    FILE *(*next)(const char *, const char *) =
+        NEXT(R_POPEN, FILE * (*)(const char *, const char *));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return NULL;
+    }
+    const bool was = spawn_begins();
+    FILE *r = next(command, type);
+    const int saved = errno;
+    spawn_ends(was);
+    errno = saved;
+    return r;
+}
+
+/* The exec family: the new program starts with the mask this one started with.  Only
+ * the calling thread's mask changes (a vfork child shares the parent's memory: nothing
+ * else is written); if the exec fails the next look pins the thread again. */
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+    unpin_self();
+    int (*next)(const char *, char *const[], char *const[]) =
+        NEXT(R_EXECVE, int (*)(const char *, char *const[], char *const[]));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(path, argv, envp);
+}
+
+int execv(const char *path, char *const argv[])
+{
+    unpin_self();
+    int (*next)(const char *, char *const[]) =
+        NEXT(R_EXECV, int (*)(const char *, char *const[]));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(path, argv);
+}
+
+int execvp(const char *file, char *const argv[])
+{
+    unpin_self();
+    int (*next)(const char *, char *const[]) =
+        NEXT(R_EXECVP, int (*)(const char *, char *const[]));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(file, argv);
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    unpin_self();
+    int (*next)(const char *, char *const[], char *const[]) =
+        NEXT(R_EXECVPE, int (*)(const char *, char *const[], char *const[]));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(file, argv, envp);
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    unpin_self();
+    int (*next)(int, char *const[], char *const[]) =
+        NEXT(R_FEXECVE, int (*)(int, char *const[], char *const[]));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(fd, argv, envp);
+}
+
+/* execl, execlp, execle: their arguments as an array (on the stack: no malloc between a
+ * vfork and the exec), then the calls above. */
+#define EXECL_ARGS(first, ap, argv, envp_out)                                              \
+    size_t n = 1;                                                                          \
+    va_start(ap, first);                                                                   \
+    while (va_arg(ap, char *) != NULL)                                                     \
+        n++;                                                                               \
+    va_end(ap);                                                                            \
+    char *argv[n + 1];                                                                     \
+    argv[0] = (char *)(first);                                                             \
+    va_start(ap, first);                                                                   \
+    for (size_t k = 1; k <= n; k++)                                                        \
+        argv[k] = va_arg(ap, char *);                                                      \
+    envp_out;                                                                              \
+    va_end(ap)
+
+int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    EXECL_ARGS(arg, ap, argv, (void)0);
+    return execv(path, argv);
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    EXECL_ARGS(arg, ap, argv, (void)0);
+    return execvp(file, argv);
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    char **envp;
+    EXECL_ARGS(arg, ap, argv, envp = va_arg(ap, char **));
+    return execve(path, argv, envp);
+}
