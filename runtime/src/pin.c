@@ -5,8 +5,8 @@
  * charge unmap pages that the program's thread may hold in its TLB, and for each the
  * kernel interrupts every other CPU the process runs on (a TLB shootdown; in a VM, an
  * exit to the host).  With every thread of the process on one CPU there is no other CPU
- * to interrupt: on the 2-CPU VM of docs/decisions.md the hinted NAS kernels at 3x used
- * 22-64% less system time on one CPU and ran up to 36% faster.  So while the gate
+ * to interrupt: on the 2-CPU VM of docs/decisions.md the six hinted NAS kernels at 3x
+ * that pin used 34-51% less system time and ran 2-21% faster.  So while the gate
  * (gate.c) has hints on, every thread of the process runs on the CPU the program's
  * thread was on, and gets back the mask it started with when the gate closes.
  *
