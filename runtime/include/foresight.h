@@ -99,6 +99,15 @@
  *   FORESIGHT_INCORE=skip|hint   a loop nest entered while the program's address space fits
  *                                in the memory budget runs without hints (skip, default),
  *                                or keeps them (hint)
+ *   FORESIGHT_PIN=0|1|always     while a nest's hints are on, the process's threads (the
+ *                                program's one thread and the library's) on one CPU: no
+ *                                TLB-shootdown interrupts between the worker's paging and
+ *                                the program (default 1: only while other processes leave
+ *                                a CPU to spare; always: whatever the load; 0: never).
+ *                                The program's mask queries, children and exec'd programs
+ *                                see its own mask; its first thread or mask call ends the
+ *                                pin.  Not after indirect nests, with OpenMP, or with 2+
+ *                                workers (runtime/src/pin.c; docs/decisions.md)
  *   FORESIGHT_FILTER=0|1         the user-level residency filter (default 1).  0 is the paper's
  *                                "without run-time filtering" (Figure 12(c)): no call is
  *                                filtered inline or in the library, and the workers hand every
