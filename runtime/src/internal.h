@@ -257,7 +257,9 @@ void fs_pin_init(void);      /* at start: the process's mask, whether pinning ma
 void fs_pin_gate(bool open); /* each fresh reading of the gate, on the program's thread */
 void fs_pin_tick(void);      /* every few ms from the library's memcg keeper thread */
 void fs_pin_indirect(void);  /* a nest with indirect references runs hinted */
+void fs_pin_give_back(void); /* every thread its mask back now (a prefetch thread starts) */
 bool fs_pinned(void);
+bool fs_pin_enabled(void);   /* pinning may happen in this process (fs_pin_init) */
 extern unsigned long fs_global_pins; /* times the process was pinned */
 extern const char *fs_pin_ended;     /* why pinning ended for good (NULL: it has not) */
 

@@ -22,7 +22,8 @@
  * killed.  A small cgroup turns over faster: md's 48 MiB under a 16 MiB cap, hinted,
  * was killed in 6 of 12 runs with reads every 100 ms, 0 of 20 every 10 ms.  The thread
  * starts with the runtime (before main, as the workers), and in a forked child with its
- * first hint that reaches the library.
+ * first hint that reaches the library.  It also makes pin.c's looks, once a second, and
+ * for those runs without a cgroup limit too, when the process may be pinned.
  */
 #include <fcntl.h>
 #include <time.h>
@@ -45,7 +46,7 @@ static void *keeper_main(void *arg)
     for (;;) {
         nanosleep(&period, NULL);
         fs_pin_tick(); /* (a look once a second: pin.c) */
-        if (!fs_budget_cgroup_pressure())
+        if (path[0] == 0 || !fs_budget_cgroup_pressure())
             continue;
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -62,7 +63,8 @@ static void *keeper_main(void *arg)
 
 void fs_memcg_keeper_ensure_started(void)
 {
-    if (__atomic_load_n(&started, __ATOMIC_ACQUIRE) || fs_budget_stat_path()[0] == 0)
+    if (__atomic_load_n(&started, __ATOMIC_ACQUIRE) ||
+        (fs_budget_stat_path()[0] == 0 && !fs_pin_enabled()))
         return;
     pthread_mutex_lock(&start_mu);
     if (!started) {

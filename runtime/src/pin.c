@@ -27,13 +27,18 @@
  * pthread_setaffinity_np by the program give every thread its mask back first and end
  * pinning for the process; a forked child, and what posix_spawn(p), system, popen and
  * the exec family start, begin with the program's mask; sched_getaffinity and
- * pthread_getaffinity_np report it.  The library's memcg keeper (memcg.c) looks once a
- * second while pinned: a thread made otherwise (a raw clone), a mask set otherwise, or
- * other processes needing the CPU give every thread its mask back (the mask for good).
- * Not covered: /proc/self/status's Cpus_allowed shows the pin.
+ * pthread_getaffinity_np report it, and pthread_getattr_np's attributes hold it; _Fork's
+ * child, wordexp's shell and execveat's program start with it too.  The library's keeper
+ * thread (memcg.c) looks once a second: a thread made otherwise (a raw clone), a mask
+ * set otherwise, a prefetch thread, or other processes needing the CPUs give every
+ * thread its mask back (the mask: for good), and a pin the program's thread could not
+ * take (its try only tries the lock) is taken there.  Not covered: /proc/self/status's
+ * Cpus_allowed shows the pin; processes libc starts by other internal routes than those
+ * above (glibc 2.39's pidfd_spawn is not interposed) inherit it.
  *
  * Everything here is system calls and atomics under one lock (no malloc: the gate is
- * read on the program's thread, which may have been inside malloc).
+ * read on the program's thread, which may have been inside malloc); on the program's
+ * thread the lock is only tried, its errno kept and cancellation held off.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -49,8 +54,13 @@
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 #include "internal.h"
+
+/* (a sanitizer's start-up may call these before its shadow memory exists: uninstrumented,
+ * as pt_thread.c's sigaction) */
+#define EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
 
 #define LOOK_NS 1000000000ull      /* between looks at the threads and the machine's load */
 #define INDIRECT_NS 10000000000ull /* no pin this long after a hinted indirect reference */
@@ -65,7 +75,6 @@ static cpu_set_t pin_mask;   /* the one CPU, while PINNED */
 static bool wanted;          /* the gate's last answer: hints on */
 static uint64_t tried_at;    /* the gate's last try to pin (CLOCK_MONOTONIC_COARSE ns) */
 static uint64_t indirect_at; /* when a nest with indirect references last ran hinted */
-static int spawning;         /* calls starting a process under way, their thread unpinned */
 static bool enabled;         /* FORESIGHT_PIN, one worker, 2+ CPUs, no OpenMP, calls bound here */
 unsigned long fs_global_pins; /* times the process was pinned */
 const char *fs_pin_ended;     /* why pinning ended for good (NULL: it has not) */
@@ -154,26 +163,50 @@ static unsigned long long stat_field(const char *path, int n)
     return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
 }
 
-/* User time on the machine and this process's, in clock ticks: /proc/stat's user and
- * nice, /proc/self/stat's utime. */
+/* User time (user and nice, clock ticks) on the CPUs of the process's first mask, from
+ * /proc/stat's cpuN lines (read in pieces: a line per CPU), and this process's utime. */
 static void user_ticks(unsigned long long *machine, unsigned long long *own)
 {
-    char buf[1024];
-    unsigned long long user = 0, nice = 0;
-    if (read_head("/proc/stat", buf, sizeof buf) && strncmp(buf, "cpu ", 4) == 0) {
-        char *end;
-        user = strtoull(buf + 4, &end, 10);
-        nice = strtoull(end, NULL, 10);
-    }
-    *machine = user + nice;
+    *machine = 0;
     *own = stat_field("/proc/self/stat", 14);
+    int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[4096];
+    size_t have = 0;
+    ssize_t n;
+    while ((n = read(fd, buf + have, sizeof buf - 1 - have)) > 0) {
+        have += (size_t)n;
+        buf[have] = 0;
+        char *line = buf, *nl;
+        while ((nl = strchr(line, '\n')) != NULL) {
+            *nl = 0;
+            if (strncmp(line, "cpu", 3) == 0 && line[3] >= '0' && line[3] <= '9') {
+                char *end;
+                const unsigned long cpu = strtoul(line + 3, &end, 10);
+                if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, &load_mask)) {
+                    const unsigned long long user = strtoull(end, &end, 10);
+                    *machine += user + strtoull(end, NULL, 10);
+                }
+            } else if (strncmp(line, "intr", 4) == 0) { /* past the cpu lines */
+                close(fd);
+                return;
+            }
+            line = nl + 1;
+        }
+        have = (size_t)(buf + have - line);
+        memmove(buf, line, have);
+        if (have == sizeof buf - 1)
+            have = 0; /* a line longer than the buffer: not a cpu line */
+    }
+    close(fd);
 }
 
 static unsigned long long sample_machine, sample_own; /* user_ticks at SAMPLE_AT */
 static uint64_t sample_at;
-static double others_busy; /* CPUs' worth of other processes' user time, last second */
+static double others_busy; /* CPUs' worth of others' user time on the mask's CPUs */
 
-/* A new sample of the machine's user time, if the last is a second old. */
+/* A new sample of the user time on the mask's CPUs, if the last is a second old. */
 static void sample(uint64_t now)
 {
     if (now - sample_at < LOOK_NS)
@@ -245,9 +278,35 @@ static void pin_locked(int cpu)
         return;
     CPU_ZERO(&pin_mask);
     CPU_SET(cpu, &pin_mask);
-    each_thread(set_one, &pin_mask);
+    /* The state first: a fork between the two finds it, and its child unpins itself. */
     __atomic_store_n(&state, PINNED, __ATOMIC_RELAXED);
+    each_thread(set_one, &pin_mask);
     __atomic_add_fetch(&fs_global_pins, 1, __ATOMIC_RELAXED);
+}
+
+/* The program's thread in here: its errno kept, no cancellation point (the files read),
+ * and the lock only tried: a signal handler's nest entry, or the keeper holding it,
+ * leaves the work to the keeper's next look. */
+struct program_side {
+    int saved_errno, cancel;
+};
+
+static bool program_side_begin(struct program_side *ps)
+{
+    ps->saved_errno = errno;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &ps->cancel);
+    if (pthread_mutex_trylock(&mu) == 0)
+        return true;
+    pthread_setcancelstate(ps->cancel, NULL);
+    errno = ps->saved_errno;
+    return false;
+}
+
+static void program_side_end(const struct program_side *ps)
+{
+    pthread_mutex_unlock(&mu);
+    pthread_setcancelstate(ps->cancel, NULL);
+    errno = ps->saved_errno;
 }
 
 void fs_pin_gate(bool open)
@@ -257,30 +316,36 @@ void fs_pin_gate(bool open)
     const int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
     if (s == ENDED)
         return;
+    struct program_side ps;
     if (open && s == PINNED) {
-        /* One thread the program's mask again (a failed exec): pinned again. */
+        /* This thread the program's mask again (a failed exec): pinned again. */
+        const int saved = errno;
         cpu_set_t mask;
-        if (get_mask(0, &mask) && CPU_EQUAL(&mask, &load_mask)) {
-            pthread_mutex_lock(&mu);
+        const bool back = get_mask(0, &mask) && CPU_EQUAL(&mask, &load_mask);
+        errno = saved;
+        if (back && program_side_begin(&ps)) {
             if (state == PINNED)
                 set_mask(0, &pin_mask);
-            pthread_mutex_unlock(&mu);
+            program_side_end(&ps);
         }
         return;
     }
     if (__atomic_load_n(&wanted, __ATOMIC_RELAXED) == open && !open)
         return;
+    __atomic_store_n(&wanted, open, __ATOMIC_RELAXED); /* (the keeper acts on it too) */
     const uint64_t now = now_ns();
-    pthread_mutex_lock(&mu);
-    __atomic_store_n(&wanted, open, __ATOMIC_RELAXED);
+    if (open && now - __atomic_load_n(&tried_at, __ATOMIC_RELAXED) < LOOK_NS / 10)
+        return;
+    if (!program_side_begin(&ps))
+        return;
     if (!open) {
         unpin_locked();
-    } else if (state == UNPINNED && now - tried_at >= LOOK_NS / 10) {
-        tried_at = now; /* (the keeper tries again once a second) */
+    } else if (state == UNPINNED) {
+        __atomic_store_n(&tried_at, now, __ATOMIC_RELAXED); /* the keeper: once a second */
         if (refused_locked(0) == NULL)
             pin_locked(sched_getcpu());
     }
-    pthread_mutex_unlock(&mu);
+    program_side_end(&ps);
 }
 
 void fs_pin_tick(void)
@@ -294,11 +359,10 @@ void fs_pin_tick(void)
     sample(now);
     /* The program's thread is the process's first (the one it has while pinned). */
     const pid_t main_tid = getpid();
-    if (state == PINNED && refused_locked(main_tid) != NULL) {
+    const bool want = __atomic_load_n(&wanted, __ATOMIC_RELAXED);
+    if (state == PINNED && (!want || refused_locked(main_tid) != NULL)) {
         unpin_locked();
-    } else if (state == PINNED && __atomic_load_n(&spawning, __ATOMIC_SEQ_CST) == 0) {
-        each_thread(set_one, &pin_mask); /* one started beside the pin, unpinned */
-    } else if (state == UNPINNED && wanted && refused_locked(main_tid) == NULL) {
+    } else if (state == UNPINNED && want && refused_locked(main_tid) == NULL) {
         char path[64];
         snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)main_tid);
         pin_locked((int)stat_field(path, 39)); /* the CPU it last ran on */
@@ -306,19 +370,31 @@ void fs_pin_tick(void)
     pthread_mutex_unlock(&mu);
 }
 
+void fs_pin_give_back(void)
+{
+    if (!enabled || __atomic_load_n(&state, __ATOMIC_RELAXED) != PINNED)
+        return;
+    struct program_side ps;
+    if (program_side_begin(&ps)) {
+        unpin_locked();
+        program_side_end(&ps);
+    }
+}
+
 void fs_pin_indirect(void)
 {
     if (!enabled)
         return;
     __atomic_store_n(&indirect_at, now_ns(), __ATOMIC_RELAXED);
-    if (__atomic_load_n(&state, __ATOMIC_RELAXED) == PINNED) {
-        pthread_mutex_lock(&mu);
-        unpin_locked();
-        pthread_mutex_unlock(&mu);
-    }
+    fs_pin_give_back(); /* (if the lock is busy, the keeper's next look) */
 }
 
-bool fs_pinned(void)
+bool fs_pin_enabled(void)
+{
+    return enabled;
+}
+
+EARLY bool fs_pinned(void)
 {
     return __atomic_load_n(&state, __ATOMIC_RELAXED) == PINNED;
 }
@@ -341,16 +417,18 @@ static void after_fork_child(void)
 /* libc's functions behind the ones below, found at load. */
 enum {
     R_PTHREAD_CREATE, R_THRD_CREATE, R_SCHED_SETAFFINITY, R_PTHREAD_SETAFFINITY,
-    R_SCHED_GETAFFINITY, R_PTHREAD_GETAFFINITY, R_POSIX_SPAWN, R_POSIX_SPAWNP, R_SYSTEM,
-    R_POPEN, R_EXECVE, R_EXECV, R_EXECVP, R_EXECVPE, R_FEXECVE, NREAL
+    R_SCHED_GETAFFINITY, R_PTHREAD_GETAFFINITY, R_PTHREAD_GETATTR, R_POSIX_SPAWN,
+    R_POSIX_SPAWNP, R_SYSTEM, R_POPEN, R_WORDEXP, R_FORK_, R_EXECVE, R_EXECV, R_EXECVP,
+    R_EXECVPE, R_FEXECVE, R_EXECVEAT, NREAL
 };
 static const char *const real_names[NREAL] = {
     "pthread_create", "thrd_create", "sched_setaffinity", "pthread_setaffinity_np",
-    "sched_getaffinity", "pthread_getaffinity_np", "posix_spawn", "posix_spawnp", "system",
-    "popen", "execve", "execv", "execvp", "execvpe", "fexecve"};
+    "sched_getaffinity", "pthread_getaffinity_np", "pthread_getattr_np", "posix_spawn",
+    "posix_spawnp", "system", "popen", "wordexp", "_Fork", "execve", "execv", "execvp",
+    "execvpe", "fexecve", "execveat"};
 static void *real_fn[NREAL];
 
-static void *real(int i)
+EARLY static void *real(int i)
 {
     void *f = __atomic_load_n(&real_fn[i], __ATOMIC_ACQUIRE);
     if (f == NULL) {
@@ -407,24 +485,24 @@ static bool unpin_self(void)
     return true;
 }
 
+/* Around a call that starts a process: the calling thread's own mask, then the pin
+ * again (only this thread's mask changes; the keeper never pins a pinned process's
+ * threads again, so the child cannot inherit the pin). */
 static bool spawn_begins(void)
 {
-    __atomic_add_fetch(&spawning, 1, __ATOMIC_SEQ_CST);
-    const bool was = unpin_self();
-    if (!was)
-        __atomic_sub_fetch(&spawning, 1, __ATOMIC_SEQ_CST);
-    return was;
+    return unpin_self();
 }
 
 static void spawn_ends(bool was)
 {
     if (!was)
         return;
-    pthread_mutex_lock(&mu);
-    if (state == PINNED)
-        set_mask(0, &pin_mask);
-    __atomic_sub_fetch(&spawning, 1, __ATOMIC_SEQ_CST);
-    pthread_mutex_unlock(&mu);
+    struct program_side ps;
+    if (program_side_begin(&ps)) {
+        if (state == PINNED)
+            set_mask(0, &pin_mask);
+        program_side_end(&ps);
+    }
 }
 
 /* Whether TID is a thread of this process. */
@@ -434,7 +512,10 @@ static bool ours(pid_t tid)
         return true;
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
-    return access(path, F_OK) == 0;
+    const int saved = errno;
+    const bool found = access(path, F_OK) == 0;
+    errno = saved;
+    return found;
 }
 
 /* What a mask query of a thread of this process returns while pinned: the program's. */
@@ -630,6 +711,68 @@ int fexecve(int fd, char *const argv[], char *const envp[])
         return -1;
     }
     return next(fd, argv, envp);
+}
+
+int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+    unpin_self();
+    int (*next)(int, const char *, char *const[], char *const[], int) =
+        NEXT(R_EXECVEAT, int (*)(int, const char *, char *const[], char *const[], int));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return next(dirfd, path, argv, envp, flags);
+}
+
+/* _Fork runs no fork handlers: its child gives itself the program's mask here. */
+pid_t _Fork(void)
+{
+    pid_t (*next)(void) = NEXT(R_FORK_, pid_t (*)(void));
+    if (next == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    const pid_t pid = next();
+    if (pid == 0 && fs_pinned()) {
+        const int saved = errno;
+        set_mask(0, &load_mask);
+        __atomic_store_n(&state, UNPINNED, __ATOMIC_RELAXED);
+        errno = saved;
+    }
+    return pid;
+}
+
+/* wordexp's command substitution starts its shell by libc's own spawn. */
+int wordexp(const char *words, wordexp_t *we, int flags)
+{
+    int (*next)(const char *, wordexp_t *, int) =
+        NEXT(R_WORDEXP, int (*)(const char *, wordexp_t *, int));
+    if (next == NULL)
+        return WRDE_NOSPACE;
+    const bool was = spawn_begins();
+    const int r = next(words, we, flags);
+    const int saved = errno;
+    spawn_ends(was);
+    errno = saved;
+    return r;
+}
+
+/* The attributes of a running thread hold its mask (libc reads it itself); a thread
+ * created with them would start pinned. */
+EARLY int pthread_getattr_np(pthread_t t, pthread_attr_t *attr)
+{
+    int (*next)(pthread_t, pthread_attr_t *) =
+        NEXT(R_PTHREAD_GETATTR, int (*)(pthread_t, pthread_attr_t *));
+    if (next == NULL)
+        return ENOSYS;
+    const int r = next(t, attr);
+    if (r == 0 && fs_pinned()) {
+        const int saved = errno;
+        pthread_attr_setaffinity_np(attr, sizeof load_mask, &load_mask);
+        errno = saved;
+    }
+    return r;
 }
 
 /* execl, execlp, execle: their arguments as an array (on the stack: no malloc between a

@@ -689,6 +689,7 @@ struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(v
     }
     size_t size;
     void *stack = fs_pt_stack(&size);
+    fs_pin_give_back(); /* it runs beside the program, on another CPU (pin.c) */
     if (!fs_thread_start_on(pt_main, NULL, "foresight-pt", stack, size, &pt_thread)) {
         fs_pt_chan_close();
         return not_started("could not be created");

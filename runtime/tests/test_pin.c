@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <threads.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 #include "check.h"
 #include "internal.h"
@@ -212,6 +213,41 @@ int main(void)
     }
     CHECK_EQ(waitpid(child, &status, 0), child);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(all_pinned());
+
+    /* _Fork (no fork handlers), execveat (after vfork), wordexp's shell, and the
+     * attributes pthread_getattr_np reads: the program's mask too. */
+    child = _Fork();
+    if (child == 0) {
+        cpu_set_t c;
+        CPU_ZERO(&c);
+        syscall(SYS_sched_getaffinity, 0, sizeof c, &c);
+        _exit(CPU_EQUAL(&c, &first) ? 0 : 1);
+    }
+    CHECK_EQ(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    int sh = open("/bin/sh", O_RDONLY | O_CLOEXEC);
+    CHECK(sh >= 0);
+    child = vfork();
+    if (child == 0) {
+        execveat(sh, "", argv, environ, AT_EMPTY_PATH);
+        _exit(127);
+    }
+    CHECK_EQ(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(sh);
+    read_line(path, line, sizeof line);
+    CHECK(strcmp(line, first_list) == 0);
+    wordexp_t we;
+    CHECK_EQ(wordexp("$(grep Cpus_allowed_list /proc/self/status)", &we, 0), 0);
+    CHECK_EQ(we.we_wordc, 2);
+    CHECK(strncmp(first_list + 19, we.we_wordv[1], strlen(we.we_wordv[1])) == 0);
+    wordfree(&we);
+    pthread_attr_t attr;
+    CHECK_EQ(pthread_getattr_np(pthread_self(), &attr), 0);
+    CHECK_EQ(pthread_attr_getaffinity_np(&attr, sizeof m, &m), 0);
+    CHECK(CPU_EQUAL(&m, &first));
+    pthread_attr_destroy(&attr);
     CHECK(all_pinned());
 
     /* A failed exec leaves its thread with the program's mask; the next look pins it. */
