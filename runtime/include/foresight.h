@@ -102,8 +102,9 @@
  *   FORESIGHT_PIN=0|1|always     while a nest's hints are on, the process's threads (the
  *                                program's one thread and the library's) on one CPU: no
  *                                TLB-shootdown interrupts between the worker's paging and
- *                                the program (default 1: only while other processes leave
- *                                a CPU to spare; always: whatever the load; 0: never).
+ *                                the program (default 1: only while the worker pages
+ *                                memory out and other processes leave a CPU to spare;
+ *                                always: whatever the paging and load; 0: never).
  *                                The program's mask queries, children and exec'd programs
  *                                see its own mask; its first thread or mask call ends the
  *                                pin.  Not after indirect nests, with OpenMP, or with 2+
