@@ -27,27 +27,22 @@ extern char **environ;
 
 static cpu_set_t first; /* the process's mask at start */
 
-static int enter(void)
+/* A one-stream nest entered; with INDIRECT, one whose loop also makes indirect
+ * references (a[idx[i]]): its worker runs beside it. */
+static int enter_nest(unsigned short indirect)
 {
     static const struct foresight_nest_stream ns[] = {{0, 0, 0}};
-    static const struct foresight_nest_pipe np[] = {{0, 0}};
-    static const struct foresight_nest nest = {ns, np, 1, 1, 4096, 65536};
+    const struct foresight_nest_pipe np[] = {{indirect, 0}};
+    const struct foresight_nest nest = {ns, np, 1, 1, 4096, 65536};
     const uintptr_t nv[] = {8, 0, 0, 0};
     struct foresight_stream st;
     uintptr_t dist[2] = {0, 0};
     return foresight_nest_enter(&nest, &st, nv, dist);
 }
 
-/* A nest whose loop makes indirect references (a[idx[i]]): its worker runs beside it. */
-static int enter_indirect(void)
+static int enter(void)
 {
-    static const struct foresight_nest_stream ns[] = {{0, 0, 0}};
-    static const struct foresight_nest_pipe np[] = {{1, 0}};
-    static const struct foresight_nest nest = {ns, np, 1, 1, 4096, 65536};
-    const uintptr_t nv[] = {8, 0, 0, 0};
-    struct foresight_stream st;
-    uintptr_t dist[2] = {0, 0};
-    return foresight_nest_enter(&nest, &st, nv, dist);
+    return enter_nest(0);
 }
 
 static void next_tick(void)
@@ -281,7 +276,7 @@ int main(void)
     if (child == 0) {
         if (enter() != 1 || !self_pinned())
             _exit(2);
-        if (enter_indirect() != 1 || self_pinned())
+        if (enter_nest(1) != 1 || self_pinned())
             _exit(3);
         next_look();
         _exit(enter() == 1 && !self_pinned() && fs_pin_ended == NULL ? 0 : 4);
