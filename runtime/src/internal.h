@@ -25,6 +25,8 @@
 #define FS_SITE_REGISTERED 1ul /* in the statistics' registry (stats.c) */
 #define FS_SITE_STREAM 2ul     /* a compiled loop's stream (stream.c): its pages in flight are
                                   bounded by its look-ahead, so the budget never drops it */
+#define FS_SITE_SWEPT 4ul      /* a stream found in the sweep of a sibling the kernel reads
+                                  ahead (stream.c: swept) */
 
 /* Per-site counters, kept in foresight_site.fs_stat[]. */
 enum fs_stat {

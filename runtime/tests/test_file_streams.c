@@ -5,7 +5,10 @@
  * over anonymous memory and short rows through row pointers keep their hints.  Releases
  * of the page cache's pages are left to the kernel's reclaim too (the pages stay, counted
  * once per release); those of a private writable file mapping (its pages may be
- * copies) are not. */
+ * copies) are not.  A stream of a nest whose pages the sweep of a sibling left to the
+ * kernel passes through (rows of each plane across the planes, beside a column walk over
+ * the whole plane) is left to the kernel after its first step, and from the first step
+ * on the nest's next entry; over anonymous memory it keeps its hints. */
 #include <sys/mman.h>
 
 #include "internal.h" /* before check.h: its stream helpers need foresight.h */
@@ -19,6 +22,48 @@ static unsigned long walk(struct foresight_stream *st, struct foresight_site *si
 {
     uintptr_t cnt = 0;
     return stream_walk(st, site, base, step, n, &cnt, false);
+}
+
+/*
+ * A boundary exchange's nest over PLANES planes of 64 rows of 2 KiB from BASE: loop 0
+ * (over the planes) steps stream 1, row 0 of each plane, released behind; within each
+ * plane, loop 1 (over the rows) steps stream 0, the walk down the plane's rows.  Returns
+ * the nest's entry.
+ */
+static int exchange(uintptr_t base, unsigned planes, struct foresight_site *rows,
+                    struct foresight_site *walk_site)
+{
+    enum { ROW = 2048, PLANE = 64 * ROW };
+    static const struct foresight_nest_stream ns[] = {
+        {1, 0, FORESIGHT_STREAM_RUNS},
+        {0, 0, FORESIGHT_STREAM_REGION | FORESIGHT_STREAM_RUNS | FORESIGHT_STREAM_RELEASE}};
+    static const struct foresight_nest_pipe np[] = {{0, 0}, {0, 0}};
+    static const struct foresight_nest nest = {ns, np, 2, 2, 4096, 64 * 1024};
+    const uintptr_t nv[] = {ROW, 0, 0, 0, PLANE, ROW, 0, 0};
+    struct foresight_stream st[2];
+    uintptr_t dist[4];
+    if (foresight_nest_enter(&nest, st, nv, dist) != 1)
+        return 0;
+    struct foresight_site *const k_sites[] = {rows}, *const j_sites[] = {walk_site};
+    uintptr_t kc = 0;
+    for (unsigned k = 0; k < planes; k++) {
+        const uintptr_t plane = base + (uintptr_t)k * PLANE;
+        if (kc > 1)
+            kc--;
+        else
+            kc = foresight_streams_step(st + 1, 1, k_sites, k == 0 ? 0 : 1,
+                                        (const uintptr_t[]){plane, plane}, planes - 1 - k);
+        uintptr_t jc = 0;
+        for (unsigned j = 0; j < 64; j++) {
+            const uintptr_t at = plane + (uintptr_t)j * ROW;
+            if (jc > 1)
+                jc--;
+            else
+                jc = foresight_streams_step(st, 1, j_sites, j == 0 ? 0 : 1,
+                                            (const uintptr_t[]){at, at}, 63 - j);
+        }
+    }
+    return 1;
 }
 
 int main(void)
@@ -100,6 +145,35 @@ int main(void)
     fs_site_counts(&mem_site, c);
     CHECK_EQ(c[FS_KERNEL_READAHEAD], 0);
     CHECK(c[FS_CONSIDERED] + c[FS_FILTERED] > 0);
+
+    /* Rows across the planes beside the walk down each plane: after its first step the
+     * rows' stream is left to the kernel (counted once), on the next entry from its
+     * first step; the walk is left to it at once. */
+    FORESIGHT_SITE(rows_site, "u[k][0][i] (across k)");
+    FORESIGHT_SITE(walk_site, "u[k][j][1] (across j)");
+    CHECK_EQ(exchange(base, 16, &rows_site, &walk_site), 1);
+    fs_site_counts(&rows_site, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 1);
+    const unsigned long first_step = c[FS_CONSIDERED] + c[FS_FILTERED];
+    CHECK(first_step > 0);
+    fs_site_counts(&walk_site, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 1); /* once per set-up */
+    CHECK_EQ(c[FS_CONSIDERED] + c[FS_FILTERED], 0);
+    CHECK_EQ(exchange(base, 16, &rows_site, &walk_site), 1);
+    fs_site_counts(&rows_site, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 2);
+    CHECK_EQ(c[FS_CONSIDERED] + c[FS_FILTERED], first_step);
+    /* The same nest over anonymous memory: the rows keep their hints all along. */
+    char *planes = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                        -1, 0);
+    CHECK(planes != MAP_FAILED);
+    FORESIGHT_SITE(anon_rows, "v[k][0][i] (across k)");
+    FORESIGHT_SITE(anon_walk, "v[k][j][1] (across j)");
+    CHECK_EQ(exchange((uintptr_t)planes, 16, &anon_rows, &anon_walk), 1);
+    fs_site_counts(&anon_rows, c);
+    CHECK_EQ(c[FS_KERNEL_READAHEAD], 0);
+    CHECK(c[FS_CONSIDERED] + c[FS_FILTERED] > 0);
+    munmap(planes, 2 * MiB);
 
     /* A release over the shared mapping: nothing issued, the pages stay, counted. */
     volatile unsigned char sink = 0;
