@@ -255,6 +255,13 @@ void fs_workers_after_fork_child(void);
 extern __thread bool fs_starting_library_thread; /* inside fs_thread_start_on's create */
 
 /* pin.c: the process on one CPU while hints page (FORESIGHT_PIN). */
+/* Code a sanitizer's start-up may run before its shadow memory exists: uninstrumented. */
+#define FS_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
+/* The definition (libc's) behind an interposed function NAME, kept in *SLOT once found
+ * (interpose.c); fs_next_all looks up N of them at once. */
+void *fs_next_fn(void **slot, const char *name);
+void fs_next_all(void **slots, const char *const *names, unsigned n);
+
 void fs_pin_init(void);      /* at start: the process's mask, whether pinning may happen */
 void fs_pin_gate(bool open); /* each fresh reading of the gate, on the program's thread */
 void fs_pin_tick(void);      /* every few ms from the library's memcg keeper thread */

@@ -62,10 +62,6 @@
 
 #include "internal.h"
 
-/* (a sanitizer's start-up may call these before its shadow memory exists: uninstrumented,
- * as pt_thread.c's sigaction) */
-#define EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
-
 #define LOOK_NS 1000000000ull      /* between looks at the threads and the machine's load */
 #define INDIRECT_NS 10000000000ull /* no pin this long after a hinted indirect reference */
 #define PAGING_NS 10000000000ull   /* a pin this long after the worker's last page-out */
@@ -410,7 +406,7 @@ bool fs_pin_enabled(void)
     return enabled;
 }
 
-EARLY bool fs_pinned(void)
+FS_EARLY bool fs_pinned(void)
 {
     return __atomic_load_n(&state, __ATOMIC_RELAXED) == PINNED;
 }
@@ -445,20 +441,14 @@ static const char *const real_names[NREAL] = {
     "execvpe", "fexecve", "execveat"};
 static void *real_fn[NREAL];
 
-EARLY static void *real(int i)
+FS_EARLY static void *real(int i)
 {
-    void *f = __atomic_load_n(&real_fn[i], __ATOMIC_ACQUIRE);
-    if (f == NULL) {
-        f = dlsym(RTLD_NEXT, real_names[i]);
-        __atomic_store_n(&real_fn[i], f, __ATOMIC_RELEASE);
-    }
-    return f;
+    return fs_next_fn(&real_fn[i], real_names[i]);
 }
 
 __attribute__((constructor)) static void find_real(void)
 {
-    for (int i = 0; i < NREAL; i++)
-        (void)real(i);
+    fs_next_all(real_fn, real_names, NREAL);
 }
 
 void fs_pin_init(void)
@@ -777,7 +767,7 @@ int wordexp(const char *words, wordexp_t *we, int flags)
 
 /* The attributes of a running thread hold its mask (libc reads it itself); a thread
  * created with them would start pinned. */
-EARLY int pthread_getattr_np(pthread_t t, pthread_attr_t *attr)
+FS_EARLY int pthread_getattr_np(pthread_t t, pthread_attr_t *attr)
 {
     int (*next)(pthread_t, pthread_attr_t *) =
         NEXT(R_PTHREAD_GETATTR, int (*)(pthread_t, pthread_attr_t *));

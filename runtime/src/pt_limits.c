@@ -14,7 +14,7 @@
  * The program's calls bind to these (the library is linked before libc); the library's
  * own go to libc's (dlsym RTLD_NEXT).  Not covered: a raw system call, and a sanitizer's
  * interceptor, which binds first.  Before the thread exists they only pass the call on:
- * a sanitizer's start-up makes them (see EARLY).
+ * a sanitizer's start-up makes them (see FS_EARLY in internal.h).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,12 +26,11 @@
 #include "internal.h"
 
 /* A sanitizer's own start-up calls setrlimit before its shadow memory exists: these run
- * uninstrumented (and call nothing instrumented until the thread exists). */
-#define EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
+ * uninstrumented (FS_EARLY) and call nothing instrumented until the thread exists. */
 
 /* LIM as a pointer the compiler may not assume non-null (libc's prototypes say nonnull,
  * but a program may pass NULL, which glibc's setrlimit takes as setting nothing). */
-EARLY static const void *laundered(const void *lim)
+FS_EARLY static const void *laundered(const void *lim)
 {
     __asm__("" : "+r"(lim));
     return lim;
@@ -43,28 +42,21 @@ static const char *const real_names[] = {"setrlimit", "setrlimit64", "prlimit", 
 #define NREAL (sizeof real_names / sizeof real_names[0])
 static void *real_fn[NREAL];
 
-EARLY static void *next(const char *name)
+FS_EARLY static void *next(const char *name)
 {
     for (size_t i = 0; i < NREAL; i++)
-        if (real_names[i] == name || strcmp(real_names[i], name) == 0) {
-            void *f = __atomic_load_n(&real_fn[i], __ATOMIC_ACQUIRE);
-            if (f == NULL) {
-                f = dlsym(RTLD_NEXT, name);
-                __atomic_store_n(&real_fn[i], f, __ATOMIC_RELEASE);
-            }
-            return f;
-        }
+        if (real_names[i] == name || strcmp(real_names[i], name) == 0)
+            return fs_next_fn(&real_fn[i], real_names[i]);
     return dlsym(RTLD_NEXT, name);
 }
 
 __attribute__((constructor)) static void find_real(void)
 {
-    for (size_t i = 0; i < NREAL; i++)
-        (void)next(real_names[i]);
+    fs_next_all(real_fn, real_names, NREAL);
 }
 
 /* The thread's memory would count against RESOURCE set to NEW: end it first. */
-EARLY static void make_room(int resource, const struct rlimit *lim)
+FS_EARLY static void make_room(int resource, const struct rlimit *lim)
 {
     lim = laundered(lim);
     if (lim == NULL || lim->rlim_cur == RLIM_INFINITY)
@@ -76,7 +68,7 @@ EARLY static void make_room(int resource, const struct rlimit *lim)
     }
 }
 
-EARLY int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
+FS_EARLY int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
 {
     make_room((int)resource, lim);
     int (*f)(__rlimit_resource_t, const struct rlimit *) =
@@ -88,7 +80,7 @@ EARLY int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
     return f(resource, lim);
 }
 
-EARLY int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *lim)
+FS_EARLY int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *lim)
 {
     const struct rlimit64 *l = laundered(lim);
     if (l != NULL && l->rlim_cur != RLIM64_INFINITY)
@@ -102,7 +94,7 @@ EARLY int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *lim)
     return f(resource, lim);
 }
 
-EARLY int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *lim,
+FS_EARLY int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *lim,
             struct rlimit *old)
 {
     if (pid == 0 || pid == getpid())
@@ -117,7 +109,7 @@ EARLY int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *
     return f(pid, resource, lim, old);
 }
 
-EARLY int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *lim,
+FS_EARLY int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *lim,
               struct rlimit64 *old)
 {
     if ((pid == 0 || pid == getpid()) && lim != NULL && lim->rlim_cur != RLIM64_INFINITY)
@@ -132,7 +124,7 @@ EARLY int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit
     return f(pid, resource, lim, old);
 }
 
-EARLY int mlockall(int flags)
+FS_EARLY int mlockall(int flags)
 {
     if (flags & MCL_CURRENT) {
         const int e = errno;

@@ -62,7 +62,6 @@
 #include <linux/filter.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -411,9 +410,6 @@ static bool install_fault_net(void)
  * other signal, and every call before the net exists, is libc's.  Not covered: calls
  * that do not go through these symbols (a raw rt_sigaction system call, libc's own, a
  * sanitizer's interceptor, which binds first). */
-/* (a sanitizer's start-up may call these before its shadow memory exists: uninstrumented) */
-#define EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
-
 /* libc's functions behind these, found at load (dlsym is not async-signal-safe, and a
  * program may call signal() in a handler); later if a sanitizer's start-up calls first. */
 enum { R_SIGACTION, R_SIGNAL, R_BSD_SIGNAL, R_SYSV_SIGNAL, R_SYSV_SIGNAL2, NREAL };
@@ -421,23 +417,17 @@ static const char *const real_names[NREAL] = {"sigaction", "signal", "bsd_signal
                                               "sysv_signal", "__sysv_signal"};
 static void *real_fn[NREAL];
 
-EARLY static void *real(int i)
+FS_EARLY static void *real(int i)
 {
-    void *f = __atomic_load_n(&real_fn[i], __ATOMIC_ACQUIRE);
-    if (f == NULL) {
-        f = dlsym(RTLD_NEXT, real_names[i]);
-        __atomic_store_n(&real_fn[i], f, __ATOMIC_RELEASE);
-    }
-    return f;
+    return fs_next_fn(&real_fn[i], real_names[i]);
 }
 
 __attribute__((constructor)) static void find_real(void)
 {
-    for (int i = 0; i < NREAL; i++)
-        (void)real(i);
+    fs_next_all(real_fn, real_names, NREAL);
 }
 
-EARLY static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+FS_EARLY static int real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     int (*next)(int, const struct sigaction *, struct sigaction *) =
         (int (*)(int, const struct sigaction *, struct sigaction *))real(R_SIGACTION);
@@ -448,7 +438,7 @@ EARLY static int real_sigaction(int sig, const struct sigaction *act, struct sig
     return next(sig, act, old);
 }
 
-EARLY static size_t net_index(int sig)
+FS_EARLY static size_t net_index(int sig)
 {
     size_t i = 0;
     while (i < NNET && net_signals[i] != sig)
@@ -476,7 +466,7 @@ static void record(size_t i, const struct sigaction *act, struct sigaction *old)
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
-EARLY int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+FS_EARLY int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     const size_t i = net_index(sig);
     if (i == NNET || !__atomic_load_n(&net_installed, __ATOMIC_ACQUIRE))
@@ -487,7 +477,7 @@ EARLY int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 
 /* signal(3) as glibc's: BSD semantics (SA_RESTART, the signal blocked in its handler);
  * sysv_signal's: SA_RESETHAND | SA_NODEFER. */
-EARLY static sighandler_t set_handler(int sig, sighandler_t h, int flags, int which)
+FS_EARLY static sighandler_t set_handler(int sig, sighandler_t h, int flags, int which)
 {
     const size_t i = net_index(sig);
     if (i == NNET || !__atomic_load_n(&net_installed, __ATOMIC_ACQUIRE)) {
@@ -509,22 +499,22 @@ EARLY static sighandler_t set_handler(int sig, sighandler_t h, int flags, int wh
     return old.sa_handler;
 }
 
-EARLY sighandler_t signal(int sig, sighandler_t h)
+FS_EARLY sighandler_t signal(int sig, sighandler_t h)
 {
     return set_handler(sig, h, SA_RESTART, R_SIGNAL);
 }
 
-EARLY sighandler_t bsd_signal(int sig, sighandler_t h)
+FS_EARLY sighandler_t bsd_signal(int sig, sighandler_t h)
 {
     return set_handler(sig, h, SA_RESTART, R_BSD_SIGNAL);
 }
 
-EARLY sighandler_t sysv_signal(int sig, sighandler_t h)
+FS_EARLY sighandler_t sysv_signal(int sig, sighandler_t h)
 {
     return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, R_SYSV_SIGNAL);
 }
 
-EARLY sighandler_t __sysv_signal(int sig, sighandler_t h)
+FS_EARLY sighandler_t __sysv_signal(int sig, sighandler_t h)
 {
     return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, R_SYSV_SIGNAL2);
 }
