@@ -35,6 +35,10 @@ class NestFacts:
     refs: list[RefFacts]
     localized: dict[str, bool]                # var -> inside the localized iteration space
     volume: dict[str, int | None]             # var -> bytes touched by one iteration (None: ?)
+    # id(loop) -> bytes one iteration touches through references reused across the loop
+    # (the data that must stay between two iterations; None: ?).  By the loop, not its
+    # variable: two sibling loops may have the same one.
+    reused: dict[int, int | None] = field(default_factory=dict)
 
 
 def enclosing(nest: LoopNest) -> list[tuple[ArrayRef, list[Loop]]]:
@@ -118,15 +122,20 @@ def analyse(nest: LoopNest, opts: CompileOptions) -> NestFacts:
     # Section 3.1.3: a loop is localized when one of its iterations touches less than memory.
     localized: dict[str, bool] = {}
     volume: dict[str, int | None] = {}
+    reused: dict[int, int | None] = {}
     for lp in nest.loops():
         total: int | None = 0
+        again: int | None = 0
         for f in facts:
             if lp not in f.loops or f.ref.indirect is not None:
                 continue
             inner = f.loops[f.loops.index(lp) + 1:]
             p = 1 if not f.leading else _pages(f.ref, inner, page)
             total = None if total is None or p is None else total + p
+            if f.reuse[lp.var] in ("temporal", "spatial"):
+                again = None if again is None or p is None else again + p
         volume[lp.var] = None if total is None else total * page
+        reused[id(lp)] = None if again is None else again * page
         localized[lp.var] = total is not None and total * page < memory
     # Localized space is a suffix of the nest: an outer loop is localized only if inner ones are.
     for f in facts:
@@ -137,7 +146,7 @@ def analyse(nest: LoopNest, opts: CompileOptions) -> NestFacts:
             f.locality[lp.var] = kind if inside and kind in ("temporal", "spatial") else (
                 "?" if kind == "?" else "none")
         f.predicate = _predicate(f, page)
-    return NestFacts(nest, facts, localized, volume)
+    return NestFacts(nest, facts, localized, volume, reused)
 
 
 def _group(facts: list[RefFacts], page: int, block: int) -> None:

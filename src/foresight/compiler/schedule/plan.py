@@ -281,7 +281,7 @@ def schedule(facts: NestFacts, opts: CompileOptions) -> NestPlan:
         trailing = release.trailing(f, facts.refs)
         chosen = []
         for taken, (pipe, moved, why) in enumerate(found):
-            keep, across = release.kept(f, pipe, facts.volume, opts.memory_bytes,
+            keep, across = release.kept(f, pipe, facts, opts.memory_bytes,
                                         opts.preset == "paper")
             volume = release.runtime_volume(facts, across) if across is not None else None
             # Kept while one iteration of `across` fits, but its volume cannot be

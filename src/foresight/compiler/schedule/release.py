@@ -14,7 +14,7 @@ def temporal_outside_only(f: RefFacts, pipe: Loop) -> bool:
     return all(f.locality[lp.var] not in ("temporal", "spatial") for lp in f.loops[:idx])
 
 
-def kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None], memory: int,
+def kept(f: RefFacts, pipe: Loop, facts: NestFacts, memory: int,
           paper: bool) -> tuple[str | None, Loop | None]:
     """Why the reference's data is not released (None: release it), and the loop whose
     per-iteration volume decides it at nest entry, if any: release only data the nest
@@ -28,7 +28,14 @@ def kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None], memory: int,
     released than left to push out what does.  The innermost such loop decides (outer
     ones touch more).  `volume` and `memory` (compile time) decide where the volume
     cannot be evaluated at entry, or is known to be less than an eighth of memory, and
-    always under the paper preset."""
+    always under the paper preset.
+
+    The volume is that of the references reused across the loop (NestFacts.reused): the
+    others' data is released behind them, or left to the kernel's reclaim, so it need not
+    stay between iterations (seismo: a channel streamed from a file and a 40 MiB array
+    read again for each of 16 channels, 80 MiB an iteration under a 64 MiB cap; with the
+    array released each channel read it back from swap).  The paper's preset counts every
+    reference, as the paper's localized space does."""
     idx = f.loops.index(pipe)
     across = None
     for lp in f.loops[:idx]:
@@ -36,7 +43,7 @@ def kept(f: RefFacts, pipe: Loop, volume: dict[str, int | None], memory: int,
             across = lp
     if across is None:
         return None, None
-    known = volume.get(across.var)
+    known = facts.volume.get(across.var) if paper else facts.reused.get(id(across))
     if paper and known is not None:
         # The paper's localized space: the memory assumed at compile time decides.
         return (None, None) if known >= memory else (
@@ -58,10 +65,11 @@ def runtime_volume(facts: NestFacts, lp: Loop
     adds per iteration its stride, at most the footprint so far in pages).  None when an
     inner loop's bounds are not fixed for the whole nest (their trip counts cannot be
     evaluated at entry).  Indirect targets are left out, so the volume errs small and
-    the data is kept."""
+    the data is kept.  Only references reused across `lp` count, as in kept()."""
     terms = []
     for g in facts.refs:
-        if g.ref.indirect is not None or not g.leading or lp not in g.loops:
+        if (g.ref.indirect is not None or not g.leading or lp not in g.loops
+                or g.reuse[lp.var] not in ("temporal", "spatial")):
             continue
         off = g.ref.byte_offset()
         moves = []
