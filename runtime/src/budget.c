@@ -246,23 +246,25 @@ static uint64_t stat_value(const char *text, const char *key)
     return 0;
 }
 
-/* The cgroup's clean page cache (file pages neither dirty nor under writeback): what its
- * reclaim drops without writing anything; 0 when unknown.  The keys are within the
- * file's first kilobyte in v1 and v2 (a small buffer: this may run in a signal handler). */
+/* The cgroup's clean inactive page cache (inactive file pages, less any dirty or under
+ * writeback): what its reclaim drops first without writing anything; 0 when unknown.
+ * Not the active file pages: a program's text and the files it keeps reading are its
+ * working set.  The keys are within the file's first kilobyte in v1 and v2 (a small
+ * buffer: this may run in a signal handler). */
 static uint64_t clean_file_bytes(void)
 {
     char buf[1536];
     if (stat_path[0] == 0 || !read_small(stat_path, buf, sizeof buf))
         return 0;
-    const uint64_t file = stat_value(buf, "inactive_file") + stat_value(buf, "active_file");
+    const uint64_t file = stat_value(buf, "inactive_file");
     const uint64_t dirty = cgroup_v2 ? stat_value(buf, "file_dirty") + stat_value(buf, "file_writeback")
                                      : stat_value(buf, "dirty") + stat_value(buf, "writeback");
     return file > dirty ? file - dirty : 0;
 }
 
 /*
- * Memory is short: what is in use, less the clean page cache under a cgroup limit, has
- * reached 3/4 of the limit.  Clean file pages cost the cgroup's reclaim nothing to drop,
+ * Memory is short: what is in use, less the clean inactive page cache under a cgroup
+ * limit, has reached 3/4 of the limit.  Such pages cost the cgroup's reclaim nothing to drop,
  * so releasing anonymous memory (written to swap, read back if it is used again) while
  * they fill the cgroup only adds work: seismo, a 40 MiB array written by one nest and
  * read by the next while 640 MiB of a mapped file passed through a 64 MiB cap, paged the
@@ -280,8 +282,20 @@ bool fs_budget_pressure(void)
         uint64_t used = usage_bytes();
         bool over = used == 0 || used >= limit_bytes / 4 * 3;
         if (over && used != 0 && usage_path[0]) {
-            const uint64_t clean = clean_file_bytes();
-            over = clean < used && used - clean >= limit_bytes / 4 * 3;
+            /* memory.stat costs more to read than the usage (the kernel flushes and
+             * sums its per-CPU counters): read once a second while the page cache's
+             * share is small (an anonymous program's), every 100 ms while it is an
+             * eighth of the limit or more and may give way to anonymous memory. */
+            static uint64_t clean, clean_next_ns;
+            if (now >= __atomic_load_n(&clean_next_ns, __ATOMIC_RELAXED)) {
+                const uint64_t c = clean_file_bytes();
+                __atomic_store_n(&clean, c, __ATOMIC_RELAXED);
+                __atomic_store_n(&clean_next_ns,
+                                 now + (c >= limit_bytes / 8 ? 100000000u : 1000000000u),
+                                 __ATOMIC_RELAXED);
+            }
+            const uint64_t c = __atomic_load_n(&clean, __ATOMIC_RELAXED);
+            over = c < used && used - c >= limit_bytes / 4 * 3;
         }
         __atomic_store_n(&pressed, over, __ATOMIC_RELAXED);
     }

@@ -87,5 +87,7 @@ def test_clean_page_cache_is_no_pressure(cc, tmp_path):
     s = json.loads(stats.read_text())
     assert s["config"]["mem_limit_source"].startswith("cgroup")
     g = s["global"]
-    assert g["releases_idle"] >= 1                           # the first release waited
-    assert g["pages_deactivated"] + g["pages_freed"] >= 256  # the second was made
+    # The first release waited, the second was made (over the pages of b still
+    # resident: the cgroup's reclaim may have swapped some of them out already).
+    assert g["releases_idle"] == 1
+    assert g["pages_deactivated"] + g["pages_freed"] > 0
