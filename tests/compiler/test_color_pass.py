@@ -233,7 +233,7 @@ static int chunk(void) { return ++calls, 4; }
 static int team(void) { return ++picks, 2; }
 #define CHUNK chunk()
 #define NT team()
-#define UPPER (evals++, 100)
+#define UPPER (__atomic_add_fetch(&evals, 1, __ATOMIC_RELAXED), 100) /* per thread */
 #define STEP 1 + 0 * __COUNTER__
 int a[100], b[100];
 int main(void)
