@@ -266,6 +266,7 @@ void fs_pin_init(void);      /* at start: the process's mask, whether pinning ma
 void fs_pin_gate(bool open); /* each fresh reading of the gate, on the program's thread */
 void fs_pin_tick(void);      /* every few ms from the library's memcg keeper thread */
 void fs_pin_indirect(void);  /* a nest with indirect references runs hinted */
+void fs_pin_paging(void);    /* the worker is about to page memory out (MADV_PAGEOUT) */
 void fs_pin_give_back(void); /* every thread its mask back now (a prefetch thread starts) */
 bool fs_pinned(void);
 bool fs_pin_enabled(void);   /* pinning may happen in this process (fs_pin_init) */

@@ -272,8 +272,10 @@ static enum fs_release_mode release_mode(const struct foresight_site *site)
 static void fs_issue_release(const struct fs_request *r)
 {
     enum fs_release_mode mode = release_mode(r->site);
-    if (mode == FS_REL_PAGEOUT)
+    if (mode == FS_REL_PAGEOUT) {
         __atomic_add_fetch(&fs_global_pageouts, 1, __ATOMIC_RELAXED);
+        fs_pin_paging();
+    }
     unsigned char vec[PIECE_PAGES], after[PIECE_PAGES];
     bool any_mapped = false;
     for (size_t done = 0; done < r->npages; done += PIECE_PAGES) {

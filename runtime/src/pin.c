@@ -7,8 +7,9 @@
  * exit to the host).  With every thread of the process on one CPU there is no other CPU
  * to interrupt: on the 2-CPU VM of docs/decisions.md the six hinted NAS kernels at 3x
  * that pin used 34-51% less system time and ran 2-21% faster.  So while the gate
- * (gate.c) has hints on, every thread of the process runs on the CPU the program's
- * thread was on, and gets back the mask it started with when the gate closes.
+ * (gate.c) has hints on, every thread of the process runs on one CPU (the program's
+ * thread's, unless another served far fewer interrupts: quiet_cpu), and gets back the
+ * mask it started with when the gate closes.
  *
  * A program must not be able to tell, nor hand the pin on, so it is taken only when
  *  - FORESIGHT_PIN is not 0; one worker (FORESIGHT_WORKERS); no prefetch thread
@@ -21,7 +22,8 @@
  *  - the worker paged memory out (MADV_PAGEOUT releases, of anonymous memory) in the
  *    last 10 seconds: the interrupts come from unmapping those pages; with the NAS
  *    arrays in files, where no releases are made, the pin made MG 3-13% slower and
- *    saved no system time;
+ *    saved no system time.  The worker tries to pin at its first page-out
+ *    (fs_pin_paging), not the keeper a second later;
  *  - other processes used, over the last second, no more user time than the other CPUs
  *    give (plus a fifth of one): the pin leaves them those; FORESIGHT_PIN=always skips
  *    this look and the one above;
@@ -76,7 +78,7 @@ static cpu_set_t pin_mask;   /* the one CPU, while PINNED */
 static bool wanted;          /* the gate's last answer: hints on */
 static uint64_t tried_at;    /* the gate's last try to pin (CLOCK_MONOTONIC_COARSE ns) */
 static uint64_t indirect_at; /* when a nest with indirect references last ran hinted */
-static uint64_t paging_at;   /* when the keeper last saw the worker's page-outs grow */
+static uint64_t paging_at;   /* when the worker's page-outs were last seen to grow */
 static unsigned long pageouts_seen; /* fs_global_pageouts then */
 static bool enabled;         /* FORESIGHT_PIN, one worker, 2+ CPUs, no OpenMP, calls bound here */
 unsigned long fs_global_pins; /* times the process was pinned */
@@ -166,9 +168,15 @@ static unsigned long long stat_field(const char *path, int n)
     return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
 }
 
-/* User time (user and nice, clock ticks) on the CPUs of the process's first mask, from
- * /proc/stat's cpuN lines (read in pieces: a line per CPU), and this process's utime. */
-static void user_ticks(unsigned long long *machine, unsigned long long *own)
+/* Per CPU of the process's first mask, the clock ticks /proc/stat counts in interrupts
+ * (irq and softirq), at the keeper's last sample and at the one before. */
+static unsigned long long irq_sample[CPU_SETSIZE], irq_before[CPU_SETSIZE];
+
+/* From /proc/stat's cpuN lines (read in pieces: a line per CPU), on the CPUs of the
+ * process's first mask: the user time (user and nice, clock ticks) in *MACHINE, and each
+ * CPU's interrupt ticks in IRQ; this process's utime in *OWN. */
+static void cpu_ticks(unsigned long long *machine, unsigned long long *own,
+                      unsigned long long *irq)
 {
     *machine = 0;
     *own = stat_field("/proc/self/stat", 14);
@@ -188,8 +196,12 @@ static void user_ticks(unsigned long long *machine, unsigned long long *own)
                 char *end;
                 const unsigned long cpu = strtoul(line + 3, &end, 10);
                 if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, &load_mask)) {
-                    const unsigned long long user = strtoull(end, &end, 10);
-                    *machine += user + strtoull(end, NULL, 10);
+                    /* user nice system idle iowait irq softirq */
+                    unsigned long long f[7] = {0};
+                    for (int i = 0; i < 7; i++)
+                        f[i] = strtoull(end, &end, 10);
+                    *machine += f[0] + f[1];
+                    irq[cpu] = f[5] + f[6];
                 }
             } else if (strncmp(line, "intr", 4) == 0) { /* past the cpu lines */
                 close(fd);
@@ -205,22 +217,51 @@ static void user_ticks(unsigned long long *machine, unsigned long long *own)
     close(fd);
 }
 
-static unsigned long long sample_machine, sample_own; /* user_ticks at SAMPLE_AT */
+static unsigned long long sample_machine, sample_own; /* cpu_ticks at SAMPLE_AT */
 static uint64_t sample_at;
 static double others_busy; /* CPUs' worth of others' user time on the mask's CPUs */
 
-/* A new sample of the user time on the mask's CPUs, if the last is a second old. */
+/* A new sample of the time on the mask's CPUs, if the last is a second old. */
 static void sample(uint64_t now)
 {
     if (now - sample_at < LOOK_NS)
         return;
     unsigned long long machine, own;
-    user_ticks(&machine, &own);
+    memcpy(irq_before, irq_sample, sizeof irq_before);
+    cpu_ticks(&machine, &own, irq_sample);
     const double ticks = (double)(machine - sample_machine) - (double)(own - sample_own);
     others_busy = ticks / (double)sysconf(_SC_CLK_TCK) / ((double)(now - sample_at) / 1e9);
     sample_machine = machine;
     sample_own = own;
     sample_at = now;
+}
+
+/* The CPU to pin to, for a program's thread on CPU: the one of the mask that served the
+ * fewest interrupts lately (since the keeper's sample before last; since boot before
+ * that), CPU itself unless another served fewer than half as many.  The interrupts are
+ * the I/O's completions (on the 2-CPU VM of docs/decisions.md all the disk's go to one
+ * CPU): a program pinned beside them waits while they run, and they run beside it if it
+ * is not (NAS EP at 3x: 5% faster pinned to the other CPU, in 6 runs of 8). */
+static int quiet_cpu(int cpu)
+{
+    static unsigned long long irq_now[CPU_SETSIZE]; /* (the lock held) */
+    unsigned long long machine, own;
+    cpu_ticks(&machine, &own, irq_now);
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &load_mask))
+        return cpu;
+    int best = cpu;
+    unsigned long long fewest = irq_now[cpu] - irq_before[cpu];
+    const unsigned long long own_irq = fewest;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &load_mask))
+            continue;
+        const unsigned long long served = irq_now[c] - irq_before[c];
+        if (served < fewest && 2 * served < own_irq) {
+            best = c;
+            fewest = served;
+        }
+    }
+    return best;
 }
 
 /* The program's threads: the process's less the library's (counted once they run, so a
@@ -260,6 +301,11 @@ static const char *refused_locked(pid_t tid)
     const uint64_t indirect = __atomic_load_n(&indirect_at, __ATOMIC_RELAXED);
     if (indirect != 0 && now - indirect < INDIRECT_NS)
         return "indirect";
+    const unsigned long pageouts = __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED);
+    if (pageouts != pageouts_seen) {
+        pageouts_seen = pageouts;
+        __atomic_store_n(&paging_at, now, __ATOMIC_RELAXED);
+    }
     const uint64_t paging = __atomic_load_n(&paging_at, __ATOMIC_RELAXED);
     if (fs_cfg.pin == 1 && (paging == 0 || now - paging >= PAGING_NS))
         return "not paging";
@@ -281,6 +327,7 @@ static const char *refused_locked(pid_t tid)
 /* Every thread on CPU (the lock held). */
 static void pin_locked(int cpu)
 {
+    cpu = quiet_cpu(cpu);
     if (cpu < 0 || !CPU_ISSET(cpu, &load_mask))
         return;
     CPU_ZERO(&pin_mask);
@@ -355,6 +402,20 @@ void fs_pin_gate(bool open)
     program_side_end(&ps);
 }
 
+/* The pin taken on a library thread (the lock held), if the program wants hints and
+ * nothing refuses it: every thread on the CPU the program's thread last ran on (the
+ * process's first thread, the one it has while pinned). */
+static void pin_from_library_locked(void)
+{
+    const pid_t main_tid = getpid();
+    if (state != UNPINNED || !__atomic_load_n(&wanted, __ATOMIC_RELAXED) ||
+        refused_locked(main_tid) != NULL)
+        return;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)main_tid);
+    pin_locked((int)stat_field(path, 39));
+}
+
 void fs_pin_tick(void)
 {
     if (!enabled || __atomic_load_n(&state, __ATOMIC_RELAXED) == ENDED)
@@ -364,21 +425,31 @@ void fs_pin_tick(void)
         return;
     pthread_mutex_lock(&mu);
     sample(now);
-    const unsigned long pageouts = __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED);
-    if (pageouts != pageouts_seen) {
-        pageouts_seen = pageouts;
-        __atomic_store_n(&paging_at, now, __ATOMIC_RELAXED);
-    }
-    /* The program's thread is the process's first (the one it has while pinned). */
-    const pid_t main_tid = getpid();
     const bool want = __atomic_load_n(&wanted, __ATOMIC_RELAXED);
-    if (state == PINNED && (!want || refused_locked(main_tid) != NULL)) {
+    if (state == PINNED && (!want || refused_locked(getpid()) != NULL))
         unpin_locked();
-    } else if (state == UNPINNED && want && refused_locked(main_tid) == NULL) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)main_tid);
-        pin_locked((int)stat_field(path, 39)); /* the CPU it last ran on */
-    }
+    else
+        pin_from_library_locked();
+    pthread_mutex_unlock(&mu);
+}
+
+/* The worker is about to page memory out: the pin now, not at the keeper's next look.
+ * Where the first page-outs put the data in swap is where it stays: with NAS EP at 3x
+ * (docs/decisions.md), pinned at the first page-out 97% of the pages next to each other
+ * in memory were next to each other in swap all run long, pinned a second later 71-78%
+ * (paged out from two CPUs in that second, never better after), and every swap-in reads
+ * the pages around the one it wants. */
+void fs_pin_paging(void)
+{
+    if (!enabled || __atomic_load_n(&state, __ATOMIC_RELAXED) != UNPINNED ||
+        !__atomic_load_n(&wanted, __ATOMIC_RELAXED))
+        return;
+    const uint64_t now = now_ns();
+    if (now - __atomic_load_n(&tried_at, __ATOMIC_RELAXED) < LOOK_NS / 10 ||
+        pthread_mutex_trylock(&mu) != 0)
+        return;
+    __atomic_store_n(&tried_at, now, __ATOMIC_RELAXED);
+    pin_from_library_locked();
     pthread_mutex_unlock(&mu);
 }
 
@@ -422,7 +493,7 @@ static void after_fork_child(void)
     wanted = false;
     tried_at = indirect_at = paging_at = 0;
     pageouts_seen = 0;
-    user_ticks(&sample_machine, &sample_own);
+    cpu_ticks(&sample_machine, &sample_own, irq_sample);
     sample_at = now_ns();
     __atomic_store_n(&fs_global_pins, 0, __ATOMIC_RELAXED);
 }
@@ -466,7 +537,7 @@ void fs_pin_init(void)
     /* An OpenMP runtime reads the mask itself (libomp by a system call) at its first
      * parallel region: pinned then, it would run the region on one thread. */
     const bool openmp = dlsym(RTLD_DEFAULT, "omp_get_num_threads") != NULL;
-    user_ticks(&sample_machine, &sample_own);
+    cpu_ticks(&sample_machine, &sample_own, irq_sample);
     sample_at = now_ns();
     enabled = fs_cfg.pin != 0 && bound && load_cpus >= 2 && fs_cfg.workers == 1 && !openmp;
     pthread_atfork(NULL, NULL, after_fork_child);
