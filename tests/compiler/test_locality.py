@@ -178,6 +178,30 @@ def test_a_reference_in_an_offset_loop_joins_the_group_without_leading_it(ir):
         assert swept["x[i + o]"].leading and swept["x[i + o]"].group == []
 
 
+def test_a_loop_sweeping_the_record_another_indexes_joins_its_group(ir):
+    # NAS SP's right-hand side: u[k][j][i][n] in `for (n = 0; n < 5; n++)` inside the loop
+    # over m of u[k][j][i][m] sweeps the same 40-byte record: n stands in for m.  In the
+    # group led by u[k + 1][j][i][m] and trailed by u[k - 1][j][i][m]; released behind
+    # itself, it had released plane k while u[k - 1] still read it at k + 1.
+    u = {"dims": (64, 64, 5)}
+    root = ir.loop("k", 64, ir.loop("j", 64, ir.loop("i", 64, ir.loop(
+        "m", 5, ir.ref("u[k][j][i][m]", **u), ir.ref("u[k + 1][j][i][m]", **u),
+        ir.ref("u[k - 1][j][i][m]", **u),
+        ir.loop("n", 5, ir.ref("u[k][j][i][n]", **u))))))
+    refs = by_text(ir.facts(root))
+    lead = refs["u[k + 1][j][i][m]"]
+    assert lead.leading and refs["u[k - 1][j][i][m]"].trailing
+    n = refs["u[k][j][i][n]"]
+    assert n.leader is lead.ref and not n.trailing and n.predicate == "False"
+    # Not standing in: a loop sweeping the array beside one indexing it (IS's key[i]
+    # beside key[it]), or a record loop beside a loop sweeping the array (x[e], e < 5,
+    # beside x[i]): the offset between them is not bounded by a record.
+    for root in (ir.loop("it", 8, ir.ref("key[it]"), ir.loop("i", "n", ir.ref("key[i]"))),
+                 ir.loop("i", 1 << 20, ir.ref("x[i]"), ir.loop("e", 5, ir.ref("x[e]")))):
+        alone = ir.facts(root)
+        assert all(f.leading and f.group == [] for f in alone.refs)
+
+
 def test_only_uniformly_generated_references_of_one_array_form_groups(ir):
     f = ir.facts(ir.loop("i", 512, ir.loop(
         "j", 512, ir.ref("A[i][j]", dims=(512,)), ir.ref("A[j][i]", dims=(512,)),

@@ -184,8 +184,13 @@ def _group(facts: list[RefFacts], page: int, block: int) -> None:
 def _offset_free(a: RefFacts, b: RefFacts, block: int) -> tuple[Affine, ...] | None:
     """b's subscripts without the terms of its offset loops, when b lies in loops inside
     all of a's and each of those inner loops moves b only as an offset of one of a's
-    loops: its variable has, in every subscript, the coefficients of that loop's (so
-    `u[k + o]`, `x[i + o]`, `a[(i + o) * m + j]`); None otherwise.  Not an offset loop:
+    loops x: its variable has, in every subscript of b, the coefficients x has in a's.
+    Where b also moves with x the offset is added to it (`u[k + o]`, `x[i + o]`, `a[(i +
+    o) * m + j]`: the offset's terms dropped); where b does not, the offset stands in for
+    x (`u[k][j][i][n]` beside `u[k][j][i][m]`, n sweeping the record m indexes: n's terms
+    become x's, when both loops have known trips sweeping less than a block; such a
+    member neither leads nor trails either: its address names a variable of a loop
+    inside the group's); None otherwise.  Not an offset loop:
     one whose bounds are affine in the loops around it (`o < n - i` sweeps the rest of
     the array), or whose known trip count moves b by a block or more (a loop worth
     pipelining itself).  Bounds set inside the nest (`klo = lo_off(k)`, NAS SP) are
@@ -194,7 +199,11 @@ def _offset_free(a: RefFacts, b: RefFacts, block: int) -> tuple[Affine, ...] | N
     if len(b.loops) <= n or b.loops[:n] != a.loops:
         return None
     subs = b.ref.subscripts
+    subs_a = a.ref.subscripts
+    if len(subs) != len(subs_a):
+        return None
     off = b.ref.byte_offset()
+    stand_in: dict[str, str] = {}   # offset variable -> the loop of a's it stands in for
     for e in b.loops[n:]:
         if e.var in b.ref.base_loops or not any(s.coeff(e.var) for s in subs):
             return None
@@ -203,10 +212,24 @@ def _offset_free(a: RefFacts, b: RefFacts, block: int) -> tuple[Affine, ...] | N
         c = sym_value(off.coeff(e.var))
         if e.trip is not None and (c is None or abs(c) * e.trip >= block):
             return None
-        if not any(all(s.coeff(e.var) == s.coeff(x.var) for s in subs) for x in a.loops):
+        x = next((x for x in a.loops if all(s.coeff(e.var) == sa.coeff(x.var)
+                                            for s, sa in zip(subs, subs_a, strict=True))),
+                 None)
+        if x is None:
             return None
+        if all(s.coeff(x.var) == sa.coeff(x.var) for s, sa in zip(subs, subs_a, strict=True)):
+            continue   # an offset added to x's terms
+        # Standing in for x: both sweep one small record (known trips, under a block),
+        # so b stays within it of a (not `x[e]` beside `x[i]`, i sweeping the array).
+        cx = sym_value(a.ref.byte_offset().coeff(x.var))
+        if (any(s.coeff(x.var) for s in subs) or x.var in stand_in.values()
+                or e.trip is None or x.trip is None or cx is None
+                or abs(cx) * x.trip >= block):
+            return None
+        stand_in[e.var] = x.var
     inner = {e.var for e in b.loops[n:]}
-    return tuple(Affine({v: c for v, c in s.coeffs.items() if v not in inner}, s.const)
+    return tuple(Affine({stand_in.get(v, v): c for v, c in s.coeffs.items()
+                         if v not in inner or v in stand_in}, s.const)
                  for s in subs)
 
 
