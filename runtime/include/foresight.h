@@ -105,6 +105,8 @@
  *                                the program (default 1: only while the worker pages
  *                                memory out and other processes leave a CPU to spare;
  *                                always: whatever the paging and load; 0: never).
+ *                                The CPU: the program's, unless another of its mask
+ *                                served under half its interrupts.
  *                                The program's mask queries, children and exec'd programs
  *                                see its own mask; its first thread or mask call ends the
  *                                pin.  Not after indirect nests, with OpenMP, or with 2+
