@@ -295,17 +295,18 @@ static void end_locked(const char *why)
  * TID: the program's thread. */
 static const char *refused_locked(pid_t tid)
 {
-    if (__atomic_load_n(&fs_global_pt_started, __ATOMIC_RELAXED) && !fs_pt_ended())
-        return "prefetch thread";
     const uint64_t now = now_ns();
-    const uint64_t indirect = __atomic_load_n(&indirect_at, __ATOMIC_RELAXED);
-    if (indirect != 0 && now - indirect < INDIRECT_NS)
-        return "indirect";
+    /* The worker's page-outs, seen whatever else refuses the pin. */
     const unsigned long pageouts = __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED);
     if (pageouts != pageouts_seen) {
         pageouts_seen = pageouts;
         __atomic_store_n(&paging_at, now, __ATOMIC_RELAXED);
     }
+    if (__atomic_load_n(&fs_global_pt_started, __ATOMIC_RELAXED) && !fs_pt_ended())
+        return "prefetch thread";
+    const uint64_t indirect = __atomic_load_n(&indirect_at, __ATOMIC_RELAXED);
+    if (indirect != 0 && now - indirect < INDIRECT_NS)
+        return "indirect";
     const uint64_t paging = __atomic_load_n(&paging_at, __ATOMIC_RELAXED);
     if (fs_cfg.pin == 1 && (paging == 0 || now - paging >= PAGING_NS))
         return "not paging";
@@ -403,8 +404,8 @@ void fs_pin_gate(bool open)
 }
 
 /* The pin taken on a library thread (the lock held), if the program wants hints and
- * nothing refuses it: every thread on the CPU the program's thread last ran on (the
- * process's first thread, the one it has while pinned). */
+ * nothing refuses it: from the CPU the program's thread last ran on (the process's
+ * first thread, the one it has while pinned), pin_locked picks the CPU. */
 static void pin_from_library_locked(void)
 {
     const pid_t main_tid = getpid();
