@@ -166,12 +166,15 @@
  * order: sort by t_ns.
  *   # foresight trace 1 page=4096 pid=<pid>               first line
  *   # faults unavailable: <strerror>                      perf_event_open failed (no F lines)
- *   F <page address> <t_ns>                               a page fault in which an application
+ *   F <page address> <t_ns> <wait_ns>                     a page fault in which an application
  *                                                         thread waited for I/O: a major fault,
  *                                                         or a minor fault during which the
  *                                                         thread blocked (below); t_ns is when
- *                                                         the kernel finished handling it
- *   P <page address> <npages> <resident_before> <t_ns>    a prefetch handed to the kernel
+ *                                                         the kernel finished handling it,
+ *                                                         wait_ns how long since it began
+ *                                                         (0: its start was not seen)
+ *   P <page address> <npages> <resident_before> <t_ns> <line>
+ *                                                         a prefetch handed to the kernel
  *                                                         after filtering and coalescing, in
  *                                                         pieces of at most 512 pages: pages
  *                                                         [addr, addr + npages*page), of which
@@ -179,9 +182,12 @@
  *                                                         resident just before the reads were
  *                                                         started (t_ns).  With the filter on
  *                                                         a piece appears only when some page
- *                                                         of it was missing.
- *   R <page address> <npages> <t_ns>                      pages released (rounded inward; a
- *                                                         piece of at most 512 pages)
+ *                                                         of it was missing; line: the source
+ *                                                         line of the hint's site (0: none)
+ *   R <page address> <npages> <t_ns> <line> <mode>        pages released (rounded inward; a
+ *                                                         piece of at most 512 pages) by the
+ *                                                         site at line, mode cold (MADV_COLD)
+ *                                                         or pageout (MADV_PAGEOUT)
  *   L <lost_fault_samples>                                last line: fault samples the kernel
  *                                                         dropped because a buffer was full
  * A fault on a page whose read the prefetch started but has not finished is an F line

@@ -283,8 +283,10 @@ extern bool fs_trace_active;
 void fs_trace_start(void);                     /* at start-up: open the file, count faults */
 void fs_trace_finish(void);                    /* at exit: drain, L line, rename */
 void fs_trace_exclude_self(void);              /* a runtime thread: its faults are not traced */
-void fs_trace_prefetch(uintptr_t page, size_t npages, size_t resident_before);
-void fs_trace_release(uintptr_t page, size_t npages);
+void fs_trace_prefetch(uintptr_t page, size_t npages, size_t resident_before,
+                       const struct foresight_site *site);
+void fs_trace_release(uintptr_t page, size_t npages, const struct foresight_site *site,
+                      bool pageout);
 static inline bool fs_tracing(void)
 {
     return __atomic_load_n(&fs_trace_active, __ATOMIC_RELAXED);

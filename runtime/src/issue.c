@@ -110,11 +110,11 @@ static void unmark(uintptr_t page, size_t n)
 /* FORESIGHT_TRACE: a P line for a piece with pages to hand to the kernel, before the
  * reads start, so a fault on a page whose read is still in flight comes after it. */
 static void trace_piece(uintptr_t page, const unsigned char *vec, size_t n, size_t resident,
-                        bool (*wanted)(unsigned char))
+                        bool (*wanted)(unsigned char), const struct foresight_site *site)
 {
     for (size_t i = 0; i < n; i++)
         if (wanted(vec[i])) {
-            fs_trace_prefetch(page, n, resident);
+            fs_trace_prefetch(page, n, resident, site);
             return;
         }
 }
@@ -216,7 +216,7 @@ static void fs_issue_prefetch(const struct fs_request *r)
          * the paper's system call did without the run-time filter (Figure 12(c)). */
         bool (*wanted)(unsigned char) = fs_cfg.filter ? missing : mapped;
         if (fs_tracing())
-            trace_piece(p, vec, n, (size_t)res, wanted);
+            trace_piece(p, vec, n, (size_t)res, wanted, r->site);
         if ((fs_cfg.method == FS_POPULATE || timed) && !remote)
             issued += for_each_run(p, vec, n, wanted, populate);
         else
@@ -286,7 +286,7 @@ static void fs_issue_release(const struct fs_request *r)
             continue;
         any_mapped = true;
         if (fs_tracing())
-            fs_trace_release(p, n);
+            fs_trace_release(p, n, r->site, mode == FS_REL_PAGEOUT);
         if (res == 0)
             continue; /* nothing resident: nothing to release (a huge sparse range is quick) */
         uint16_t mapped[FS_REUSE_BLOCKS];

@@ -98,6 +98,7 @@ struct thread_state {
     int tid;
     bool in_fault, slept;
     uint64_t page;
+    uint64_t started; /* the fault's start (t_ns) */
 };
 static struct thread_state threads[THREAD_SLOTS]; /* guarded by drain_mu */
 
@@ -211,23 +212,30 @@ static char *put_number(char *p, unsigned long long v, unsigned base)
     return p;
 }
 
-void fs_trace_prefetch(uintptr_t page, size_t npages, size_t resident_before)
+void fs_trace_prefetch(uintptr_t page, size_t npages, size_t resident_before,
+                       const struct foresight_site *site)
 {
-    char line[96] = "P", *p = line + 1;
+    char line[112] = "P", *p = line + 1;
     p = put_number(p, (unsigned long long)(page << FORESIGHT_PAGE_SHIFT), 16);
     p = put_number(p, npages, 10);
     p = put_number(p, resident_before, 10);
     p = put_number(p, now_ns(), 10);
+    p = put_number(p, site != NULL ? site->line : 0, 10);
     *p++ = '\n';
     emit(line, (int)(p - line));
 }
 
-void fs_trace_release(uintptr_t page, size_t npages)
+void fs_trace_release(uintptr_t page, size_t npages, const struct foresight_site *site,
+                      bool pageout)
 {
-    char line[80] = "R", *p = line + 1;
+    char line[112] = "R", *p = line + 1;
     p = put_number(p, (unsigned long long)(page << FORESIGHT_PAGE_SHIFT), 16);
     p = put_number(p, npages, 10);
     p = put_number(p, now_ns(), 10);
+    p = put_number(p, site != NULL ? site->line : 0, 10);
+    *p++ = ' ';
+    memcpy(p, pageout ? "pageout" : "cold", pageout ? 7 : 4);
+    p += pageout ? 7 : 4;
     *p++ = '\n';
     emit(line, (int)(p - line));
 }
@@ -277,12 +285,13 @@ static struct thread_state *thread(int tid, bool create)
     return t;
 }
 
-static void emit_fault(uint64_t page, uint64_t time)
+static void emit_fault(uint64_t page, uint64_t time, uint64_t started)
 {
-    char line[64];
-    int n = snprintf(line, sizeof line, "F 0x%llx %llu\n",
+    char line[80];
+    int n = snprintf(line, sizeof line, "F 0x%llx %llu %llu\n",
                      (unsigned long long)(page << FORESIGHT_PAGE_SHIFT),
-                     (unsigned long long)time);
+                     (unsigned long long)time,
+                     (unsigned long long)(started != 0 && started <= time ? time - started : 0));
     pthread_mutex_lock(&out_mu);
     if (__atomic_load_n(&fs_trace_active, __ATOMIC_RELAXED))
         emit_locked(line, (size_t)n);
@@ -316,12 +325,13 @@ static void handle_record(const struct ring *r, const struct perf_event_header *
             t->in_fault = true;
             t->slept = false;
             t->page = page;
+            t->started = time;
         } else if (id == r->id[EV_MAJOR]) {
-            emit_fault(page, time);
+            emit_fault(page, time, t->in_fault && t->page == page ? t->started : 0);
             t->in_fault = false;
         } else if (id == r->id[EV_MINOR]) {
             if (t->in_fault && t->slept && t->page == page)
-                emit_fault(page, time);
+                emit_fault(page, time, t->started);
             t->in_fault = false;
         }
     } else if (h->type == PERF_RECORD_SWITCH && len >= 8) {

@@ -67,27 +67,32 @@ int main(void)
     if (f == NULL)
         return check_done("trace");
     char line[256];
-    size_t faults_in_map = 0, faults = 0, prefetched = 0, released = 0, lines = 0;
+    size_t faults_in_map = 0, faults = 0, waited = 0, prefetched = 0, released = 0, lines = 0;
     bool unavailable = false, header = false, last_is_l = false;
     uintptr_t lo = (uintptr_t)m, hi = lo + LEN;
     while (fgets(line, sizeof line, f)) {
         lines++;
-        unsigned long a, n, res;
-        unsigned long long ts;
+        unsigned long a, n, res, site_line;
+        unsigned long long ts, wait;
+        char mode[16];
         last_is_l = line[0] == 'L';
         if (lines == 1)
             header = strncmp(line, "# foresight trace 1 page=4096 pid=", 34) == 0 &&
                      atol(line + 34) == (long)getpid();
         else if (strncmp(line, "# faults unavailable: ", 22) == 0)
             unavailable = true;
-        else if (sscanf(line, "F %lx %llu", &a, &ts) == 2) {
+        else if (sscanf(line, "F %lx %llu %llu", &a, &ts, &wait) == 3) {
             faults++;
             faults_in_map += a >= lo && a < hi && a % 4096 == 0 && ts > 0;
-        } else if (sscanf(line, "P %lx %lu %lu %llu", &a, &n, &res, &ts) == 4) {
+            waited += wait > 0 && wait < ts;
+        } else if (sscanf(line, "P %lx %lu %lu %llu %lu", &a, &n, &res, &ts, &site_line) == 5) {
             CHECK(a >= lo && a + n * 4096 <= hi && res <= n);
+            CHECK_EQ(site_line, 0); /* foresight_prefetch: no site */
             prefetched += n;
-        } else if (sscanf(line, "R %lx %lu %llu", &a, &n, &ts) == 3) {
+        } else if (sscanf(line, "R %lx %lu %llu %lu %15s", &a, &n, &ts, &site_line, mode) == 5) {
             CHECK(a >= lo && a + n * 4096 <= lo + LEN / 2);
+            CHECK_EQ(site_line, 0);
+            CHECK(strcmp(mode, "cold") == 0 || strcmp(mode, "pageout") == 0);
             released += n;
         } else if (line[0] != 'L') {
             fprintf(stderr, "unexpected trace line: %s", line);
@@ -107,6 +112,7 @@ int main(void)
         CHECK(faults_in_map >= LEN / 2 / 4096);
         CHECK(faults_in_map <= LEN / 4096);
         CHECK(faults <= faults_in_map + 64);
+        CHECK(waited >= faults / 2); /* a fault's wait: its start was seen */
     }
     unlink(trace);
     unlink(path);
