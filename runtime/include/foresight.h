@@ -68,11 +68,11 @@
  *   FORESIGHT_CHUNK=SIZE         bytes per MADV_WILLNEED call (default 128K)
  *   FORESIGHT_LOOKAHEAD=SIZE     bytes a compiled loop keeps prefetched ahead of its accesses
  *                                (default 4M, the hand-instrumented microbenchmarks' distance,
- *                                but at most a sixteenth of the memory limit; a size given
+ *                                but at most a thirty-second of the memory limit; a size given
  *                                here is used as given)
  *   FORESIGHT_LOOKAHEAD=measured latency x bandwidth measured on the program's own prefetches
  *                                (one in 16 read synchronously and timed), within [128K,
- *                                limit/16]; 4M until enough samples exist.  The statistics
+ *                                limit/32]; 4M until enough samples exist.  The statistics
  *                                show the values.  Measured on the NAS suite it was smaller,
  *                                and slower, than 4M: see docs/decisions.md
  *   FORESIGHT_VERIFY_PERIOD=N    filtered calls per site between mincore checks (default 1024)

@@ -5,7 +5,7 @@
  * Compiled loops ask foresight_lookahead_bytes() at nest entry and divide it by their
  * bytes per iteration.  With FORESIGHT_LOOKAHEAD=measured the answer is
  *
- *     lookahead = latency x bandwidth,   clamped to [2 blocks, memory limit / 16]
+ *     lookahead = latency x bandwidth,   clamped to [2 blocks, memory limit / 32]
  *
  * measured on the program's own prefetches, under the conditions it runs in (memory
  * cap, reclaim, other streams), not on an idle disk:
@@ -19,16 +19,22 @@
  *     substitute: a stalled program issues slowly, which shrank the distance, which
  *     stalled it more — LU fell to 163 KiB and 11.5 s.)
  * Both are running averages (weight 1/8).  Until MIN_SAMPLES of each exist the
- * default is used: 4 MiB, or a sixteenth of the memory limit when that is less.
+ * default is used: 4 MiB, or a thirty-second of the memory limit when that is less.
  * A size given in FORESIGHT_LOOKAHEAD is used as given.
  *
- * Why the sixteenth: pages being read are locked and pages just prefetched are young,
- * and neither can be reclaimed.  When a loop keeps too large a share of its cgroup in
- * flight, a charge can find nothing to reclaim and the v1 memory cgroup's OOM killer
- * ends the program.  NAS CG, 64 MiB of data under a 32 MiB cap with every release paged
- * out (`FORESIGHT_RELEASE=pageout foresight run --mem 32M --cold --readahead-kb 128
+ * Why a share of the limit: pages being read are locked and pages just prefetched are
+ * young, and neither can be reclaimed.  When a loop keeps too large a share of its
+ * cgroup in flight, a charge can find nothing to reclaim and the v1 memory cgroup's OOM
+ * killer ends the program.  NAS CG, 64 MiB of data under a 32 MiB cap with every release
+ * paged out (`FORESIGHT_RELEASE=pageout foresight run --mem 32M --cold --readahead-kb 128
  * ./cg-P --mb 64 --iters 1`): killed in 10 of 20 runs with 4 MiB in flight, none of 8
  * with 3 MiB, none of 28 with 2 MiB, none of 8 with 1 MiB, none of 6 with 256 KiB.
+ * Why a thirty-second, not the sixteenth it was: with the program and the worker on one
+ * CPU (pin.c) the worker's paging work is what a run waits for, and data prefetched
+ * further ahead only waits longer in memory, where it evicts what the program still
+ * uses.  The eight NAS kernels at 192 MiB under 64 MiB were 0.81-1.01x the time with
+ * 2 MiB ahead instead of 4 (docs/decisions.md, 2026-11-30); 1 MiB was slower again on
+ * MG, SP, CG and IS.
  */
 #include <time.h>
 
@@ -61,7 +67,7 @@ bool fs_distance_sample_due(void)
  * memory limit, and never less than two 64 KiB blocks. */
 static size_t in_flight_cap(void)
 {
-    uint64_t cap = fs_budget_limit_bytes() / 16;
+    uint64_t cap = fs_budget_limit_bytes() / 32;
     return cap < 2 * 65536 ? 2 * 65536 : (size_t)cap;
 }
 

@@ -257,7 +257,7 @@ static void write_table(FILE *f)
     else if (fs_cfg.lookahead_set)
         fprintf(f, "lookahead %zu KiB (FORESIGHT_LOOKAHEAD)\n", ahead >> 10);
     else
-        fprintf(f, "lookahead %zu KiB (default: 4 MiB, at most the limit / 16)\n", ahead >> 10);
+        fprintf(f, "lookahead %zu KiB (default: 4 MiB, at most the limit / 32)\n", ahead >> 10);
     fprintf(f, "%-32s %10s %10s %8s %10s %10s %8s %8s %8s %10s %8s %7s %5s\n", "site",
             "considered", "filtered", "issued", "pg_issued", "pg_unnec", "drop_bud", "drop_q",
             "releases", "pg_freed", "pg_back", "stale", "bad");

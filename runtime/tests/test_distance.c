@@ -1,5 +1,5 @@
 /* FORESIGHT_LOOKAHEAD=measured: timed prefetches measure latency and bandwidth, and the
- * look-ahead compiled loops ask for becomes their product, within [2 blocks, limit / 16]. */
+ * look-ahead compiled loops ask for becomes their product, within [2 blocks, limit / 32]. */
 #include "check.h"
 #include "internal.h"
 
@@ -33,7 +33,7 @@ int main(void)
     CHECK(samples >= 16);
     CHECK(lat_us > 0 && mib_s > 0);
     size_t want = (size_t)(lat_us * 1e-6 * mib_s * 1048576.0);
-    size_t lo = 2 * block, hi = fs_budget_limit_bytes() / 16;
+    size_t lo = 2 * block, hi = fs_budget_limit_bytes() / 32;
     size_t expect = want < lo ? lo : want > hi ? hi : want;
     CHECK(ahead == foresight_lookahead_bytes());
     /* The running averages may move by a sample between the two reads: within 50%. */

@@ -1,4 +1,4 @@
-/* The default look-ahead: 4 MiB, but at most a sixteenth of the memory limit (more in
+/* The default look-ahead: 4 MiB, but at most a thirty-second of the memory limit (more in
  * flight and a v1 cgroup's charge can find nothing to reclaim: distance.c); a size
  * given in FORESIGHT_LOOKAHEAD is used as given.  argv[1]: the bytes expected under
  * the environment CMakeLists.txt sets. */
