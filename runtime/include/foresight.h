@@ -186,8 +186,10 @@
  *                                                         line of the hint's site (0: none)
  *   R <page address> <npages> <t_ns> <line> <mode>        pages released (rounded inward; a
  *                                                         piece of at most 512 pages) by the
- *                                                         site at line, mode cold (MADV_COLD)
- *                                                         or pageout (MADV_PAGEOUT)
+ *                                                         site at line (0: none), mode cold
+ *                                                         (MADV_COLD) or pageout (MADV_PAGEOUT).
+ *                                                         A line names no file: sites of two
+ *                                                         files may share it
  *   L <lost_fault_samples>                                last line: fault samples the kernel
  *                                                         dropped because a buffer was full
  * A fault on a page whose read the prefetch started but has not finished is an F line

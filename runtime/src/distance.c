@@ -32,7 +32,7 @@
  * Why a thirty-second, not the sixteenth it was: with the program and the worker on one
  * CPU (pin.c) the worker's paging work is what a run waits for, and data prefetched
  * further ahead only waits longer in memory, where it evicts what the program still
- * uses.  The eight NAS kernels at 192 MiB under 64 MiB were 0.81-1.01x the time with
+ * uses.  The eight NAS kernels at 192 MiB under 64 MiB were 0.80-1.01x the time with
  * 2 MiB ahead instead of 4 (docs/decisions.md, 2026-11-30); 1 MiB was slower again on
  * MG, SP, CG and IS.
  */
@@ -63,7 +63,7 @@ bool fs_distance_sample_due(void)
     return __atomic_fetch_add(&due, 1, __ATOMIC_RELAXED) % SAMPLE_EVERY == 0;
 }
 
-/* The most bytes a loop keeps in flight unless told otherwise: a sixteenth of the
+/* The most bytes a loop keeps in flight unless told otherwise: a thirty-second of the
  * memory limit, and never less than two 64 KiB blocks. */
 static size_t in_flight_cap(void)
 {

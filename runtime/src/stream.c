@@ -400,10 +400,10 @@ static uintptr_t step(struct foresight_stream *st, struct foresight_site *site, 
             return UINTPTR_MAX;
         /* Exempt from the budget (issue.c) while the bytes it keeps in flight (its
          * volume per iteration, the pages of its region for a stride of a page or
-         * more, times its look-ahead) are within the default look-ahead's cap, a
-         * sixteenth of the limit: not when a look-ahead set by hand
-         * (FORESIGHT_LOOKAHEAD) or the paper preset's fixed distance puts more in
-         * flight.  Counted by the stride, NAS SP's z_solve (a plane per iteration, a
+         * more, times its look-ahead) are within a sixteenth of the limit (twice the
+         * default look-ahead's cap: room for a region wider than its stride): not
+         * when a look-ahead set by hand (FORESIGHT_LOOKAHEAD) or the paper preset's
+         * fixed distance puts more in flight.  Counted by the stride, NAS SP's z_solve (a plane per iteration, a
          * page or two of it touched) had 26,120 of its 32,226 pages dropped. */
         if ((uintmax_t)st->ahead * st->volume <= fs_budget_limit_bytes() / 16 &&
             !(__atomic_load_n(&site->fs_state, __ATOMIC_RELAXED) & FS_SITE_STREAM))

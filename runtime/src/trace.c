@@ -4,10 +4,13 @@
  *
  * Lines (text, one event each; sort by t_ns, the file is not in time order):
  *   # foresight trace 1 page=4096 pid=<pid>
- *   F <page address> <t_ns>                   a fault in which an application thread
- *                                             waited for I/O
- *   P <page address> <npages> <resident_before> <t_ns>   prefetch handed to the kernel
- *   R <page address> <npages> <t_ns>          release handed to the kernel
+ *   F <page address> <t_ns> <wait_ns>         a fault in which an application thread
+ *                                             waited for I/O, and how long since it began
+ *   P <page address> <npages> <resident_before> <t_ns> <line>
+ *                                             prefetch handed to the kernel (line: the
+ *                                             hint's source line, 0 without a site)
+ *   R <page address> <npages> <t_ns> <line> <cold|pageout>
+ *                                             release handed to the kernel
  *   L <lost_fault_samples>                    once, at the end
  * Addresses are hex with 0x, t_ns is CLOCK_MONOTONIC nanoseconds.
  *

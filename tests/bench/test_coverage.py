@@ -21,14 +21,14 @@ def test_pages_matched_by_array_and_offset_across_address_shifts(tmp_path):
     # The original run had array a at 0x100000, the hinted run at 0x900000.
     o_arrays = cov.parse_arrays("array a 65536 0x100000\narray b 8192 0x200000\n")
     p_arrays = cov.parse_arrays("phase x 1.0\narray a 65536 0x900000\narray b 8192 0xa00000\n")
-    o = trace(tmp_path, "o", [f"F {0x100000 + i * PAGE:#x} {i}" for i in range(4)] +
-              [f"F {0x200000:#x} 9", "F 0x5000 3", "L 0"])   # 0x5000: outside the arrays
+    o = trace(tmp_path, "o", [f"F {0x100000 + i * PAGE:#x} {i} 0" for i in range(4)] +
+              [f"F {0x200000:#x} 9 1", "F 0x5000 3 1", "L 0"])   # 0x5000: outside the arrays
     p = trace(tmp_path, "p", [
-        f"P {0x900000:#x} 2 1 1",            # pages 0, 1 of a: prefetched
-        f"F {0x900000 + PAGE:#x} 5",         # ... page 1 still faulted (late)
-        f"P {0x900000 + 2 * PAGE:#x} 1 0 2", # page 2 prefetched, no fault: hit
-        f"F {0x900000 + 3 * PAGE:#x} 4",     # page 3 never prefetched
-        f"F {0xa00000:#x} 6",                # b page 0 never prefetched
+        f"P {0x900000:#x} 2 1 1 7",          # pages 0, 1 of a: prefetched
+        f"F {0x900000 + PAGE:#x} 5 1",       # ... page 1 still faulted (late)
+        f"P {0x900000 + 2 * PAGE:#x} 1 0 2 7", # page 2 prefetched, no fault: hit
+        f"F {0x900000 + 3 * PAGE:#x} 4 1",   # page 3 never prefetched
+        f"F {0xa00000:#x} 6 1",              # b page 0 never prefetched
         "L 2"])
     c = cov.coverage(o, o_arrays, p, p_arrays)
     assert c["original_fault_pages"] == 5
@@ -43,8 +43,8 @@ def test_pages_matched_by_array_and_offset_across_address_shifts(tmp_path):
 
 def test_a_page_prefetched_after_its_fault_counts_as_a_prefetched_fault(tmp_path):
     arrays = cov.parse_arrays("array a 8192 0x10000\n")
-    o = trace(tmp_path, "o", ["F 0x10000 1"])
-    p = trace(tmp_path, "p", ["F 0x10000 1", "P 0x10000 1 1 2"])
+    o = trace(tmp_path, "o", ["F 0x10000 1 1"])
+    p = trace(tmp_path, "p", ["F 0x10000 1 1", "P 0x10000 1 1 2 3"])
     c = cov.coverage(o, arrays, p, arrays)
     assert c["prefetched_fault"] == 1.0
 
@@ -58,9 +58,9 @@ def test_no_faults_in_the_original_gives_zero_fractions(tmp_path):
 
 def test_bad_traces_are_clear_errors(tmp_path):
     with pytest.raises(BenchError, match="not a foresight trace"):
-        trace(tmp_path, "x", ["F 0x1000 1"], header=False)
+        trace(tmp_path, "x", ["F 0x1000 1 1"], header=False)
     with pytest.raises(BenchError, match=r"x:2: malformed"):
-        trace(tmp_path, "x", ["F zz 1"])
+        trace(tmp_path, "x", ["F zz 1 1"])
     with pytest.raises(BenchError, match="unreadable"):
         cov.parse_trace(tmp_path / "missing")
     arrays = cov.parse_arrays("array a 8192 0x10000\n")

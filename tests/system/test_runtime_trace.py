@@ -65,14 +65,14 @@ def parse(path: Path) -> dict:
         f = line.split()
         if f[0] == "#":
             t["comments"].append(line)
-        elif f[0] == "F":
-            assert len(f) == 3 and f[1].startswith("0x")
+        elif f[0] == "F":      # address, end, wait (from the fault's start; 0: unseen)
+            assert len(f) == 4 and f[1].startswith("0x") and 0 <= int(f[3]) <= int(f[2])
             t["F"].append((int(f[1], 16), int(f[2])))
-        elif f[0] == "P":
-            assert len(f) == 5 and f[1].startswith("0x")
+        elif f[0] == "P":      # address, pages, resident before, time, site line
+            assert len(f) == 6 and f[1].startswith("0x") and int(f[5]) >= 0
             t["P"].append((int(f[1], 16), int(f[2]), int(f[3]), int(f[4])))
-        elif f[0] == "R":
-            assert len(f) == 4 and f[1].startswith("0x")
+        elif f[0] == "R":      # address, pages, time, site line, mode
+            assert len(f) == 6 and f[1].startswith("0x") and f[5] in ("cold", "pageout")
             t["R"].append((int(f[1], 16), int(f[2]), int(f[3])))
         else:
             assert f[0] == "L" and len(f) == 2, line
