@@ -480,7 +480,8 @@ static inline void foresight_prefetch_release_at(struct foresight_site *site, co
  * into buckets), whose read-around windows fit in memory, are left to read-around.
  * Generated code declares SCOPE with __attribute__((cleanup(foresight_random_end))) at
  * loop-nest entry, so every exit from the nest ends the advice.  FORESIGHT_RANDOM=0
- * turns it off.
+ * turns it off.  Whatever the advice, between the two the process is not pinned to one
+ * CPU (FORESIGHT_PIN): the worker issuing the site's prefetches runs beside the program.
  */
 static inline void foresight_random_begin(struct foresight_site *site,
                                           struct foresight_site **scope)

@@ -326,6 +326,7 @@ extern unsigned long fs_global_remote_requests, fs_global_remote_bytes, fs_globa
  * in this run of its nest, and the prefetch is not to be issued. */
 bool fs_random_note(struct foresight_site *site, uintptr_t page);
 void fs_random_reset(void); /* after fork */
+bool fs_random_running(void); /* an indirect site is between begin and end (a nest runs) */
 
 /* pt_*.c: the prefetch thread (`foresight cc --prefetch-thread`; foresight.h).  Everything
  * below but the clock, the wake and the counters belongs to the prefetch thread alone. */

@@ -14,9 +14,11 @@
  * A program must not be able to tell, nor hand the pin on, so it is taken only when
  *  - FORESIGHT_PIN is not 0; one worker (FORESIGHT_WORKERS); no prefetch thread
  *    running (it must run beside the program); no loop nest with indirect references
- *    (a[idx[i]]) hinted in the last 10 seconds: their prefetches are many single pages
- *    asked for shortly before use, and the worker issuing them must run beside the
- *    program (pinned, NAS IS and CG ran 9% and 12% slower, the others up to 25% faster);
+ *    (a[idx[i]]) running hinted (random.c counts their sites between begin and end: such
+ *    a nest can run for minutes after its entry) or entered in the last 10 seconds:
+ *    their prefetches are many single pages asked for shortly before use, and the
+ *    worker issuing them must run beside the program (pinned, NAS IS and CG ran 9% and
+ *    12% slower, the others up to 25% faster);
  *  - the program has one thread (the process's threads less the library's), its mask
  *    is the one the process loaded with and holds two CPUs or more;
  *  - the worker paged memory out (MADV_PAGEOUT releases, of anonymous memory) in the
@@ -305,7 +307,7 @@ static const char *refused_locked(pid_t tid)
     if (__atomic_load_n(&fs_global_pt_started, __ATOMIC_RELAXED) && !fs_pt_ended())
         return "prefetch thread";
     const uint64_t indirect = __atomic_load_n(&indirect_at, __ATOMIC_RELAXED);
-    if (indirect != 0 && now - indirect < INDIRECT_NS)
+    if ((indirect != 0 && now - indirect < INDIRECT_NS) || fs_random_running())
         return "indirect";
     const uint64_t paging = __atomic_load_n(&paging_at, __ATOMIC_RELAXED);
     if (fs_cfg.pin == 1 && (paging == 0 || now - paging >= PAGING_NS))

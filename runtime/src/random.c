@@ -75,6 +75,16 @@ static struct sampled sampled[SAMPLE_SLOTS]; /* open addressing; a finished samp
 static unsigned samples;                    /* tags handed out */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int active; /* sites between begin and end */
+/* Indirect sites between begin and end, whatever their advice (pin.c: no pin while one
+ * runs).  Not reset after fork: the forking thread's nests go on in the child; a nest left
+ * by longjmp, or another thread's lost in the fork, keeps it above zero, which only keeps
+ * the process unpinned. */
+static int running;
+
+bool fs_random_running(void)
+{
+    return __atomic_load_n(&running, __ATOMIC_RELAXED) > 0;
+}
 
 static struct random_slot *find(struct foresight_site *site)
 {
@@ -86,6 +96,9 @@ static struct random_slot *find(struct foresight_site *site)
 
 void foresight__random_begin(struct foresight_site *site)
 {
+    /* (foresight.h's wrappers pair every begin with one end: its scope variable) */
+    if (__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED) == 1)
+        fs_pin_give_back(); /* (as at the nest's entry: its worker runs beside it) */
     struct fs_entry e;
     if (fs_cfg.random_advice == 0 || !fs_enter(site, &e))
         return;
@@ -105,6 +118,7 @@ void foresight__random_begin(struct foresight_site *site)
  * inside the library until the handler returns. */
 void foresight__random_end(struct foresight_site *site)
 {
+    __atomic_sub_fetch(&running, 1, __ATOMIC_RELAXED);
     struct fs_entry e;
     if (!fs_enter(site, &e))
         return;

@@ -2,8 +2,8 @@
  * the process (the program's and the library's worker) runs on one CPU; the program
  * still reads its own mask (sched_getaffinity, pthread_getaffinity_np); what it forks,
  * vforks and execs, spawns, runs by system() or popen() starts with its mask; when the
- * gate closes, or a nest with indirect references runs hinted, every thread has its mask
- * back; a thread of the program's or a mask it sets ends pinning for good.  Masks are read by the system call itself (not the
+ * gate closes, or a nest with indirect references is entered hinted or runs (its site
+ * between foresight_random_begin and _end), every thread has its mask back; a thread of the program's or a mask it sets ends pinning for good.  Masks are read by the system call itself (not the
  * library's interposed functions) and, for children, from /proc/self/status.
  * FORESIGHT_PIN=always (CMakeLists.txt): the machine's load (other tests) is not asked. */
 #include <dirent.h>
@@ -280,6 +280,30 @@ int main(void)
             _exit(3);
         next_look();
         _exit(enter() == 1 && !self_pinned() && fs_pin_ended == NULL ? 0 : 4);
+    }
+    CHECK_EQ(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 0);
+
+    /* Nor while an indirect site runs, however long after its nest's entry: its begin
+     * gives the masks back, the pin is refused until its end, and taken again after (in a
+     * child). */
+    child = fork();
+    if (child == 0) {
+        next_look();
+        if (enter() != 1 || !self_pinned())
+            _exit(2);
+        FORESIGHT_SITE(site, "a[b[i]]");
+        struct foresight_site *scope = NULL;
+        foresight_random_begin(&site, &scope);
+        if (self_pinned())
+            _exit(3);
+        next_look();
+        if (enter() != 1 || self_pinned())
+            _exit(4);
+        foresight_random_end(&scope);
+        next_look();
+        _exit(enter() == 1 && self_pinned() && fs_pin_ended == NULL ? 0 : 5);
     }
     CHECK_EQ(waitpid(child, &status, 0), child);
     CHECK(WIFEXITED(status));
