@@ -43,6 +43,9 @@ def _lib():
     lib.clang_Cursor_getVarDeclInitializer.argtypes = [ci.Cursor]
     lib.clang_Cursor_getVarDeclInitializer.restype = ci.Cursor
     lib.clang_Cursor_getVarDeclInitializer.errcheck = ci.Cursor.from_result
+    lib.clang_getFileContents.argtypes = [ci.TranslationUnit, ci.File,
+                                          ctypes.POINTER(ctypes.c_size_t)]
+    lib.clang_getFileContents.restype = ctypes.c_void_p
     return lib
 
 
@@ -57,12 +60,108 @@ def offset(location: ci.SourceLocation) -> int:
 # File names by (source manager, file) of a live translation unit: libclang's bindings
 # make a File object and ask its name at every `location.file`.
 _FILES: dict[tuple[int | None, int | None], str] = {}
+# Where the main file lies among the raw source locations of each live translation
+# unit's source manager: [low, high], the raw encodings of its offsets 0 and its size.
+_MAIN: dict[int | None, tuple[int, int]] = {None: (1, 0)}
+
+
+# Other modules' facts kept by libclang's addresses (unit_cache()).
+_UNIT_CACHES: list[dict] = []
+
+
+def unit_cache() -> dict:
+    """A dict for facts keyed by addresses into live translation units, emptied with
+    forget_files()."""
+    d: dict = {}
+    _UNIT_CACHES.append(d)
+    return d
 
 
 def forget_files() -> None:
-    """Drop the file names kept by file_offset (a new translation unit: its addresses
-    may be those of a freed one)."""
+    """Drop the file names, main-file spans and unit_cache() facts kept here (a new
+    translation unit: its addresses may be those of a freed one)."""
     _FILES.clear()
+    _MAIN.clear()
+    _MAIN[None] = (1, 0)
+    for d in _UNIT_CACHES:
+        d.clear()
+
+
+def _main_span(tu: ci.TranslationUnit, manager: int | None) -> tuple[int, int]:
+    """[low, high] of the raw encodings (SourceLocation::getRawEncoding: a file location
+    is its offset in the source manager's space, a macro's has the top bit set) of
+    `tu`'s main file, whose source manager is `manager`; (1, 0), matching nothing, when
+    libclang does not say."""
+    span = (1, 0)
+    try:
+        here = tu.get_file(tu.spelling)
+        at = ci.SourceLocation.from_offset(tu, here, 0)
+        size = ctypes.c_size_t()
+        if at.ptr_data[0] == manager and _lib().clang_getFileContents(
+                tu, here, ctypes.byref(size)):
+            span = (at.int_data, at.int_data + size.value)
+    except Exception:   # noqa: BLE001 - a file libclang cannot name: the slow way
+        pass
+    _MAIN[manager] = span
+    return span
+
+
+def extent_offsets(c: ci.Cursor) -> tuple[int, int]:
+    """(offset(c.extent.start), offset(c.extent.end)), read from the range's raw
+    encodings when both ends are in the main file (no call into libclang beyond the
+    extent the bindings keep), else asked as offset() asks."""
+    r = c.extent
+    manager = r.ptr_data[0]
+    low, high = _MAIN.get(manager) or _main_span(c.translation_unit, manager)
+    b, e = r.begin_int_data, r.end_int_data
+    return (b - low if low <= b <= high else offset(r.start),
+            e - low if low <= e <= high else offset(r.end))
+
+
+def lex(tu: ci.TranslationUnit, data: bytes, start: int,
+        end: int) -> list[tuple[str, ci.TokenKind, int, int]]:
+    """(spelling, kind, start, end) of the tokens of bytes [start, end) of `tu`'s main
+    file (whose bytes are `data`), comments left out.  libclang's tokens carry their
+    kind, raw location and length (CXToken.int_data), so only a name written with a
+    line splice, trigraph or universal character name asks libclang its spelling."""
+    here = tu.get_file(tu.spelling)
+    span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, start),
+                                         ci.SourceLocation.from_offset(tu, here, end))
+    low, high = _MAIN.get(span.ptr_data[0]) or _main_span(tu, span.ptr_data[0])
+    memory, count = ctypes.POINTER(ci.Token)(), ctypes.c_uint()
+    ci.conf.lib.clang_tokenize(tu, span, ctypes.byref(memory), ctypes.byref(count))
+    n = int(count.value)
+    if n < 1:
+        return []
+    out = []
+    try:
+        kinds = ci.TokenKind.from_value
+        for t in ctypes.cast(memory, ctypes.POINTER(ci.Token * n)).contents:
+            kind_id, raw, length = t.int_data[0], t.int_data[1], t.int_data[2]
+            if kind_id == _COMMENT:
+                continue
+            if low <= raw <= high:
+                at = raw - low
+                text = data[at:at + length]
+                spelling = None
+                if kind_id in _NAMES and (b"\\" in text or b"?" in text):
+                    spelling = ci.conf.lib.clang_getTokenSpelling(tu, t)
+            else:   # not the main file's text (never expected): libclang's own answers
+                extent = ci.conf.lib.clang_getTokenExtent(tu, t)
+                at, length = offset(extent.start), offset(extent.end) - offset(extent.start)
+                spelling = ci.conf.lib.clang_getTokenSpelling(tu, t)
+            if at >= end:
+                break
+            if spelling is None:
+                spelling = data[at:at + length].decode("utf-8", "surrogateescape")
+            out.append((spelling, kinds(kind_id), at, at + length))
+    finally:
+        ci.conf.lib.clang_disposeTokens(tu, memory, count)
+    return out
+
+
+_COMMENT = ci.TokenKind.COMMENT.value
+_NAMES = {ci.TokenKind.IDENTIFIER.value, ci.TokenKind.KEYWORD.value}
 
 
 def file_offset(location: ci.SourceLocation) -> tuple[str | None, int]:
@@ -111,18 +210,30 @@ ci.Cursor.kind = property(_cursor_kind, doc="The kind of this cursor.")
 ci.Type.kind = property(_type_kind, doc="The kind of this type.")
 
 
+# Operator spellings by libclang's operator kind (the same few dozen, asked for
+# hundreds of thousands of operators).
+_BINARY: dict[int, str] = {}
+_UNARY: dict[int, str] = {1: "post++", 2: "post--", 3: "pre++", 4: "pre--"}
+
+
 def binary_operator(cursor: ci.Cursor) -> str:
     """The operator's spelling, e.g. "+", "<=", "+=", "="."""
     lib = _lib()
-    return lib.clang_getBinaryOperatorKindSpelling(lib.clang_getCursorBinaryOperatorKind(cursor))
+    kind = lib.clang_getCursorBinaryOperatorKind(cursor)
+    spelling = _BINARY.get(kind)
+    if spelling is None:
+        spelling = _BINARY[kind] = lib.clang_getBinaryOperatorKindSpelling(kind)
+    return spelling
 
 
 def unary_operator(cursor: ci.Cursor) -> str:
     """The operator's spelling; increments and decrements keep their prefix/postfix form."""
     lib = _lib()
     kind = lib.clang_getCursorUnaryOperatorKind(cursor)
-    spelling = lib.clang_getUnaryOperatorKindSpelling(kind)
-    return {1: "post++", 2: "post--", 3: "pre++", 4: "pre--"}.get(kind, spelling)
+    spelling = _UNARY.get(kind)
+    if spelling is None:
+        spelling = _UNARY[kind] = lib.clang_getUnaryOperatorKindSpelling(kind)
+    return spelling
 
 
 _CXEval_Int = 1

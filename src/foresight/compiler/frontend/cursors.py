@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from foresight.compiler.frontend.cshim import file_offset, offset
+from foresight.compiler.frontend.cshim import extent_offsets, file_offset, unit_cache
 
 K = ci.CursorKind
 _TRANSPARENT = {K.UNEXPOSED_EXPR, K.PAREN_EXPR}
@@ -33,7 +33,7 @@ def start_of(c: ci.Cursor) -> int:
     its children (libclang's bindings make a new location object at each ask)."""
     at = c.__dict__.get("_fs_start")
     if at is None:
-        at = c._fs_start = offset(c.extent.start)
+        c._fs_start, c._fs_end = at, _ = extent_offsets(c)
     return at
 
 
@@ -41,7 +41,7 @@ def end_of(c: ci.Cursor) -> int:
     """The file offset where `c`'s extent ends, kept on the cursor (as start_of())."""
     at = c.__dict__.get("_fs_end")
     if at is None:
-        at = c._fs_end = offset(c.extent.end)
+        c._fs_start, c._fs_end = _, at = extent_offsets(c)
     return at
 
 
@@ -64,11 +64,21 @@ def strip(c: ci.Cursor) -> ci.Cursor:
     return c
 
 
+# decl_key() by the cursor's own fields (kind, and libclang's pointers to the
+# declaration or statement and to the unit): many cursors name the same declaration.
+_DECL_KEYS = unit_cache()
+
+
 def decl_key(decl: ci.Cursor) -> tuple:
     """A declaration's identity across cursors: (file, offset, name) of its first
     declaration (a block-scope `extern int n;` is the file-scope `n`)."""
-    name, off = file_offset(decl.canonical.location)
-    return (name or "", off, decl.spelling)
+    data = decl.data
+    at = (decl._kind_id, data[0], data[1], data[2])
+    key = _DECL_KEYS.get(at)
+    if key is None:
+        name, off = file_offset(decl.canonical.location)
+        key = _DECL_KEYS[at] = (name or "", off, decl.spelling)
+    return key
 
 
 def mark_variable(c: ci.Cursor, into: set) -> None:

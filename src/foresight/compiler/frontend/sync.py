@@ -102,6 +102,9 @@ class SyncPoints:
         # _atomic_or_volatile of each type met, by libclang's opaque pointer to it (with
         # its qualifiers; valid while this unit lives): most expressions share few types.
         self._types: dict[int | None, bool] = {}
+        # Whether a reference to a declaration (by libclang's pointer to it) reads an
+        # atomic or volatile object.
+        self._decls: dict[int | None, bool] = {}
 
     def _special(self, t: ci.Type) -> bool:
         key = t.data[0]
@@ -121,10 +124,14 @@ class SyncPoints:
             if name is not None:
                 return f"an atomic operation ({name})"
         kind = c.kind
-        if kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR) and c.referenced is not None \
-                and c.referenced.kind in (K.VAR_DECL, K.PARM_DECL, K.FIELD_DECL) \
-                and self._special(c.referenced.type):
-            return f"an atomic or volatile object ({c.spelling})"
+        if kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR) and c.referenced is not None:
+            d = c.referenced
+            special = self._decls.get(d.data[0])
+            if special is None:
+                special = self._decls[d.data[0]] = d.kind in (
+                    K.VAR_DECL, K.PARM_DECL, K.FIELD_DECL) and self._special(d.type)
+            if special:
+                return f"an atomic or volatile object ({c.spelling})"
         if _EXPRESSION.get(kind) is None:
             _EXPRESSION[kind] = kind.is_expression() and kind not in _LITERALS
         if _EXPRESSION[kind]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import clang.cindex as ci
 
-from foresight.compiler.frontend.cshim import file_offset, offset
+from foresight.compiler.frontend.cshim import file_offset, lex
 from foresight.compiler.frontend.cursors import children, end_of, preorder, start_of
 from foresight.compiler.options import decode_source
 
@@ -116,21 +116,7 @@ class FunctionText:
 
     def _lex(self, start: int, end: int) -> list[Token]:
         """The tokens of bytes [start, end) of this file, comments left out."""
-        tu = self.fn.translation_unit
-        here = tu.get_file(self.main)
-        span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, start),
-                                             ci.SourceLocation.from_offset(tu, here, end))
-        out = []
-        for t in tu.get_tokens(extent=span):
-            kind = t.kind
-            if kind == ci.TokenKind.COMMENT:
-                continue
-            extent = t.extent
-            at = offset(extent.start)
-            if at >= end:
-                break
-            out.append(Token(t.spelling, kind, at, offset(extent.end)))
-        return out
+        return [Token(*t) for t in lex(self.fn.translation_unit, self.data, start, end)]
 
     def member_op(self, owner: ci.Cursor, member: ci.Cursor) -> str | None:
         """How the source writes member access `member` of `owner`: "->", "." or None
