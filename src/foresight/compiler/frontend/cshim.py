@@ -61,8 +61,10 @@ def offset(location: ci.SourceLocation) -> int:
 # make a File object and ask its name at every `location.file`.
 _FILES: dict[tuple[int | None, int | None], str] = {}
 # Where the main file lies among the raw source locations of each live translation
-# unit's source manager: [low, high], the raw encodings of its offsets 0 and its size.
-_MAIN: dict[int | None, tuple[int, int]] = {None: (1, 0)}
+# unit's source manager: [low, high], the raw encodings of its offsets 0 and its size,
+# and its name as file_offset() gives it.
+_NOWHERE = (1, 0, None)
+_MAIN: dict[int | None, tuple[int, int, str | None]] = {None: _NOWHERE}
 
 
 # Other modules' facts kept by libclang's addresses (unit_cache()).
@@ -82,24 +84,36 @@ def forget_files() -> None:
     translation unit: its addresses may be those of a freed one)."""
     _FILES.clear()
     _MAIN.clear()
-    _MAIN[None] = (1, 0)
+    _MAIN[None] = _NOWHERE
     for d in _UNIT_CACHES:
         d.clear()
 
 
-def _main_span(tu: ci.TranslationUnit, manager: int | None) -> tuple[int, int]:
+def remember_main(tu: ci.TranslationUnit) -> None:
+    """Note where `tu`'s main file lies (_main_span), so file_offset() answers for its
+    locations without asking libclang."""
+    try:
+        manager = ci.SourceLocation.from_offset(tu, tu.get_file(tu.spelling), 0).ptr_data[0]
+    except Exception:   # noqa: BLE001 - a file libclang cannot name: the slow way
+        return
+    _main_span(tu, manager)
+
+
+def _main_span(tu: ci.TranslationUnit, manager: int | None) -> tuple[int, int, str | None]:
     """[low, high] of the raw encodings (SourceLocation::getRawEncoding: a file location
     is its offset in the source manager's space, a macro's has the top bit set) of
-    `tu`'s main file, whose source manager is `manager`; (1, 0), matching nothing, when
-    libclang does not say."""
-    span = (1, 0)
+    `tu`'s main file, whose source manager is `manager`, and the file's name; (1, 0,
+    None), matching nothing, when libclang does not say."""
+    span = _NOWHERE
     try:
         here = tu.get_file(tu.spelling)
         at = ci.SourceLocation.from_offset(tu, here, 0)
         size = ctypes.c_size_t()
         if at.ptr_data[0] == manager and _lib().clang_getFileContents(
                 tu, here, ctypes.byref(size)):
-            span = (at.int_data, at.int_data + size.value)
+            name, zero = _file_offset(at)
+            if name is not None and zero == 0:
+                span = (at.int_data, at.int_data + size.value, name)
     except Exception:   # noqa: BLE001 - a file libclang cannot name: the slow way
         pass
     _MAIN[manager] = span
@@ -112,7 +126,7 @@ def extent_offsets(c: ci.Cursor) -> tuple[int, int]:
     extent the bindings keep), else asked as offset() asks."""
     r = c.extent
     manager = r.ptr_data[0]
-    low, high = _MAIN.get(manager) or _main_span(c.translation_unit, manager)
+    low, high, _ = _MAIN.get(manager) or _main_span(c.translation_unit, manager)
     b, e = r.begin_int_data, r.end_int_data
     return (b - low if low <= b <= high else offset(r.start),
             e - low if low <= e <= high else offset(r.end))
@@ -127,7 +141,7 @@ def lex(tu: ci.TranslationUnit, data: bytes, start: int,
     here = tu.get_file(tu.spelling)
     span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, start),
                                          ci.SourceLocation.from_offset(tu, here, end))
-    low, high = _MAIN.get(span.ptr_data[0]) or _main_span(tu, span.ptr_data[0])
+    low, high, _ = _MAIN.get(span.ptr_data[0]) or _main_span(tu, span.ptr_data[0])
     memory, count = ctypes.POINTER(ci.Token)(), ctypes.c_uint()
     ci.conf.lib.clang_tokenize(tu, span, ctypes.byref(memory), ctypes.byref(count))
     n = int(count.value)
@@ -165,7 +179,17 @@ _NAMES = {ci.TokenKind.IDENTIFIER.value, ci.TokenKind.KEYWORD.value}
 
 
 def file_offset(location: ci.SourceLocation) -> tuple[str | None, int]:
-    """(`str(location.file)` or None, `location.offset`), asked of libclang once."""
+    """(`str(location.file)` or None, `location.offset`): from the raw encoding in a
+    main file remember_main() noted, else asked of libclang once."""
+    low, high, name = _MAIN.get(location.ptr_data[0], _NOWHERE)
+    raw = location.int_data
+    if low <= raw <= high:
+        return name, raw - low
+    return _file_offset(location)
+
+
+def _file_offset(location: ci.SourceLocation) -> tuple[str | None, int]:
+    """file_offset(), asked of libclang."""
     f, o = ci.c_object_p(), ctypes.c_uint()
     _lib().clang_getInstantiationLocation(location, ctypes.byref(f), None, None,
                                           ctypes.byref(o))
@@ -205,9 +229,19 @@ def _string_value(self) -> str | None:
     return None if raw is None else raw.decode("utf-8", "surrogateescape")
 
 
+def _canonical(t: ci.Type) -> ci.Type:
+    """Type.get_canonical(), asked of libclang once per type object (a cursor keeps its
+    type object, and the analyses ask its canonical type again and again)."""
+    canon = t.__dict__.get("_fs_canonical")
+    if canon is None:
+        canon = t._fs_canonical = ci.conf.lib.clang_getCanonicalType(t)
+    return canon
+
+
 ci.c_interop_string.value = property(_string_value)
 ci.Cursor.kind = property(_cursor_kind, doc="The kind of this cursor.")
 ci.Type.kind = property(_type_kind, doc="The kind of this type.")
+ci.Type.get_canonical = _canonical
 
 
 # Operator spellings by libclang's operator kind (the same few dozen, asked for

@@ -87,6 +87,8 @@ def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int
                    repeatable: Callable[[str], bool] | None = None) -> list[LoopNest]:
     """The loop nests of function definition `fn` of file `main`, in source order, with
     the outermost loops that are not nests recorded as unanalysed."""
+    if not any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT) for d in preorder(fn)):
+        return []       # no loop to analyse or report: no walk over its effects
     effects = Effects(fn, unit, main, includes=b"include" in data[start_of(fn):end_of(fn)])
     builder = _Loops(fn, FunctionText(fn, data, main, macros, counting, unrepeatable,
                                       line_reading),

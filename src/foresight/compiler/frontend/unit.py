@@ -12,7 +12,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-from foresight.compiler.frontend.cshim import forget_files
+from foresight.compiler.frontend.cshim import forget_files, remember_main
 from foresight.compiler.frontend.cursors import end_of, start_of
 
 K = ci.CursorKind
@@ -217,6 +217,7 @@ def load(source: Path, clang_args: list[str], hide_openmp: bool = False) -> ci.T
         d = errors[0]
         loc = f"{d.location.file}:{d.location.line}" if d.location.file else str(source)
         raise ParseFailure(f"{loc}: libclang cannot parse this file ({d.spelling})")
+    remember_main(tu)
     return tu
 
 
