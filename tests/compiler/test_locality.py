@@ -273,3 +273,26 @@ def test_solve_finds_the_first_small_integer_solution():
     # a column no row uses stays 0; the first solution in search order wins
     assert _solve([[one, one, {}]], [{}]) == [-4, 4, 0]
     assert _solve([[one]], [{}]) == [0]
+
+
+def test_the_group_solver_finds_the_first_solution_in_search_order():
+    """_first_solution prunes the search over |x_k| <= 4 and must still give the first
+    solution of the full enumeration (which the group's leader depends on), or none."""
+    import itertools
+    import random
+
+    from foresight.compiler.analysis.locality import _first_solution
+
+    rng = random.Random(7)
+    found = 0
+    for _ in range(400):
+        n = rng.randint(1, 4)
+        eqs = []
+        for _ in range(rng.randint(1, 3)):
+            cs = tuple(rng.choice((0, 0, 1, -1, 2, 3, 8, 64)) for _ in range(n))
+            eqs.append((cs, rng.randint(-20, 20)))
+        want = next((list(x) for x in itertools.product(range(-4, 5), repeat=n)
+                     if all(sum(c * v for c, v in zip(cs, x)) == t for cs, t in eqs)), None)
+        assert _first_solution(eqs, n) == want, eqs
+        found += want is not None
+    assert found > 50      # the systems drawn include many with solutions

@@ -6,7 +6,6 @@ Facts only: nothing here changes code.  Index functions are taken in bytes
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 from foresight.compiler.ir import Affine, ArrayRef, Loop, LoopNest, sym_add, sym_str, sym_value
@@ -301,13 +300,36 @@ def _solve(rows: list[list[dict]], delta: list[dict]) -> list[int] | None:
             return None     # a sum of nonzero terms is never kept as an explicit 0
         monomials = set(d).union(*(row[k] for k in live))
         eqs += [(tuple(row[k].get(m, 0) for k in live), d.get(m, 0)) for m in monomials]
-    for combo in itertools.product(range(-4, 5), repeat=len(live)):
-        if all(sum(c * v for c, v in zip(cs, combo, strict=True)) == t for cs, t in eqs):
-            r = [0] * ncols
-            for k, v in zip(live, combo, strict=True):
-                r[k] = v
-            return r
-    return None
+    combo = _first_solution(eqs, len(live))
+    if combo is None:
+        return None
+    r = [0] * ncols
+    for k, v in zip(live, combo, strict=True):
+        r[k] = v
+    return r
+
+
+def _first_solution(eqs: list[tuple[tuple[int, ...], int]], n: int) -> list[int] | None:
+    """The first x in itertools.product(range(-4, 5), repeat=n) order with cs·x = t for
+    every (cs, t) of `eqs`, or None: a depth-first search in that order that drops a
+    prefix once the terms left (each at most 4·|c|) cannot reach an equation's target."""
+    left = [[4 * sum(abs(c) for c in cs[k:]) for cs, _ in eqs] for k in range(n + 1)]
+    x: list[int] = []
+
+    def extend(k: int, sums: list[int]) -> bool:
+        if k == n:
+            return all(s == t for s, (_, t) in zip(sums, eqs, strict=True))
+        for v in range(-4, 5):
+            nxt = [s + cs[k] * v for s, (cs, _) in zip(sums, eqs, strict=True)]
+            if all(abs(t - s) <= room for s, (_, t), room in zip(nxt, eqs, left[k + 1],
+                                                                  strict=True)):
+                x.append(v)
+                if extend(k + 1, nxt):
+                    return True
+                x.pop()
+        return False
+
+    return x if extend(0, [0] * len(eqs)) else None
 
 
 def _lex(r: list[int], loops: list[Loop]) -> tuple[int, ...]:
