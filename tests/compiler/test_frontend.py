@@ -419,3 +419,46 @@ def test_loops_record_what_splitting_them_needs(tmp_path):
     assert "setjmp" in why[16]
     # __LINE__ in a header on another line than the body's brace, not on the same one.
     assert "__LINE__" in why[17] and why[18] is None
+
+
+def test_offsets_and_tokens_read_from_raw_encodings_match_libclangs_answers(tmp_path):
+    """cshim reads offsets, file names and tokens from libclang's raw source locations
+    (an encoding libclang does not promise): on a file with macros, an #include'd
+    fragment, a spliced name and a trigraph-free `?:`, every cursor's and token's answer
+    must equal the one libclang gives when asked."""
+    import clang.cindex as ci
+
+    from foresight.compiler.frontend import cshim, cursors, unit
+
+    (tmp_path / "frag.h").write_text("a[i] = i;\n")
+    src = tmp_path / "raw.c"
+    src.write_text("#define SQ(x) ((x) * (x))\n"
+                   "double a[100];\n"
+                   "int f(int n) {\n"
+                   "  int to\\\ntal = 0;  /* a comment */\n"
+                   "  for (int i = 0; i < n; i++) {\n"
+                   "#include \"frag.h\"\n"
+                   "    total += SQ(i) > 3 ? i : -i;\n"
+                   "  }\n"
+                   "  return total;\n"
+                   "}\n")
+    tu = unit.load(src, [])
+    data = src.read_bytes()
+    seen = 0
+    for c in cursors.preorder(tu.cursor):
+        if c.kind == ci.CursorKind.TRANSLATION_UNIT:
+            continue
+        r = c.extent
+        assert cshim.extent_offsets(c) == (cshim.offset(r.start), cshim.offset(r.end))
+        for loc in (c.location, r.start, r.end):
+            assert cshim.file_offset(loc) == cshim._file_offset(loc)
+        seen += 1
+    assert seen > 30
+    here = tu.get_file(tu.spelling)
+    span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, 0),
+                                         ci.SourceLocation.from_offset(tu, here, len(data)))
+    want = [(t.spelling, t.kind, cshim.offset(t.extent.start), cshim.offset(t.extent.end))
+            for t in tu.get_tokens(extent=span) if t.kind != ci.TokenKind.COMMENT]
+    got = cshim.lex(tu, data, 0, len(data))
+    assert [(s, k, a, b) for s, k, a, b in got] == want
+    assert any(s == "total" for s, *_ in got)   # the spliced name, as libclang spells it

@@ -292,7 +292,8 @@ def test_the_group_solver_finds_the_first_solution_in_search_order():
             cs = tuple(rng.choice((0, 0, 1, -1, 2, 3, 8, 64)) for _ in range(n))
             eqs.append((cs, rng.randint(-20, 20)))
         want = next((list(x) for x in itertools.product(range(-4, 5), repeat=n)
-                     if all(sum(c * v for c, v in zip(cs, x)) == t for cs, t in eqs)), None)
+                     if all(sum(c * v for c, v in zip(cs, x, strict=True)) == t
+                            for cs, t in eqs)), None)
         assert _first_solution(eqs, n) == want, eqs
         found += want is not None
     assert found > 50      # the systems drawn include many with solutions
