@@ -149,6 +149,17 @@ void cs_stats(const struct cs_sim *sim, struct cs_stats *out);
  * history (a line held before the reset is no cold miss). */
 void cs_reset_stats(struct cs_sim *sim);
 
+/* Page-level access patterns (paper Figures 3 and 5): from now on, which CPUs touch
+ * each mapped page (cs_page); cs_reset_stats() clears them with the counters, so after
+ * it they are the steady state's.  Returns 0, or -1 with errno ENOMEM. */
+int cs_track_pages(struct cs_sim *sim);
+
+/* Mapped page I (0 <= I < cs_stats().pages, in first-touch order): its virtual page
+ * number, its frame (frame mod ncolors is its color) and the CPUs that touched it (bit
+ * i: CPU i) while tracked, 0 if never tracked.  Returns 0, or -1 with errno ERANGE. */
+int cs_page(const struct cs_sim *sim, uint32_t i, uint64_t *vpage, uint64_t *frame,
+            uint64_t *cpus);
+
 void cs_free(struct cs_sim *sim);
 
 #endif

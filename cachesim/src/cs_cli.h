@@ -70,6 +70,7 @@ struct cs_run_info {
     const char *policy, *trace, *map; /* map: NULL if none; trace: NULL for a model */
     unsigned model_steps;             /* --model: steps measured after the first */
     size_t hint_runs, skipped_summaries;
+    const struct cs_sim *pages; /* --pages: the simulator whose tracked pages to list */
     double seconds; /* CPU time of the replay */
 };
 

@@ -108,6 +108,9 @@ struct cs_mapping {
     uint32_t ncolors;      /* a power of two */
     struct cs_linemap pages; /* vpage -> page index (mapping order) */
     uint64_t *frame;         /* [page index] */
+    uint64_t *vpage;         /* [page index]: the page's virtual page number */
+    uint64_t *cpus;          /* [page index], when tracked (cs_track_pages): bit i, CPU i
+                              * touched it since tracking began or the last reset */
     uint32_t npages, cap;
     uint32_t max_pages;      /* the most the line ids can name */
     uint64_t *per_color;     /* [ncolors]: pages handed out so far */

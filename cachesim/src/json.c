@@ -52,6 +52,14 @@ void cs_json_write(FILE *f, const struct cs_run_info *run, const struct cs_stats
     fputs("  ],\n  \"pages_per_color\": [", f);
     for (uint32_t c = 0; c < st->ncolors; c++)
         fprintf(f, "%s%llu", c ? (c % 32 ? ", " : ",\n    ") : "", u(st->pages_per_color[c]));
+    if (run->pages) {
+        /* [virtual page, frame, CPUs as a bit mask] of every page, in first-touch order */
+        fputs("],\n  \"pages\": [", f);
+        uint64_t vpage, frame, cpus;
+        for (uint32_t i = 0; !cs_page(run->pages, i, &vpage, &frame, &cpus); i++)
+            fprintf(f, "%s[%llu, %llu, %llu]", i ? (i % 8 ? ", " : ",\n    ") : "",
+                    u(vpage), u(frame), u(cpus));
+    }
     double rate = run->seconds > 0 ? (double)st->total.accesses / run->seconds : 0;
     fprintf(f, "],\n  \"seconds\": %.6f,\n  \"accesses_per_second\": %.0f\n}\n", run->seconds,
             rate);

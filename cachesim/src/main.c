@@ -19,7 +19,7 @@
 static const char USAGE[] =
     "usage: foresight cachesim --cpus N (--preset sgi|alpha8400 | --l2 SIZE,ASSOC,LINE\n"
     "         --page SIZE) [--policy pc|bh|random|cdpc|cdpc-bh] [--seed S] [--map FILE]\n"
-    "         (--trace FILE | --model STEPS) [--json OUT]\n"
+    "         (--trace FILE | --model STEPS) [--pages] [--json OUT]\n"
     "\n"
     "Replays a multiprocessor's data accesses (a trace: binary FSCTRC1, or text lines\n"
     "`CPU R|W ADDR [SIZE]` and `B`) on one physically indexed L2 per CPU kept coherent\n"
@@ -39,7 +39,9 @@ static const char USAGE[] =
     "             planned from it for this machine's page size and colors\n"
     "  --model    no trace: the accesses of the map's loops (model.c), their partitions\n"
     "             dealt over --cpus threads; one step warms the caches, STEPS more are\n"
-    "             measured\n";
+    "             measured\n"
+    "  --pages    also list every page (virtual page, frame, and the CPUs that touched\n"
+    "             it in the measured part: a bit mask) as `pages` in the JSON\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -128,7 +130,7 @@ int main(int argc, char **argv)
         {"seed", required_argument, 0, 's'},   {"map", required_argument, 0, 'm'},
         {"preset", required_argument, 0, 'r'}, {"trace", required_argument, 0, 't'},
         {"json", required_argument, 0, 'j'},   {"help", no_argument, 0, 'h'},
-        {"model", required_argument, 0, 'M'},
+        {"model", required_argument, 0, 'M'},  {"pages", no_argument, 0, 'g'},
         {0, 0, 0, 0},
     };
     struct cs_config cfg = {.policy = CS_PC, .seed = 1};
@@ -136,6 +138,7 @@ int main(int argc, char **argv)
     uint32_t assoc = 1;
     bool have_l2 = false, have_page = false, have_cpus = false;
     const char *trace = NULL, *json = NULL, *map = NULL, *preset = NULL;
+    bool pages = false;
     unsigned steps = 0;
     opterr = 0;
     int ch;
@@ -190,6 +193,9 @@ int main(int argc, char **argv)
             break;
         case 't':
             trace = optarg;
+            break;
+        case 'g':
+            pages = true;
             break;
         case 'j':
             json = optarg;
@@ -269,6 +275,13 @@ int main(int argc, char **argv)
                     strerror(errno));
             goto out;
         }
+    }
+    if (pages) {
+        if (cs_track_pages(sim)) {
+            fprintf(stderr, CS_PROG ": error: %s\n", strerror(errno));
+            goto out;
+        }
+        run.pages = sim;
     }
     double t0 = cpu_seconds();
     if (steps) {

@@ -36,6 +36,8 @@ void cs_mapping_free(struct cs_mapping *m)
 {
     cs_linemap_free(&m->pages);
     free(m->frame);
+    free(m->vpage);
+    free(m->cpus);
     free(m->per_color);
     free(m->hints);
     memset(m, 0, sizeof *m);
@@ -138,17 +140,27 @@ int cs_mapping_page(struct cs_mapping *m, uint64_t vpage, uint32_t *index, bool 
     if (m->npages == m->cap) {
         uint32_t cap = m->cap ? (m->cap > UINT32_MAX / 2 ? UINT32_MAX : 2 * m->cap) : 1024;
         uint64_t *f = realloc(m->frame, (size_t)cap * sizeof *f);
-        if (!f) {
+        if (f)
+            m->frame = f;
+        uint64_t *v = f ? realloc(m->vpage, (size_t)cap * sizeof *v) : NULL;
+        if (v)
+            m->vpage = v;
+        uint64_t *t = v && m->cpus ? realloc(m->cpus, (size_t)cap * sizeof *t) : NULL;
+        if (t)
+            m->cpus = t;
+        if (!f || !v || (m->cpus && !t)) {
             errno = ENOMEM;
             return -1;
         }
-        m->frame = f;
         m->cap = cap;
     }
     if (cs_linemap_add(&m->pages, vpage, m->npages))
         return -1;
     uint32_t color = color_of(m, vpage);
     m->frame[m->npages] = color + (uint64_t)m->ncolors * m->per_color[color]++;
+    m->vpage[m->npages] = vpage;
+    if (m->cpus)
+        m->cpus[m->npages] = 0;
     *index = m->npages++;
     *fresh = true;
     return 0;

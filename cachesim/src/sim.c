@@ -194,6 +194,8 @@ static int reference(struct cs_sim *s, unsigned cpu, uint64_t vline, unsigned wl
     uint32_t in_page = (uint32_t)(vline & ((UINT64_C(1) << s->lpp_shift) - 1));
     uint32_t id = (e->page << s->lpp_shift) | in_page;
     uint32_t set = (uint32_t)(((e->frame << s->lpp_shift) | in_page) & s->set_mask);
+    if (s->map.cpus)
+        s->map.cpus[e->page] |= UINT64_C(1) << cpu;
     struct cs_cpu_stats *st = &c->st;
     st->refs++;
     bool in_shadow = cs_shadow_touch(&c->shadow, id);
@@ -300,6 +302,34 @@ void cs_reset_stats(struct cs_sim *s)
     for (unsigned i = 0; i < s->cfg.cpus; i++)
         memset(&s->cpu[i].st, 0, sizeof s->cpu[i].st);
     s->barriers = 0;
+    if (s->map.cpus)
+        memset(s->map.cpus, 0, (size_t)s->map.npages * sizeof *s->map.cpus);
+}
+
+int cs_track_pages(struct cs_sim *s)
+{
+    if (s->map.cpus)
+        return 0;
+    uint64_t *t = calloc(s->map.cap ? s->map.cap : 1, sizeof *t);
+    if (!t) {
+        errno = ENOMEM;
+        return -1;
+    }
+    s->map.cpus = t;
+    return 0;
+}
+
+int cs_page(const struct cs_sim *s, uint32_t i, uint64_t *vpage, uint64_t *frame,
+            uint64_t *cpus)
+{
+    if (i >= s->map.npages) {
+        errno = ERANGE;
+        return -1;
+    }
+    *vpage = s->map.vpage[i];
+    *frame = s->map.frame[i];
+    *cpus = s->map.cpus ? s->map.cpus[i] : 0;
+    return 0;
 }
 
 void cs_stats(const struct cs_sim *s, struct cs_stats *out)

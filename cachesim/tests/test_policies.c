@@ -10,7 +10,9 @@
  *   advances; pages already mapped keep their frames when hints change; overlapping
  *   runs are refused and change nothing; other policies ignore hints;
  * - through the simulator: two pages that collide under pc stop conflicting once a hint
- *   gives the second another color, and pages_per_color counts the pages per color.
+ *   gives the second another color, and pages_per_color counts the pages per color;
+ * - cs_track_pages: each page's CPUs, kept per page as the tables grow, cleared by
+ *   cs_reset_stats.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -181,8 +183,53 @@ static void through_the_simulator(void)
     CHECK_EQ(per_color[1], 1);
 }
 
+/* cs_track_pages: which CPUs touch each page, cleared with the counters (the steady
+ * state's pages, paper Figures 3 and 5); pages keep their first-touch order and frames. */
+static void tracked_pages(void)
+{
+    struct cs_config cfg = {.cpus = 3, .l2_bytes = 4096, .assoc = 1, .line = 64,
+                            .page = 1024, .policy = CS_PC};
+    struct cs_sim *s = cs_create(&cfg, NULL, 0);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    uint64_t vpage, frame, cpus;
+    CHECK_EQ(cs_access(s, 0, 5 * 1024, 8, 0), 0); /* page 5, before tracking */
+    CHECK_EQ(cs_track_pages(s), 0);
+    CHECK_EQ(cs_page(s, 0, &vpage, &frame, &cpus), 0);
+    CHECK_EQ(vpage, 5);
+    CHECK_EQ(cpus, 0);
+    CHECK_EQ(cs_access(s, 0, 2 * 1024 + 8, 8, 0), 0);  /* page 2: CPU 0 */
+    CHECK_EQ(cs_access(s, 2, 7 * 1024, 8, 1), 0);      /* page 7: CPU 2 */
+    CHECK_EQ(cs_access(s, 1, 2 * 1024 + 512, 8, 1), 0); /* page 2: CPU 1 too */
+    CHECK_EQ(cs_access(s, 1, 5 * 1024 + 1000, 40, 0), 0); /* pages 5 and 6: CPU 1 */
+    const uint64_t want[][2] = {{5, 2}, {2, 3}, {7, 4}, {6, 2}};
+    for (uint32_t i = 0; i < 4; i++) {
+        CHECK_EQ(cs_page(s, i, &vpage, &frame, &cpus), 0);
+        CHECK_EQ(vpage, want[i][0]);
+        CHECK_EQ(cpus, want[i][1]);
+        CHECK_EQ(frame % cs_ncolors(s), vpage % cs_ncolors(s)); /* pc */
+    }
+    errno = 0;
+    CHECK_EQ(cs_page(s, 4, &vpage, &frame, &cpus), -1);
+    CHECK_EQ(errno, ERANGE);
+    cs_reset_stats(s);                                   /* the steady state starts */
+    CHECK_EQ(cs_access(s, 2, 2 * 1024, 8, 0), 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        CHECK_EQ(cs_page(s, i, &vpage, &frame, &cpus), 0);
+        CHECK_EQ(cpus, vpage == 2 ? 4u : 0u);
+    }
+    for (uint64_t p = 100; p < 3000; p++)                /* the tables grow */
+        CHECK_EQ(cs_access(s, (unsigned)(p % 3), p * 1024, 8, 0), 0);
+    CHECK_EQ(cs_page(s, 4 + 2899, &vpage, &frame, &cpus), 0);
+    CHECK_EQ(vpage, 2999);
+    CHECK_EQ(cpus, UINT64_C(1) << (2999 % 3));
+    cs_free(s);
+}
+
 int main(void)
 {
+    tracked_pages();
     pc_and_bh();
     random_colors();
     hints();

@@ -31,6 +31,17 @@ def test_small_coloring_run(tmp_path):
     assert check["met"]
     assert "tomcatv (513 10) on sgi" in md.read_text()
     assert (plots / "coloring-tomcatv.png").stat().st_size > 0
+    # Figures 3 and 5: at 16 CPUs each CPU's pages lie far apart in virtual order, and
+    # page coloring stacks them on few colors where CDPC spreads them over all
+    pat = res["page_patterns"]["tomcatv"]
+    assert pat["cpus"] == 16 and pat["ncolors"] == 256
+    from foresight.bench.coloring import pattern_summary
+    pc, cdpc = (pattern_summary(pat[p], 16, 256) for p in ("pc", "cdpc"))
+    assert pc["cpus_touching"] == cdpc["cpus_touching"] == 16
+    assert pc["pages"] == cdpc["pages"] and pc["span"] > 4 * pc["pages"]
+    assert cdpc["colors"] > 2 * pc["colors"] and cdpc["most"] < pc["most"]
+    assert "page-level access patterns" in md.read_text()
+    assert (plots / "coloring-pages-tomcatv.png").stat().st_size > 0
 
 
 def test_bad_option_is_one_line():

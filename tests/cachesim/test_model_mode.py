@@ -65,6 +65,32 @@ def test_cdpc_removes_the_conflicts_page_coloring_makes(tmp_path):
     assert cdpc["misses"]["capacity"] == 0
 
 
+def test_pages_lists_each_cpus_pages_and_their_colors(tmp_path):
+    # 4 arrays of 1 MiB, blocked over 4 CPUs: each CPU touches a quarter of each array
+    # (64 pages of each) plus, for the shift, one page of its neighbour's share of the
+    # first array; page coloring puts a CPU's four quarters on the same 64 colors, CDPC
+    # on 256 different ones.
+    write_map(tmp_path / "m.map", arrays=4, threads=4)
+    out = {}
+    for pol in ("pc", "cdpc"):
+        p = simulate(tmp_path, "--cpus", "4", "--l2", "1M,1,128", "--page", "4K",
+                     "--policy", pol, "--map", "m.map", "--model", "1", "--pages")
+        assert p.returncode == 0, p.stderr
+        out[pol] = json.loads(p.stdout)
+    pages = out["pc"]["pages"]
+    assert len(pages) == out["pc"]["pages_mapped"] == 4 * ROWS
+    assert sorted(v for v, _, _ in pages) == sorted({v for v, _, _ in pages})
+    ncolors = out["pc"]["config"]["ncolors"]
+    for pol, colors in (("pc", 64), ("cdpc", 256)):
+        for cpu in range(4):
+            mine = [f % ncolors for v, f, mask in out[pol]["pages"] if mask >> cpu & 1]
+            assert len(mine) == 4 * (ROWS // 4) + (cpu < 3), (pol, cpu)
+            assert len(set(mine)) >= colors, (pol, cpu, len(set(mine)))
+            if pol == "pc":
+                assert len(set(mine)) <= colors + 1
+    assert "pages" not in model(tmp_path, "pc", 4)      # only when asked
+
+
 def test_model_needs_a_map_and_no_trace(tmp_path):
     write_map(tmp_path / "m.map", arrays=1, threads=1)
     (tmp_path / "t.txt").write_text("0 R 0x1000\n")

@@ -14,6 +14,12 @@ page mapping policy: pc (page coloring, IRIX), bh (bin hopping, Digital UNIX), r
 partition dealt over that many CPUs.  One model step warms the caches, the next ones
 are counted (the paper's steady state).  The simulation is deterministic: no repeats.
 
+The 16-CPU runs of tomcatv, swim and hydro2d on sgi under pc and cdpc also list which
+CPUs touched each page in the steady state (`cachesim --pages`): the page-level access
+patterns of the paper's Figure 3 (pages in virtual order) and what its Figure 5 shows
+in CDPC's coloring order, drawn here as each CPU's pages per color under pc and cdpc
+(the map keeps the colors, not the order the algorithm laid pages out in).
+
 A third run of the colored build under FORESIGHT_COLOR=real moves huge-page frames of
 the planned colors under the arrays' pages, their data copied (root, THP): its map says
 how many pages ended at their color, and its output must equal the plain build's.
@@ -58,6 +64,8 @@ POLICIES = ("pc", "bh", "random", "cdpc")
 CONFLICT_TARGET = 0.05    # CDPC's conflict misses at 16 CPUs, 1 MiB DM, against PC's
 REPLACEMENT_TARGET = 1.02  # CDPC's replacement misses against min(PC, BH), everywhere
 TARGET_PROGRAMS = ("tomcatv", "swim")
+PATTERN_PROGRAMS = ("tomcatv", "swim", "hydro2d")   # Figures 3 and 5
+PATTERN_POLICIES = ("pc", "cdpc")
 REAL_TARGET = 0.99         # real mode: pages at their requested color
 
 
@@ -93,9 +101,10 @@ def run(exe: str, args, threads: int, **env: str) -> str:
 
 
 def simulate(map_file: Path, machine_opts, cpus: int, policy: str, steps: int,
-             out: Path) -> dict:
+             out: Path, pages: bool = False) -> dict:
     cmd = [replay.binary(), "--cpus", str(cpus), *machine_opts, "--policy", policy,
-           "--map", str(map_file), "--model", str(steps), "--json", str(out)]
+           "--map", str(map_file), "--model", str(steps), "--json", str(out),
+           *(["--pages"] if pages else [])]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise BenchError(f"{' '.join(cmd)}: {p.stderr.strip()}")
@@ -116,7 +125,7 @@ def measure(ns: argparse.Namespace) -> dict:
         raise UsageError(f"--steps {ns.steps}: 1..100")
     src = sources("coloring", "tomcatv.c", paths.prefix() / "share" / "foresight" / "coloring",
                   "the coloring programs")
-    results, verified, real = [], {}, {}
+    results, verified, real, patterns = [], {}, {}, {}
     with tempfile.TemporaryDirectory(prefix="foresight-coloring-") as d:
         tmp = Path(d)
         for name in programs:
@@ -137,8 +146,14 @@ def measure(ns: argparse.Namespace) -> dict:
             for m in machines:
                 for p in cpus:
                     for pol in policies:
+                        pattern = (name in PATTERN_PROGRAMS and m == "sgi" and p == cpus[-1]
+                                   and pol in PATTERN_POLICIES)
                         r = simulate(map_file, MACHINES[m], p, pol, ns.steps,
-                                     tmp / "out.json")
+                                     tmp / "out.json", pages=pattern)
+                        if pattern:
+                            patterns.setdefault(name, {"cpus": p,
+                                                       "ncolors": r["config"]["ncolors"]})
+                            patterns[name][pol] = r["pages"]
                         results.append({"program": name, "machine": m, "cpus": p,
                                         "policy": pol, "misses": r["misses"],
                                         "accesses": r["accesses"],
@@ -148,6 +163,7 @@ def measure(ns: argparse.Namespace) -> dict:
             "policies": policies, "steps": ns.steps, "verified": verified,
             "arguments": {n: list(PROGRAMS[n][0]) for n in programs},
             "results": results, "real": real, "checks": checks(results, real),
+            "page_patterns": patterns,
             "environment": environment.environment(None)}
 
 
@@ -158,6 +174,31 @@ def real_counts(path: Path) -> dict:
         if words[:2] == ["#", "real"]:
             return {k: int(v) for k, v in zip(words[2::2], words[3::2], strict=True)}
     raise BenchError(f"{path}: no `# real` line (FORESIGHT_COLOR=real wrote no map)")
+
+
+def pattern_summary(pages: list[list[int]], cpus: int, ncolors: int) -> dict:
+    """Per CPU of a page listing ([vpage, frame, CPU mask], cachesim --pages): how many
+    pages it touches, over how wide a virtual range, on how many colors, and the most of
+    its pages on one color (its conflicts in a direct-mapped cache; the least possible is
+    its pages / colors, rounded up).  Means over the CPUs that touch any page; `most` and
+    `excess` (the most less that least, summed over CPUs) too."""
+    per = []
+    for cpu in range(cpus):
+        mine = [(v, f) for v, f, mask in pages if mask >> cpu & 1]
+        if not mine:
+            continue
+        counts: dict[int, int] = {}
+        for _, f in mine:
+            counts[f % ncolors] = counts.get(f % ncolors, 0) + 1
+        vs = [v for v, _ in mine]
+        per.append((len(mine), max(vs) - min(vs) + 1, len(counts), max(counts.values())))
+    if not per:
+        return {"cpus_touching": 0}
+    n = len(per)
+    return {"cpus_touching": n, "pages": sum(p[0] for p in per) / n,
+            "span": sum(p[1] for p in per) / n, "colors": sum(p[2] for p in per) / n,
+            "most": max(p[3] for p in per),
+            "excess": sum(p[3] - -(-p[0] // ncolors) for p in per)}
 
 
 def _find(results: list[dict], program: str, m: str, cpus: int, policy: str) -> dict | None:
@@ -250,6 +291,25 @@ class Coloring(suite.Suite):
                 out.append(Table(f"{name} ({' '.join(res['arguments'][name])}) on {m}: "
                                  f"misses per {res['steps']} model steps",
                                  tuple(cols), rows))
+        if res.get("page_patterns"):
+            rows = []
+            for name, pat in res["page_patterns"].items():
+                for pol in PATTERN_POLICIES:
+                    if pol not in pat:
+                        continue
+                    s = pattern_summary(pat[pol], pat["cpus"], pat["ncolors"])
+                    if not s["cpus_touching"]:
+                        continue
+                    rows.append((name, str(pat["cpus"]), pol, f"{s['pages']:,.0f}",
+                                 f"{s['span']:,.0f}", f"{s['colors']:,.0f}",
+                                 str(s["most"]), f"{s['excess']:,}"))
+            ncolors = next(iter(res["page_patterns"].values()))["ncolors"]
+            out.append(Table(f"page-level access patterns on sgi ({ncolors} colors), steady "
+                             "state (Figures 3 and 5): per CPU, means",
+                             ("program", "CPUs", "policy", "pages", "virtual span",
+                              "colors used", "most on one color",
+                              "excess over pages/colors (sum)"), rows,
+                             left=("program", "policy")))
         out.append(Table("real mode (FORESIGHT_COLOR=real, 2 threads): the pages the plan "
                          "colors, by what became of them",
                          ("program", "requested", "moved", "of which had data",
@@ -291,7 +351,48 @@ class Coloring(suite.Suite):
                 ax.set_title(f"{name}, {m}")
                 ax.legend(fontsize=7)
             files.append(save_figure(fig, directory, f"coloring-{name}.png"))
+        for name, pat in res.get("page_patterns", {}).items():
+            files.append(self._pattern_plot(plt, name, pat, directory))
         return files
+
+    @staticmethod
+    def _pattern_plot(plt, name: str, pat: dict, directory: str) -> str:
+        """Figure 3 for one program (a dot per virtual page and CPU that touched it in the
+        steady state, a tick every cache size), and beside it what Figure 5 shows: per
+        CPU, its pages on each color (a cell per color, darker for more pages: conflicts
+        in a direct-mapped cache) under pc and under cdpc."""
+        n, cpus = pat["ncolors"], pat["cpus"]
+        pols = [p for p in PATTERN_POLICIES if p in pat]
+        fig, axes = plt.subplots(1, 1 + len(pols), figsize=(5 * (1 + len(pols)), 3.6),
+                                 squeeze=False)
+        ax = axes[0][0]
+        pages = pat[pols[0]]
+        base = min((v for v, _, _ in pages), default=0)
+        xs, ys = [], []
+        for v, _, mask in pages:
+            for cpu in range(cpus):
+                if mask >> cpu & 1:
+                    xs.append(v - base)
+                    ys.append(cpu)
+        ax.scatter(xs, ys, s=1, marker="|", linewidths=0.5)
+        top = max(xs, default=0)
+        ax.set_xticks(range(0, top + n, n), [""] * len(range(0, top + n, n)))
+        ax.set_xlabel(f"virtual page; a tick every {n} pages (the cache)")
+        ax.set_ylabel("CPU")
+        ax.set_title(f"{name}, {cpus} CPUs: pages touched (Figure 3)")
+        for ax, pol in zip(axes[0][1:], pols, strict=True):
+            grid = [[0] * n for _ in range(cpus)]
+            for _, frame, mask in pat[pol]:
+                for cpu in range(cpus):
+                    if mask >> cpu & 1:
+                        grid[cpu][frame % n] += 1
+            im = ax.imshow(grid, aspect="auto", origin="lower", cmap="Greys",
+                           interpolation="nearest", vmin=0)
+            ax.set_xlabel("color")
+            ax.set_ylabel("CPU")
+            ax.set_title(f"{pol}: each CPU's pages per color")
+            fig.colorbar(im, ax=ax, fraction=0.04)
+        return save_figure(fig, directory, f"coloring-pages-{name}.png")
 
     def exit_code(self, res: dict) -> int:
         return 0 if all(res["verified"].values()) else 1
