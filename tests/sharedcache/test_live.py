@@ -1,7 +1,7 @@
 """`bench sharedcache --live` in small: the replay client plays its part of a trace on
 a real node under every policy (each client's reads counted against the trace), the
-simulator runs the same trace, and the two are reported side by side; the replay client
-refuses a bad trace on one line."""
+simulator runs the same trace, and the two are reported side by side, with the time the
+node spent in its policy core; the replay client refuses a bad trace on one line."""
 
 from __future__ import annotations
 
@@ -38,6 +38,12 @@ def test_live_runs_every_policy_beside_the_simulator(small, tmp_path):
     assert sorted(row["live_order"]) == sorted(live.POLICIES)
     assert row["same_order"] == (row["live_order"] == row["sim_order"])
     assert row["live_gain_over_none"]["none"] == 0
+    # Table I live: the node timed its policy core on every request of every run
+    for p in live.POLICIES:
+        core = row["policy_core"][p]
+        assert core is not None and core["calls"] > 0, p
+        assert 0 < core["seconds"] < min(row["live_runs_s"][p])
+        assert 0 < core["share"] < 1 and core["ns_per_call"] > 0
 
 
 def test_separated_pairs_count_only_what_the_simulator_tells_apart():

@@ -107,6 +107,12 @@ def measure(ns: argparse.Namespace) -> dict:
             "environment": environment.environment(None)}
 
 
+def _core_cell(c: dict | None) -> str:
+    if not c:
+        return "-"
+    return f"{c['share'] * 100:.3f}% ({c['ns_per_call']:,.0f} ns x {c['calls']:,})"
+
+
 class SharedCache(suite.Suite):
     name = "sharedcache"
     help = "clients sharing an I/O node's cache, simulated: throttling and pinning (paper 3)"
@@ -180,6 +186,14 @@ class SharedCache(suite.Suite):
                   "yes" if r["same_order"] else "no",
                   f"{r['separated_agree']} of {r['separated_pairs']}") for r in lv["rows"]],
                 left=("workload", "order live", "order sim")))
+            if any(r.get("policy_core") for r in lv["rows"]):
+                out.append(Table(
+                    "Table I, live: the node's policy core (accounting and control) as a "
+                    "share of the makespan, and its time per call",
+                    ("workload", "clients", *live.POLICIES),
+                    [(r["workload"], str(r["clients"]),
+                      *(_core_cell(r["policy_core"].get(p)) for p in live.POLICIES))
+                     for r in lv["rows"]], left=("workload",)))
         for f in res.get("figures", {}).values():
             if f["fig"] == "5":
                 out.append(Table(

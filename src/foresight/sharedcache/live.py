@@ -8,7 +8,10 @@ with the same caches and the same disk model (the node's `--disk-delay`: a disk 
 one request per delay; the simulator's `--disk-delay`).  The client's compute is a sleep
 (each client stands for a node with a processor of its own).  Reported per workload and
 client count: the makespan (the last client's wall time) live and simulated, each
-policy's gain over none, and whether the two rank the policies in the same order.
+policy's gain over none, and whether the two rank the policies in the same order; and
+the paper's Table I live: the time the node spent in its policy core (accounting and
+control: every access, prefetch and epoch end, timed by the filter) as a share of the
+makespan, with its calls.
 """
 
 from __future__ import annotations
@@ -73,13 +76,15 @@ def measure(workloads: list[str], clients: tuple[int, ...], tmp: Path,
             trace = sim.trace(w, n)
             reads = _reads(trace, n)
             runs: dict[str, list[float]] = {p: [] for p in POLICIES}
+            core: dict[str, list[tuple[float, int]]] = {p: [] for p in POLICIES}
             for _, p in ((r, p) for r in range(repeat) for p in POLICIES):
                 barrier = tmp / "barrier"
                 barrier.write_bytes(b"\0" * 8)
+                stats = tmp / "node-stats.jsonl"
                 res = cluster.run(cluster.namespace(
                     clients=n, disk=str(disk), client_mem=CLIENT_MEM, cache=NODE_CACHE,
                     block="64K", policy=p, epoch="1000", disk_delay=DISK_DELAY,
-                    timeout=TIMEOUT,
+                    timeout=TIMEOUT, stats=str(stats),
                     cmd=[replay, str(trace), "{client}", "{clients}", "{disk}", str(barrier)]))
                 for c in res["clients"]:
                     want = f"client {c['id']} read {reads[c['id']]} blocks"
@@ -88,6 +93,9 @@ def measure(workloads: list[str], clients: tuple[int, ...], tmp: Path,
                         raise BenchError(f"live {w}, {n} clients, policy {p}: client "
                                          f"{c['id']} exit {c['exit_code']}: {said[0]}")
                 runs[p].append(max(c["wall_seconds"] for c in res["clients"]))
+                node = res.get("node") or {}
+                if "policy_ns" in node:
+                    core[p].append((node["policy_ns"] / 1e9, node["policy_calls"]))
             live = {p: statistics.median(runs[p]) for p in POLICIES}
             simulated = {p: sim.run([trace], p)["makespan_s"] for p in POLICIES}
             agree, pairs = separated_pairs(simulated, live)
@@ -98,13 +106,26 @@ def measure(workloads: list[str], clients: tuple[int, ...], tmp: Path,
                 "sim_gain_over_none": {p: gain(simulated["none"], t)
                                        for p, t in simulated.items()},
                 "live_order": order(live), "sim_order": order(simulated),
-                "same_order": order(live) == order(simulated)})
+                "same_order": order(live) == order(simulated),
+                "policy_core": {p: _core(core[p], runs[p]) for p in POLICIES}})
             print(f"live {w} at {n} clients: " + ", ".join(
                 f"{p} {live[p]:.2f} s (sim {simulated[p]:.2f} s)" for p in POLICIES), flush=True)
     return {"clients": list(clients), "repeat": repeat, "separated": SEPARATED,
             "data_bytes": DATA, "node_cache": NODE_CACHE,
             "client_mem": CLIENT_MEM, "sim_client_cache": SIM_CLIENT_CACHE,
             "disk_delay": DISK_DELAY, "think_us": THINK_US, "rows": rows}
+
+
+def _core(samples: list[tuple[float, int]], walls: list[float]) -> dict | None:
+    """The policy core's seconds and calls in the node (the median run's by share of
+    the makespan), that share, and ns per call; None without the node's counters."""
+    if len(samples) != len(walls) or not samples:
+        return None
+    shares = sorted((s / w if w > 0 else 0.0, s, c) for (s, c), w in zip(samples, walls,
+                                                                           strict=True))
+    share, seconds, calls = shares[(len(shares) - 1) // 2]
+    return {"seconds": seconds, "calls": calls, "share": share,
+            "ns_per_call": seconds * 1e9 / calls if calls else 0.0}
 
 
 def _reads(trace: Path, clients: int) -> list[int]:
