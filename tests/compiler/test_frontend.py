@@ -425,7 +425,9 @@ def test_offsets_and_tokens_read_from_raw_encodings_match_libclangs_answers(tmp_
     """cshim reads offsets, file names and tokens from libclang's raw source locations
     (an encoding libclang does not promise): on a file with macros, an #include'd
     fragment, a spliced name and a trigraph-free `?:`, every cursor's and token's answer
-    must equal the one libclang gives when asked."""
+    must equal the one libclang gives when asked.  (A file that names a compiler's
+    identity macro is parsed from a copy with them renamed, unit._as_cc_sees: there the
+    spellings lex() gives are the file's own, not the copy's.)"""
     import clang.cindex as ci
 
     from foresight.compiler.frontend import cshim, cursors, unit

@@ -137,7 +137,9 @@ def lex(tu: ci.TranslationUnit, data: bytes, start: int,
     """(spelling, kind, start, end) of the tokens of bytes [start, end) of `tu`'s main
     file (whose bytes are `data`), comments left out.  libclang's tokens carry their
     kind, raw location and length (CXToken.int_data), so only a name written with a
-    line splice, trigraph or universal character name asks libclang its spelling."""
+    line splice, trigraph or universal character name asks libclang its spelling.  The
+    spellings are `data`'s: where libclang parsed a copy with compiler-identity names
+    renamed (unit._as_cc_sees, same length), the file's own names, as cc reads them."""
     here = tu.get_file(tu.spelling)
     span = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, here, start),
                                          ci.SourceLocation.from_offset(tu, here, end))
