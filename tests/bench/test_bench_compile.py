@@ -98,6 +98,7 @@ def result(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict, Path]:
     out = tmp / "c.json"
     (tmp / "t").mkdir()
     r = bench("--lines", str(LINES), "--kernels", "gather", "--repeat", "2",
+              "--front-end-lines", "20,80",
               "--json", str(out), "--plots", str(tmp / "plots"),
               env={**os.environ, "TMPDIR": str(tmp / "t")})
     assert r.returncode == 0, r.stdout + r.stderr
@@ -132,6 +133,20 @@ def test_table_json_and_plot(result):
         assert set(row["ratios"]) == {"generated_over_source", "time", "memory",
                                       "object_text"}
     assert (tmp / "plots" / "compile-ratios.png").stat().st_size > 0
+    # the front end alone on generated files of two sizes: the JSON's per-1,000-lines
+    # figures are the medians of its runs over the files' own line counts
+    assert res["front_end_lines"] == [20, 80]
+    assert "the front end alone" in r.stdout and "per 1,000 lines" in r.stdout
+    scaling = res["front_end_scaling"]
+    assert [s["lines"] for s in scaling] == [gen_nests.generate(n, 1)[0].count("\n")
+                                             for n in (20, 80)]
+    for s in scaling:
+        assert "problem" not in s and len(s["runs"]) == 2
+        walls = sorted(x["wall_seconds"] for x in s["runs"])
+        assert s["wall_seconds"] == pytest.approx(sum(walls) / 2)
+        assert s["per_1000_lines"] == pytest.approx(s["wall_seconds"] * 1000 / s["lines"])
+    assert res["front_end_target_per_1000_lines"] == 0.3
+    assert (tmp / "plots" / "compile-front-end.png").stat().st_size > 0
 
 
 def test_numbers_are_the_ones_measured(result, cc, tmp_path):
@@ -177,7 +192,8 @@ def test_numbers_are_the_ones_measured(result, cc, tmp_path):
 
 def test_a_failing_compile_is_reported_per_input(tmp_path):
     out = tmp_path / "c.json"
-    r = bench("--lines", "20", "--kernels", "none", "--json", str(out),
+    r = bench("--lines", "20", "--kernels", "none", "--front-end-lines", "none",
+              "--json", str(out),
               env={**os.environ, "FORESIGHT_CC": "false"})
     assert r.returncode == 1
     assert "Traceback" not in r.stderr
@@ -201,7 +217,9 @@ def test_inputs_by_name_each_once():
     (["--lines", "5"], "a generated file has at least 10 lines, not 5"),
     (["--lines", "ten"], "'ten' is not a number of lines"),
     (["--kernels", "nope"], "unknown program 'nope'"),
-    (["--lines", "none", "--kernels", "none"], "nothing to measure"),
+    (["--lines", "none", "--kernels", "none", "--front-end-lines", "none"],
+     "nothing to measure"),
+    (["--front-end-lines", "9"], "--front-end-lines '9': a generated file has at least"),
     (["--timeout", "0"], "--timeout: must be a positive number, not 0"),
 ])
 def test_option_errors(args, message, tmp_path):

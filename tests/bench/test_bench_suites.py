@@ -74,8 +74,8 @@ OPTIONS = {
             "--sweep", "--timeout", "--repeat", "--json", "--markdown", "--plots"},
     "incore": {"--programs", "--mb", "--kernel-mb", "--repeat", "--json", "--markdown",
                "--plots"},
-    "compile": {"--lines", "--kernels", "--timeout", "--repeat", "--json", "--markdown",
-                "--plots"},
+    "compile": {"--lines", "--kernels", "--front-end-lines", "--timeout", "--repeat", "--json",
+                "--markdown", "--plots"},
     "sharedcache": {"--workloads", "--clients", "--data", "--cache", "--client-cache", "--disk",
                     "--compute", "--figs", "--live", "--live-repeat", "--quick", "--json",
                     "--markdown", "--plots"},
@@ -171,8 +171,8 @@ def test_commit_is_unknown_outside_a_checkout(monkeypatch, tmp_path):
 
 def test_bench_compile_writes_markdown_of_its_table(tmp_path):
     md, js = tmp_path / "c.md", tmp_path / "c.json"
-    args = ["bench", "compile", "--lines", "10", "--kernels", "none", "--markdown", str(md),
-            "--json", str(js)]
+    args = ["bench", "compile", "--lines", "10", "--kernels", "none", "--front-end-lines",
+            "none", "--markdown", str(md), "--json", str(js)]
     r = subprocess.run([FORESIGHT, *args], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     text = md.read_text()

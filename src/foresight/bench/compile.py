@@ -15,7 +15,11 @@ process measured by wait4 (wall time, user + system CPU, peak RSS):
   P's cc       $FORESIGHT_CC -O2 -c -iquote SRCDIR $(foresight config --cflags)
                DIR/SRC: the underlying compile of that text, as the driver runs it
 
-(with the input's include directories).  Peak RSS is wait4's ru_maxrss: the largest
+(with the input's include directories).  Then the front end alone on larger generated
+files (`--front-end-lines`, default 1,000, 10,000 and 20,000), K times each: its time
+per 1,000 lines at each size says whether it stays linear, against the issue's 0.3 s
+(gcc's own compile of texts that large would take minutes, so only the front end).
+Peak RSS is wait4's ru_maxrss: the largest
 single process of the run's tree (the maximum over the process and every descendant
 it waited for), as /usr/bin/time's %M — for P, the larger of the Python front end and
 cc1.  Object sizes are size(1)'s `text` (code and read-only data) of the `.o`.
@@ -50,6 +54,8 @@ from foresight.reports import save_figure
 from foresight.units import format_size
 
 DEFAULT_LINES = (250, 1000, 2000)
+DEFAULT_FRONT_END_LINES = (1000, 10000, 20000)
+FRONT_END_TARGET = 0.3      # seconds of front end per 1,000 lines (issue 26 section 4)
 SEED = 1
 VARIANTS = ("O", "P", "front_end", "underlying")
 LABELS = {"O": "O (cc)", "P": "P (foresight cc)", "front_end": "P front end",
@@ -82,8 +88,8 @@ def programs() -> dict[str, tuple[str, Path, list[str]]]:
     return out
 
 
-def parse_lines(text: str) -> list[int]:
-    """--lines: comma-separated sizes of the generated files, or `none`."""
+def parse_lines(text: str, option: str = "--lines") -> list[int]:
+    """--lines (or OPTION): comma-separated sizes of the generated files, or `none`."""
     if text.strip().lower() == "none":
         return []
     sizes = []
@@ -93,10 +99,10 @@ def parse_lines(text: str) -> list[int]:
         try:
             n = int(word.replace("_", ""))
         except ValueError:
-            raise UsageError(f"--lines {text!r}: {word!r} is not a number of lines "
-                             "(e.g. --lines 250,1000 or --lines none)") from None
+            raise UsageError(f"{option} {text!r}: {word!r} is not a number of lines "
+                             f"(e.g. {option} 250,1000 or {option} none)") from None
         if n < gen_nests.MIN_LINES:
-            raise UsageError(f"--lines {text!r}: a generated file has at least "
+            raise UsageError(f"{option} {text!r}: a generated file has at least "
                              f"{gen_nests.MIN_LINES} lines, not {n}")
         sizes.append(n)
     return list(dict.fromkeys(sizes))   # each size once
@@ -298,7 +304,40 @@ def inputs(lines: list[int], names: list[str], tmp: Path) -> list[Input]:
     return out
 
 
-def compile_suite(lines: list[int], names: list[str], repeat: int, timeout: float) -> dict:
+def front_end_scaling(sizes: list[int], repeat: int, timeout: float, tmp: Path,
+                      step) -> list[dict]:
+    """The front end alone (FORESIGHT_CC=true foresight cc -O2 -c, no --emit-c) on a
+    generated file of each size, REPEAT times: wall and CPU medians, per 1,000 lines."""
+    out = []
+    env = {**os.environ, "FORESIGHT_CC": "true"}
+    for n in sizes:
+        text, nests = gen_nests.generate(n, SEED)
+        d = tmp / "front-end" / str(n)
+        d.mkdir(parents=True)
+        src = d / f"nests{n}.c"
+        src.write_text(text)
+        cmd = [foresight_exe(), "cc", "-O2", "-c", str(src), "-o", str(d / "x.o")]
+        row: dict = {"lines": text.count("\n"), "nests": nests,
+                     "made_by": f"python -m foresight.bench.gen_nests --lines {n} --seed {SEED}"}
+        runs = []
+        try:
+            for k in range(repeat):
+                step(f"front end, {n:,} lines ({k + 1}/{repeat})")
+                runs.append(measure(cmd, env, d / "log", timeout))
+        except Failed as e:
+            row["problem"] = str(e)
+            out.append(row)
+            continue
+        wall = statistics.median(r["wall_seconds"] for r in runs)
+        row.update(wall_seconds=wall, cpu_seconds=statistics.median(r["cpu_seconds"]
+                                                                    for r in runs),
+                   per_1000_lines=wall * 1000 / row["lines"], runs=runs)
+        out.append(row)
+    return out
+
+
+def compile_suite(lines: list[int], names: list[str], repeat: int, timeout: float,
+                  front_end_lines: list[int] = ()) -> dict:
     from rich.progress import Progress
 
     from foresight.driver.compile import runtime_cflags, underlying_words
@@ -313,15 +352,19 @@ def compile_suite(lines: list[int], names: list[str], repeat: int, timeout: floa
         tmp = Path(tmpname)
         todo = inputs(lines, names, tmp)
         with Progress(transient=True) as bar:
-            task = bar.add_task("foresight bench compile", total=len(todo) * repeat * 4)
+            task = bar.add_task("foresight bench compile",
+                                total=(len(todo) * 4 + len(front_end_lines)) * repeat)
 
             def step(what: str) -> None:
                 bar.update(task, advance=1, description=f"compile: {what}")
 
             for inp in todo:
                 rows.append(measure_input(inp, cc, cflags, repeat, timeout, tmp, step))
+            scaling = front_end_scaling(list(front_end_lines), repeat, timeout, tmp, step)
     env["load_average_end"] = list(os.getloadavg())
     return {"suite": "compile", "repeat": repeat, "lines": lines, "seed": SEED,
+            "front_end_lines": list(front_end_lines), "front_end_scaling": scaling,
+            "front_end_target_per_1000_lines": FRONT_END_TARGET,
             "timeout_seconds": timeout, "compiler": cc, "compiler_version": version,
             "runtime_cflags": cflags, "rows": rows, "environment": env}
 
@@ -347,14 +390,21 @@ class Compile(suite.Suite):
                             help="the shipped programs to compile, comma-separated: any of "
                             "bench nas' and bench compiler's (cg or nas/cg), or none "
                             "(default all)")
+        parser.add_argument("--front-end-lines", default=None, metavar="N,N",
+                            help="line counts of the generated files the front end alone "
+                            "runs on, comma-separated, or none (default "
+                            f"{','.join(map(str, DEFAULT_FRONT_END_LINES))})")
         suite.add_timeout(parser)
 
     def measure(self, ns: argparse.Namespace) -> dict:
         lines = parse_lines(ns.lines) if ns.lines is not None else list(DEFAULT_LINES)
         names = parse_programs(ns.kernels)
-        if not lines and not names:
-            raise UsageError("nothing to measure: --lines none and --kernels none")
-        return compile_suite(lines, names, ns.repeat, ns.timeout)
+        front = (parse_lines(ns.front_end_lines, "--front-end-lines")
+                 if ns.front_end_lines is not None else list(DEFAULT_FRONT_END_LINES))
+        if not lines and not names and not front:
+            raise UsageError("nothing to measure: --lines none, --kernels none and "
+                             "--front-end-lines none")
+        return compile_suite(lines, names, ns.repeat, ns.timeout, front)
 
     def tables(self, res: dict) -> list[Table]:
         rows = []
@@ -372,10 +422,26 @@ class Compile(suite.Suite):
                          format_size(p["max_rss_bytes"]), _x(q["memory"]),
                          format_size(o["object_text_bytes"]),
                          format_size(p["object_text_bytes"]), _x(q["object_text"])))
-        return [Table(f"foresight bench compile: -O2 -c, median of {res['repeat']}",
-                      ("input", "lines", "source", "generated", "O time", "P time",
-                       "P/O time", "P front end", "P's cc", "O RSS", "P RSS", "P/O RSS",
-                       "O text", "P text", "P/O text"), rows, left=("input",))]
+        out = [Table(f"foresight bench compile: -O2 -c, median of {res['repeat']}",
+                     ("input", "lines", "source", "generated", "O time", "P time",
+                      "P/O time", "P front end", "P's cc", "O RSS", "P RSS", "P/O RSS",
+                      "O text", "P text", "P/O text"), rows, left=("input",))] if rows else []
+        scaling = res.get("front_end_scaling") or []
+        if scaling:
+            target = res["front_end_target_per_1000_lines"]
+            srows = []
+            for r in scaling:
+                if "problem" in r:
+                    srows.append((f"{r['lines']:,}", "failed: " + r["problem"].splitlines()[0],
+                                  "", "", ""))
+                    continue
+                srows.append((f"{r['lines']:,}", f"{r['nests']:,}", _s(r["wall_seconds"]),
+                              _s(r["cpu_seconds"]), f"{r['per_1000_lines']:.2f} s"))
+            out.append(Table(f"the front end alone (FORESIGHT_CC=true foresight cc -O2 -c) "
+                             f"on generated files, median of {res['repeat']}; target "
+                             f"{target} s per 1,000 lines",
+                             ("lines", "nests", "wall", "CPU", "per 1,000 lines"), srows))
+        return out
 
     def notes(self, res: dict) -> list[str]:
         env = res["environment"]
@@ -399,7 +465,24 @@ class Compile(suite.Suite):
 
     def plot(self, res: dict, directory: str) -> list[str]:
         plt = pyplot()
+        files = []
+        scaling = [r for r in res.get("front_end_scaling") or [] if "problem" not in r]
+        if scaling:
+            fig, ax = plt.subplots(figsize=(5, 3.4))
+            ax.plot([r["lines"] for r in scaling], [r["per_1000_lines"] for r in scaling],
+                    marker="o", label="front end")
+            ax.axhline(res["front_end_target_per_1000_lines"], color="tab:red",
+                       linestyle="--", label="target")
+            ax.set_xscale("log")
+            ax.set_ylim(bottom=0)
+            ax.set_xlabel("lines of the generated file")
+            ax.set_ylabel("seconds per 1,000 lines")
+            ax.legend(fontsize=7)
+            ax.set_title(f"foresight cc's front end, median of {res['repeat']}", fontsize=9)
+            files.append(save_figure(fig, directory, "compile-front-end.png"))
         rows = [r for r in res["rows"] if "ratios" in r]
+        if not rows:
+            return files
         fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(rows)), 3.8))
         x = range(len(rows))
         for j, (key, label, color) in enumerate((
@@ -415,7 +498,7 @@ class Compile(suite.Suite):
         ax.legend(fontsize=7)
         ax.set_title(f"foresight cc -O2 -c against cc -O2 -c, median of {res['repeat']}",
                      fontsize=9)
-        return [save_figure(fig, directory, "compile-ratios.png")]
+        return [*files, save_figure(fig, directory, "compile-ratios.png")]
 
     def exit_code(self, res: dict) -> int:
         return 1 if any("problem" in r for r in res["rows"]) else 0
