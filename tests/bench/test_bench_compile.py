@@ -202,6 +202,17 @@ def test_a_failing_compile_is_reported_per_input(tmp_path):
     assert row["problem"].startswith("exit 1: false -O2 -c") and "O" not in row
 
 
+def test_a_failing_front_end_run_is_reported_and_fails_the_suite(tmp_path):
+    out = tmp_path / "c.json"
+    r = bench("--lines", "none", "--kernels", "none", "--front-end-lines", "20",
+              "--timeout", "0.05", "--repeat", "1", "--json", str(out))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "front end, 21 lines: timed out after 0.05 s" in r.stdout
+    [row] = json.loads(out.read_text())["front_end_scaling"]
+    assert row["problem"].startswith("timed out") and row["nests"] > 0
+    assert "per_1000_lines" not in row
+
+
 def test_inputs_by_name_each_once():
     assert suite.parse_lines("250, 1_000,250,") == [250, 1000]
     assert suite.parse_lines("none") == []
@@ -220,6 +231,7 @@ def test_inputs_by_name_each_once():
     (["--lines", "none", "--kernels", "none", "--front-end-lines", "none"],
      "nothing to measure"),
     (["--front-end-lines", "9"], "--front-end-lines '9': a generated file has at least"),
+    (["--front-end-lines", " , "], "--front-end-lines ' , ': no line counts"),
     (["--timeout", "0"], "--timeout: must be a positive number, not 0"),
 ])
 def test_option_errors(args, message, tmp_path):

@@ -14,7 +14,8 @@ page mapping policy: pc (page coloring, IRIX), bh (bin hopping, Digital UNIX), r
 partition dealt over that many CPUs.  One model step warms the caches, the next ones
 are counted (the paper's steady state).  The simulation is deterministic: no repeats.
 
-The 16-CPU runs of tomcatv, swim and hydro2d on sgi under pc and cdpc also list which
+The runs at the largest --cpus (16 by default) of tomcatv, swim and hydro2d on sgi under
+pc and cdpc also list which
 CPUs touched each page in the steady state (`cachesim --pages`): the page-level access
 patterns of the paper's Figure 3 (pages in virtual order) and what its Figure 5 shows
 in CDPC's coloring order, drawn here as each CPU's pages per color under pc and cdpc
@@ -305,9 +306,10 @@ class Coloring(suite.Suite):
                                  str(s["most"]), f"{s['excess']:,}"))
             ncolors = next(iter(res["page_patterns"].values()))["ncolors"]
             out.append(Table(f"page-level access patterns on sgi ({ncolors} colors), steady "
-                             "state (Figures 3 and 5): per CPU, means",
+                             "state (Figures 3 and 5): per CPU, means over the CPUs unless "
+                             "marked",
                              ("program", "CPUs", "policy", "pages", "virtual span",
-                              "colors used", "most on one color",
+                              "colors used", "most on one color (max)",
                               "excess over pages/colors (sum)"), rows,
                              left=("program", "policy")))
         out.append(Table("real mode (FORESIGHT_COLOR=real, 2 threads): the pages the plan "
@@ -361,6 +363,8 @@ class Coloring(suite.Suite):
         steady state, a tick every cache size), and beside it what Figure 5 shows: per
         CPU, its pages on each color (a cell per color, darker for more pages: conflicts
         in a direct-mapped cache) under pc and under cdpc."""
+        from matplotlib.ticker import MaxNLocator
+
         n, cpus = pat["ncolors"], pat["cpus"]
         pols = [p for p in PATTERN_POLICIES if p in pat]
         fig, axes = plt.subplots(1, 1 + len(pols), figsize=(5 * (1 + len(pols)), 3.6),
@@ -375,6 +379,7 @@ class Coloring(suite.Suite):
                     xs.append(v - base)
                     ys.append(cpu)
         ax.scatter(xs, ys, s=1, marker="|", linewidths=0.5)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         top = max(xs, default=0)
         ax.set_xticks(range(0, top + n, n), [""] * len(range(0, top + n, n)))
         ax.set_xlabel(f"virtual page; a tick every {n} pages (the cache)")
@@ -391,7 +396,8 @@ class Coloring(suite.Suite):
             ax.set_xlabel("color")
             ax.set_ylabel("CPU")
             ax.set_title(f"{pol}: each CPU's pages per color")
-            fig.colorbar(im, ax=ax, fraction=0.04)
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            fig.colorbar(im, ax=ax, fraction=0.04, ticks=MaxNLocator(integer=True))
         return save_figure(fig, directory, f"coloring-pages-{name}.png")
 
     def exit_code(self, res: dict) -> int:

@@ -92,6 +92,9 @@ def parse_lines(text: str, option: str = "--lines") -> list[int]:
     """--lines (or OPTION): comma-separated sizes of the generated files, or `none`."""
     if text.strip().lower() == "none":
         return []
+    if not any(w.strip() for w in text.split(",")):
+        raise UsageError(f"{option} {text!r}: no line counts (e.g. {option} 250,1000 or "
+                         f"{option} none)")
     sizes = []
     for word in (w.strip() for w in text.split(",")):
         if not word:
@@ -432,8 +435,7 @@ class Compile(suite.Suite):
             srows = []
             for r in scaling:
                 if "problem" in r:
-                    srows.append((f"{r['lines']:,}", "failed: " + r["problem"].splitlines()[0],
-                                  "", "", ""))
+                    srows.append((f"{r['lines']:,}", f"{r['nests']:,}", "failed", "", ""))
                     continue
                 srows.append((f"{r['lines']:,}", f"{r['nests']:,}", _s(r["wall_seconds"]),
                               _s(r["cpu_seconds"]), f"{r['per_1000_lines']:.2f} s"))
@@ -461,12 +463,17 @@ class Compile(suite.Suite):
                 out.append(f"{r['input']}: P's object text differs from the --emit-c text's "
                            "compiled alone (did foresight cc fall back to the original?)")
             out += [f"{r['input']}: {w}" for w in r["warnings"]]
+        for r in res.get("front_end_scaling") or []:
+            if "problem" in r:
+                out.append(f"front end, {r['lines']:,} lines: {r['problem'].splitlines()[0]}"
+                           " (not in the plot)")
         return out
 
     def plot(self, res: dict, directory: str) -> list[str]:
         plt = pyplot()
         files = []
-        scaling = [r for r in res.get("front_end_scaling") or [] if "problem" not in r]
+        scaling = sorted((r for r in res.get("front_end_scaling") or [] if "problem" not in r),
+                         key=lambda r: r["lines"])
         if scaling:
             fig, ax = plt.subplots(figsize=(5, 3.4))
             ax.plot([r["lines"] for r in scaling], [r["per_1000_lines"] for r in scaling],
@@ -501,7 +508,8 @@ class Compile(suite.Suite):
         return [*files, save_figure(fig, directory, "compile-ratios.png")]
 
     def exit_code(self, res: dict) -> int:
-        return 1 if any("problem" in r for r in res["rows"]) else 0
+        return 1 if any("problem" in r for r in [*res["rows"],
+                                                 *(res.get("front_end_scaling") or [])]) else 0
 
 
 SUITE = Compile()
