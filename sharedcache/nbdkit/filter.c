@@ -94,22 +94,19 @@ static uint64_t now_ns(void)
  * share of the run), summed over its calls; lock held. */
 static uint64_t policy_ns, policy_calls;
 
+/* One call into the core, begun at SINCE, counted. */
+static void charge(uint64_t since)   /* lock held */
+{
+    policy_ns += now_ns() - since;
+    policy_calls++;
+}
+
 static void timed_access(unsigned client, uint64_t block, bool write,
                          struct iocache_outcome *o)   /* lock held */
 {
     uint64_t t = now_ns();
     iocache_access(cache, client, block, write, 0, o);
-    policy_ns += now_ns() - t;
-    policy_calls++;
-}
-
-static void timed_prefetch(unsigned client, uint64_t block,
-                           struct iocache_outcome *o)   /* lock held */
-{
-    uint64_t t = now_ns();
-    iocache_prefetch(cache, client, block, 0, o);
-    policy_ns += now_ns() - t;
-    policy_calls++;
+    charge(t);
 }
 
 static int parse_choice(const char *key, const char *value, const char *const *names_,
@@ -368,8 +365,7 @@ static void request(unsigned client, char op, uint64_t block)
         write_stats("epoch");
         uint64_t t0 = now_ns();
         iocache_epoch_end(cache);
-        policy_ns += now_ns() - t0;
-        policy_calls++;
+        charge(t0);
         epoch_start_ns = t;
     }
 }
@@ -729,7 +725,9 @@ static int foresight_cache(nbdkit_next *next, void *handle, uint32_t count, uint
         pthread_mutex_lock(&lock);
         request(h->client, 'P', block);
         if (prefetching && h->running) {
-            timed_prefetch(h->client, block, &o);
+            uint64_t t = now_ns();
+            iocache_prefetch(cache, h->client, block, 0, &o);
+            charge(t);
             if (o.result == IOCACHE_ADMITTED) {
                 state[o.slot] = LOADING;
                 iocache_hold(cache, o.slot);
