@@ -92,30 +92,32 @@ def forget_files() -> None:
 def remember_main(tu: ci.TranslationUnit) -> None:
     """Note where `tu`'s main file lies (_main_span), so file_offset() answers for its
     locations without asking libclang."""
-    try:
-        manager = ci.SourceLocation.from_offset(tu, tu.get_file(tu.spelling), 0).ptr_data[0]
-    except Exception:   # noqa: BLE001 - a file libclang cannot name: the slow way
-        return
-    _main_span(tu, manager)
+    _main_span(tu)
 
 
-def _main_span(tu: ci.TranslationUnit, manager: int | None) -> tuple[int, int, str | None]:
+def _main_span(tu: ci.TranslationUnit,
+               manager: int | None = None) -> tuple[int, int, str | None]:
     """[low, high] of the raw encodings (SourceLocation::getRawEncoding: a file location
     is its offset in the source manager's space, a macro's has the top bit set) of
-    `tu`'s main file, whose source manager is `manager`, and the file's name; (1, 0,
-    None), matching nothing, when libclang does not say."""
+    `tu`'s main file, and the file's name, kept for its source manager (`manager` when
+    the caller has one from a location, which must be the same); (1, 0, None),
+    matching nothing, when libclang does not say."""
     span = _NOWHERE
     try:
         here = tu.get_file(tu.spelling)
         at = ci.SourceLocation.from_offset(tu, here, 0)
-        size = ctypes.c_size_t()
-        if at.ptr_data[0] == manager and _lib().clang_getFileContents(
-                tu, here, ctypes.byref(size)):
-            name, zero = _file_offset(at)
-            if name is not None and zero == 0:
-                span = (at.int_data, at.int_data + size.value, name)
     except Exception:   # noqa: BLE001 - a file libclang cannot name: the slow way
-        pass
+        if manager is not None:
+            _MAIN[manager] = span
+        return span
+    if manager is None:
+        manager = at.ptr_data[0]
+    size = ctypes.c_size_t()
+    if at.ptr_data[0] == manager and _lib().clang_getFileContents(
+            tu, here, ctypes.byref(size)):
+        name, zero = _file_offset(at)
+        if name is not None and zero == 0:
+            span = (at.int_data, at.int_data + size.value, name)
     _MAIN[manager] = span
     return span
 
