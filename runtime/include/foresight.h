@@ -1323,6 +1323,114 @@ static inline int foresight_pt_chan_scanf(unsigned site, const char *fmt, ...)
 }
 
 /*
+ * getopt (and getopt_long, getopt_long_only) as a sync point.  The program's call runs as
+ * always; what it left behind is sent: its result, optind, optopt, *LONGINDEX (getopt_long's
+ * index of the option found; NULL for none), where optarg points (argument J of main's argv at byte OFF,
+ * or its bytes where it points elsewhere), and the order of main's argv, which GNU getopt
+ * permutes (non-options move to the end).  The thread's copy of the call takes these into
+ * its own optarg, optind and optopt (the compiler renames them in the thread's code) and
+ * puts its own copy of argv in the same order.  AT is the program's argv array, ORIG its
+ * pointers as main got them (NULL-terminated, copied before main's first statement);
+ * COPY the thread's strings in that original order, ARGV the thread's array.  An argv of
+ * more than FORESIGHT_PT_GETOPT_ARGS entries keeps its order on the thread; an optarg
+ * outside argv is cut at FORESIGHT_PT_GETOPT_TEXT bytes.
+ */
+#define FORESIGHT_PT_GETOPT_ARGS 1024
+#define FORESIGHT_PT_GETOPT_TEXT 4096
+struct foresight_pt_getopt_part {
+    int32_t arg, off, n;   /* optarg's argument (-1: elsewhere, -2: NULL) and offset; n perm */
+    int32_t perm[FORESIGHT_PT_GETOPT_ARGS];
+    char text[FORESIGHT_PT_GETOPT_TEXT];
+};
+
+static inline int foresight_pt_send_getopt(struct foresight_pt_clock *c, unsigned site, int r,
+                                           const int *longindex, const char *optarg_,
+                                           int optind_, int optopt_, char *const *at,
+                                           char *const *orig)
+{
+    if (c == NULL)
+        return r;
+    struct foresight_pt_getopt_part p;
+    const int v[4] = {r, optind_, optopt_, longindex != NULL ? *longindex : 0};
+    size_t n = 0;
+    while (orig != NULL && at != NULL && orig[n] != NULL)
+        n++;
+    p.arg = optarg_ == NULL ? -2 : -1;
+    p.off = 0;
+    p.n = n <= FORESIGHT_PT_GETOPT_ARGS ? (int32_t)n : 0;
+    for (int32_t i = 0; i < p.n; i++) {
+        int32_t j = -1;
+        if (at[i] == orig[i])
+            j = i;
+        for (int32_t k = 0; j < 0 && k < p.n; k++)
+            if (at[i] == orig[k])
+                j = k;
+        p.perm[i] = j;
+    }
+    for (size_t k = 0; p.arg == -1 && k < n && k <= INT32_MAX; k++) {
+        const uintptr_t a = (uintptr_t)optarg_, s = (uintptr_t)orig[k];
+        if (a >= s && a - s <= __builtin_strlen(orig[k])) {
+            p.arg = (int32_t)k;
+            p.off = (int32_t)(a - s);
+        }
+    }
+    size_t len = 0;
+    if (p.arg == -1) {
+        len = __builtin_strlen(optarg_);
+        if (len > FORESIGHT_PT_GETOPT_TEXT - 1)
+            len = FORESIGHT_PT_GETOPT_TEXT - 1;
+        __builtin_memcpy(p.text, optarg_, len);
+        p.text[len++] = '\0';
+    }
+    /* (the text, where there is one, after the whole of perm) */
+    foresight__pt_send(c, site, v, sizeof v, &p,
+                       len ? offsetof(struct foresight_pt_getopt_part, text) + len
+                           : offsetof(struct foresight_pt_getopt_part, perm) +
+                                 (size_t)p.n * sizeof p.perm[0]);
+    return r;
+}
+
+static inline int foresight_pt_chan_getopt(unsigned site, int *longindex, char **optarg_,
+                                           int *optind_, int *optopt_, char **argv,
+                                           char *const *copy)
+{
+    struct foresight_pt_getopt_part p;
+    int v[4] = {-1, 1, '?', 0};
+    const long got = foresight__pt_receive(site, v, sizeof v, &p, sizeof p);
+    *optind_ = v[1];
+    *optopt_ = v[2];
+    if (longindex != NULL)
+        *longindex = v[3];
+    *optarg_ = NULL;
+    if (got < (long)offsetof(struct foresight_pt_getopt_part, perm))
+        return v[0];
+    size_t n = 0;
+    while (copy != NULL && copy[n] != NULL)
+        n++;
+    if (p.n < 0 || p.n > FORESIGHT_PT_GETOPT_ARGS ||
+        got < (long)(offsetof(struct foresight_pt_getopt_part, perm) +
+                     (size_t)p.n * sizeof p.perm[0]))
+        return v[0];
+    if (argv != NULL && (size_t)p.n == n)
+        for (int32_t i = 0; i < p.n; i++)
+            if (p.perm[i] >= 0 && p.perm[i] < p.n)
+                argv[i] = copy[p.perm[i]];
+    if (p.arg >= 0 && (size_t)p.arg < n && p.off >= 0 &&
+        (size_t)p.off <= __builtin_strlen(copy[p.arg]))
+        *optarg_ = copy[p.arg] + p.off;
+    else if (p.arg == -1 && got > (long)offsetof(struct foresight_pt_getopt_part, text)) {
+        const size_t len = (size_t)got - offsetof(struct foresight_pt_getopt_part, text);
+        char *s = (char *)foresight__pt_malloc(len);
+        if (s != NULL) {
+            __builtin_memcpy(s, p.text, len);
+            s[len - 1] = '\0';
+            *optarg_ = s;
+        }
+    }
+    return v[0];
+}
+
+/*
  * The program's writes, as the prefetch thread makes them: it writes nothing, and predicts
  * that each write succeeds whole (a program whose write fails takes another way, which the
  * thread then mispredicts).  They stand where the slice needs a write's result (`if

@@ -567,6 +567,101 @@ int main(void)
     assert "foresight_pt_send_int(__fs_ptx_clock, 2, getc(stdin))" in text
 
 
+def test_getopt_is_a_sync_point_and_its_variables_are_the_threads(tmp_path):
+    # The file's name is argv[optind]: optind is defined by every getopt call (libc sets
+    # it), so the option loop is in the slice even where no option matters (the `v`
+    # loop), and the thread reads its own optind and optarg, taken from the program's
+    # calls, never libc's.
+    program, sl, data = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    int c;
+    long rec = 512;
+    while ((c = getopt(argc, argv, "r:v")) != -1)
+        if (c == 'r') rec = atol(optarg);
+    char b[65536];
+    int fd = open(argv[optind], O_RDONLY);
+    for (long k = 9; k >= 0; k--)
+        if (pread(fd, b, rec, k * rec) < 0) return 1;
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert [c.callee for _, c in sl.chan_sites] == ["getopt"]
+    assert {9, 10, 12} <= kept_lines(program, sl, "main")
+    thread = thread_text(sl, data)
+    assert "while ((c = __fs_ptx_getopt(1, 0)) != -1)" in thread
+    assert "rec = atol(__fs_ptx_optarg);" in thread
+    assert "foresight_pt_open(argv[__fs_ptx_optind], O_RDONLY, 1)" in thread
+    assert "getopt(" not in thread.replace("_getopt(", "")
+    # argv in its original order, the program's pointers and the thread's strings, set up
+    # before the strings are copied (the program's getopt permutes its own argv).
+    init = thread[thread.index("__fs_ptx_init(void)\n{"):thread.index("__fs_ptx_run(void)")]
+    assert init.index("__fs_ptx_argv_orig = __fs_ptx_pointers(__fs_ptx_arg1);") < \
+        init.index("__fs_ptx_strings(__fs_ptx_arg1)") < \
+        init.index("__fs_ptx_argv_copy = __fs_ptx_pointers(__fs_ptx_arg1);")
+    text = program_text(sl, data)
+    assert 'while ((c = __fs_ptx_send_getopt(1, getopt(argc, argv, "r:v"), 0)) != -1)' in text
+    assert "static int __fs_ptx_send_getopt(unsigned, int, const int *);" in text
+    # The program's own optarg and optind stay libc's.
+    assert "rec = atol(optarg);" in text and "open(argv[optind], O_RDONLY)" in text
+    # No option matters but optind: the loop is kept for it.
+    program, sl, data = sliced(tmp_path, """\
+int main(int argc, char **argv)
+{
+    while (getopt(argc, argv, "v") != -1)
+        ;
+    char b[512];
+    int fd = open(argv[optind], O_RDONLY);
+    return (int)pread(fd, b, sizeof b, 0);
+}
+""")
+    assert sl.ok, sl.refusals
+    assert 7 in kept_lines(program, sl, "main")
+    assert "while (__fs_ptx_getopt(1, 0) != -1)" in thread_text(sl, data)
+
+
+def test_getopt_long_is_received_unless_its_options_set_flags(tmp_path):
+    table = """\
+#include <getopt.h>
+static int verbose;
+static const struct option longs[] = {
+    {"record", required_argument, NULL, 'r'},
+    {"verbose", no_argument, FLAG, 1},
+    {0, 0, 0, 0},
+};
+"""
+    body = """\
+int main(int argc, char **argv)
+{
+    int c, i = 0;
+    long rec = 512;
+    while ((c = getopt_long(argc, argv, "r:", longs, INDEX)) != -1)
+        if (c == 'r') rec = atol(optarg);
+    char b[65536];
+    int fd = open(argv[optind], O_RDONLY);
+    return (int)pread(fd, b, rec, 0) + verbose + i;
+}
+"""
+    _, sl, data = sliced(tmp_path, table.replace("FLAG", "NULL")
+                         + body.replace("INDEX", "&i"))
+    assert sl.ok, sl.refusals
+    assert "while ((c = __fs_ptx_getopt(1, &i)) != -1)" in thread_text(sl, data)
+    assert "__fs_ptx_send_getopt(1, getopt_long(argc, argv, \"r:\", longs, &i), &i)" \
+        in program_text(sl, data)
+    # A flag pointer: the program's call stores through it, out of the thread's sight.
+    _, sl, _ = sliced(tmp_path, table.replace("FLAG", "&verbose") + body.replace("INDEX", "&i"))
+    assert [why for _, why in sl.refusals] == [
+        "`getopt_long` sets flags through the pointers in `longs` (line 7), which the "
+        "prefetch thread cannot follow"]
+    # An index the thread would store into the program's variable through.
+    _, sl, _ = sliced(tmp_path, table.replace("FLAG", "NULL").replace(
+        "static int verbose;", "static int verbose, gi;") + body.replace("INDEX", "&gi"))
+    assert [why for _, why in sl.refusals] == [
+        "`getopt_long` stores its option's index through a pointer other than the address "
+        "of a local variable"]
+
+
 def test_printf_writes_through_no_argument_unless_its_format_says_n(tmp_path):
     # Printing the name does not make printf one of its definitions (a variadic pointer is
     # otherwise one the callee may write through); %n, or a format that is not a literal,

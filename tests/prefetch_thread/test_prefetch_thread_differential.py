@@ -17,8 +17,9 @@ get one).
 A program's header says how it runs: line 1 `/* trap: ... */`; then, optionally,
 `/* inputs: ... */` (the file built by plain cc with -DMAKE_INPUTS is its own input
 maker, run first in the same directory: the measured program never writes them, and
-holds no code that does), `/* stdin: TEXT */` (standard input, `\\n` for newlines) and
-`/* exit: N */` (the exit status, default 0).
+holds no code that does), `/* stdin: TEXT */` (standard input, `\\n` for newlines),
+`/* args: A B ... */` (its arguments, split at spaces) and `/* exit: N */` (the exit
+status, default 0).
 
 The corpus's own checks (labelled, clean under -Werror, deterministic and independent
 of its directory) need no foresight at all.
@@ -56,6 +57,7 @@ class Program:
     inputs: bool      # made by the file built with -DMAKE_INPUTS
     stdin: bytes
     exit: int
+    args: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -74,7 +76,7 @@ def program(src: Path) -> Program:
     trap = lines[0].removeprefix("/* trap:").removesuffix("*/").strip()
     stdin = meta.get("stdin", "").replace("\\n", "\n").encode()
     return Program(src, trap if lines[0].startswith("/* trap:") else "", "inputs" in meta,
-                   stdin, int(meta.get("exit", "0")))
+                   stdin, int(meta.get("exit", "0")), tuple(meta.get("args", "").split()))
 
 
 PROGRAMS = [program(s) for s in CORPUS]
@@ -134,7 +136,7 @@ def behave(exe: Path, p: Program, d: Path, maker: Path | None,
     if maker is not None:
         s = subprocess.run([str(maker)], cwd=d, capture_output=True, timeout=RUN_TIMEOUT)
         assert s.returncode == 0, f"{p.name}: making its inputs failed: {s.stderr!r}"
-    r = subprocess.run([str(exe)], cwd=d, input=p.stdin, capture_output=True,
+    r = subprocess.run([str(exe), *p.args], cwd=d, input=p.stdin, capture_output=True,
                        timeout=RUN_TIMEOUT, env=e)
     return Behaviour(r.returncode, r.stdout, r.stderr, files_left(d))
 
@@ -251,9 +253,10 @@ def test_prefetch_thread_under_sanitizers(cc, tmp_path, p, sanitize):
                                                          maker, env))
 
 
-# The paper's own examples must get a thread; any program may be refused one, but only
-# out loud (`file:line: foresight: no prefetch thread: <reason>` from foresight cc).
-MUST_HAVE_A_THREAD = ("scope_shadow", "fig2_backward", "fig3_config_index")
+# The paper's own examples must get a thread, and so must programs taking their options
+# with getopt; any program may be refused one, but only out loud (`file:line: foresight:
+# no prefetch thread: <reason>` from foresight cc).
+MUST_HAVE_A_THREAD = ("scope_shadow", "fig2_backward", "fig3_config_index", "getopt_options")
 
 
 def test_every_program_gets_a_thread_or_a_reason(plain, tmp_path):
@@ -271,3 +274,18 @@ def test_every_program_gets_a_thread_or_a_reason(plain, tmp_path):
         if not started and not refused:
             silent.append(p.name)
     assert not silent, f"no thread and no reason given by foresight cc: {silent}"
+
+
+def test_the_thread_reads_the_file_getopt_leaves_in_argv(plain, tmp_path):
+    # getopt_options names its file first, then options: GNU getopt moves the name to the
+    # end of the program's argv.  The thread's argv must follow, or it opens `x` (an
+    # option's value) and its reads mispredict.
+    p = next(q for q in PROGRAMS if q.name == "getopt_options")
+    b = plain[p.name]
+    assert b.error is None, b.error
+    stats = tmp_path / "stats.json"
+    behave(b.p, p, tmp_path / "run", b.maker,
+           {"FORESIGHT_STATS": str(stats), "FORESIGHT_PT_FILES": "*"})
+    g = json.loads(stats.read_text())["global"]
+    assert g["pt_started"] == 1 and g["pt_stopped"] is None, g
+    assert g["pt_calls"] == 256 and g["pt_mispredicts"] == 0 and g["pt_issued_bytes"] > 0, g

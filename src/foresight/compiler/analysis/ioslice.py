@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from foresight.compiler.program_ir import (
     Arg,
@@ -36,6 +37,7 @@ from foresight.compiler.program_ir import (
     Scope,
     Stmt,
     StmtKind,
+    Var,
     VarKey,
 )
 
@@ -122,7 +124,11 @@ WRITES = {"write": ("write", 1), "pwrite": ("pwrite", 1), "pwrite64": ("pwrite",
 # (time).  name -> kind (the runtime's foresight_pt_send_KIND / foresight_pt_chan_KIND).
 CHANNEL = {"rand": "int", "random": "long", "lrand48": "long", "mrand48": "long",
            "drand48": "double", "clock": "long", "time": "time", "getchar": "int",
-           "scanf": "scanf"}
+           "scanf": "scanf", "getopt": "getopt", "getopt_long": "getopt_long",
+           "getopt_long_only": "getopt_long"}
+# What getopt leaves in libc's variables (the thread's copies of the call take them from
+# the channel into its own: rewrite/prefetch_thread.py renames them in its code).
+GETOPT_STATE = frozenset({"optarg", "optind", "optopt", "opterr"})
 # ... and reads of standard input: name -> (index of the stream or descriptor, kind).
 CHANNEL_STDIN = {"getc": (0, "int"), "fgetc": (0, "int"), "fgets": (2, "fgets"),
                  "fscanf": (0, "fscanf"), "read": (0, "read")}
@@ -130,7 +136,7 @@ CHANNEL_STDIN = {"getc": (0, "int"), "fgetc": (0, "int"), "fgets": (2, "fgets"),
 STDIN_UNCARRIED = {"getline": 2, "fread": 3}
 # The arguments each kind stores through: (first, last + 1), None for "to the end".
 CHANNEL_OUTPUTS = {"time": (0, 1), "fgets": (0, 1), "read": (1, 2), "scanf": (1, None),
-                   "fscanf": (2, None)}
+                   "fscanf": (2, None), "getopt_long": (4, 5)}
 NULL_TEXTS = frozenset({"NULL", "0", "(void *)0", "((void *)0)", "(void*)0", "((void*)0)"})
 
 
@@ -197,6 +203,12 @@ def const_itself(type_: str) -> bool:
     if "*" in t:
         return t.replace(" ", "").endswith("const")
     return t.startswith("const ") or t.endswith(" const") or " const " in t
+
+
+def getopt_state(program: Program, var: Var) -> bool:
+    """Whether `var` is one of libc's variables getopt sets (declared outside the file)."""
+    return var.name in GETOPT_STATE and var.scope == Scope.GLOBAL and all(
+        v.key != var.key for v in program.globals)
 
 
 def io_name(call: Call) -> str | None:
@@ -671,6 +683,13 @@ class _Slicer:
                     self.keep(g, sid)
                     self.mark_effect(g)
                     self.calls_valued(g, self.fns[g].stmts[sid])
+            if getopt_state(self.p, var):
+                # libc's optarg, optind...: every getopt call defines them.
+                for g in self.reach:
+                    for st in self.fns[g].stmts:
+                        if any(channel(c) in ("getopt", "getopt_long")
+                               for c in st.calls):
+                            self.keep(g, st.id)
             return
         mine = self.related_locals.setdefault(f, set())
         if key in mine:
@@ -703,6 +722,10 @@ class _Slicer:
             # this function's calls in the same order (as for I/O calls).
             self.sends.add(f)
             self.mark_effect(f)
+            if channel(c) == "getopt_long":
+                why = self.long_options_flagged(f, c)
+                if why:
+                    self.refuse(c.line, f"`{name}` {why}")
             return
         if name in STDIN_UNCARRIED and STDIN_UNCARRIED[name] < len(c.args) and \
                 c.args[STDIN_UNCARRIED[name]].text.strip() == "stdin":
@@ -720,6 +743,46 @@ class _Slicer:
                 self.refuse(c.line, f"`{name}` compares with `{cmp}`, which {why}")
             return
         self.refuse(c.line, f"calls `{name}`, which the prefetch thread cannot run")
+
+    def long_options_flagged(self, f: str, c: Call) -> str | None:
+        """Why the thread cannot take getopt_long's results from the channel: an option of
+        its table may store through a flag pointer (`{"verbose", 0, &verbose, 1}`: that
+        store the program's call makes where the thread cannot see it), or the table or
+        the index pointer is not one the file's text shows.  None where it can."""
+        if len(c.args) < 5:
+            return "has fewer than five arguments"
+        index = c.args[4].text.strip()
+        if index not in NULL_TEXTS:
+            iv = self.index[f].vars.get(c.args[4].var) if c.args[4].var else None
+            if not re.fullmatch(r"&\s*[A-Za-z_]\w*", index) or iv is None or \
+                    iv.scope not in (Scope.LOCAL, Scope.STATIC):
+                return ("stores its option's index through a pointer other than the "
+                        "address of a local variable")
+        var = self.index[f].vars.get(c.args[3].var) if c.args[3].var else None
+        if var is None or not var.is_array:
+            return "takes its options from something other than an array of the file"
+        if Path(var.key[0]).resolve() != Path(self.p.file).resolve():
+            return f"takes its options from `{var.name}`, declared outside the file"
+        end, depth, at = len(self.data), 0, var.key[1]
+        while at < end:
+            ch = self.data[at:at + 1]
+            if ch in (b'"', b"'"):   # a string or character literal
+                close = at + 1
+                while close < end and self.data[close:close + 1] != ch:
+                    close += 2 if self.data[close:close + 1] == b"\\" else 1
+                at = close + 1
+                continue
+            if ch in b"({[":
+                depth += 1
+            elif ch in b")}]":
+                depth -= 1
+            elif ch == b"&":
+                return (f"sets flags through the pointers in `{var.name}` (line {var.line}), "
+                        "which the prefetch thread cannot follow")
+            elif ch == b";" and depth <= 0:
+                return None
+            at += 1
+        return f"takes its options from `{var.name}`, whose declaration is not spelled out"
 
     def impure(self, name: str) -> str | None:
         """Why the thread may not call the program's function `name` as it is (a
@@ -936,7 +999,6 @@ def slice_program(program: Program, data: bytes | None = None) -> Slice:
     """The slice of `program`, whose file's bytes are `data` (read from program.file if
     not given)."""
     if data is None:
-        from pathlib import Path
         data = Path(program.file).read_bytes()
     import sys
     # The fixed point recurses through statements, variables and calls.

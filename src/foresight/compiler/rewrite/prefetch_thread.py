@@ -34,6 +34,7 @@ from foresight.compiler.analysis.ioslice import (
     Slice,
     channel,
     const_itself,
+    getopt_state,
     io_name,
 )
 from foresight.compiler.options import decode_source, line_at
@@ -89,6 +90,8 @@ class ThreadWriter:
         self.received: list[tuple[str, object]] = []  # channel calls the clones make
         self.copies: dict[VarKey, str] = {}          # renamed file-scope variables
         self.uses_n = False                          # a clone calls foresight_pt_fscanf
+        self.getopt = False                          # getopt is a sync point
+        self.getopt_names: set[str] = set()          # libc's optarg... the clones name
         # The program gives its descriptors readahead advice of its own: left as it is.
         self.advises = re.search(rb"\b(posix_fadvise|fadvise64|readahead)\b", data) is not None
 
@@ -136,6 +139,9 @@ class ThreadWriter:
         site = self.chan_sites[(f, c.start)]
         name = c.callee
         head = f"{CLOCK}, {site}, "
+        if kind in ("getopt", "getopt_long"):   # its result, what it left in optarg...
+            return [Insertion(c.start, 1, 0, f"__fs_ptx_send_getopt({site}, "),
+                    Insertion(c.end, 0, 0, f", {_long_index(c)})")]
         if kind in ("int", "long", "double", "time", "fgets"):
             wrap = "long" if kind == "time" else kind
             return [Insertion(c.start, 1, 0, f"foresight_pt_send_{wrap}({head}"),
@@ -150,7 +156,11 @@ class ThreadWriter:
     def declarations(self) -> str:
         saved = "".join(f"static {MAIN_PARAMS[i]} __fs_ptx_arg{i}; "
                         for i in range(len(self.fns["main"].params)))
-        return (f"static struct foresight_pt_clock *{CLOCK}; {saved}"
+        getopt = ("static char **__fs_ptx_argv_at, **__fs_ptx_argv_orig, "
+                  "**__fs_ptx_argv_copy; "
+                  "static int __fs_ptx_send_getopt(unsigned, int, const int *); "
+                  if self.getopt else "")
+        return (f"static struct foresight_pt_clock *{CLOCK}; {saved}{getopt}"
                 "static void __fs_ptx_init(void); static void __fs_ptx_run(void); ")
 
     # The prefetch thread ---------------------------------------------------------------
@@ -158,6 +168,7 @@ class ThreadWriter:
     def thread_code(self, params: list[str]) -> str:
         clones = [self.clone(self.fns[f]) for f in sorted(self.sl.kept,
                                                           key=lambda n: self.fns[n].start)]
+        self.getopt = any(channel(c) in ("getopt", "getopt_long") for _, c in self.received)
         protos = [" ".join(re.sub(r"/\*.*?\*/|//[^\n]*", " ", self.header(self.fns[f]),
                                   flags=re.S).split()) + ";"
                   for f in sorted(self.sl.kept)]
@@ -190,6 +201,7 @@ class ThreadWriter:
                          "return; }"]
         if self.uses_n:
             copies.append("static int __fs_ptx_n;")
+        copies += self.getopt_code(params, init)
         args = ", ".join(f"__fs_ptx_arg{i}" for i in range(len(params)))
         out = ["", "/* foresight cc --prefetch-thread: the prefetch thread (AASFP) */",
                *protos, *copies, "static int __fs_ptx_ok = 1;",
@@ -199,6 +211,40 @@ class ThreadWriter:
         text = ("\n".join(out) + "\n" + "\n".join(_QUIET) + "\n" + "\n".join(clones)
                 + "\n#pragma GCC diagnostic pop\n")
         return ("\n" if not self.data.endswith(b"\n") else "") + text
+
+    def getopt_code(self, params: list[str], init: list[str]) -> list[str]:
+        """Where getopt is a sync point: the thread's optarg, optind, optopt and opterr
+        (as the program's at main's entry), the two sides of the call (foresight.h:
+        foresight_pt_send_getopt, foresight_pt_chan_getopt), and main's argv in its
+        original order, the program's pointers and the thread's strings; adds their
+        set-up to `init`, which must not have copied argv yet."""
+        if not (self.getopt or self.getopt_names):
+            return []
+        start = {"optarg": "0", "optind": "1", "optopt": "'?'", "opterr": "1"}
+        named = self.getopt_names | ({"optarg", "optind", "optopt"} if self.getopt else set())
+        out = [f"static {'char *' if n == 'optarg' else 'int '}__fs_ptx_{n} = {start[n]};"
+               for n in sorted(named)]
+        init[:0] = [f"    __fs_ptx_{n} = {n};" for n in sorted(self.getopt_names)
+                    if n != "optarg"]
+        if not self.getopt:
+            return out
+        argv = "__fs_ptx_arg1" if len(params) > 1 else "0"
+        out += ["static char **__fs_ptx_pointers(char **v)", "{",
+                "    unsigned long n = 0;", "    while (v != 0 && v[n] != 0)", "        n++;",
+                "    char **c = v != 0 ? foresight_pt_malloc((n + 1) * sizeof *c) : 0;",
+                "    for (unsigned long i = 0; c != 0 && i <= n; i++)", "        c[i] = v[i];",
+                "    return c;", "}",
+                "static int __fs_ptx_send_getopt(unsigned site, int r, const int *li)", "{",
+                f"    return foresight_pt_send_getopt({CLOCK}, site, r, li, optarg, optind, "
+                "optopt, __fs_ptx_argv_at, __fs_ptx_argv_orig);", "}",
+                "static int __fs_ptx_getopt(unsigned site, int *li)", "{",
+                "    return foresight_pt_chan_getopt(site, li, &__fs_ptx_optarg, "
+                f"&__fs_ptx_optind, &__fs_ptx_optopt, {argv}, __fs_ptx_argv_copy);", "}"]
+        if len(params) > 1:
+            init[:0] = ["    __fs_ptx_argv_at = __fs_ptx_arg1;",
+                        "    __fs_ptx_argv_orig = __fs_ptx_pointers(__fs_ptx_arg1);"]
+            init.append("    __fs_ptx_argv_copy = __fs_ptx_pointers(__fs_ptx_arg1);")
+        return out
 
     def header(self, fn: Function) -> str:
         """The clone's declarator: `static`, F's return type and parameters, its name
@@ -296,6 +342,11 @@ class ThreadWriter:
             if not live(s0) or any(a <= s0 and e0 <= b for a, b in replaced):
                 continue
             var = globals_.get(key)
+            if var is not None and getopt_state(self.p, var):
+                # libc's: the thread's own, set by its getopt calls (getopt_code)
+                self.getopt_names.add(var.name)
+                edits.append((s0, e0, f"__fs_ptx_{var.name}"))
+                continue
             if var is None or const_itself(var.type):
                 continue
             if any(a <= s0 < b for a, b in statics):
@@ -388,6 +439,8 @@ def _receive_edits(c, kind: str, site: int, ren: tuple[int, int]) -> list[tuple[
     value (its arguments stay where the receive stores through them)."""
     if kind in ("int", "long", "double"):
         return [(c.start, c.end, f"foresight_pt_chan_{kind}({site})")]
+    if kind in ("getopt", "getopt_long"):
+        return [(c.start, c.end, f"__fs_ptx_getopt({site}, {_long_index(c)})")]
     if kind == "time":
         return [(*ren, "foresight_pt_chan_time"), (c.args[0].start, c.args[0].start, f"{site}, ")]
     if kind == "fgets":
@@ -398,6 +451,12 @@ def _receive_edits(c, kind: str, site: int, ren: tuple[int, int]) -> list[tuple[
         return [(*ren, "foresight_pt_chan_scanf"), (c.args[0].start, c.args[0].start, f"{site}, ")]
     # fscanf(stdin, fmt, ...): the stream goes.
     return [(c.start, c.args[1].start, f"foresight_pt_chan_scanf({site}, ")]
+
+
+def _long_index(c) -> str:
+    """getopt_long's pointer to the index of the option found (`&i`, or NULL: checked by
+    the slicer), evaluated again after the call; `0` for getopt."""
+    return c.args[4].text.strip() if len(c.args) > 4 else "0"
 
 
 def _apply(data: bytes, lo: int, hi: int, edits: list[tuple[int, int, str]]) -> str:
