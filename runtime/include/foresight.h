@@ -1478,6 +1478,26 @@ static inline int foresight_pt_fflush(FILE *f)
     return 0;
 }
 
+/* strtok on the thread: a position of its own (the program's strtok goes on where it was),
+ * in the thread's own strings (the compiler checks). */
+static inline char *foresight_pt_strtok(char *s, const char *delim)
+{
+    static char *next;
+    if (s == NULL)
+        s = next;
+    if (s == NULL)
+        return NULL;
+    s += __builtin_strspn(s, delim);
+    if (*s == '\0') {
+        next = NULL;
+        return NULL;
+    }
+    char *e = s + __builtin_strcspn(s, delim);
+    next = *e != '\0' ? e + 1 : NULL;
+    *e = '\0';
+    return s;
+}
+
 /* sscanf on the prefetch thread (parsing a line it read itself): vsscanf(3), but EOF with
  * EINVAL for a format glibc's vsscanf could allocate for (m, a, I, ', wide or non-ASCII
  * directives) or a string with a field of 1000 nonblank bytes or more: the thread never

@@ -662,6 +662,36 @@ int main(int argc, char **argv)
         "of a local variable"]
 
 
+def test_strtok_cuts_the_threads_own_strings_only(tmp_path):
+    body = """\
+#include <string.h>
+char *names = NULL;
+int main(int argc, char **argv)
+{
+    char line[128], b[4096];
+    FILE *list = fopen(argv[1], "r");
+    int fd = open(argv[2], O_RDONLY);
+    while (fgets(line, sizeof line, list) != NULL) {
+        char *save = NULL;
+        char *head = strtok_r(CUT, ";", &save);
+        long at = atol(strtok(head, " ")) + atol(strtok(NULL, " "));
+        if (pread(fd, b, sizeof b, at) < 0) return 1;
+    }
+    return 0;
+}
+"""
+    _, sl, data = sliced(tmp_path, body.replace("CUT", "line"))
+    assert sl.ok, sl.refusals
+    thread = thread_text(sl, data)
+    assert "char *head = strtok_r(line, \";\", &save);" in thread
+    assert "atol(foresight_pt_strtok(head, \" \")) + atol(foresight_pt_strtok(NULL, \" \"))" \
+        in thread
+    # The program's string (a copied global pointer still points there): refused.
+    _, sl, _ = sliced(tmp_path, body.replace("CUT", "names"))
+    assert ("strtok_r` may write the program's memory through `names`"
+            in " ".join(why for _, why in sl.refusals)), sl.refusals
+
+
 def test_printf_writes_through_no_argument_unless_its_format_says_n(tmp_path):
     # Printing the name does not make printf one of its definitions (a variadic pointer is
     # otherwise one the callee may write through); %n, or a format that is not a literal,

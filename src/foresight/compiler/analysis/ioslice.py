@@ -83,9 +83,10 @@ ALWAYS_LEAD = frozenset({"fgets", "fscanf", "getline"})
 SORTS = {"qsort": 3, "bsearch": 4}
 # Calls the thread makes under another name, not I/O calls of their own.
 RENAMED = {"feof": "foresight_pt_feof", "ferror": "foresight_pt_ferror",
+           "strtok": "foresight_pt_strtok",   # its own position in its own string
            "sscanf": "foresight_pt_sscanf"}
 # ... of which these store through every argument from this index on.
-STORES_FROM = {"sscanf": 2}
+STORES_FROM = {"sscanf": 2, "strtok_r": 2}
 EXITS = frozenset({"exit", "_exit", "_Exit", "abort", "quick_exit"})
 # glibc's accessors behind `errno` and <ctype.h>'s macros (isdigit, tolower...): the
 # calling thread's errno, the locale's read-only tables.
@@ -106,6 +107,8 @@ PURE = frozenset({
 })
 WRITES_INTO = {"memcpy": 0, "memmove": 0, "memset": 0, "strcpy": 0, "strncpy": 0, "strcat": 0,
                "strncat": 0, "sprintf": 0, "snprintf": 0,
+               # the string it cuts (the thread's own; NULL: the one it cut last)
+               "strtok": 0, "strtok_r": 0,
                # a file's size and kind (the thread's own descriptor, or the path)
                "fstat": 1, "stat": 1, "lstat": 1, "fstat64": 1, "stat64": 1, "lstat64": 1}
 
@@ -897,7 +900,7 @@ class _Slicer:
             if a.start < 0 and (io or name in self.fns or name in WRITES_INTO or channel(c)):
                 self.refuse(c.line, f"an argument of `{name}` is made by a macro")
             if i in writes:
-                if a.var is not None:
+                if a.var is not None or a.text.strip() in NULL_TEXTS:
                     continue     # the thread's own variable (a clone's local or a copy)
                 if a.via is None or (f, a.via) not in private:
                     self.refuse(c.line, f"`{name}` may write the program's memory "
@@ -976,7 +979,10 @@ class _Slicer:
         if any(a.via is None or (f, a.via) not in cand for a in st.loads):
             return False
         for c in st.calls:
-            if c.callee not in ALLOC and c.callee not in PURE and c.callee not in IO_CALLS:
+            # (strtok's token lies in the string it cuts: checked the thread's own where
+            # it is passed, the last one cut for NULL)
+            if c.callee not in ALLOC and c.callee not in PURE and c.callee not in IO_CALLS \
+                    and c.callee not in ("strtok", "strtok_r"):
                 return False
         # A fresh allocation's or handle's value does not depend on its arguments.
         fresh = {k for c in st.calls if c.callee in ALLOC or c.callee in IO_CALLS
