@@ -159,6 +159,10 @@
  *                                each when the paper's Eq. (1) says it is due, C*(j-i) -
  *                                (K+1)*T <= FORESIGHT_PT_SLACK (eq1)
  *   FORESIGHT_PT_SLACK=US        Eq. (1)'s Time_Threshold in microseconds (default 5000)
+ *   FORESIGHT_PT_DRAIN=0|1       1 (for tests): the program's exit waits, 5 s at most, until
+ *                                the thread has made every covered call the program made or
+ *                                has ended, so its counters show what its slice did
+ *                                (default 0)
  *
  * The event trace (FORESIGHT_TRACE=PATH), for measuring prefetch coverage from real faults.
  * Text, one event per line; fields separated by one space; addresses hex with 0x; t_ns is

@@ -118,6 +118,8 @@ __attribute__((destructor)) static void fs_fini(void)
 {
     inside = 1;
     /* Statistics belong to the process that started the runtime, not to forked children. */
+    if (getpid() == owner_pid)
+        fs_pt_drain();
     if (fs_cfg.stats && !fs_cfg.disabled && getpid() == owner_pid)
         fs_stats_report();
     fs_trace_finish();

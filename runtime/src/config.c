@@ -253,6 +253,7 @@ void fs_config_load(void)
     static const char *const scheds[] = {"window", "eq1"};
     fs_cfg.pt_eq1 = env_choice("FORESIGHT_PT_SCHED", scheds, 2, 0) == 1;
     fs_cfg.pt_slack_ns = 1000u * env_ulong("FORESIGHT_PT_SLACK", 0, 10000000, 5000);
+    fs_cfg.pt_drain = env_choice("FORESIGHT_PT_DRAIN", off_on, 2, 0) == 1;
     fs_cfg.lookahead_bytes = 4u << 20;
     const char *ahead = getenv("FORESIGHT_LOOKAHEAD");
     if (ahead != NULL && strcmp(ahead, "measured") == 0) {

@@ -92,6 +92,7 @@ struct fs_config {
     uint64_t pt_ahead;      /* FORESIGHT_PT_AHEAD: predicted bytes it may run ahead */
     bool pt_eq1;            /* FORESIGHT_PT_SCHED=eq1: the paper's Eq. (1) issues (window) */
     uint64_t pt_slack_ns;   /* FORESIGHT_PT_SLACK: Eq. (1)'s Time_Threshold (5 ms) */
+    bool pt_drain;          /* FORESIGHT_PT_DRAIN=on: exit waits for the thread (tests) */
     int color;              /* FORESIGHT_COLOR: 0 off, 1 sim, 2 real (color.c) */
     char color_map[4096];   /* FORESIGHT_COLOR_MAP: where the map goes ("" none: real) */
     uint64_t color_cache;   /* FORESIGHT_COLOR_CACHE=SIZE,ASSOC: 0 = the machine's L2 */
@@ -345,6 +346,7 @@ uint64_t fs_pt_computation_id(void);        /* clock.id, read with acquire */
 bool fs_pt_retire(const char *why);
 double fs_pt_cpu_seconds(void);             /* the thread's CPU time so far (0: none) */
 bool fs_pt_ended(void);                     /* it has run its slice (and parked) */
+void fs_pt_drain(void);                     /* FORESIGHT_PT_DRAIN: wait for it at exit */
 /* Sleeps until the computation thread's call ID reaches WAKE (or TIMEOUT_NS pass, less
  * than a second): true if the thread slept (false: the clock was there already). */
 bool fs_pt_sleep_until(uint64_t wake, long timeout_ns);

@@ -604,6 +604,23 @@ bool fs_pt_ended(void)
     return __atomic_load_n(&pt_ended, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* FORESIGHT_PT_DRAIN=on, for tests: at the program's exit, wait (5 s at most) until the
+ * thread has made every covered call the program made, or has ended, so that its counters
+ * say what its slice did, not how far the scheduler let it get before the process ended
+ * (a program of a few milliseconds may end before the thread has run at all). */
+void fs_pt_drain(void)
+{
+    if (!fs_cfg.pt_drain || !__atomic_load_n(&pt_created, __ATOMIC_ACQUIRE))
+        return;
+    for (int i = 0; i < 5000; i++) {
+        if (fs_pt_ended() || __atomic_load_n(&fs_global_pt_calls, __ATOMIC_RELAXED) >=
+                                 __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE))
+            return;
+        foresight__pt_wake();
+        usleep(1000);
+    }
+}
+
 double fs_pt_cpu_seconds(void)
 {
     if (!__atomic_load_n(&pt_created, __ATOMIC_ACQUIRE))

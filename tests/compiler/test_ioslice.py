@@ -692,6 +692,54 @@ int main(int argc, char **argv)
             in " ".join(why for _, why in sl.refusals)), sl.refusals
 
 
+MACROS = """\
+#define CHECK(x) do { if ((x) < 0) { perror("read"); exit(1); } } while (0)
+#define ECHO(x) do { if ((x) < 0) { perror(#x); exit(1); } } while (0)
+#define TWICE(x) ((x) < 0 ? 0 : (x))
+#define DIE(m) do { fprintf(stderr, "%s\\n", m); exit(2); } while (0)
+#define QUIT(m) do { puts(m); return 3; } while (0)
+static int gfd;
+"""
+
+
+def test_a_read_in_a_macros_argument_runs_alone_on_the_thread(tmp_path):
+    # CHECK(pread(...)): the thread makes the call as the file spells it in the macro's
+    # argument, as if the check passed; the program's call gets its tick there, inside the
+    # macro call; a file-scope descriptor in the argument is the thread's copy; DIE, which
+    # can only end the process, is not the thread's.
+    body = MACROS + """\
+int main(int argc, char **argv)
+{
+    char b[4096];
+    gfd = open(argv[1], O_RDONLY);
+    if (gfd < 0)
+        DIE("open");
+    for (long k = 99; k >= 0; k--)
+        USE;
+    return 0;
+}
+"""
+    _, sl, data = sliced(tmp_path,
+                         body.replace("USE", "CHECK(pread(gfd, b, sizeof b, k * 4096))"))
+    assert sl.ok, sl.refusals
+    thread = thread_text(sl, data)
+    assert "{ (void)(foresight_pt_pread((*__fs_ptg_gfd_p), (void *)0, sizeof b, k * 4096, 2)); }" \
+        in thread
+    assert "DIE(" not in thread and "CHECK(" not in thread
+    text = program_text(sl, data)
+    assert "CHECK(pread(foresight_pt_tick_fd(__fs_ptx_clock, 2, gfd), b, sizeof b, k * 4096));" \
+        in text
+    # A macro that makes a string of its argument (the tick would show in it), one that
+    # evaluates it twice (two ticks), one that returns (not the process's end): refused.
+    for use, why in [("ECHO(pread(gfd, b, sizeof b, k * 4096))", "made by a macro"),
+                     ("(void)TWICE(pread(gfd, b, sizeof b, k * 4096))",
+                      "a macro makes `pread` more than once from one text"),
+                     ("if (gfd < 0) QUIT(\"x\"); else (void)pread(gfd, b, 1, k)",
+                      "made by a macro")]:
+        _, sl, _ = sliced(tmp_path, body.replace("USE", use))
+        assert not sl.ok and any(why in w for _, w in sl.refusals), (use, sl.refusals)
+
+
 def test_printf_writes_through_no_argument_unless_its_format_says_n(tmp_path):
     # Printing the name does not make printf one of its definitions (a variadic pointer is
     # otherwise one the callee may write through); %n, or a format that is not a literal,

@@ -26,7 +26,7 @@ main's argv).  Where any of this fails, the file gets no thread and the reason s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from foresight.compiler.program_ir import (
@@ -88,6 +88,10 @@ RENAMED = {"feof": "foresight_pt_feof", "ferror": "foresight_pt_ferror",
 # ... of which these store through every argument from this index on.
 STORES_FROM = {"sscanf": 2, "strtok_r": 2}
 EXITS = frozenset({"exit", "_exit", "_Exit", "abort", "quick_exit"})
+# What a macro that only ends the process may call besides an exit (the thread drops it).
+_REPORTS = frozenset({"perror", "fprintf", "printf", "puts", "fputs", "fputc", "putc",
+                      "strerror", "__errno_location", "fflush", "__assert_fail", "err",
+                      "errx", "warn", "warnx"})
 # glibc's accessors behind `errno` and <ctype.h>'s macros (isdigit, tolower...): the
 # calling thread's errno, the locale's read-only tables.
 TLS_ACCESSORS = frozenset({"__errno_location", "__ctype_b_loc", "__ctype_tolower_loc",
@@ -466,7 +470,7 @@ class _Slicer:
 
     def computed(self, f: str, st: Stmt) -> None:
         """A kept statement's expressions run on the thread: what they call and read."""
-        e = self.reducible(st)
+        e = self.s.reduced.get((f, st.id)) or self.reducible(st)
         if e is not None:
             self.s.reduced[(f, st.id)] = e
             inside = [c for c in st.calls if e.start <= c.start and c.end <= e.end]
@@ -818,6 +822,17 @@ class _Slicer:
         private = self.private_pointers()
         for f, kept in self.s.kept.items():
             fn = self.fns[f]
+            # One text, several calls: a macro evaluates its argument more than once
+            # (`#define TWICE(x) ((x) < 0 ? 0 : (x))`), so a tick put into that text would
+            # count each of them.
+            spots: dict[int, Call] = {}
+            for sid in kept:
+                for c in fn.stmts[sid].calls:
+                    if (io_name(c) or channel(c) or c.callee in WRITES) and c.start >= 0:
+                        if c.start in spots and spots[c.start] is not c:
+                            self.refuse(c.line, f"a macro makes `{c.name}` more than once "
+                                        "from one text")
+                        spots[c.start] = c
             for sid in sorted(kept):
                 st = fn.stmts[sid]
                 if self.returns_zero(f, st) or (st.kind == StmtKind.RETURN and f == "main"):
@@ -1001,16 +1016,100 @@ class _Slicer:
         return True
 
 
+def macro_statements(fn: Function, data: bytes, names: set[str]
+                     ) -> tuple[Function, dict[int, Call]]:
+    """`fn` with the statements macro calls make (`CHECK(pread(fd, b, n, off));`) as the
+    thread runs them, and the calls it then makes alone, by statement id.
+
+    The statement a macro call makes, with those inside it, becomes one expression
+    statement holding the one call the thread must make (an I/O call, a sync point, a
+    call of the program's), where the file spells that call whole in the macro call's
+    argument (frontend/text.py: macro_argument_call): the thread makes that call alone, as
+    if the macro's checks passed (where they fail the program takes its error path, which
+    the thread then mispredicts).  One that can only end the process (it calls only exits
+    and printers, jumps nowhere and sets nothing: `DIE("open");`) becomes an empty
+    statement, which the thread does not need (the process ends with it).  Any other
+    stays as it is, which the thread refuses where it needs it.  The statements inside a
+    rewritten one become empty statements outside the function's tree."""
+    stmts = list(fn.stmts)
+    calls_e: dict[int, Call] = {}
+    for st in fn.stmts:
+        if not st.from_macro or st.start < 0 or st.parent is None or \
+                fn.stmts[st.parent].from_macro or st.kind == StmtKind.DECL:
+            continue
+        inside = fn.within(st.id)
+        if any(o.parent == st.parent and o.id != st.id and o.start < st.end
+               and st.start < o.end for o in fn.stmts):
+            continue    # not alone in its text (`#define TWO(a) f(a); g(a)`)
+        calls = [c for o in inside for c in o.calls]
+        must = [c for c in calls if io_name(c) or channel(c) or c.callee in names]
+        jumps = any(o.kind in (StmtKind.RETURN, StmtKind.BREAK, StmtKind.CONTINUE,
+                               StmtKind.GOTO, StmtKind.LABEL, StmtKind.CASE, StmtKind.DECL)
+                    for o in inside)
+        if not must:
+            # (stores only through what it prints to: `fprintf(stderr, ...)`)
+            printed = {a.text for c in calls for a in c.args}
+            if jumps or not calls or any(o.defs for o in inside) or any(
+                    a.text not in printed for o in inside for a in o.stores) or not all(
+                    c.callee in EXITS or c.callee in _REPORTS for c in calls):
+                continue
+            new = Stmt(st.id, StmtKind.NULL, st.line, st.start, st.end, st.parent,
+                       st.control)
+        else:
+            top = [c for c in must if not any(o is not c and o.start <= c.start
+                                              and c.end <= o.end for o in must)]
+            # (the macro's own calls are all at its start)
+            starts = [c.start for c in calls if c.start > st.start]
+            if len(top) != 1 or len(starts) != len(set(starts)) or any(
+                    o.kind == StmtKind.DECL for o in inside):
+                continue    # several, or the macro evaluates its argument twice
+            e = top[0]
+            name = e.callee or ""
+            if not (st.start <= e.start < e.end <= st.end) or \
+                    data[e.start:e.start + len(name)] != name.encode():
+                continue
+            mine = [c for c in calls if e.start <= c.start and c.end <= e.end]
+            holders = [o for o in inside if any(c in mine for c in o.calls)]
+
+            def union(field: str, holders: list[Stmt] = holders) -> tuple:
+                return tuple(dict.fromkeys(x for o in holders for x in getattr(o, field)))
+
+            new = Stmt(st.id, StmtKind.EXPR, st.line, st.start, st.end, st.parent,
+                       st.control, defs=union("defs"),
+                       uses=tuple(dict.fromkeys(union("uses") + union("cond_uses"))),
+                       unevaluated=union("unevaluated"), sized=union("sized"),
+                       loads=union("loads"), stores=union("stores"), calls=tuple(mine),
+                       address_taken=union("address_taken"))
+            calls_e[st.id] = e
+        stmts[st.id] = new
+        for o in inside[1:]:
+            stmts[o.id] = Stmt(o.id, StmtKind.NULL, o.line, o.start, o.end, None, None,
+                               spelled=False, from_macro=True)
+    if all(a is b for a, b in zip(stmts, fn.stmts, strict=True)):
+        return fn, {}
+    return replace(fn, stmts=tuple(stmts)), calls_e
+
+
 def slice_program(program: Program, data: bytes | None = None) -> Slice:
     """The slice of `program`, whose file's bytes are `data` (read from program.file if
-    not given)."""
+    not given).  The slice's program is `program` with its macros' statements as
+    macro_statements() has them."""
     if data is None:
         data = Path(program.file).read_bytes()
+    names = {f.name for f in program.functions}
+    functions, reduced = [], {}
+    for f in program.functions:
+        g, calls = macro_statements(f, data, names)
+        functions.append(g)
+        reduced.update({(f.name, sid): e for sid, e in calls.items()})
+    program = replace(program, functions=tuple(functions))
     import sys
     # The fixed point recurses through statements, variables and calls.
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:
-        return _Slicer(program, data).run()
+        slicer = _Slicer(program, data)
+        slicer.s.reduced.update(reduced)
+        return slicer.run()
     finally:
         sys.setrecursionlimit(limit)

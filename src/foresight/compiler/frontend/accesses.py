@@ -24,6 +24,7 @@ from foresight.compiler.frontend.cursors import (
     strip,
 )
 from foresight.compiler.frontend.text import FunctionText
+from foresight.compiler.options import decode_source
 from foresight.compiler.program_ir import Access, Arg, Call, Scope, Var, VarKey
 
 K = ci.CursorKind
@@ -327,12 +328,19 @@ class Expressions:
                 callee.referenced.get_definition() is None and \
                 _plain_print_format(self.text(kids[1 + fmt])):
             reads_only = fmt
+        # A call in a macro call's argument (`CHECK(pread(...))`): its text and its
+        # arguments' where the file spells them whole (FunctionText.macro_argument_call).
+        span = None if self.t.spelled(c) else self.t.macro_argument_call(c, name, kids[1:])
         args = []
         for i, a in enumerate(kids[1:]):
             af = Facts()
             t = a.type.get_canonical()
             spelled = self.t.spelled(a)
             text = self.text(a, spelled)
+            at = (start_of(a), end_of(a)) if spelled else (-1, -1)
+            if span is not None:
+                at = span[2][i]
+                text = decode_source(self.t.data[at[0]:at[1]])
             pl = Place()
             if t.kind in (T.POINTER, *ARRAY_KINDS) and not _is_function_pointer(t):
                 pl = self.pointer(a, af)
@@ -356,12 +364,12 @@ class Expressions:
                     af.stores.append(Access(pl.via, pl.direct, text, a.extent.start.line))
             args.append(Arg(text=text, uses=tuple(af.uses), pointer=pointer,
                             writable=writable, var=pl.var, via=pl.via, direct=pl.direct,
-                            start=start_of(a) if spelled else -1,
-                            end=end_of(a) if spelled else -1))
+                            start=at[0], end=at[1]))
             f.merge(af)
         target = name if name is not None else self.text(kids[0])
         f.calls.append(Call(callee=name, target=target, line=c.extent.start.line,
-                            start=start_of(c), end=end_of(c),
+                            start=start_of(c) if span is None else span[0],
+                            end=end_of(c) if span is None else span[1],
                             args=tuple(args), callee_uses=tuple(cf.uses)))
 
     def access(self, pl: Place, c: ci.Cursor) -> Access:

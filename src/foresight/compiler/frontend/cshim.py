@@ -46,6 +46,11 @@ def _lib():
     lib.clang_getFileContents.argtypes = [ci.TranslationUnit, ci.File,
                                           ctypes.POINTER(ctypes.c_size_t)]
     lib.clang_getFileContents.restype = ctypes.c_void_p
+    lib.clang_getSpellingLocation.argtypes = [ci.SourceLocation, ctypes.POINTER(ci.c_object_p),
+                                              ctypes.POINTER(ctypes.c_uint),
+                                              ctypes.POINTER(ctypes.c_uint),
+                                              ctypes.POINTER(ctypes.c_uint)]
+    lib.clang_getSpellingLocation.restype = None
     return lib
 
 
@@ -192,11 +197,18 @@ def file_offset(location: ci.SourceLocation) -> tuple[str | None, int]:
     return _file_offset(location)
 
 
-def _file_offset(location: ci.SourceLocation) -> tuple[str | None, int]:
-    """file_offset(), asked of libclang."""
+def spelling_offset(location: ci.SourceLocation) -> tuple[str | None, int]:
+    """Where the characters of the token at `location` are, as (file name or None,
+    offset): for code from a macro's argument its place in the macro call's text, which
+    file_offset() gives as the whole call's start."""
+    return _file_offset(location, "clang_getSpellingLocation")
+
+
+def _file_offset(location: ci.SourceLocation, ask: str = "clang_getInstantiationLocation"
+                 ) -> tuple[str | None, int]:
+    """file_offset(), asked of libclang (`ask`: which of its locations)."""
     f, o = ci.c_object_p(), ctypes.c_uint()
-    _lib().clang_getInstantiationLocation(location, ctypes.byref(f), None, None,
-                                          ctypes.byref(o))
+    getattr(_lib(), ask)(location, ctypes.byref(f), None, None, ctypes.byref(o))
     if not f:
         return None, o.value
     key = (location.ptr_data[0], ctypes.cast(f, ctypes.c_void_p).value)

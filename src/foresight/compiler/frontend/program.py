@@ -18,7 +18,7 @@ from foresight.compiler.frontend.accesses import Expressions, Facts, variable
 from foresight.compiler.frontend.cshim import evaluate_int
 from foresight.compiler.frontend.cursors import children, decl_key, end_of, preorder, start_of
 from foresight.compiler.frontend.text import FunctionText
-from foresight.compiler.frontend.unit import counting_macros, load, macro_ranges
+from foresight.compiler.frontend.unit import Unrepeatable, counting_macros, load, macro_ranges
 from foresight.compiler.program_ir import Access, Function, Program, Scope, Stmt, StmtKind, VarKey
 
 K = ci.CursorKind
@@ -40,15 +40,17 @@ def parse_program(path: Path | str, clang_args: list[str]) -> Program:
     # The prefetch thread's statements: code under an OpenMP directive stays one
     # statement that may write anything it mentions (Builder: StmtKind.OTHER).
     tu = load(Path(path), clang_args, hide_openmp=True)
-    return build(tu, data, str(tu.spelling))
+    return build(tu, data, str(tu.spelling), clang_args)
 
 
-def build(tu: ci.TranslationUnit, data: bytes, main_file: str) -> Program:
+def build(tu: ci.TranslationUnit, data: bytes, main_file: str,
+          clang_args: list[str] | None = None) -> Program:
     """The statement IR of the function definitions of `main_file` (whose bytes are
-    `data`) in translation unit `tu`."""
+    `data`) in translation unit `tu` (parsed with `clang_args`)."""
     top = children(tu.cursor)
     macros = macro_ranges(top, main_file)
     counting = counting_macros(tu, top, data)
+    quoting = Unrepeatable(top, list(clang_args or ()), roots=(), quotes=True)
     mine = [c for c in top if c.location.file is not None and str(c.location.file) == main_file]
     # Where each file is #include'd (an #include inside a body places its statements).
     includes: dict[str, list[tuple[int, int, int]]] = {}
@@ -59,8 +61,8 @@ def build(tu: ci.TranslationUnit, data: bytes, main_file: str) -> Program:
     functions, named = [], set()
     for fn in mine:
         if fn.kind == K.FUNCTION_DECL and fn.is_definition():
-            f = _Function(fn, FunctionText(fn, data, main_file, macros, counting),
-                          includes).build()
+            f = _Function(fn, FunctionText(fn, data, main_file, macros, counting,
+                                           quoting=quoting), includes).build()
             functions.append(f)
             named.update(f.function_refs)
     globals_, seen = [], set()
@@ -177,6 +179,10 @@ class _Function:
                 continue
             s, e = start_of(c), end_of(c)
             ok = self.t.in_file(c) and self.t.data[s:e] == d.spelling.encode()
+            if not ok:      # in a macro call's argument, spelled there
+                at = self.t.macro_argument_name(c, d.spelling)
+                if at is not None:
+                    s, e, ok = at, at + len(d.spelling.encode()), True
             out.append((s, e, key, ok))
         return tuple(out)
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import clang.cindex as ci
 
-from foresight.compiler.frontend.cshim import file_offset, lex
+from foresight.compiler.frontend.cshim import file_offset, lex, spelling_offset
 from foresight.compiler.frontend.cursors import children, end_of, preorder, start_of
 from foresight.compiler.options import decode_source
 
@@ -33,7 +33,8 @@ class FunctionText:
     def __init__(self, fn: ci.Cursor, data: bytes, main: str,
                  macros: list[tuple[int, int]], counting: set[str] | frozenset[str],
                  unrepeatable: Callable[[str], bool] | None = None,
-                 line_reading: Callable[[str], bool] | None = None):
+                 line_reading: Callable[[str], bool] | None = None,
+                 quoting: Callable[[str], bool] | None = None):
         self.fn, self.data, self.main = fn, data, main
         self.macros = macros
         self.counting = counting    # text holding them is never repeated
@@ -42,6 +43,9 @@ class FunctionText:
         # Names that read __LINE__, themselves or through macros (another value when
         # written again on another line).
         self.line_reading = line_reading or {"__LINE__"}.__contains__
+        # Macros that stringize or paste, themselves or through others (unit.Unrepeatable
+        # with quotes): None, every macro is taken to.
+        self.quoting = quoting
         self._cursors: list[tuple[int, int]] | None = None  # (start, hash), by start
         self._tokens: list[Token] | None = None             # the function's, by start
         self._token_starts: list[int] = []
@@ -68,6 +72,75 @@ class FunctionText:
             if (cs, ce) != (s, e) or self.parents().get(c.hash) == (s, e):
                 return False
         return True
+
+    def macro_argument_call(self, c: ci.Cursor, name: str | None, args: list[ci.Cursor]
+                            ) -> tuple[int, int, list[tuple[int, int]]] | None:
+        """Where the file spells call `c` of function `name` whole inside a macro call's
+        argument (`CHECK(pread(fd, b, n, off))`), which libclang locates at the macro
+        call: the byte range of its text and of each argument's, or None.  Only when the
+        text is the call as the compiler sees it: its name, its parentheses and as many
+        arguments as `args`, each holding the place libclang spells that argument at (an
+        argument that is a macro's expansion is not), and no macro around it that
+        stringizes or pastes (text put into the argument would change a string the program
+        makes)."""
+        where, at = spelling_offset(c.location)
+        if name is None or where != self.main or self.quoting is None:
+            return None
+        around = [(s, e) for s, e in self.macros if s < at < e]
+        if not around or self.data[at:at + len(name)] != name.encode():
+            return None
+        end = min(e for _, e in around)
+        toks = self._lex(at, end)
+        if len(toks) < 3 or toks[0].spelling != name or toks[1].spelling != "(":
+            return None
+        depth, ranges, first, last, close = 0, [], None, 0, None
+        for t in toks[1:]:
+            s = t.spelling
+            if s in ("(", "[", "{"):
+                depth += 1
+                if depth == 1:
+                    continue
+            elif s in (")", "]", "}"):
+                depth -= 1
+                if depth == 0:
+                    if first is not None:
+                        ranges.append((first, last))
+                    close = t.end
+                    break
+            elif s == "," and depth == 1:
+                if first is None:
+                    return None
+                ranges.append((first, last))
+                first = None
+                continue
+            if first is None:
+                first = t.start
+            last = t.end
+        if close is None or len(ranges) != len(args):
+            return None
+        for a, (lo, hi) in zip(args, ranges, strict=True):
+            w, o = spelling_offset(a.location)
+            if w != self.main or not lo <= o < hi:
+                return None
+        for s, _ in around:
+            m = self._lex(s, min(end, s + 256))
+            if not m or self.quoting(m[0].spelling):
+                return None
+        return at, close, ranges
+
+    def macro_argument_name(self, c: ci.Cursor, name: str) -> int | None:
+        """Where the file spells the name `name` at `c` (a variable's) in a macro call's
+        argument, which libclang locates at the macro call; None elsewhere (a macro's
+        definition, a pasted token)."""
+        where, at = spelling_offset(c.location)
+        raw = name.encode()
+        if where != self.main or self.data[at:at + len(raw)] != raw or \
+                not any(s < at < e for s, e in self.macros):
+            return None
+        before, after = self.data[at - 1:at], self.data[at + len(raw):at + len(raw) + 1]
+        if before.isalnum() or before == b"_" or after.isalnum() or after == b"_":
+            return None
+        return at
 
     def in_file(self, c: ci.Cursor) -> bool:
         """Whether `c`'s extent is a non-empty range of this file: code from a macro

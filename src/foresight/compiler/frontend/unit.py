@@ -374,10 +374,13 @@ class Unrepeatable:
     `__LINE__`: on another line).  Looked up lazily, for the names nests use."""
 
     def __init__(self, top: list[ci.Cursor], clang_args: list[str],
-                 roots: tuple[str, ...] = ("_Pragma", "__COUNTER__")):
+                 roots: tuple[str, ...] = ("_Pragma", "__COUNTER__"), quotes: bool = False):
         self.defs = {c.spelling: c for c in top if c.kind == K.MACRO_DEFINITION}
         self.command_line = command_line_macros(clang_args)
         self.memo: dict[str, bool] = dict.fromkeys(roots, True)
+        # With `quotes`, a stringizing `#` counts as a paste does: text put into such a
+        # macro's argument changes the strings it makes.
+        self.pasting = ("##", "%:%:", "#", "%:") if quotes else ("##", "%:%:")
 
     def __call__(self, name: str) -> bool:
         if name in self.memo:
@@ -388,10 +391,10 @@ class Unrepeatable:
         if name in self.command_line:
             value = self.command_line[name]
             words += _WORD.findall(value)
-            pastes = "##" in value or "%:%:" in value
+            pastes = any(p in value for p in self.pasting)
         if name in self.defs:
             tokens = list(self.defs[name].get_tokens())[1:]
             words += [t.spelling for t in tokens if t.kind == ci.TokenKind.IDENTIFIER]
-            pastes = pastes or any(t.spelling in ("##", "%:%:") for t in tokens)
+            pastes = pastes or any(t.spelling in self.pasting for t in tokens)
         self.memo[name] = pastes or any(self(w) for w in words)
         return self.memo[name]

@@ -338,8 +338,13 @@ class ThreadWriter:
         statics = [(st.start, st.end) for sid in kept
                    if (st := fn.stmts[sid]).kind == StmtKind.DECL
                    and any(v.key in st.defs and v.scope == Scope.STATIC for v in fn.locals)]
+        # A statement run as its one call: what lies outside the call is gone.
+        alone = [(fn.stmts[sid], e) for sid in kept
+                 if (e := self.sl.reduced.get((fn.name, sid))) is not None]
         for s0, e0, key, spelled in fn.global_refs:
-            if not live(s0) or any(a <= s0 and e0 <= b for a, b in replaced):
+            if not live(s0) or any(a <= s0 and e0 <= b for a, b in replaced) or any(
+                    st.start <= s0 and e0 <= st.end and not (e.start <= s0 and e0 <= e.end)
+                    for st, e in alone):
                 continue
             var = globals_.get(key)
             if var is not None and getopt_state(self.p, var):
