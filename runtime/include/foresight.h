@@ -1236,6 +1236,32 @@ static inline long foresight_pt_send_read(struct foresight_pt_clock *c, unsigned
     return r;
 }
 
+/* fread(buf, size, n, stdin) made as FN(BUF, SIZE, N, F): its result and the items read. */
+static inline unsigned long foresight_pt_send_fread(struct foresight_pt_clock *c, unsigned site,
+                                                    unsigned long (*fn)(void *, size_t, size_t,
+                                                                        FILE *),
+                                                    void *buf, size_t size, size_t n, FILE *f)
+{
+    const unsigned long r = fn(buf, size, n, f);
+    if (c != NULL) {
+        const long v = (long)r;
+        foresight__pt_send(c, site, &v, sizeof v, r > 0 && size > 0 ? buf : NULL, r * size);
+    }
+    return r;
+}
+
+/* getline(line, n, stdin) made as FN(LINE, N, F): its result and the line read. */
+static inline long foresight_pt_send_getline(struct foresight_pt_clock *c, unsigned site,
+                                             long (*fn)(char **, size_t *, FILE *), char **line,
+                                             size_t *n, FILE *f)
+{
+    const long r = fn(line, n, f);
+    if (c != NULL)
+        foresight__pt_send(c, site, &r, sizeof r, r > 0 ? *line : NULL,
+                           r > 0 ? (size_t)r + 1 : 0);
+    return r;
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #define FORESIGHT__VFSCANF __builtin_vfscanf /* declared in C89 mode too */
 #else
@@ -1312,6 +1338,41 @@ static inline long foresight_pt_chan_read(unsigned site, void *buf, size_t n)
 {
     long r = -1;
     foresight__pt_receive(site, &r, sizeof r, buf, n);
+    return r;
+}
+
+static inline unsigned long foresight_pt_chan_fread(void *buf, size_t size, size_t n,
+                                                    unsigned site)
+{
+    long r = 0;
+    const size_t cap = size != 0 && n <= SIZE_MAX / size ? size * n : 0;
+    foresight__pt_receive(site, &r, sizeof r, buf, cap);
+    return r > 0 ? (unsigned long)r : 0;
+}
+
+/* getline on the thread: the program's line, in a buffer of the thread's arena grown as
+ * getline grows its own (lines of up to FORESIGHT_PT_LINE bytes; longer ones are cut). */
+#define FORESIGHT_PT_LINE (1u << 20)
+static inline long foresight_pt_chan_getline(char **line, size_t *n, unsigned site)
+{
+    static char *bounce;
+    if (bounce == NULL)
+        bounce = (char *)foresight__pt_malloc(FORESIGHT_PT_LINE);
+    long r = -1;
+    const long got =
+        foresight__pt_receive(site, &r, sizeof r, bounce, bounce != NULL ? FORESIGHT_PT_LINE : 0);
+    if (r <= 0 || got <= 0 || line == NULL || n == NULL)
+        return r;
+    const size_t len = (size_t)got;
+    if (*line == NULL || *n < len) {
+        char *p = (char *)foresight__pt_realloc(*line, len);
+        if (p == NULL)
+            return -1;
+        *line = p;
+        *n = len;
+    }
+    __builtin_memcpy(*line, bounce, len);
+    (*line)[len - 1] = '\0';
     return r;
 }
 

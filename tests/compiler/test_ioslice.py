@@ -143,15 +143,39 @@ int main(int argc, char **argv)
 {
     char *line = NULL;
     size_t cap = 0;
-    if (getline(&line, &cap, stdin) < 0) return 1;   /* not one of the channel's calls */
+    if (getdelim(&line, &cap, ';', stdin) < 0) return 1;   /* not one of the channel's */
     int fd = open(line, O_RDONLY);
     char b[512];
     return (int)pread(fd, b, sizeof b, 0);
 }
 """)
     assert not sl.ok
-    assert (9, "reads standard input with `getline`, which the channel does not carry "
-            "(scanf, fgets, getchar, getc and read do)") in sl.refusals
+    assert (9, "calls `getdelim`, which the prefetch thread cannot run") in sl.refusals
+
+
+def test_getline_and_fread_of_standard_input_are_received(tmp_path):
+    _, sl, data = sliced(tmp_path, """\
+int main(void)
+{
+    char *line = NULL, hdr[8];
+    size_t cap = 0;
+    if (fread(hdr, 1, sizeof hdr, stdin) != sizeof hdr) return 1;
+    int fd = open(hdr, O_RDONLY);
+    char b[512];
+    while (getline(&line, &cap, stdin) > 0)
+        if (pread(fd, b, sizeof b, atol(line)) < 0) return 1;
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert [c.callee for _, c in sl.chan_sites] == ["fread", "getline"]
+    thread = thread_text(sl, data)
+    assert "foresight_pt_chan_fread(hdr, 1, sizeof hdr, 1)" in thread
+    assert "while (foresight_pt_chan_getline(&line, &cap, 2) > 0)" in thread
+    text = program_text(sl, data)
+    assert "foresight_pt_send_fread(__fs_ptx_clock, 1, fread, hdr, 1, sizeof hdr, stdin)" \
+        in text
+    assert "foresight_pt_send_getline(__fs_ptx_clock, 2, getline, &line, &cap, stdin)" in text
 
 
 def test_memory_the_thread_does_not_own_is_refused(tmp_path):

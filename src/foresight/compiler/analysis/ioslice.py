@@ -138,12 +138,12 @@ CHANNEL = {"rand": "int", "random": "long", "lrand48": "long", "mrand48": "long"
 GETOPT_STATE = frozenset({"optarg", "optind", "optopt", "opterr"})
 # ... and reads of standard input: name -> (index of the stream or descriptor, kind).
 CHANNEL_STDIN = {"getc": (0, "int"), "fgetc": (0, "int"), "fgets": (2, "fgets"),
-                 "fscanf": (0, "fscanf"), "read": (0, "read")}
-# Reads of standard input the channel does not carry: name -> index of the stream.
-STDIN_UNCARRIED = {"getline": 2, "fread": 3}
+                 "fscanf": (0, "fscanf"), "read": (0, "read"), "fread": (3, "fread"),
+                 "getline": (2, "getline")}
 # The arguments each kind stores through: (first, last + 1), None for "to the end".
 CHANNEL_OUTPUTS = {"time": (0, 1), "fgets": (0, 1), "read": (1, 2), "scanf": (1, None),
-                   "fscanf": (2, None), "getopt_long": (4, 5)}
+                   "fscanf": (2, None), "getopt_long": (4, 5), "fread": (0, 1),
+                   "getline": (0, 2)}
 NULL_TEXTS = frozenset({"NULL", "0", "(void *)0", "((void *)0)", "(void*)0", "((void*)0)"})
 
 
@@ -733,11 +733,6 @@ class _Slicer:
                 why = self.long_options_flagged(f, c)
                 if why:
                     self.refuse(c.line, f"`{name}` {why}")
-            return
-        if name in STDIN_UNCARRIED and STDIN_UNCARRIED[name] < len(c.args) and \
-                c.args[STDIN_UNCARRIED[name]].text.strip() == "stdin":
-            self.refuse(c.line, f"reads standard input with `{name}`, which the channel "
-                        "does not carry (scanf, fgets, getchar, getc and read do)")
             return
         if name in IO_CALLS or name in EXITS or name in ALLOC or name in PURE \
                 or name in WRITES_INTO or name in RENAMED or name in WRITES \

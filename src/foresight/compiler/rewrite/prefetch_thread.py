@@ -146,10 +146,10 @@ class ThreadWriter:
             wrap = "long" if kind == "time" else kind
             return [Insertion(c.start, 1, 0, f"foresight_pt_send_{wrap}({head}"),
                     Insertion(c.end, 0, 0, ")")]
-        # scanf, fscanf, read: foresight_pt_send_NAME(CLOCK, SITE, [read,] args...), the
-        # name made by text put before the call's own.
+        # scanf, fscanf, read, fread, getline: foresight_pt_send_NAME(CLOCK, SITE,
+        # [NAME,] args...), the name made by text put before the call's own.
         paren = self.data.index(b"(", c.start + len(name))
-        extra = "read, " if kind == "read" else ""
+        extra = f"{name}, " if kind in ("read", "fread", "getline") else ""
         return [Insertion(c.start, 1, 0, "foresight_pt_send_"),
                 Insertion(paren + 1, 1, 0, head + extra)]
 
@@ -370,7 +370,8 @@ class ThreadWriter:
         return f"#line {line} {line_name(self.path)}\n{self.header(fn)}{text}"
 
     def receive(self, c, kind: str, site: int, ren) -> list[tuple[int, int, str]]:
-        need = {"time": 1, "fgets": 3, "read": 3, "scanf": 1, "fscanf": 2}.get(kind, 0)
+        need = {"time": 1, "fgets": 3, "read": 3, "scanf": 1, "fscanf": 2, "fread": 4,
+                "getline": 3}.get(kind, 0)
         if len(c.args) < need or any(a.start < 0 for a in c.args):
             raise Refused(c.line, f"an argument of `{c.callee}` is made by a macro")
         return _receive_edits(c, kind, site, ren)
@@ -452,6 +453,9 @@ def _receive_edits(c, kind: str, site: int, ren: tuple[int, int]) -> list[tuple[
         return [(*ren, "foresight_pt_chan_fgets"), (c.args[2].start, c.args[2].end, str(site))]
     if kind == "read":
         return [(*ren, "foresight_pt_chan_read"), (c.args[0].start, c.args[0].end, str(site))]
+    if kind in ("fread", "getline"):   # (..., stdin) -> (..., SITE)
+        last = c.args[-1]
+        return [(*ren, f"foresight_pt_chan_{kind}"), (last.start, last.end, str(site))]
     if kind == "scanf":
         return [(*ren, "foresight_pt_chan_scanf"), (c.args[0].start, c.args[0].start, f"{site}, ")]
     # fscanf(stdin, fmt, ...): the stream goes.
