@@ -1262,6 +1262,69 @@ static inline long foresight_pt_send_getline(struct foresight_pt_clock *c, unsig
     return r;
 }
 
+/*
+ * The program's stdio reads through a stream variable that may be standard input (`FILE
+ * *in = argc > 1 ? fopen(argv[1], "r") : stdin`): the call, ticked where it is a covered
+ * one, and, when the stream is stdin, what it read sent to the thread (whose copy of the
+ * call, on stdin too, takes it: pt_stdio.c), as a message of site | FORESIGHT_PT_STDIN_SITE.
+ */
+#define FORESIGHT_PT_STDIN_SITE 0x80000000u
+
+static inline char *foresight_pt_stdio_fgets(struct foresight_pt_clock *c, unsigned site,
+                                             char *s, int n, FILE *f)
+{
+    foresight_pt_tick(c, site);
+    char *r = fgets(s, n, f);
+    if (c != NULL && f == stdin) {
+        const int got = r != NULL;
+        foresight__pt_send(c, site | FORESIGHT_PT_STDIN_SITE, &got, sizeof got, r,
+                           r != NULL ? __builtin_strlen(r) + 1 : 0);
+    }
+    return r;
+}
+
+static inline unsigned long foresight_pt_stdio_fread(struct foresight_pt_clock *c, unsigned site,
+                                                     void *buf, size_t size, size_t n, FILE *f)
+{
+    foresight_pt_tick(c, site);
+    const unsigned long r = fread(buf, size, n, f);
+    if (c != NULL && f == stdin) {
+        const long v = (long)r;
+        foresight__pt_send(c, site | FORESIGHT_PT_STDIN_SITE, &v, sizeof v,
+                           r > 0 && size > 0 ? buf : NULL, r * size);
+    }
+    return r;
+}
+
+static inline long foresight_pt_stdio_getline(struct foresight_pt_clock *c, unsigned site,
+                                              long (*fn)(char **, size_t *, FILE *), char **line,
+                                              size_t *n, FILE *f)
+{
+    foresight_pt_tick(c, site);
+    const long r = fn(line, n, f);
+    if (c != NULL && f == stdin)
+        foresight__pt_send(c, site | FORESIGHT_PT_STDIN_SITE, &r, sizeof r,
+                           r > 0 ? *line : NULL, r > 0 ? (size_t)r + 1 : 0);
+    return r;
+}
+
+/* getc and fgetc are mirrored, not covered: no tick. */
+static inline int foresight_pt_stdio_fgetc(struct foresight_pt_clock *c, unsigned site, FILE *f)
+{
+    const int r = fgetc(f);
+    if (c != NULL && f == stdin)
+        foresight__pt_send(c, site | FORESIGHT_PT_STDIN_SITE, &r, sizeof r, NULL, 0);
+    return r;
+}
+
+static inline int foresight_pt_stdio_getc(struct foresight_pt_clock *c, unsigned site, FILE *f)
+{
+    const int r = getc(f);
+    if (c != NULL && f == stdin)
+        foresight__pt_send(c, site | FORESIGHT_PT_STDIN_SITE, &r, sizeof r, NULL, 0);
+    return r;
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #define FORESIGHT__VFSCANF __builtin_vfscanf /* declared in C89 mode too */
 #else
@@ -1277,6 +1340,21 @@ foresight_pt_send_fscanf(struct foresight_pt_clock *c, unsigned site, FILE *f, c
     va_start(ap, fmt);
     r = c != NULL ? foresight__pt_send_vfscanf(c, site, f, fmt, ap)
                   : FORESIGHT__VFSCANF(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static inline __attribute__((format(scanf, 4, 5))) int
+foresight_pt_stdio_fscanf(struct foresight_pt_clock *c, unsigned site, FILE *f, const char *fmt,
+                          ...)
+{
+    va_list ap;
+    int r;
+    foresight_pt_tick(c, site);
+    va_start(ap, fmt);
+    r = c != NULL && f == stdin
+            ? foresight__pt_send_vfscanf(c, site | FORESIGHT_PT_STDIN_SITE, f, fmt, ap)
+            : FORESIGHT__VFSCANF(f, fmt, ap);
     va_end(ap);
     return r;
 }

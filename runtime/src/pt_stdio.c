@@ -332,6 +332,58 @@ int foresight__pt_ferror(FILE *fp)
     return s == NULL || s->lost || s->error;
 }
 
+/* ---- standard input through a variable (`FILE *in = argc > 1 ? fopen(...) : stdin`) ----
+ * The program's call sends what it read when its stream is stdin (foresight.h:
+ * foresight_pt_stdio_*); the thread's, on stdin too, takes that from the channel (a sync
+ * point, site | FORESIGHT_PT_STDIN_SITE), never reading the program's bytes. */
+
+static size_t stdin_fread(void *buf, size_t size, size_t n, unsigned site)
+{
+    long r = 0;
+    size_t cap = 0;
+    if (buf != NULL && !__builtin_mul_overflow(size, n, &cap))
+        foresight__pt_receive(site | FORESIGHT_PT_STDIN_SITE, &r, sizeof r, buf, cap);
+    else
+        foresight__pt_receive(site | FORESIGHT_PT_STDIN_SITE, &r, sizeof r, NULL, 0);
+    return r > 0 ? (size_t)r : 0;
+}
+
+static char *stdin_fgets(char *str, int n, unsigned site)
+{
+    int got = 0;
+    const long len = foresight__pt_receive(site | FORESIGHT_PT_STDIN_SITE, &got, sizeof got,
+                                           n > 0 ? str : NULL, n > 0 ? (size_t)n : 0);
+    if (!got || n <= 0)
+        return NULL;
+    if (len >= n) /* cut short: still a string */
+        str[n - 1] = 0;
+    return str;
+}
+
+/* A line of up to LINE_MAX_BYTES (longer ones cut), into *LINE grown in the arena. */
+#define LINE_MAX_BYTES (1u << 20)
+static long stdin_getline(char **line, size_t *cap, unsigned site)
+{
+    static char *bounce;
+    if (bounce == NULL)
+        bounce = foresight__pt_malloc(LINE_MAX_BYTES);
+    long r = -1;
+    const long got = foresight__pt_receive(site | FORESIGHT_PT_STDIN_SITE, &r, sizeof r, bounce,
+                                           bounce != NULL ? LINE_MAX_BYTES : 0);
+    if (r <= 0 || got <= 0 || line == NULL || cap == NULL)
+        return r <= 0 ? -1 : r;
+    if (*line == NULL || *cap < (size_t)got) {
+        char *grown = foresight__pt_realloc(*line, (size_t)got);
+        if (grown == NULL)
+            return -1;
+        *line = grown;
+        *cap = (size_t)got;
+    }
+    memcpy(*line, bounce, (size_t)got);
+    (*line)[got - 1] = 0;
+    return r;
+}
+
 /* ---- fread, fgetc, fgets ---- */
 
 size_t foresight__pt_fread(void *buf, size_t size, size_t n, FILE *fp, unsigned site)
@@ -341,6 +393,11 @@ size_t foresight__pt_fread(void *buf, size_t size, size_t n, FILE *fp, unsigned 
         return 0;
     }
     const uint64_t id = fs_pt_call(site);
+    if (fp == stdin) {
+        const size_t items = stdin_fread(buf, size, n, site);
+        fs_pt_outcome(items > 0 || size == 0 || n == 0);
+        return items;
+    }
     struct pt_stream *s = readable(fp);
     size_t items = 0, want;
     if (s != NULL && size != 0 && n != 0) {
@@ -397,10 +454,16 @@ static int lead_getc(struct pt_stream *s)
 
 int foresight__pt_fgetc(FILE *fp, int lead, unsigned site)
 {
-    (void)site; /* not a covered call */
+    /* (not a covered call) */
     if (!fs_pt_self) {
         errno = EPERM;
         return EOF;
+    }
+    if (fp == stdin) {
+        int c = EOF;
+        foresight__pt_receive(site | FORESIGHT_PT_STDIN_SITE, &c, sizeof c, NULL, 0);
+        fs_pt_outcome(c != EOF);
+        return c;
     }
     struct pt_stream *s = readable(fp);
     const int c = s == NULL ? EOF : lead ? lead_getc(s) : predicted_getc(s);
@@ -445,6 +508,11 @@ char *foresight__pt_fgets(char *str, int n, FILE *fp, unsigned site)
         return NULL;
     }
     fs_pt_call(site);
+    if (fp == stdin) {
+        char *r = stdin_fgets(str, n, site);
+        fs_pt_outcome(r != NULL);
+        return r;
+    }
     struct pt_stream *s = readable(fp);
     char *r = NULL;
     if (s != NULL && n > 0)
@@ -463,6 +531,11 @@ long foresight__pt_getline(char **line, size_t *cap, FILE *fp, unsigned site)
         return -1;
     }
     fs_pt_call(site);
+    if (fp == stdin) {
+        const long r = stdin_getline(line, cap, site);
+        fs_pt_outcome(r >= 0);
+        return r;
+    }
     struct pt_stream *s = readable(fp);
     long r = -1;
     if (s != NULL && line != NULL && cap != NULL) {
@@ -690,6 +763,14 @@ int foresight__pt_vfscanf(FILE *fp, unsigned site, int *consumed, const char *fm
         return EOF;
     }
     fs_pt_call(site);
+    if (fp == stdin) {
+        va_list aq;
+        va_copy(aq, ap);
+        const int r = foresight__pt_receive_vscanf(site | FORESIGHT_PT_STDIN_SITE, aq);
+        va_end(aq);
+        fs_pt_outcome(r != EOF);
+        return r;
+    }
     struct pt_stream *s = readable(fp);
     int r = EOF;
     if (s != NULL)

@@ -284,8 +284,11 @@ int main(void)
     assert "foresight_pt_read(fp, (void *)0, 4, 6)" in text
     # The byte of the first getc decides the loop, the second's is not needed.
     assert "foresight_pt_fgetc(cfg, 1, 7)" in text and "foresight_pt_fgetc(cfg, 0, 8)" in text
-    ticks = [i.text for i in thread_insertions(sl, data, "x.c") if "tick" in i.text]
-    assert len(ticks) == 2      # fscanf, read (getc is mirrored, not counted)
+    # The program's side: fscanf and getc through foresight_pt_stdio_* (ticked, and sent
+    # where the stream is stdin; getc is mirrored, not counted), read ticked.
+    program = [i.text for i in thread_insertions(sl, data, "x.c")]
+    assert program.count("foresight_pt_stdio_") == 3
+    assert [t for t in program if "tick" in t] == ["foresight_pt_tick_fd(__fs_ptx_clock, 6, "]
 
 
 def test_the_report_lists_each_functions_slice_and_each_calls_kind(tmp_path):
@@ -1009,7 +1012,7 @@ int main(int argc, char **argv)
     thread = thread_text(sl, data)
     assert "foresight_pt_getline(&line, &cap, idx, 3)" in thread
     text = program_text(sl, data)
-    assert "getline((foresight_pt_tick(__fs_ptx_clock, 3), &line), &cap, idx)" in text
+    assert "foresight_pt_stdio_getline(__fs_ptx_clock, 3, getline, &line, &cap, idx)" in text
 
 
 def test_a_pointer_a_sync_point_stores_through_is_computed(tmp_path):

@@ -258,7 +258,7 @@ def test_prefetch_thread_under_sanitizers(cc, tmp_path, p, sanitize):
 # program may be refused one, but only
 # out loud (`file:line: foresight: no prefetch thread: <reason>` from foresight cc).
 MUST_HAVE_A_THREAD = ("scope_shadow", "fig2_backward", "fig3_config_index", "getopt_options",
-                      "config_strtok", "macro_checks", "stdin_getline")
+                      "config_strtok", "macro_checks", "stdin_getline", "stdin_variable")
 
 
 def test_every_program_gets_a_thread_or_a_reason(plain, tmp_path):
@@ -284,9 +284,10 @@ def test_every_program_gets_a_thread_or_a_reason(plain, tmp_path):
 # `2`, an option's value).  config_strtok cuts each line of its run list with strtok_r and
 # strtok while the program's own strtok is half-way through another string.  macro_checks
 # makes its reads inside error-checking macros (the thread makes them alone).
-# stdin_getline takes its requests from getline and fread of standard input.
+# stdin_getline takes its requests from getline and fread of standard input, stdin_variable
+# through a FILE * that holds stdin.
 FOLLOWS = {"getopt_options": 256, "config_strtok": 242, "macro_checks": 245,
-           "stdin_getline": 21}
+           "stdin_getline": 21, "stdin_variable": 22}
 
 
 @pytest.mark.parametrize("name", sorted(FOLLOWS))

@@ -41,6 +41,8 @@ from foresight.compiler.options import decode_source, line_at
 from foresight.compiler.program_ir import Function, Scope, StmtKind, VarKey
 from foresight.compiler.rewrite.splice import Insertion, line_name
 
+# The stdio reads the program makes through foresight_pt_stdio_NAME (ThreadWriter.stdio).
+STDIO = frozenset({"fgets", "fread", "fscanf", "getline", "fgetc"})
 # Generated names: __fs_ptf_F the clone of F, __fs_ptg_V the private copy of V, __fs_ptx_*
 # the thread's own (no clone or copy can take these).
 CLOCK = "__fs_ptx_clock"
@@ -108,7 +110,9 @@ class ThreadWriter:
         for f, c in self.received:
             out += self.send(f, c)
         for f, c in self.sl.io_sites:
-            if io_name(c) and IO_CALLS[io_name(c)][0] in TICKED:
+            if io_name(c) and IO_CALLS[io_name(c)][0] in STDIO:
+                out += self.stdio(f, c)
+            elif io_name(c) and IO_CALLS[io_name(c)][0] in TICKED:
                 a = c.args[0] if c.args else None
                 if a is None or a.start < 0:
                     raise Refused(c.line, f"the first argument of `{c.name}` is made by a "
@@ -132,6 +136,20 @@ class ThreadWriter:
                              f"__fs_ptx_run);"))
         out.append(Insertion(len(self.data), 1, 0, code))
         return out
+
+    def stdio(self, f: str, c) -> list[Insertion]:
+        """A stdio read the thread mirrors, made through foresight.h's foresight_pt_stdio_NAME
+        (CLOCK, SITE, [NAME,] args...): its tick where it is a covered call, and what it
+        read sent to the thread when its stream is standard input (a variable may hold
+        stdin: `FILE *in = argc > 1 ? fopen(argv[1], "r") : stdin`)."""
+        name = c.callee or ""
+        if self.data[c.start:c.start + len(name)] != name.encode():
+            raise Refused(c.line, f"the call of `{name}` is made by a macro")
+        paren = self.data.index(b"(", c.start + len(name))
+        site = self.sites[(f, c.start)]
+        extra = f"{name}, " if IO_CALLS[name][0] == "getline" else ""
+        return [Insertion(c.start, 1, 0, "foresight_pt_stdio_"),
+                Insertion(paren + 1, 1, 0, f"{CLOCK}, {site}, {extra}")]
 
     def send(self, f: str, c) -> list[Insertion]:
         """The program's side of a sync point: its call, then what it got sent."""
