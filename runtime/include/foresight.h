@@ -1468,54 +1468,84 @@ static inline int foresight_pt_chan_scanf(unsigned site, const char *fmt, ...)
 /*
  * getopt (and getopt_long, getopt_long_only) as a sync point.  The program's call runs as
  * always; what it left behind is sent: its result, optind, optopt, *LONGINDEX (getopt_long's
- * index of the option found; NULL for none), where optarg points (argument J of main's argv at byte OFF,
- * or its bytes where it points elsewhere), and the order of main's argv, which GNU getopt
- * permutes (non-options move to the end).  The thread's copy of the call takes these into
- * its own optarg, optind and optopt (the compiler renames them in the thread's code) and
- * puts its own copy of argv in the same order.  AT is the program's argv array, ORIG its
- * pointers as main got them (NULL-terminated, copied before main's first statement);
- * COPY the thread's strings in that original order, ARGV the thread's array.  An argv of
- * more than FORESIGHT_PT_GETOPT_ARGS entries keeps its order on the thread; an optarg
- * outside argv is cut at FORESIGHT_PT_GETOPT_TEXT bytes.
+ * index of the option found; NULL for none), where optarg points (argument J of main's
+ * argv at byte OFF, or its bytes where it points elsewhere, cut at FORESIGHT_PT_GETOPT_TEXT)
+ * and, with the last result (-1), the order of main's argv, which GNU getopt permutes
+ * (non-options move to the end).  The thread's copy of the call takes these into its own
+ * optarg, optind and optopt (the compiler renames them in the thread's code) and puts its
+ * own copy of argv in the same order.  AT is the program's argv array, ORIG its pointers
+ * as main got them (ARGC of them, copied before main's first statement), VEC the
+ * vector the call was given (NULL: not known); COPY the thread's strings in the original
+ * order, ARGV the thread's array.  A call on another vector than main's argv, or an argv
+ * of more than FORESIGHT_PT_GETOPT_ARGS entries, stops the thread (it could not follow).
+ * The work is O(1) per call but the last, which is O(argc) for getopt's permutations.
  */
-#define FORESIGHT_PT_GETOPT_ARGS 1024
+#define FORESIGHT_PT_GETOPT_ARGS 16384
 #define FORESIGHT_PT_GETOPT_TEXT 4096
 struct foresight_pt_getopt_part {
-    int32_t arg, off, n;   /* optarg's argument (-1: elsewhere, -2: NULL) and offset; n perm */
+    int32_t arg, off; /* optarg's argument (-1: elsewhere, -2: NULL) and offset */
+    int32_t n;        /* entries of perm; -1: the thread cannot follow */
     int32_t perm[FORESIGHT_PT_GETOPT_ARGS];
     char text[FORESIGHT_PT_GETOPT_TEXT];
 };
 
+/* Where P (one of AT's pointers) is in ORIG, of N entries, looking from HINT on first. */
+static inline int32_t foresight__pt_argv_index(char *const *orig, size_t n, const char *p,
+                                               size_t hint)
+{
+    for (size_t k = hint; k < n; k++)
+        if (orig[k] == p)
+            return (int32_t)k;
+    for (size_t k = 0; k < hint && k < n; k++)
+        if (orig[k] == p)
+            return (int32_t)k;
+    return -1;
+}
+
 static inline int foresight_pt_send_getopt(struct foresight_pt_clock *c, unsigned site, int r,
-                                           const int *longindex, const char *optarg_,
-                                           int optind_, int optopt_, char *const *at,
-                                           char *const *orig)
+                                           const int *longindex, char *const *vec,
+                                           const char *optarg_, int optind_, int optopt_,
+                                           char *const *at, char *const *orig, size_t argc)
 {
     if (c == NULL)
         return r;
     struct foresight_pt_getopt_part p;
     const int v[4] = {r, optind_, optopt_, longindex != NULL ? *longindex : 0};
-    size_t n = 0;
-    while (orig != NULL && at != NULL && orig[n] != NULL)
-        n++;
+    const size_t n = at != NULL && orig != NULL ? argc : 0;
     p.arg = optarg_ == NULL ? -2 : -1;
     p.off = 0;
-    p.n = n <= FORESIGHT_PT_GETOPT_ARGS ? (int32_t)n : 0;
-    for (int32_t i = 0; i < p.n; i++) {
-        int32_t j = -1;
-        if (at[i] == orig[i])
-            j = i;
-        for (int32_t k = 0; j < 0 && k < p.n; k++)
-            if (at[i] == orig[k])
-                j = k;
-        p.perm[i] = j;
-    }
-    for (size_t k = 0; p.arg == -1 && k < n && k <= INT32_MAX; k++) {
-        const uintptr_t a = (uintptr_t)optarg_, s = (uintptr_t)orig[k];
-        if (a >= s && a - s <= __builtin_strlen(orig[k])) {
-            p.arg = (int32_t)k;
-            p.off = (int32_t)(a - s);
+    p.n = 0;
+    if (at == NULL || (vec != NULL && vec != at) || n > FORESIGHT_PT_GETOPT_ARGS)
+        p.n = -1;
+    /* optarg: in the argument just taken (`-s5`, `-s 5`), else anywhere in argv. */
+    for (int d = 1; p.arg == -1 && p.n >= 0 && d <= 2; d++) {
+        if (optind_ - d < 0 || (size_t)(optind_ - d) >= n)
+            continue;
+        const char *a = at[optind_ - d];
+        const uintptr_t o = (uintptr_t)optarg_, s = (uintptr_t)a;
+        if (o >= s && o - s <= __builtin_strlen(a)) {
+            p.arg = foresight__pt_argv_index(orig, n, a, (size_t)(optind_ - d));
+            p.off = (int32_t)(o - s);
         }
+    }
+    for (size_t k = 0; p.arg == -1 && p.n >= 0 && k < n; k++) {
+        const uintptr_t o = (uintptr_t)optarg_, s = (uintptr_t)orig[k];
+        if (o >= s && o - s <= __builtin_strlen(orig[k])) {
+            p.arg = (int32_t)k;
+            p.off = (int32_t)(o - s);
+        }
+    }
+    if (r == -1 && p.n == 0) {
+        /* The order getopt left: two runs of ORIG's order merged (options, then the
+         * rest), so each is found a step or two after the previous one. */
+        size_t hint = 0;
+        for (size_t i = 0; i < n; i++) {
+            const int32_t j =
+                at[i] == orig[i] ? (int32_t)i : foresight__pt_argv_index(orig, n, at[i], hint);
+            p.perm[i] = j;
+            hint = j >= 0 ? (size_t)j + 1 : hint;
+        }
+        p.n = (int32_t)n;
     }
     size_t len = 0;
     if (p.arg == -1) {
@@ -1529,13 +1559,13 @@ static inline int foresight_pt_send_getopt(struct foresight_pt_clock *c, unsigne
     foresight__pt_send(c, site, v, sizeof v, &p,
                        len ? offsetof(struct foresight_pt_getopt_part, text) + len
                            : offsetof(struct foresight_pt_getopt_part, perm) +
-                                 (size_t)p.n * sizeof p.perm[0]);
+                                 (size_t)(p.n > 0 ? p.n : 0) * sizeof p.perm[0]);
     return r;
 }
 
 static inline int foresight_pt_chan_getopt(unsigned site, int *longindex, char **optarg_,
                                            int *optind_, int *optopt_, char **argv,
-                                           char *const *copy)
+                                           char *const *copy, size_t argc)
 {
     struct foresight_pt_getopt_part p;
     int v[4] = {-1, 1, '?', 0};
@@ -1547,14 +1577,14 @@ static inline int foresight_pt_chan_getopt(unsigned site, int *longindex, char *
     *optarg_ = NULL;
     if (got < (long)offsetof(struct foresight_pt_getopt_part, perm))
         return v[0];
-    size_t n = 0;
-    while (copy != NULL && copy[n] != NULL)
-        n++;
-    if (p.n < 0 || p.n > FORESIGHT_PT_GETOPT_ARGS ||
+    if (p.n < 0)
+        foresight__pt_exit(); /* another vector, or too long an argv: it cannot follow */
+    const size_t n = copy != NULL ? argc : 0;
+    if (p.n > FORESIGHT_PT_GETOPT_ARGS ||
         got < (long)(offsetof(struct foresight_pt_getopt_part, perm) +
                      (size_t)p.n * sizeof p.perm[0]))
         return v[0];
-    if (argv != NULL && (size_t)p.n == n)
+    if (argv != NULL && p.n > 0 && (size_t)p.n == n)
         for (int32_t i = 0; i < p.n; i++)
             if (p.perm[i] >= 0 && p.perm[i] < p.n)
                 argv[i] = copy[p.perm[i]];

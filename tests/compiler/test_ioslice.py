@@ -628,8 +628,8 @@ int main(int argc, char **argv)
         init.index("__fs_ptx_strings(__fs_ptx_arg1)") < \
         init.index("__fs_ptx_argv_copy = __fs_ptx_pointers(__fs_ptx_arg1);")
     text = program_text(sl, data)
-    assert 'while ((c = __fs_ptx_send_getopt(1, getopt(argc, argv, "r:v"), 0)) != -1)' in text
-    assert "static int __fs_ptx_send_getopt(unsigned, int, const int *);" in text
+    assert 'while ((c = __fs_ptx_send_getopt(1, getopt(argc, argv, "r:v"), 0, argv)) != -1)' in text
+    assert "static int __fs_ptx_send_getopt(unsigned, int, const int *, char *const *);" in text
     # The program's own optarg and optind stay libc's.
     assert "rec = atol(optarg);" in text and "open(argv[optind], O_RDONLY)" in text
     # No option matters but optind: the loop is kept for it.
@@ -674,12 +674,21 @@ int main(int argc, char **argv)
                          + body.replace("INDEX", "&i"))
     assert sl.ok, sl.refusals
     assert "while ((c = __fs_ptx_getopt(1, &i)) != -1)" in thread_text(sl, data)
-    assert "__fs_ptx_send_getopt(1, getopt_long(argc, argv, \"r:\", longs, &i), &i)" \
+    assert "__fs_ptx_send_getopt(1, getopt_long(argc, argv, \"r:\", longs, &i), &i, argv)" \
         in program_text(sl, data)
-    # A flag pointer: the program's call stores through it, out of the thread's sight.
+    # A flag pointer: the program's call stores through it, out of the thread's sight; so
+    # may an array's name, a macro, or a store into the table as the program runs.
+    for flag in ("flags", "FLAGP"):
+        _, sl, _ = sliced(tmp_path, "static int flags[2];\n#define FLAGP &flags[0]\n"
+                          + table.replace("FLAG", flag) + body.replace("INDEX", "&i"))
+        assert any("may set flags" in w for _, w in sl.refusals), (flag, sl.refusals)
+    _, sl, _ = sliced(tmp_path, table.replace("FLAG", "NULL").replace("static const", "static")
+                      + body.replace("INDEX", "&i").replace(
+                          "    int c, i = 0;", "    int c, i = 0;\n    longs[1].flag = &verbose;"))
+    assert any("may set flags" in w for _, w in sl.refusals), sl.refusals
     _, sl, _ = sliced(tmp_path, table.replace("FLAG", "&verbose") + body.replace("INDEX", "&i"))
     assert [why for _, why in sl.refusals] == [
-        "`getopt_long` sets flags through the pointers in `longs` (line 7), which the "
+        "`getopt_long` may set flags through the pointers in `longs` (line 7), which the "
         "prefetch thread cannot follow"]
     # An index the thread would store into the program's variable through.
     _, sl, _ = sliced(tmp_path, table.replace("FLAG", "NULL").replace(
@@ -765,6 +774,98 @@ int main(int argc, char **argv)
                       "made by a macro")]:
         _, sl, _ = sliced(tmp_path, body.replace("USE", use))
         assert not sl.ok and any(why in w for _, w in sl.refusals), (use, sl.refusals)
+
+
+def test_macros_that_do_more_than_check_are_refused(tmp_path):
+    # A helper's probe: each of these was run as its call alone, dropping what the macro
+    # does besides (a loop, a jump, a store), or pasting the tick into a string.
+    head = """\
+#define SLURP(c, n) while ((c) == 512) n++
+#define TAKE(x) do { if ((x) <= 0) goto done; } while (0)
+#define BACK(c) do { if ((c) != 512) exit(1); pos -= 512; } while (0)
+#define CHECK(x) if ((x) != 512) exit(1)
+#define LOUD(x) do { fprintf(stderr, "%s\\n", #x); if ((x) < 0) exit(2); } while (0)
+#define QUIET(x) do { if ((x) < 0) exit(2); } while (0)
+#define WITH(m, x) m(x)
+"""
+    body = """\
+int main(int argc, char **argv)
+{
+    char b[512];
+    long n = 0, pos = 4096;
+    int fd = open(argv[1], O_RDONLY);
+    for (long k = 9; k >= 0; k--) {
+        USE;
+    }
+done:
+    return (int)(n + pos);
+}
+"""
+    for use, why in [
+            ("SLURP(pread(fd, b, 512, k * 512), n)", "made by a macro"),
+            ("TAKE(pread(fd, b, 512, k * 512))", "made by a macro"),
+            ("BACK(pread(fd, b, 512, pos))", "made by a macro"),
+            ("if (k % 3) CHECK(pread(fd, b, 512, k)); else pos -= 10",
+             "`pread` is in the text of a statement a macro makes that the thread does not run"),
+            ("WITH(LOUD, pread(fd, b, 512, k))", "made by a macro")]:
+        _, sl, data = sliced(tmp_path, head + body.replace("USE", use))
+        refusals = [w for _, w in sl.refusals]
+        if sl.ok:   # refused while writing the thread's code
+            from foresight.compiler.rewrite.prefetch_thread import Refused
+            try:
+                thread_text(sl, data)
+            except Refused as e:
+                refusals = [e.why]
+        assert any(why in w for w in refusals), (use, refusals)
+    # A stringizing definition #undef'd after its use still made the string there.
+    _, sl, _ = sliced(tmp_path, head.replace("#define QUIET", "#define QUIET_(x) #x\n"
+                                             "#define QUIET") + body.replace(
+        "USE", "LOUD(pread(fd, b, 512, k))").replace(
+        "done:", "done:;\n#undef LOUD\n#define LOUD(x) QUIET(x)\n"))
+    assert not sl.ok
+
+
+def test_every_strtok_call_is_the_threads_where_one_is(tmp_path):
+    # strtok(line, ":") sets the position strtok(NULL, " ") goes on from, though its own
+    # token is never read.
+    program, sl, _ = sliced(tmp_path, """\
+#include <string.h>
+int main(int argc, char **argv)
+{
+    char line[128], b[512];
+    FILE *list = fopen(argv[1], "r");
+    int fd = open(argv[2], O_RDONLY);
+    while (fgets(line, sizeof line, list) != NULL) {
+        strtok(line, ":");
+        char *v = strtok(NULL, " ");
+        if (v == NULL || pread(fd, b, sizeof b, atol(v)) < 0) return 1;
+    }
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert 12 in kept_lines(program, sl, "main")
+
+
+def test_the_threads_own_argv_and_optarg_may_be_cut(tmp_path):
+    # main's argv and optarg are the thread's copies (in its arena): strtok may cut them.
+    _, sl, _ = sliced(tmp_path, """\
+#include <string.h>
+extern char *optarg;
+extern int optind;
+int main(int argc, char **argv)
+{
+    int c;
+    long at = 0;
+    while ((c = getopt(argc, argv, "r:")) != -1)
+        if (c == 'r') at = atol(strtok(optarg, ","));
+    char *name = strtok(argv[optind], ",");
+    char b[512];
+    int fd = open(name, O_RDONLY);
+    return (int)pread(fd, b, sizeof b, at);
+}
+""")
+    assert sl.ok, sl.refusals
 
 
 def test_printf_writes_through_no_argument_unless_its_format_says_n(tmp_path):

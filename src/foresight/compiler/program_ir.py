@@ -86,6 +86,8 @@ class Var:
     # Its bytes may hold an address: a pointer, a struct or union (any member may be
     # one), or an array of either (`char *bufs[2]`, `struct io ios[4]`).
     holds_address: bool = False
+    # Declared, not defined, in this unit (`extern int optind;`): another unit's, or libc's.
+    elsewhere: bool = False
 
 
 @dataclass(frozen=True)

@@ -212,10 +212,24 @@ def const_itself(type_: str) -> bool:
     return t.startswith("const ") or t.endswith(" const") or " const " in t
 
 
-def getopt_state(program: Program, var: Var) -> bool:
-    """Whether `var` is one of libc's variables getopt sets (declared outside the file)."""
-    return var.name in GETOPT_STATE and var.scope == Scope.GLOBAL and all(
-        v.key != var.key for v in program.globals)
+def _null_flag(fields: list[str]) -> bool:
+    """Whether the members of one `struct option` initialiser, as written, leave its flag
+    pointer null: `.flag = NULL`, or a third member that is a null pointer constant (or
+    no third member)."""
+    named = [f for f in fields if f.startswith(".")]
+    for f in named:
+        name, _, value = f[1:].partition("=")
+        if name.strip() == "flag":
+            return " ".join(value.split()) in NULL_TEXTS
+    if named:
+        return True
+    return len(fields) < 3 or " ".join(fields[2].split()) in NULL_TEXTS
+
+
+def getopt_state(var: Var) -> bool:
+    """Whether `var` is one of libc's variables getopt sets (declared, not defined, here:
+    in <unistd.h>, or `extern int optind;` of the file's own)."""
+    return var.name in GETOPT_STATE and var.scope == Scope.GLOBAL and var.elsewhere
 
 
 def io_name(call: Call) -> str | None:
@@ -264,6 +278,7 @@ class _Slicer:
         self.kept_calls: dict[str, list[tuple[str, Call]]] = {}   # callee -> kept call sites
         self.pointees: set[tuple[str | None, VarKey]] = set()      # pointers read through
         self.sends: set[str] = set()       # functions holding a kept channel call
+        self.strtok = False                # every strtok call kept (its hidden position)
         self.reach = self.reachable()
         self.index = {f.name: _Index(f) for f in program.functions}
         for f in self.reach:
@@ -690,7 +705,7 @@ class _Slicer:
                     self.keep(g, sid)
                     self.mark_effect(g)
                     self.calls_valued(g, self.fns[g].stmts[sid])
-            if getopt_state(self.p, var):
+            if getopt_state(var):
                 # libc's optarg, optind...: every getopt call defines them.
                 for g in self.reach:
                     for st in self.fns[g].stmts:
@@ -734,6 +749,16 @@ class _Slicer:
                 if why:
                     self.refuse(c.line, f"`{name}` {why}")
             return
+        if name == "strtok" and not self.strtok:
+            # Its position is a variable every strtok call sets: the thread makes all of
+            # them, in the program's order (`strtok(line, ":")` whose token nobody reads
+            # still starts the `strtok(NULL, " ")` after it).
+            self.strtok = True
+            for g in self.reach:
+                for s2 in self.fns[g].stmts:
+                    if any(c2.callee == "strtok" for c2 in s2.calls):
+                        self.keep(g, s2.id)
+                        self.mark_effect(g)
         if name in IO_CALLS or name in EXITS or name in ALLOC or name in PURE \
                 or name in WRITES_INTO or name in RENAMED or name in WRITES \
                 or name in TLS_ACCESSORS:
@@ -765,24 +790,43 @@ class _Slicer:
             return "takes its options from something other than an array of the file"
         if Path(var.key[0]).resolve() != Path(self.p.file).resolve():
             return f"takes its options from `{var.name}`, declared outside the file"
+        flagged = (f"may set flags through the pointers in `{var.name}` (line {var.line}), "
+                   "which the prefetch thread cannot follow")
+        for g in self.reach:      # a table changed as the program runs (getopt_long reads it)
+            if any((var.key in st.defs or any(a.via == var.key for a in st.stores))
+                   and not any(channel(c2) == "getopt_long" for c2 in st.calls)
+                   for st in self.fns[g].stmts):
+                return flagged
+        # Each option's third member (or `.flag`) must be a null pointer as written.
         end, depth, at = len(self.data), 0, var.key[1]
+        field, fields = bytearray(), []
         while at < end:
             ch = self.data[at:at + 1]
             if ch in (b'"', b"'"):   # a string or character literal
                 close = at + 1
                 while close < end and self.data[close:close + 1] != ch:
                     close += 2 if self.data[close:close + 1] == b"\\" else 1
+                field += self.data[at:close + 1]
                 at = close + 1
                 continue
             if ch in b"({[":
                 depth += 1
             elif ch in b")}]":
+                if depth == 2 and ch == b"}":
+                    fields.append(field.decode(errors="replace").strip())
+                    if not _null_flag(fields):
+                        return flagged
+                    field, fields = bytearray(), []
                 depth -= 1
-            elif ch == b"&":
-                return (f"sets flags through the pointers in `{var.name}` (line {var.line}), "
-                        "which the prefetch thread cannot follow")
+            elif ch == b"," and depth == 2:
+                fields.append(field.decode(errors="replace").strip())
+                field = bytearray()
+                at += 1
+                continue
             elif ch == b";" and depth <= 0:
                 return None
+            if depth >= 2 and not (depth == 2 and ch == b"{"):
+                field += ch
             at += 1
         return f"takes its options from `{var.name}`, whose declaration is not spelled out"
 
@@ -912,6 +956,9 @@ class _Slicer:
             if i in writes:
                 if a.var is not None or a.text.strip() in NULL_TEXTS:
                     continue     # the thread's own variable (a clone's local or a copy)
+                via = self.index[f].vars.get(a.via) if a.via is not None else None
+                if via is not None and getopt_state(via):
+                    continue     # the thread's optarg: in its copy of argv, or its arena
                 if a.via is None or (f, a.via) not in private:
                     self.refuse(c.line, f"`{name}` may write the program's memory "
                                 f"through `{a.text}`")
@@ -937,8 +984,8 @@ class _Slicer:
         for f, _kept in self.s.kept.items():
             fn = self.fns[f]
             for v in (*fn.params, *fn.locals):
-                if v.is_pointer and (v.scope == Scope.LOCAL
-                                     or (v.scope == Scope.PARAM and f != "main")):
+                # (main's argv and envp: the thread's copies, strings and all)
+                if v.is_pointer and v.scope in (Scope.LOCAL, Scope.PARAM):
                     cand.add((f, v.key))
         changed = True
         while changed:
@@ -1065,6 +1112,8 @@ def macro_statements(fn: Function, data: bytes, names: set[str]
                 continue
             mine = [c for c in calls if e.start <= c.start and c.end <= e.end]
             holders = [o for o in inside if any(c in mine for c in o.calls)]
+            if not _only_checks(fn, inside, holders, mine):
+                continue
 
             def union(field: str, holders: list[Stmt] = holders) -> tuple:
                 return tuple(dict.fromkeys(x for o in holders for x in getattr(o, field)))
@@ -1083,6 +1132,37 @@ def macro_statements(fn: Function, data: bytes, names: set[str]
     if all(a is b for a, b in zip(stmts, fn.stmts, strict=True)):
         return fn, {}
     return replace(fn, stmts=tuple(stmts)), calls_e
+
+
+def _only_checks(fn: Function, inside: list[Stmt], holders: list[Stmt],
+                 mine: list[Call]) -> bool:
+    """Whether what a macro statement does besides the call it must make (its calls
+    `mine`, in statements `holders`) can only report and end the process: a `do { }
+    while (0)` around, `if` statements without `else` whose branch only prints and exits,
+    nothing else that loops, jumps, declares or sets a variable (but the call's own
+    arguments), and none of the file's own statements captured (`if (c) CHECK(x); else
+    ...` gives the macro's `if` the file's `else`)."""
+    own = {a.var for c in mine for a in c.args if a.var is not None}
+    for o in inside:
+        if o is not inside[0] and not o.from_macro:
+            return False
+        if o.kind == StmtKind.DO:
+            if o.cond_uses or o.calls or o.uses:
+                return False        # not `while (0)`
+        elif o.kind == StmtKind.IF:
+            if len(o.children) != 1:
+                return False
+        elif o.kind == StmtKind.EXPR:
+            if o in holders:
+                if any(k not in own for k in o.defs):
+                    return False
+            elif o.defs or not all(c.callee in EXITS or c.callee in _REPORTS for c in o.calls):
+                return False
+        elif o.kind not in (StmtKind.COMPOUND, StmtKind.NULL):
+            return False
+        if o.kind == StmtKind.IF and o in holders and any(k not in own for k in o.defs):
+            return False
+    return True
 
 
 def slice_program(program: Program, data: bytes | None = None) -> Slice:

@@ -47,7 +47,8 @@ def variable(decl: ci.Cursor) -> Var:
     return Var(name=decl.spelling, key=decl_key(decl), scope=scope,
                line=decl.canonical.location.line, type=decl.type.spelling,
                is_array=t.kind in ARRAY_KINDS, is_struct=t.kind == T.RECORD,
-               is_pointer=t.kind == T.POINTER, holds_address=_holds_address(t))
+               is_pointer=t.kind == T.POINTER, holds_address=_holds_address(t),
+               elsewhere=scope == Scope.GLOBAL and decl.get_definition() is None)
 
 
 def _holds_address(t: ci.Type) -> bool:

@@ -122,10 +122,12 @@ class FunctionText:
             w, o = spelling_offset(a.location)
             if w != self.main or not lo <= o < hi:
                 return None
-        for s, _ in around:
-            m = self._lex(s, min(end, s + 256))
-            if not m or self.quoting(m[0].spelling):
-                return None
+        # Every name in the outermost macro call's text (a macro passed by name:
+        # `WITH(LOGCALL, pread(...))`), each of its definitions in the unit.
+        s0, e0 = min(s for s, _ in around), max(e for _, e in around)
+        if any(t.kind == ci.TokenKind.IDENTIFIER and self.quoting(t.spelling)
+               for t in self._lex(s0, e0)):
+            return None
         return at, close, ranges
 
     def macro_argument_name(self, c: ci.Cursor, name: str) -> int | None:

@@ -375,7 +375,11 @@ class Unrepeatable:
 
     def __init__(self, top: list[ci.Cursor], clang_args: list[str],
                  roots: tuple[str, ...] = ("_Pragma", "__COUNTER__"), quotes: bool = False):
-        self.defs = {c.spelling: c for c in top if c.kind == K.MACRO_DEFINITION}
+        # Every definition of a name (an #undef and a new #define keep both)
+        self.defs: dict[str, list[ci.Cursor]] = {}
+        for c in top:
+            if c.kind == K.MACRO_DEFINITION:
+                self.defs.setdefault(c.spelling, []).append(c)
         self.command_line = command_line_macros(clang_args)
         self.memo: dict[str, bool] = dict.fromkeys(roots, True)
         # With `quotes`, a stringizing `#` counts as a paste does: text put into such a
@@ -392,8 +396,8 @@ class Unrepeatable:
             value = self.command_line[name]
             words += _WORD.findall(value)
             pastes = any(p in value for p in self.pasting)
-        if name in self.defs:
-            tokens = list(self.defs[name].get_tokens())[1:]
+        for d in self.defs.get(name, ()):
+            tokens = list(d.get_tokens())[1:]
             words += [t.spelling for t in tokens if t.kind == ci.TokenKind.IDENTIFIER]
             pastes = pastes or any(t.spelling in self.pasting for t in tokens)
         self.memo[name] = pastes or any(self(w) for w in words)

@@ -57,7 +57,7 @@ _SPECIFIERS = re.compile(r"^\s*((static|inline|__inline|__inline__|extern|_Noret
 # either compiler quiet about the names only the other knows.
 _QUIET = ['#pragma GCC diagnostic push'] + [
     f'#pragma GCC diagnostic ignored "{w}"' for w in (
-        "-Wpragmas", "-Wunknown-warning-option", "-Wunused", "-Wunused-variable",
+        "-Wpragmas", "-Wunknown-warning-option", "-Wshadow", "-Wunused", "-Wunused-variable",
         "-Wunused-but-set-variable", "-Wunused-parameter", "-Wunused-label",
         "-Wunused-value", "-Wunused-function", "-Wempty-body", "-Wmaybe-uninitialized",
         "-Wuninitialized", "-Wimplicit-fallthrough", "-Wunreachable-code",
@@ -158,8 +158,10 @@ class ThreadWriter:
         name = c.callee
         head = f"{CLOCK}, {site}, "
         if kind in ("getopt", "getopt_long"):   # its result, what it left in optarg...
+            vec = c.args[1].text.strip() if len(c.args) > 1 else ""
+            vec = vec if re.fullmatch(r"[A-Za-z_]\w*", vec) else "0"
             return [Insertion(c.start, 1, 0, f"__fs_ptx_send_getopt({site}, "),
-                    Insertion(c.end, 0, 0, f", {_long_index(c)})")]
+                    Insertion(c.end, 0, 0, f", {_long_index(c)}, {vec})")]
         if kind in ("int", "long", "double", "time", "fgets"):
             wrap = "long" if kind == "time" else kind
             return [Insertion(c.start, 1, 0, f"foresight_pt_send_{wrap}({head}"),
@@ -175,8 +177,9 @@ class ThreadWriter:
         saved = "".join(f"static {MAIN_PARAMS[i]} __fs_ptx_arg{i}; "
                         for i in range(len(self.fns["main"].params)))
         getopt = ("static char **__fs_ptx_argv_at, **__fs_ptx_argv_orig, "
-                  "**__fs_ptx_argv_copy; "
-                  "static int __fs_ptx_send_getopt(unsigned, int, const int *); "
+                  "**__fs_ptx_argv_copy; static unsigned long __fs_ptx_argv_n; "
+                  "static int __fs_ptx_send_getopt(unsigned, int, const int *, "
+                  "char *const *); "
                   if self.getopt else "")
         return (f"static struct foresight_pt_clock *{CLOCK}; {saved}{getopt}"
                 "static void __fs_ptx_init(void); static void __fs_ptx_run(void); ")
@@ -222,12 +225,11 @@ class ThreadWriter:
         copies += self.getopt_code(params, init)
         args = ", ".join(f"__fs_ptx_arg{i}" for i in range(len(params)))
         out = ["", "/* foresight cc --prefetch-thread: the prefetch thread (AASFP) */",
-               *protos, *copies, "static int __fs_ptx_ok = 1;",
+               *_QUIET, *protos, *copies, "static int __fs_ptx_ok = 1;",
                "static void __fs_ptx_init(void)", "{", *init, "}",
                "static void __fs_ptx_run(void)", "{",
                f"    if (__fs_ptx_ok) (void){clone_name('main')}({args});", "}"]
-        text = ("\n".join(out) + "\n" + "\n".join(_QUIET) + "\n" + "\n".join(clones)
-                + "\n#pragma GCC diagnostic pop\n")
+        text = "\n".join(out) + "\n" + "\n".join(clones) + "\n#pragma GCC diagnostic pop\n"
         return ("\n" if not self.data.endswith(b"\n") else "") + text
 
     def getopt_code(self, params: list[str], init: list[str]) -> list[str]:
@@ -252,15 +254,21 @@ class ThreadWriter:
                 "    char **c = v != 0 ? foresight_pt_malloc((n + 1) * sizeof *c) : 0;",
                 "    for (unsigned long i = 0; c != 0 && i <= n; i++)", "        c[i] = v[i];",
                 "    return c;", "}",
-                "static int __fs_ptx_send_getopt(unsigned site, int r, const int *li)", "{",
-                f"    return foresight_pt_send_getopt({CLOCK}, site, r, li, optarg, optind, "
-                "optopt, __fs_ptx_argv_at, __fs_ptx_argv_orig);", "}",
+                "static int __fs_ptx_send_getopt(unsigned site, int r, const int *li, "
+                "char *const *vec)", "{",
+                f"    return foresight_pt_send_getopt({CLOCK}, site, r, li, vec, optarg, "
+                "optind, optopt, __fs_ptx_argv_at, __fs_ptx_argv_orig, __fs_ptx_argv_n);",
+                "}",
                 "static int __fs_ptx_getopt(unsigned site, int *li)", "{",
                 "    return foresight_pt_chan_getopt(site, li, &__fs_ptx_optarg, "
-                f"&__fs_ptx_optind, &__fs_ptx_optopt, {argv}, __fs_ptx_argv_copy);", "}"]
+                f"&__fs_ptx_optind, &__fs_ptx_optopt, {argv}, __fs_ptx_argv_copy, "
+                "__fs_ptx_argv_n);", "}"]
         if len(params) > 1:
             init[:0] = ["    __fs_ptx_argv_at = __fs_ptx_arg1;",
-                        "    __fs_ptx_argv_orig = __fs_ptx_pointers(__fs_ptx_arg1);"]
+                        "    __fs_ptx_argv_orig = __fs_ptx_pointers(__fs_ptx_arg1);",
+                        "    while (__fs_ptx_argv_orig != 0 && "
+                        "__fs_ptx_argv_orig[__fs_ptx_argv_n] != 0)",
+                        "        __fs_ptx_argv_n++;"]
             init.append("    __fs_ptx_argv_copy = __fs_ptx_pointers(__fs_ptx_arg1);")
         return out
 
@@ -325,6 +333,19 @@ class ThreadWriter:
             i = bisect_right(starts, o) - 1
             return i < 0 or not (removed[i][0] <= o < removed[i][1])
 
+        # A call the thread must make inside the text of a statement it removes: a
+        # macro's statement whose text holds the file's own (`#define CHECK(x) if ((x) <
+        # 0) exit(1)` under an `if` with an `else`, which the macro's `if` takes).
+        for sid in kept:
+            st = fn.stmts[sid]
+            for c in st.calls:
+                if c.start < 0 or not (io_name(c) or channel(c) or c.callee in self.fns):
+                    continue
+                if any(a <= c.start < b and not (a <= st.start and st.end <= b)
+                       for a, b in removed):
+                    raise Refused(c.line, f"`{c.name}` is in the text of a statement a "
+                                  "macro makes that the thread does not run")
+
         # A statement run as its one call (`printf("%zd", pread(...))`): the rest goes.
         for sid in sorted(kept):
             e = self.sl.reduced.get((fn.name, sid))
@@ -365,7 +386,7 @@ class ThreadWriter:
                     for st, e in alone):
                 continue
             var = globals_.get(key)
-            if var is not None and getopt_state(self.p, var):
+            if var is not None and getopt_state(var):
                 # libc's: the thread's own, set by its getopt calls (getopt_code)
                 self.getopt_names.add(var.name)
                 edits.append((s0, e0, f"__fs_ptx_{var.name}"))
