@@ -143,8 +143,10 @@ static const int denied[] = {
     __NR_fchmod, __NR_fchmodat, __NR_fchmodat2, __NR_fchown, __NR_fchownat, __NR_utimensat,
     __NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_setxattrat, __NR_removexattr,
     __NR_lremovexattr, __NR_fremovexattr, __NR_removexattrat,
-    /* signals (kill: below), programs, processes, threads, other processes' descriptors */
-    __NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo,
+    /* signals (kill: below; a disposition is the process's: abort() on the thread resets
+     * SIGABRT's before its last resort, a fault the net catches), programs, processes,
+     * threads, other processes' descriptors */
+    __NR_rt_sigaction, __NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo,
     __NR_pidfd_send_signal, __NR_pidfd_getfd, __NR_execve, __NR_execveat, __NR_clone,
     __NR_clone3,
     /* state the program's threads share: directory, umask, limits, session (not the
@@ -521,21 +523,49 @@ FS_EARLY sighandler_t __sysv_signal(int sig, sighandler_t h)
 
 /* ---- the thread ---- */
 
-/* Runs the slice; the reason it stopped early (NULL: it returned), with *ERR. */
-static const char *run_slice(int *err)
-{
+/* What the thread's end needs, kept off its stack: the slice computes with predicted data
+ * and may write past a buffer of its own, up through every frame above it (the stack
+ * guard's fault then ends it, and nothing may come back through those frames). */
+static struct {
+    const char *why;
+    int err;
+    bool on_alt;
+    stack_t old;
     sigset_t sync;
-    sync_signals(&sync);
+    char *guard; /* a page made PROT_NONE between the slice's frames and those above */
+} fin;
+
+static _Noreturn void pt_finish(void);
+
+/* Runs the slice, then ends the thread (pt_finish): from here, after a stop, nothing
+ * returns through the frames the slice ran under.  Below this frame, and above the slice's,
+ * a page of the stack is made PROT_NONE: a store running up from one of the slice's
+ * buffers faults there before it reaches this frame, the thread's start and, at the top
+ * of its stack, glibc's thread block (its TLS, the pointer guard siglongjmp needs: a
+ * corrupted one made the stop jump to nowhere, and the process die). */
+static _Noreturn void run_slice(void)
+{
+    sync_signals(&fin.sync);
+    char *pad = __builtin_alloca(3 * FS_PAGE);
+    __asm__ volatile("" : : "r"(pad) : "memory");
+    char *guard = (char *)(((uintptr_t)pad + FS_PAGE - 1) & ~(uintptr_t)(FS_PAGE - 1));
+    if (mprotect(guard, FS_PAGE, PROT_NONE) == 0)
+        fin.guard = guard;
     if (sigsetjmp(stop_jump, 0) == 0) {
         net_armed = 1;
-        pthread_sigmask(SIG_UNBLOCK, &sync, NULL);
+        pthread_sigmask(SIG_UNBLOCK, &fin.sync, NULL);
         pt_run();
         stop_reason = NULL;
     }
-    pthread_sigmask(SIG_BLOCK, &sync, NULL); /* a fault from here on is the library's */
+    pthread_sigmask(SIG_BLOCK, &fin.sync, NULL); /* a fault from here on is the library's */
     net_armed = 0;
-    *err = stop_errno;
-    return stop_reason;
+    fin.err = stop_errno;
+    fin.why = stop_reason;
+    if (fin.guard != NULL)
+        mprotect(fin.guard, FS_PAGE, PROT_READ | PROT_WRITE);
+    if (fin.why == NULL)
+        fs_pt_flush(-1);
+    pt_finish();
 }
 
 static void *pt_main(void *arg)
@@ -544,22 +574,24 @@ static void *pt_main(void *arg)
     fs_pt_self = true;
     __atomic_store_n(&pt_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     fs_trace_exclude_self(); /* its faults are not the program's */
-    int err = 0;
-    const char *why = NULL;
-    stack_t alt = {.ss_flags = 0}, old;
+    stack_t alt = {.ss_flags = 0};
     alt.ss_sp = fs_pt_altstack(&alt.ss_size);
-    const bool on_alt = sigaltstack(&alt, &old) == 0;
-    if (!on_alt) {
-        err = errno;
-        why = "no signal stack (sigaltstack)";
+    fin.on_alt = sigaltstack(&alt, &fin.old) == 0;
+    if (!fin.on_alt) {
+        fin.err = errno;
+        fin.why = "no signal stack (sigaltstack)";
     }
-    if (why == NULL)
-        why = confine(&err);
-    if (why == NULL) {
-        why = run_slice(&err);
-        if (why == NULL)
-            fs_pt_flush(-1);
-    }
+    if (fin.why == NULL)
+        fin.why = confine(&fin.err);
+    if (fin.why == NULL)
+        run_slice();
+    pt_finish();
+}
+
+static _Noreturn void pt_finish(void)
+{
+    const char *why = fin.why;
+    const int err = fin.err;
     if (why != NULL) {
         /* Stopped: its predictions are gone, so the program's readahead comes back. */
         __atomic_store_n(&fs_pt_clock.lead, 0, __ATOMIC_RELEASE);
@@ -569,8 +601,8 @@ static void *pt_main(void *arg)
     __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
     fs_pt_chan_close(); /* the program's sends cost a load from now on */
     /* A sanitizer's thread exit unmaps the signal stack it finds: give it back its own. */
-    if (on_alt)
-        sigaltstack(&old, NULL);
+    if (fin.on_alt)
+        sigaltstack(&fin.old, NULL);
     struct timespec ts;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
         __atomic_store_n(&pt_cpu_ns, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
@@ -582,7 +614,7 @@ static void *pt_main(void *arg)
      * unmaps its stack, has it end. */
     while (!__atomic_load_n(&park_release, __ATOMIC_ACQUIRE))
         syscall(SYS_futex, &park_release, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
-    return NULL;
+    pthread_exit(NULL);
 }
 
 _Noreturn void fs_pt_stop(const char *reason, int err)

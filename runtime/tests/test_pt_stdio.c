@@ -19,9 +19,11 @@
  *              fgets and fscanf fail with EIO, ferror 1, the offset unmoved, the stream not
  *              lost; predicted fread and fgetc go on; a later "rb" of the same file too;
  *              "re" is a read-only mode
- *   foreign    a FILE * fopen did not return (the real stdin, a PROT_NONE page, one byte
+ *   foreign    a FILE * fopen did not return (the real stdout, a PROT_NONE page, one byte
  *              into a stream, a closed stream) reads as an empty stream in error and is
- *              never read through (stdin's FILE is unchanged, the page never faults)
+ *              never read through (stdin's FILE is unchanged, the page never faults; a
+ *              read of stdin takes the program's bytes from the channel: the corpus's
+ *              stdin_variable)
  *   call IDs   fread, fgets, fscanf advance the call ID by one each, whatever they
  *              return; fgetc, fopen, fclose, fseek, ftell, rewind, feof, ferror do not
  * The program ticks every call first (all at one site), so the thread never waits and every
@@ -495,7 +497,7 @@ static void run_foreign(void)
     FILE *f = foresight_pt_fopen(pred, "r", SITE);
     FILE *closed = foresight_pt_fopen(txt, "r", SITE);
     foresight_pt_fclose(closed, SITE);
-    FILE *const foreign[] = {stdin, guard, (FILE *)(void *)((char *)f + 1), closed, NULL};
+    FILE *const foreign[] = {stdout, guard, (FILE *)(void *)((char *)f + 1), closed, NULL};
     for (int i = 0; i < 5; i++) {
         FILE *x = foreign[i];
         char buf[16] = "untouched";
