@@ -1236,6 +1236,29 @@ static inline long foresight_pt_send_read(struct foresight_pt_clock *c, unsigned
     return r;
 }
 
+/* The channel's messages of standard input read through a variable (a stream, or a
+ * descriptor, that may be stdin): the site, with this bit. */
+#define FORESIGHT_PT_STDIN_SITE 0x80000000u
+
+/* read(fd, buf, n) made as FN(FD, BUF, N) where the descriptor may be standard input (`int
+ * in = argc > 1 ? open(argv[1], O_RDONLY) : 0`): ticked (through foresight_pt_tick_fd
+ * where ADVISE), and, when FD is 0, what it read sent to the thread, whose copy of the
+ * call, on descriptor 0 too (never one of its own), takes it from the channel. */
+static inline long foresight_pt_fd_read(struct foresight_pt_clock *c, unsigned site, int advise,
+                                        long (*fn)(int, void *, size_t), int fd, void *buf,
+                                        size_t n)
+{
+    if (advise)
+        foresight_pt_tick_fd(c, site, fd);
+    else
+        foresight_pt_tick(c, site);
+    const long r = fn(fd, buf, n);
+    if (c != NULL && fd == 0)
+        foresight__pt_send(c, site | FORESIGHT_PT_STDIN_SITE, &r, sizeof r, r > 0 ? buf : NULL,
+                           r > 0 ? (size_t)r : 0);
+    return r;
+}
+
 /* fread(buf, size, n, stdin) made as FN(BUF, SIZE, N, F): its result and the items read. */
 static inline unsigned long foresight_pt_send_fread(struct foresight_pt_clock *c, unsigned site,
                                                     unsigned long (*fn)(void *, size_t, size_t,
@@ -1268,7 +1291,6 @@ static inline long foresight_pt_send_getline(struct foresight_pt_clock *c, unsig
  * one, and, when the stream is stdin, what it read sent to the thread (whose copy of the
  * call, on stdin too, takes it: pt_stdio.c), as a message of site | FORESIGHT_PT_STDIN_SITE.
  */
-#define FORESIGHT_PT_STDIN_SITE 0x80000000u
 
 static inline char *foresight_pt_stdio_fgets(struct foresight_pt_clock *c, unsigned site,
                                              char *s, int n, FILE *f)

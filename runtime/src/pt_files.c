@@ -394,6 +394,16 @@ static long call(int h, void *buf, size_t n, int64_t off, bool at, unsigned site
 
 long foresight__pt_read(int h, void *buf, size_t n, unsigned site)
 {
+    if (fs_pt_self && h == 0) {
+        /* The program's standard input (the thread's handles are 3 and up): its bytes,
+         * from the channel (foresight_pt_fd_read). */
+        fs_pt_call(site);
+        long r = -1;
+        foresight__pt_receive(site | FORESIGHT_PT_STDIN_SITE, &r, sizeof r, buf,
+                              buf != NULL ? n : 0);
+        fs_pt_outcome(r > 0);
+        return r;
+    }
     return call(h, buf, n, 0, false, site);
 }
 

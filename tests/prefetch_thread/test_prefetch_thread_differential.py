@@ -263,7 +263,8 @@ def test_prefetch_thread_under_sanitizers(cc, tmp_path, p, sanitize):
 # program may be refused one, but only
 # out loud (`file:line: foresight: no prefetch thread: <reason>` from foresight cc).
 MUST_HAVE_A_THREAD = ("scope_shadow", "fig2_backward", "fig3_config_index", "getopt_options",
-                      "config_strtok", "macro_checks", "stdin_getline", "stdin_variable")
+                      "config_strtok", "macro_checks", "stdin_getline", "stdin_variable",
+                      "stdin_fd")
 
 
 def test_every_program_gets_a_thread_or_a_reason(plain, tmp_path):
@@ -290,9 +291,9 @@ def test_every_program_gets_a_thread_or_a_reason(plain, tmp_path):
 # strtok while the program's own strtok is half-way through another string.  macro_checks
 # makes its reads inside error-checking macros (the thread makes them alone).
 # stdin_getline takes its requests from getline and fread of standard input, stdin_variable
-# through a FILE * that holds stdin.
+# through a FILE * that holds stdin, stdin_fd by read() of a descriptor variable holding 0.
 FOLLOWS = {"getopt_options": 256, "config_strtok": 242, "macro_checks": 245,
-           "stdin_getline": 21, "stdin_variable": 22}
+           "stdin_getline": 21, "stdin_variable": 22, "stdin_fd": 17}
 
 
 @pytest.mark.parametrize("name", sorted(FOLLOWS))
@@ -311,9 +312,9 @@ def test_the_thread_predicts_every_call(plain, tmp_path, name):
 
 
 def test_a_thread_that_overruns_its_own_stack_is_stopped(plain, tmp_path):
-    # thread_overflow: the thread cannot read the name the program reads from a
-    # descriptor variable holding 0, and its copy of the name loop runs up its own stack
-    # (the program's stops at the name's length).  The thread must stop at its fault and
+    # thread_overflow: the thread may not read the name the program reads back from a file
+    # it has just written, and its copy of the name loop runs up its own stack (the
+    # program's stops at the name's length).  The thread must stop at its fault and
     # the program go on as without it.  (An earlier form of this program, whose loop ran
     # until it met a newline on the stack, killed the process in 5 runs of 5: the stop
     # came back through the frames the loop had overwritten, and through glibc's thread

@@ -1,6 +1,5 @@
-/* trap: the file's name is read from standard input through a descriptor variable, which the thread cannot read: its copy of the name loop runs off its buffer and up its own stack until it faults; the thread must stop there and the program go on */
+/* trap: the data file's name is read back from a file the program has just written, which the thread may not read (its lead reads of a written file fail): its copy of the name loop runs off its buffer and up its own stack until it faults; the thread must stop there and the program go on */
 /* inputs: this file built with -DMAKE_INPUTS, run first */
-/* stdin: ovf.dat\n */
 /* sanitizers: off (ASan reports the thread's overrun, which is the point here) */
 #define _POSIX_C_SOURCE 200809L
 #include "corpus.h"
@@ -16,7 +15,9 @@ int main(void)
 #else
 int main(void)
 {
-    int in = 0;
+    int in = open("name.txt", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || write(in, "ovf.dat\n", 8) != 8 || lseek(in, 0, SEEK_SET) != 0)
+        return 1;
     char hdr[64], name[16];
     memset(hdr, 0, sizeof hdr);
     /* The program's name is its line, newline left out; the thread's read fails (-1), and

@@ -112,6 +112,8 @@ class ThreadWriter:
         for f, c in self.sl.io_sites:
             if io_name(c) and IO_CALLS[io_name(c)][0] in STDIO:
                 out += self.stdio(f, c)
+            elif io_name(c) and IO_CALLS[io_name(c)][0] == "read":
+                out += self.fd_read(f, c)
             elif io_name(c) and IO_CALLS[io_name(c)][0] in TICKED:
                 a = c.args[0] if c.args else None
                 if a is None or a.start < 0:
@@ -150,6 +152,20 @@ class ThreadWriter:
         extra = f"{name}, " if IO_CALLS[name][0] == "getline" else ""
         return [Insertion(c.start, 1, 0, "foresight_pt_stdio_"),
                 Insertion(paren + 1, 1, 0, f"{CLOCK}, {site}, {extra}")]
+
+    def fd_read(self, f: str, c) -> list[Insertion]:
+        """`read(fd, buf, n)` made through foresight.h's foresight_pt_fd_read(CLOCK, SITE,
+        ADVISE, read, fd, buf, n): ticked (its descriptor's readahead advised, unless the
+        file advises its own), and what it read sent to the thread when fd is 0 (a
+        variable may hold standard input: `int in = argc > 1 ? open(...) : 0`)."""
+        name = c.callee or ""
+        if self.data[c.start:c.start + len(name)] != name.encode():
+            raise Refused(c.line, f"the call of `{name}` is made by a macro")
+        paren = self.data.index(b"(", c.start + len(name))
+        site = self.sites[(f, c.start)]
+        advise = 0 if self.advises else 1
+        return [Insertion(c.start, 1, 0, "foresight_pt_fd_"),
+                Insertion(paren + 1, 1, 0, f"{CLOCK}, {site}, {advise}, {name}, ")]
 
     def send(self, f: str, c) -> list[Insertion]:
         """The program's side of a sync point: its call, then what it got sent."""
