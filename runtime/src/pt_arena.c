@@ -235,6 +235,30 @@ static void *grow(size_t len)
     return p;
 }
 
+/* A block the arena is about to hand out, take back or copy from, as its header says: in
+ * the reservation (guarded), its whole extent must lie in the arena's committed part and
+ * its header must name a class of that size.  The slice computes with predicted data, so
+ * a store may run past one of its blocks into the next one's header or free-list link; a
+ * block taken on such a word could lie anywhere, the program's memory too, and freeing
+ * one would unmap or map over it.  So the thread stops instead (off the thread, where
+ * nothing but the compiler's init has run, the block is refused). */
+static bool sound(const struct block *b)
+{
+    const char *a = (const char *)b;
+    if (!mem.guarded)
+        return b->cls == MAPPED || b->cls < NCLASS; /* (mappings of their own: not checked) */
+    bool ok = ((uintptr_t)a & 15) == 0 && a >= mem.arena && a < mem.committed &&
+              b->size <= (size_t)(mem.committed - a) - sizeof *b;
+    if (ok && b->cls < NCLASS)
+        ok = b->size == ((size_t)1 << (b->cls + MIN_SHIFT)) - sizeof *b;
+    else if (ok)
+        ok = b->cls >= LARGE_CLASS + MAX_SHIFT + 1 && b->cls < LARGE_CLASS + 48 &&
+             b->size == ((size_t)1 << (b->cls - LARGE_CLASS)) - sizeof *b;
+    if (!ok && fs_pt_self)
+        fs_pt_stop("its arena is corrupted (a store ran past one of its blocks)", 0);
+    return ok;
+}
+
 static void *large(size_t need)
 {
     size_t len = (need + FS_PAGE - 1) & ~(size_t)(FS_PAGE - 1);
@@ -252,6 +276,10 @@ static void *large(size_t need)
     while (((size_t)1 << shift) < len)
         shift++;
     if ((b = large_free[shift]) != NULL) {
+        if (!sound(b) || b->cls != LARGE_CLASS + shift) {
+            errno = ENOMEM;
+            return NULL;
+        }
         memcpy(&large_free[shift], b + 1, sizeof b);
         return b + 1;
     }
@@ -276,6 +304,10 @@ void *foresight__pt_malloc(size_t n)
         c++;
     struct block *b;
     if ((b = free_list[c]) != NULL) {
+        if (!sound(b) || b->cls != c) {
+            errno = ENOMEM;
+            return NULL;
+        }
         memcpy(&free_list[c], b + 1, sizeof b); /* the next free block, kept in the payload */
         return b + 1;
     }
@@ -299,10 +331,10 @@ void foresight__pt_free(void *p)
     if (p == NULL)
         return;
     struct block *b = (struct block *)p - 1;
-    if (b->cls == MAPPED) {
-        munmap(b, b->size + sizeof *b);
-        return;
-    }
+    if (!sound(b))
+        return; /* (off the thread: kept, not reused) */
+    if (b->cls == MAPPED)
+        return; /* (outside the reservation a header cannot be checked: kept, not unmapped) */
     if (b->cls >= LARGE_CLASS) {
         /* Its pages back to the system (zero when used again), but the first: the header
          * and the free list's link live there.  Fresh pages mapped over them, not
@@ -343,6 +375,10 @@ void *foresight__pt_realloc(void *p, size_t n)
         return NULL;
     }
     const struct block *b = (struct block *)p - 1;
+    if (!sound(b)) {
+        errno = ENOMEM;
+        return NULL;
+    }
     if (n <= b->size)
         return p;
     void *q = foresight__pt_malloc(n);

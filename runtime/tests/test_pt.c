@@ -1023,6 +1023,51 @@ static void scenario_spin(void)
     CHECK(!flag(&run_done));
 }
 
+/* A loop on data the thread could not read, with no I/O call in it: the watchdog stops it
+ * after a second or two of its CPU. */
+static volatile unsigned long spins;
+static void run_compute(void)
+{
+    for (unsigned long k = 0; k < ~0ul; k++)
+        spins = spins * 31 + k;
+    publish(&run_done, 1);
+}
+
+static void scenario_compute(void)
+{
+    CHECK(foresight_pt_start(NULL, run_compute) != NULL);
+    const char *why = NULL;
+    for (int i = 0; i < 20000 && (why = __atomic_load_n(&fs_global_pt_stopped,
+                                                         __ATOMIC_ACQUIRE)) == NULL; i++)
+        usleep(1000);
+    CHECK(why != NULL && strncmp(why, "spun a second", 13) == 0);
+    CHECK(!flag(&run_done));
+    CHECK(fs_pt_cpu_seconds() < 3.5);
+}
+
+/* A store past one of the thread's blocks into a freed one's free-list link: the next
+ * allocation of that size would be wherever the link says (the program's memory, in a
+ * helper's probe); the arena stops the thread instead. */
+static void run_arena(void)
+{
+    char *a = foresight_pt_malloc(16), *b = foresight_pt_malloc(16);
+    foresight_pt_free(b);
+    memset(a, 0x41, 64); /* over b's header and link */
+    (void)foresight_pt_malloc(16);
+    publish(&run_done, 1);
+}
+
+static void scenario_arena(void)
+{
+    CHECK(foresight_pt_start(NULL, run_arena) != NULL);
+    const char *why = NULL;
+    for (int i = 0; i < 20000 && (why = __atomic_load_n(&fs_global_pt_stopped,
+                                                         __ATOMIC_ACQUIRE)) == NULL; i++)
+        usleep(1000);
+    CHECK(why != NULL && strncmp(why, "its arena is corrupted", 22) == 0);
+    CHECK(!flag(&run_done));
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1039,7 +1084,8 @@ int main(int argc, char **argv)
         {"readahead", scenario_readahead}, {"advice", scenario_advice},
         {"cpu", scenario_cpu},
         {"spin", scenario_spin},           {"eq1", scenario_eq1},
-        {"writes", scenario_writes},
+        {"writes", scenario_writes},       {"compute", scenario_compute},
+        {"arena", scenario_arena},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(argv[1], scenarios[i].name) == 0) {
@@ -1049,6 +1095,7 @@ int main(int argc, char **argv)
             return check_done(name);
         }
     fprintf(stderr, "usage: test_pt start|confine|files|window|expiry|mispredict|disabled|"
-                    "fork|exit_group|handles|setxid|written|readahead|advice|cpu|spin|eq1|writes\n");
+                    "fork|exit_group|handles|setxid|written|readahead|advice|cpu|spin|eq1|writes|compute|"
+                    "arena\n");
     return 2;
 }

@@ -869,6 +869,51 @@ int main(int argc, char **argv)
     assert sl.ok, sl.refusals
 
 
+def test_what_a_library_call_reads_through_a_pointer_is_computed(tmp_path):
+    # open(path) reads the string `path` points to: the snprintf that fills the malloc'd
+    # buffer is the thread's (a helper's probe: left out, the thread opened "").
+    program, sl, _ = sliced(tmp_path, """\
+#include <string.h>
+int main(int argc, char **argv)
+{
+    size_t n = strlen(argv[1]) + 16;
+    char *path = malloc(n);
+    snprintf(path, n, "%s/data.bin", argv[1]);
+    char *num = malloc(32);
+    strcpy(num, argv[2]);
+    char b[512];
+    int fd = open(path, O_RDONLY);
+    if (pread(fd, b, sizeof b, atol(num)) < 0) return 1;
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert {10, 12} <= kept_lines(program, sl, "main")     # snprintf, strcpy
+
+
+def test_a_stream_passed_to_a_helper_may_be_stdin(tmp_path):
+    # The helper reads the stream with the runtime's stdio, which never writes through a
+    # FILE it did not make: a stream that may be stdin is no store of the thread's.
+    _, sl, data = sliced(tmp_path, """\
+static long process(FILE *in, int fd)
+{
+    char line[64], b[512];
+    long n = 0;
+    while (fgets(line, sizeof line, in) != NULL)
+        n += pread(fd, b, sizeof b, atol(line));
+    return n;
+}
+int main(int argc, char **argv)
+{
+    FILE *in = argc > 2 ? fopen(argv[2], "r") : stdin;
+    int fd = open(argv[1], O_RDONLY);
+    return (int)process(in, fd);
+}
+""")
+    assert sl.ok, sl.refusals
+    assert "foresight_pt_fgets(line, sizeof line, in, 1)" in thread_text(sl, data)
+
+
 def test_printf_writes_through_no_argument_unless_its_format_says_n(tmp_path):
     # Printing the name does not make printf one of its definitions (a variadic pointer is
     # otherwise one the callee may write through); %n, or a format that is not a literal,
@@ -1023,8 +1068,8 @@ int main(int argc, char **argv)
 """)
     assert sl.ok, sl.refusals
     thread = thread_text(sl, data)
-    assert "static long __fs_ptf_at(int k);" in thread        # a prototype without the //
-    assert "static long __fs_ptf_get(int fd, char *b, int k);" in thread
+    assert "static __fs_ptx_safe long __fs_ptf_at(int k);" in thread  # a prototype, no //
+    assert "static __fs_ptx_safe long __fs_ptf_get(int fd, char *b, int k);" in thread
 
 
 def test_a_files_size_from_fstat(tmp_path):

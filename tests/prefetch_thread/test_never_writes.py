@@ -17,13 +17,14 @@ FORESIGHT = str(Path(sys.prefix) / "bin" / "foresight")
 
 # What the thread's code and its runtime may call: reading, advising, waiting, its arena
 # (grown with mprotect inside its guarded reservation), its signal stack (sigaltstack, for
-# the fault net), moving a handle above 2 (fcntl F_DUPFD_CLOEXEC), and what starting and
-# ending a thread costs (glibc frees its stack with madvise).
+# the fault net), moving a handle above 2 (fcntl F_DUPFD_CLOEXEC), its watchdog (a timer
+# on its own CPU clock), and what starting and ending a thread costs (glibc frees its stack
+# with madvise).
 ALLOWED = {"openat", "close", "read", "pread64", "lseek", "statx", "fstat", "newfstatat",
            "fadvise64", "futex", "mmap", "munmap", "madvise", "mprotect", "rseq",
            "set_robust_list", "rt_sigprocmask", "sigaltstack", "close_range", "prctl",
            "seccomp", "exit", "clock_gettime", "clock_nanosleep", "nanosleep", "sched_yield",
-           "gettid", "getpid", "fcntl"}
+           "gettid", "getpid", "fcntl", "timer_create", "timer_settime", "timer_delete"}
 WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 
 PROGRAM = r"""

@@ -18,9 +18,10 @@ A program's header says how it runs: line 1 `/* trap: ... */`; then, optionally,
 `/* inputs: ... */` (the file built by plain cc with -DMAKE_INPUTS is its own input
 maker, run first in the same directory: the measured program never writes them, and
 holds no code that does), `/* stdin: TEXT */` (standard input, `\\n` for newlines),
-`/* args: A B ... */` (its arguments, split at spaces), `/* exit: N */` (the exit
-status, default 0) and `/* sanitizers: off (WHY) */` (not run under ASan/UBSan and TSan:
-they report the thread's own memory errors, which the fault net otherwise contains).
+`/* args: A B ... */` (its arguments, split at spaces), `/* cflags: ... */` (more
+compiler flags for every build of it), `/* exit: N */` (the exit status, default 0)
+and `/* sanitizers: off (WHY) */` (not run under ASan/UBSan and TSan: they report the
+thread's own memory errors, which the fault net otherwise contains).
 
 The corpus's own checks (labelled, clean under -Werror, deterministic and independent
 of its directory) need no foresight at all.
@@ -60,6 +61,7 @@ class Program:
     exit: int
     args: tuple[str, ...] = ()
     sanitizers: bool = True
+    cflags: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -79,7 +81,8 @@ def program(src: Path) -> Program:
     stdin = meta.get("stdin", "").replace("\\n", "\n").encode()
     return Program(src, trap if lines[0].startswith("/* trap:") else "", "inputs" in meta,
                    stdin, int(meta.get("exit", "0")), tuple(meta.get("args", "").split()),
-                   not meta.get("sanitizers", "").startswith("off"))
+                   not meta.get("sanitizers", "").startswith("off"),
+                   tuple(meta.get("cflags", "").split()))
 
 
 PROGRAMS = [program(s) for s in CORPUS]
@@ -90,7 +93,7 @@ def compile_with(cmd: list[str], p: Program, exe: Path, flags: list[str]) -> str
     """Build P.SRC into EXE; the compiler's messages.  The driver compiles a file whose
     transformed text does not build as it was written, which would hide a slicer or
     rewriter bug from the comparison: that fails here too."""
-    r = subprocess.run([*cmd, *WARNINGS, *flags, str(p.src), "-o", str(exe)],
+    r = subprocess.run([*cmd, *WARNINGS, *p.cflags, *flags, str(p.src), "-o", str(exe)],
                        capture_output=True, text=True)
     assert r.returncode == 0, f"`{' '.join(cmd)}` {p.src.name} failed:\n{r.stderr}"
     assert "the transformed code did not compile" not in r.stderr, r.stderr

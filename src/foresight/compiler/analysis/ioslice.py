@@ -499,6 +499,7 @@ class _Slicer:
             for a in st.loads:
                 if a.via is not None:
                     self.pointee(f, a.via)
+            self.library_reads(f, inside)
             for c in inside:
                 if c is not e and c.callee in self.fns:
                     self.value_needed(c.callee)
@@ -513,7 +514,27 @@ class _Slicer:
         for a in st.loads:
             if a.via is not None:
                 self.pointee(f, a.via)
+        self.library_reads(f, st.calls)
         self.calls_valued(f, st, always=st.kind == StmtKind.RETURN)
+
+    def library_reads(self, f: str, calls) -> None:
+        """A library call the thread makes reads what its pointer arguments point to (a
+        path for open, a string for atol, the source of memcpy or snprintf's arguments),
+        but for the buffer it fills: the stores through those pointers are the slice's
+        (`snprintf(path, n, "%s/x", dir)` into a malloc'd `path` before `open(path)`)."""
+        for c in calls:
+            if c.indirect or c.callee in self.fns:
+                continue
+            io = io_name(c)
+            filled = {IO_CALLS[io][1]} if io else set()
+            if c.callee in WRITES_INTO:
+                filled.add(WRITES_INTO[c.callee])
+            if c.callee in STORES_FROM:
+                filled |= set(range(STORES_FROM[c.callee], len(c.args)))
+            filled |= set(channel_outputs(c))
+            for i, a in enumerate(c.args):
+                if i not in filled and a.pointer and a.via is not None:
+                    self.pointee(f, a.via)
 
     def returns_zero(self, f: str, st: Stmt) -> bool:
         """A kept return whose value no slice reads: its clone returns a zero of the
@@ -947,7 +968,11 @@ class _Slicer:
         if channel(c):
             writes |= {i for i in channel_outputs(c) if c.args[i].text.strip() not in NULL_TEXTS}
         if name in self.fns:
-            writes |= {i for i, a in enumerate(c.args) if a.pointer and a.writable}
+            # (a stream: the callee's clone reads through it with the runtime's stdio,
+            # which never writes through a FILE it did not make; a store of its own
+            # through the parameter is checked there, the parameter being the program's)
+            writes |= {i for i, a in enumerate(c.args) if a.pointer and a.writable
+                       and not self.stream(f, a)}
         for i, a in enumerate(c.args):
             if io and i == IO_CALLS[io][1] and i not in writes:
                 continue   # a predicted read: its buffer is not passed
@@ -962,6 +987,12 @@ class _Slicer:
                 if a.via is None or (f, a.via) not in private:
                     self.refuse(c.line, f"`{name}` may write the program's memory "
                                 f"through `{a.text}`")
+
+    def stream(self, f: str, a: Arg) -> bool:
+        """Whether argument `a` is a `FILE *` variable."""
+        var = self.index[f].vars.get(a.via) if a.via is not None else None
+        return var is not None and var.is_pointer and re.fullmatch(
+            r"(const\s+)?(FILE|struct _IO_FILE)\s*\*(\s*const)?", var.type.strip()) is not None
 
     def string_pointer(self, fn: Function, key: VarKey) -> bool:
         try:

@@ -414,7 +414,10 @@ def _holds_pointer(t: ci.Type, depth: int = 0) -> bool:
 
 # The C library's formatted printers: name -> index of the format argument.
 _PRINTS = {"printf": 0, "fprintf": 1, "dprintf": 1, "sprintf": 1, "snprintf": 2,
-           "syslog": 1, "warn": 0, "warnx": 0, "err": 1, "errx": 1}
+           "syslog": 1, "warn": 0, "warnx": 0, "err": 1, "errx": 1,
+           # _FORTIFY_SOURCE's forms (a flag, and for buffers their size, first)
+           "__printf_chk": 1, "__fprintf_chk": 2, "__dprintf_chk": 2, "__sprintf_chk": 3,
+           "__snprintf_chk": 4, "__syslog_chk": 2}
 # A literal's pieces (adjacent literals concatenate) and <inttypes.h>'s length macros.
 _LITERAL_PIECE = re.compile(r'\s*(?:"(?:[^"\\\n]|\\.)*"|'
                             r'PRI[diouxX](?:8|16|32|64|LEAST(?:8|16|32|64)|'

@@ -57,11 +57,34 @@ _SPECIFIERS = re.compile(r"^\s*((static|inline|__inline|__inline__|extern|_Noret
 # either compiler quiet about the names only the other knows.
 _QUIET = ['#pragma GCC diagnostic push'] + [
     f'#pragma GCC diagnostic ignored "{w}"' for w in (
-        "-Wpragmas", "-Wunknown-warning-option", "-Wshadow", "-Wunused", "-Wunused-variable",
+        "-Wpragmas", "-Wunknown-warning-option", "-Wattributes", "-Wshadow", "-Wunused",
+        "-Wunused-variable",
         "-Wunused-but-set-variable", "-Wunused-parameter", "-Wunused-label",
         "-Wunused-value", "-Wunused-function", "-Wempty-body", "-Wmaybe-uninitialized",
         "-Wuninitialized", "-Wimplicit-fallthrough", "-Wunreachable-code",
         "-Wreturn-type", "-Wnonnull")]
+
+
+# The clones compute with predicted data: a store past a buffer of theirs is the fault
+# net's to stop (pt_thread.c), not a stack protector's or a sanitizer's, whose abort() on
+# the thread would leave glibc's abort lock held (the program's own abort() then hangs)
+# or whose report is the program's stderr.  Where the compiler knows the attributes.
+SAFE = "__fs_ptx_safe"
+_SAFE_DEFINITION = [
+    "#if defined(__has_attribute)",
+    "#if __has_attribute(no_stack_protector) && __has_attribute(no_sanitize)",
+    f'#define {SAFE} __attribute__((no_stack_protector, no_sanitize("address", "undefined")))',
+    "#elif __has_attribute(no_sanitize)",
+    f'#define {SAFE} __attribute__((no_sanitize("address", "undefined")))',
+    "#endif",
+    "#endif",
+    f"#ifndef {SAFE}",
+    f"#define {SAFE}",
+    "#endif"]
+# Writers into the thread's memory, called as the compiler's builtins in the clones: not
+# through _FORTIFY_SOURCE's checking forms, whose failure is an abort() (above).
+BUILTIN_WRITERS = frozenset({"memcpy", "memmove", "memset", "strcpy", "strncpy", "strcat",
+                             "strncat", "sprintf", "snprintf"})
 
 
 class Refused(Exception):
@@ -241,7 +264,7 @@ class ThreadWriter:
         copies += self.getopt_code(params, init)
         args = ", ".join(f"__fs_ptx_arg{i}" for i in range(len(params)))
         out = ["", "/* foresight cc --prefetch-thread: the prefetch thread (AASFP) */",
-               *_QUIET, *protos, *copies, "static int __fs_ptx_ok = 1;",
+               *_QUIET, *_SAFE_DEFINITION, *protos, *copies, "static int __fs_ptx_ok = 1;",
                "static void __fs_ptx_init(void)", "{", *init, "}",
                "static void __fs_ptx_run(void)", "{",
                f"    if (__fs_ptx_ok) (void){clone_name('main')}({args});", "}"]
@@ -306,7 +329,7 @@ class ThreadWriter:
         if bare.endswith(";") or not bare.endswith(")"):
             raise Refused(fn.line, f"`{fn.name}` has an old-style definition or "
                           "attributes after its parameters")
-        return "static " + "\n" * gone.count("\n") + head
+        return f"static {SAFE} " + "\n" * gone.count("\n") + head
 
     def clone(self, fn: Function) -> str:
         kept = self.sl.kept[fn.name]
@@ -490,6 +513,8 @@ class ThreadWriter:
             return [(*ren, f"foresight_pt_{name}")]
         if name in RENAMED:
             return [(*ren, RENAMED[name])]
+        if name in BUILTIN_WRITERS:
+            return [(*ren, f"__builtin_{name}")]
         if name in self.fns and name in self.sl.kept:
             return [(*ren, clone_name(name))]
         return []
