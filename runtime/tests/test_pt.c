@@ -1012,14 +1012,20 @@ static void run_poll(void)
     publish(&run_done, 1);
 }
 
-static void scenario_spin(void)
+/* Starts RUN on the thread and waits (20 s at most) for it to stop; its reason. */
+static const char *stopped(void (*run)(void))
 {
-    CHECK(foresight_pt_start(NULL, run_poll) != NULL);
+    CHECK(foresight_pt_start(NULL, run) != NULL);
     const char *why = NULL;
     for (int i = 0; i < 20000 && (why = __atomic_load_n(&fs_global_pt_stopped,
                                                          __ATOMIC_ACQUIRE)) == NULL; i++)
         usleep(1000);
-    CHECK(why != NULL && strncmp(why, "spinning", 8) == 0);
+    return why != NULL ? why : "";
+}
+
+static void scenario_spin(void)
+{
+    CHECK(strncmp(stopped(run_poll), "spinning", 8) == 0);
     CHECK(!flag(&run_done));
 }
 
@@ -1035,12 +1041,7 @@ static void run_compute(void)
 
 static void scenario_compute(void)
 {
-    CHECK(foresight_pt_start(NULL, run_compute) != NULL);
-    const char *why = NULL;
-    for (int i = 0; i < 20000 && (why = __atomic_load_n(&fs_global_pt_stopped,
-                                                         __ATOMIC_ACQUIRE)) == NULL; i++)
-        usleep(1000);
-    CHECK(why != NULL && strncmp(why, "spun a second", 13) == 0);
+    CHECK(strncmp(stopped(run_compute), "spun a second", 13) == 0);
     CHECK(!flag(&run_done));
     CHECK(fs_pt_cpu_seconds() < 3.5);
 }
@@ -1059,12 +1060,7 @@ static void run_arena(void)
 
 static void scenario_arena(void)
 {
-    CHECK(foresight_pt_start(NULL, run_arena) != NULL);
-    const char *why = NULL;
-    for (int i = 0; i < 20000 && (why = __atomic_load_n(&fs_global_pt_stopped,
-                                                         __ATOMIC_ACQUIRE)) == NULL; i++)
-        usleep(1000);
-    CHECK(why != NULL && strncmp(why, "its arena is corrupted", 22) == 0);
+    CHECK(strncmp(stopped(run_arena), "its arena is corrupted", 22) == 0);
     CHECK(!flag(&run_done));
 }
 
