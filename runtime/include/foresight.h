@@ -1240,22 +1240,41 @@ static inline long foresight_pt_send_read(struct foresight_pt_clock *c, unsigned
  * descriptor, that may be stdin): the site, with this bit. */
 #define FORESIGHT_PT_STDIN_SITE 0x80000000u
 
-/* read(fd, buf, n) made as FN(FD, BUF, N) where the descriptor may be standard input (`int
- * in = argc > 1 ? open(argv[1], O_RDONLY) : 0`): ticked (through foresight_pt_tick_fd
- * where ADVISE), and, when FD is 0, what it read sent to the thread, whose copy of the
- * call, on descriptor 0 too (never one of its own), takes it from the channel. */
-static inline long foresight_pt_fd_read(struct foresight_pt_clock *c, unsigned site, int advise,
-                                        long (*fn)(int, void *, size_t), int fd, void *buf,
-                                        size_t n)
+/* read(fd, buf, n) where the descriptor may be standard input (`int in = argc > 1 ?
+ * open(argv[1], O_RDONLY) : 0`), the program's own call (fortified where it is built so):
+ *
+ *     foresight_pt_fd_sent(CLOCK, SITE, read(foresight_pt_fd_tick(CLOCK, SITE, ADVISE, fd),
+ *                                            foresight_pt_fd_buf(buf), n))
+ *
+ * ticks it (through foresight_pt_tick_fd where ADVISE), notes its descriptor and buffer,
+ * and, when the descriptor is 0, sends what it read to the thread, whose copy of the call,
+ * on descriptor 0 too (never one of its own), takes it from the channel.  (The notes are
+ * the program's one I/O thread's: the compiler refuses a thread to programs of several.) */
+static int foresight__pt_fd_noted __attribute__((unused)) = -1;
+static void *foresight__pt_buf_noted __attribute__((unused));
+
+static inline int foresight_pt_fd_tick(struct foresight_pt_clock *c, unsigned site, int advise,
+                                       int fd)
 {
     if (advise)
         foresight_pt_tick_fd(c, site, fd);
     else
         foresight_pt_tick(c, site);
-    const long r = fn(fd, buf, n);
-    if (c != NULL && fd == 0)
-        foresight__pt_send(c, site | FORESIGHT_PT_STDIN_SITE, &r, sizeof r, r > 0 ? buf : NULL,
-                           r > 0 ? (size_t)r : 0);
+    foresight__pt_fd_noted = fd;
+    return fd;
+}
+
+static inline void *foresight_pt_fd_buf(void *buf)
+{
+    foresight__pt_buf_noted = buf;
+    return buf;
+}
+
+static inline long foresight_pt_fd_sent(struct foresight_pt_clock *c, unsigned site, long r)
+{
+    if (c != NULL && foresight__pt_fd_noted == 0)
+        foresight__pt_send(c, site | FORESIGHT_PT_STDIN_SITE, &r, sizeof r,
+                           r > 0 ? foresight__pt_buf_noted : NULL, r > 0 ? (size_t)r : 0);
     return r;
 }
 

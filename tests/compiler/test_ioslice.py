@@ -69,7 +69,8 @@ def test_figure_2_keeps_the_io_and_its_loop_not_the_computation(tmp_path):
     assert "foresight_pt_exit()" in text and "printf" not in text and "use(" not in text
     # The computation thread's read advances the call ID of the same site.
     text = program_text(sl, data)
-    assert "foresight_pt_fd_read(__fs_ptx_clock, 3, 1, read, fd, buf, sizeof buf)" in text
+    assert ("foresight_pt_fd_sent(__fs_ptx_clock, 3, read(foresight_pt_fd_tick(__fs_ptx_clock, "
+            "3, 1, fd), foresight_pt_fd_buf(buf), sizeof buf))") in text
 
 
 def test_the_scoping_example_of_section_4_1(tmp_path):
@@ -286,10 +287,12 @@ int main(void)
     assert "foresight_pt_fgetc(cfg, 1, 7)" in text and "foresight_pt_fgetc(cfg, 0, 8)" in text
     # The program's side: fscanf and getc through foresight_pt_stdio_* (ticked, and sent
     # where the stream is stdin; getc is mirrored, not counted), read through
-    # foresight_pt_fd_read (ticked, and sent where the descriptor is 0).
+    # foresight_pt_fd_sent/_tick/_buf (ticked, and sent where the descriptor is 0).
     program = [i.text for i in thread_insertions(sl, data, "x.c")]
-    assert program.count("foresight_pt_stdio_") == 3 and program.count("foresight_pt_fd_") == 1
-    assert not [t for t in program if "tick" in t]
+    assert program.count("foresight_pt_stdio_") == 3
+    assert [t for t in program if t.startswith("foresight_pt_fd_")] == [
+        "foresight_pt_fd_sent(__fs_ptx_clock, 6, ", "foresight_pt_fd_tick(__fs_ptx_clock, 6, 1, ",
+        "foresight_pt_fd_buf("]
 
 
 def test_the_report_lists_each_functions_slice_and_each_calls_kind(tmp_path):
@@ -495,12 +498,13 @@ int main(int argc, char **argv)
 
 def test_descriptor_reads_tick_with_their_descriptor_unless_the_file_gives_advice(tmp_path):
     """read/pread pass their descriptor through foresight_pt_tick_fd (the program's
-    readahead goes off while the thread leads; read through foresight_pt_fd_read, ADVISE
+    readahead goes off while the thread leads; read through foresight_pt_fd_tick, ADVISE
     1); a file that calls posix_fadvise keeps its own advice: plain ticks."""
     program, sl, data = sliced(tmp_path, BACKWARD)
     assert sl.ok, sl.refusals
     text = splice(data, thread_insertions(sl, data, "x.c")).decode()
-    assert "foresight_pt_fd_read(__fs_ptx_clock, 3, 1, read, fd, buf, sizeof buf)" in text
+    assert ("foresight_pt_fd_sent(__fs_ptx_clock, 3, read(foresight_pt_fd_tick(__fs_ptx_clock, "
+            "3, 1, fd), foresight_pt_fd_buf(buf), sizeof buf))") in text
     advising = BACKWARD.replace("    int fd = open(argv[1], O_RDONLY);\n",
                                 "    int fd = open(argv[1], O_RDONLY);\n"
                                 "    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);\n")
@@ -508,7 +512,8 @@ def test_descriptor_reads_tick_with_their_descriptor_unless_the_file_gives_advic
     assert sl.ok, sl.refusals
     text = splice(data, thread_insertions(sl, data, "x.c")).decode()
     assert "foresight_pt_tick_fd" not in text
-    assert "foresight_pt_fd_read(__fs_ptx_clock, 3, 0, read, fd, buf, sizeof buf)" in text
+    assert ("foresight_pt_fd_sent(__fs_ptx_clock, 3, read(foresight_pt_fd_tick(__fs_ptx_clock, "
+            "3, 0, fd), foresight_pt_fd_buf(buf), sizeof buf))") in text
 
 
 def program_text(sl, data: bytes) -> str:

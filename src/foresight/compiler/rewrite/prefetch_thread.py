@@ -177,18 +177,23 @@ class ThreadWriter:
                 Insertion(paren + 1, 1, 0, f"{CLOCK}, {site}, {extra}")]
 
     def fd_read(self, f: str, c) -> list[Insertion]:
-        """`read(fd, buf, n)` made through foresight.h's foresight_pt_fd_read(CLOCK, SITE,
-        ADVISE, read, fd, buf, n): ticked (its descriptor's readahead advised, unless the
-        file advises its own), and what it read sent to the thread when fd is 0 (a
-        variable may hold standard input: `int in = argc > 1 ? open(...) : 0`)."""
-        name = c.callee or ""
-        if self.data[c.start:c.start + len(name)] != name.encode():
-            raise Refused(c.line, f"the call of `{name}` is made by a macro")
-        paren = self.data.index(b"(", c.start + len(name))
+        """`read(fd, buf, n)`, the program's own call (fortified where it is built so), as
+        `foresight_pt_fd_sent(CLOCK, SITE, read(foresight_pt_fd_tick(CLOCK, SITE, ADVISE,
+        fd), foresight_pt_fd_buf(buf), n))` (foresight.h): ticked (its descriptor's
+        readahead advised, unless the file advises its own), and what it read sent to the
+        thread when fd is 0 (a variable may hold standard input: `int in = argc > 1 ?
+        open(...) : 0`)."""
+        if len(c.args) < 2 or any(a.start < 0 for a in c.args[:2]):
+            raise Refused(c.line, f"an argument of `{c.name}` is made by a macro")
         site = self.sites[(f, c.start)]
         advise = 0 if self.advises else 1
-        return [Insertion(c.start, 1, 0, "foresight_pt_fd_"),
-                Insertion(paren + 1, 1, 0, f"{CLOCK}, {site}, {advise}, {name}, ")]
+        fd, buf = c.args[0], c.args[1]
+        return [Insertion(c.start, 1, 0, f"foresight_pt_fd_sent({CLOCK}, {site}, "),
+                Insertion(fd.start, 1, 0, f"foresight_pt_fd_tick({CLOCK}, {site}, {advise}, "),
+                Insertion(fd.end, 0, 0, ")"),
+                Insertion(buf.start, 1, 0, "foresight_pt_fd_buf("),
+                Insertion(buf.end, 0, 0, ")"),
+                Insertion(c.end, 0, 0, ")")]
 
     def send(self, f: str, c) -> list[Insertion]:
         """The program's side of a sync point: its call, then what it got sent."""
