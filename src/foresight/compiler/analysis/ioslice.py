@@ -1116,10 +1116,10 @@ def macro_statements(fn: Function, data: bytes, names: set[str]
             continue    # not alone in its text (`#define TWO(a) f(a); g(a)`)
         calls = [c for o in inside for c in o.calls]
         must = [c for c in calls if io_name(c) or channel(c) or c.callee in names]
-        jumps = any(o.kind in (StmtKind.RETURN, StmtKind.BREAK, StmtKind.CONTINUE,
-                               StmtKind.GOTO, StmtKind.LABEL, StmtKind.CASE, StmtKind.DECL)
-                    for o in inside)
         if not must:
+            jumps = any(o.kind in (StmtKind.RETURN, StmtKind.BREAK, StmtKind.CONTINUE,
+                                   StmtKind.GOTO, StmtKind.LABEL, StmtKind.CASE, StmtKind.DECL)
+                        for o in inside)
             # (stores only through what it prints to: `fprintf(stderr, ...)`)
             printed = {a.text for c in calls for a in c.args}
             if jumps or not calls or any(o.defs for o in inside) or any(
@@ -1133,9 +1133,9 @@ def macro_statements(fn: Function, data: bytes, names: set[str]
                                               and c.end <= o.end for o in must)]
             # (the macro's own calls are all at its start)
             starts = [c.start for c in calls if c.start > st.start]
-            if len(top) != 1 or len(starts) != len(set(starts)) or any(
-                    o.kind == StmtKind.DECL for o in inside):
+            if len(top) != 1 or len(starts) != len(set(starts)):
                 continue    # several, or the macro evaluates its argument twice
+                            # (a declaration inside: _only_checks)
             e = top[0]
             name = e.callee or ""
             if not (st.start <= e.start < e.end <= st.end) or \
