@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-from foresight.errors import ForesightError, UsageError
+from foresight.errors import ForesightError, UsageError, reader_gone
 
 
 def _config(ns: argparse.Namespace) -> int:
@@ -150,7 +150,13 @@ def build_parser(bench_suites: bool = True) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:
+        return reader_gone()
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["cc"]:
         # cc's flags are not argparse's: the driver reads the raw arguments (and --help).
         from foresight.driver.main import run as cc_run

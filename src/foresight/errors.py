@@ -19,3 +19,19 @@ class BenchError(ForesightError):
 
 class CompilerError(ForesightError):
     """foresight cc could not do what was asked (bad arguments, unreadable source)."""
+
+
+def reader_gone(status: int = 1) -> int:
+    """After a BrokenPipeError on stdout (`foresight ... | head`): the reader left, which
+    is no error of ours.  Point stdout at /dev/null so the interpreter's own flush at exit
+    fails no more, and return STATUS."""
+    import os
+    import sys
+
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except OSError:
+        pass
+    return status

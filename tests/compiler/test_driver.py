@@ -577,6 +577,17 @@ def test_help_lists_own_options_and_leaves_cc_help_forms_to_cc(project, cc):
         assert fcc("--help=warnings", cwd=project).stdout == theirs.stdout
 
 
+def test_help_into_a_reader_that_leaves_is_no_traceback(project):
+    """`foresight cc --help | head -0`: the pipe's reader is gone; no traceback."""
+    for exe in ([FORESIGHT, "cc"], [str(BIN / "foresight-cc")], [FORESIGHT]):
+        r, w = os.pipe()
+        os.close(r)   # every write to the pipe fails with EPIPE
+        p = subprocess.run([*exe, "--help"], cwd=project, stdout=w, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+        os.close(w)
+        assert "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr, p.stderr
+
+
 def test_what_cc_is_told_to_assume_is_read_from_its_arguments():
     from foresight.driver.args import own_definitions, strict_aliasing
     # C's aliasing rules hold unless -fno-strict-aliasing (the last of the two) says not.

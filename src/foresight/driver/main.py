@@ -35,7 +35,7 @@ from foresight.driver.args import (
     parse,
     preprocessor_args,
 )
-from foresight.errors import ForesightError
+from foresight.errors import ForesightError, reader_gone
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -455,4 +455,8 @@ def _emit_report(cl: CommandLine, report: list[dict], notes: list[str],
 
 def entry() -> None:
     """Console script `foresight-cc`."""
-    sys.exit(run(sys.argv[1:], "foresight-cc"))
+    try:
+        status = run(sys.argv[1:], "foresight-cc")
+    except BrokenPipeError:
+        status = reader_gone()
+    sys.exit(status)
