@@ -73,7 +73,7 @@ enum iocache_control {
     IOCACHE_OPTIMAL,  /* the oracle of Figure 21: drops exactly the harmful prefetches */
 };
 
-/* Coarse throttling's measure of client k in an epoch. */
+/* Throttling's measure of client k in an epoch (fine: of k's prefetches harming l). */
 enum iocache_metric {
     IOCACHE_METRIC_RATIO,   /* k's harmful prefetches / k's prefetches issued (Figure 6) */
     IOCACHE_METRIC_SHARE,   /* k's harmful prefetches / all harmful prefetches (the text) */

@@ -9,7 +9,11 @@
  *   coarse pinning     client l's blocks are no prefetch's victims when l's harm-misses
  *                      reach T of all harm-misses (Figure 7);
  *   fine throttling    k's prefetches whose victim is l's block are dropped when k's
- *                      harmful prefetches affecting l reach T of all harmful prefetches;
+ *                      harmful prefetches affecting l reach T of k's prefetches issued
+ *                      (METRIC_SHARE: T of all harmful prefetches, the text's reading,
+ *                      under which no pair of n > 1/T clients that harm alike ever
+ *                      reaches T: eight clients each evicting its own blocks are 1/8
+ *                      of the harm apiece);
  *   fine pinning       l's blocks are no victims of k's prefetches when l's harm-misses
  *                      caused by k reach T of all harm-misses.
  *
@@ -83,7 +87,8 @@ void control_decide(struct control *c, struct iocache_stats *st)
     } else if (c->kind == IOCACHE_FINE) {
         for (unsigned k = 0; k < n; k++)
             for (unsigned l = 0; l < n; l++) {
-                if (c->throttle && reaches(c->harm[k * n + l], now->harmful, c->threshold))
+                uint64_t whole = c->metric == IOCACHE_METRIC_SHARE ? now->harmful : now->issued[k];
+                if (c->throttle && reaches(c->harm[k * n + l], whole, c->threshold))
                     hold(&c->throttle_until[k * n + l], e, c->k);
                 if (c->pin && reaches(c->miss[k * n + l], now->harm_misses, c->threshold))
                     hold(&c->pin_until[l * n + k], e, c->k);

@@ -9,9 +9,11 @@
  * - coarse pinning: l with a harm-miss share >= T has its blocks passed over as victims
  *   of prefetches (any client's) for K epochs, counted in pin_skips; demand misses still
  *   evict them; a prefetch finding every cached block pinned is DROPPED (PINNED);
- * - fine grain: harm of pair (k, l) at >= 0.20 of all harmful prefetches throttles k's
- *   prefetches whose victim l owns, not k's toward another client, nor another client's
- *   toward l; fine pinning protects l's blocks from k's prefetches only;
+ * - fine grain, METRIC_SHARE: harm of pair (k, l) at >= 0.20 of all harmful prefetches
+ *   throttles k's prefetches whose victim l owns, not k's toward another client, nor
+ *   another client's toward l; METRIC_RATIO: at >= 0.20 of k's prefetches issued (1 of
+ *   5, not 1 of 6), however the other pairs harm; fine pinning protects l's blocks from
+ *   k's prefetches only;
  * - params.throttle / params.pin false stop each mechanism (coarse and fine);
  * - optimal: with an oracle of a fixed sequence, the replay has no harmful prefetch,
  *   while plain prefetching has;
@@ -261,13 +263,14 @@ static void coarse_pinning(void)
     iocache_free(c);
 }
 
-/* Fine throttling, pins off, clients 0 (k), 1 (l), 2 (m), 2 blocks.  Epoch 0: harm
- * (0, 1) once and (2, 2) four or five times: (0, 1) is 1/5 = 0.20 of all harmful
- * prefetches, exactly T, or 1/6 just below. */
+/* Fine throttling, METRIC_SHARE, pins off, clients 0 (k), 1 (l), 2 (m), 2 blocks.
+ * Epoch 0: harm (0, 1) once and (2, 2) four or five times: (0, 1) is 1/5 = 0.20 of all
+ * harmful prefetches, exactly T, or 1/6 just below. */
 static void fine_throttling(bool at_threshold)
 {
     struct iocache_params p = params(IOCACHE_FINE, 2, 3);
     p.pin = false;
+    p.metric = IOCACHE_METRIC_SHARE;
     struct iocache *c = make(&p);
     harmful_one(c, 0, 1, 2);
     for (int i = 0; i < (at_threshold ? 4 : 5); i++)
@@ -309,6 +312,37 @@ static void fine_throttling(bool at_threshold)
     CHECK_EQ(o.victim, x);
     CHECK_EQ(stats(c).client[2].dropped_throttled, 0);
     CHECK_EQ(stats(c).pin_skips, 0);
+    iocache_free(c);
+}
+
+/* Fine throttling, METRIC_RATIO (the default), pins off, clients 0 (k), 1 (l), 2 (m).
+ * Epoch 0: 0 issues 5 or 6 prefetches, one harming 1, and 2 harms itself eight times
+ * (so (0, 1) is 1/9 of all harm): (0, 1) is throttled at 1 of 5 = 0.20 exactly, not at
+ * 1 of 6; (2, 2) at 8 of 8; nothing toward other pairs. */
+static void fine_ratio(bool at_threshold)
+{
+    struct iocache_params p = params(IOCACHE_FINE, 2, 3);
+    p.pin = false;
+    CHECK_EQ(p.metric, IOCACHE_METRIC_RATIO);
+    struct iocache *c = make(&p);
+    harmful_one(c, 0, 1, 2);
+    for (int i = 0; i < (at_threshold ? 4 : 5); i++)
+        benign_one(c, 0, 2);
+    for (int i = 0; i < 8; i++)
+        harmful_one(c, 2, 2, 2);
+    CHECK_EQ(iocache_epoch(c)->issued[0], at_threshold ? 5 : 6);
+    CHECK_EQ(iocache_epoch(c)->harmful, 9);
+    iocache_epoch_end(c);
+    CHECK_EQ(iocache_throttled(c, 0, 1), at_threshold);
+    CHECK(!iocache_throttled(c, 0, 0));
+    CHECK(!iocache_throttled(c, 0, 2));
+    CHECK(!iocache_throttled(c, 2, 1));
+    CHECK(iocache_throttled(c, 2, 2));
+    uint64_t x = fresh();
+    acc(c, 1, x);
+    acc(c, 2, fresh());                              /* X(1) Y(2) */
+    struct iocache_outcome o = pf(c, 0, fresh());    /* victim X, l's */
+    CHECK_EQ(o.result, at_threshold ? IOCACHE_DROPPED : IOCACHE_ADMITTED);
     iocache_free(c);
 }
 
@@ -527,6 +561,8 @@ int main(void)
     coarse_pinning();
     fine_throttling(true);
     fine_throttling(false);
+    fine_ratio(true);
+    fine_ratio(false);
     fine_pinning();
     for (int t = 0; t < 2; t++)
         for (int pin = 0; pin < 2; pin++) {
