@@ -168,6 +168,51 @@ def test_dependency_files_name_the_original_source(project):
     assert run("./prog", project) == EXPECTED
 
 
+@pytest.mark.parametrize("folder", ["s p", "d#x", "d$x", "b\\ s"])
+def test_dependency_files_quote_paths_as_cc_does(project, cc, folder):
+    # make reads `#` as a comment, `$` as a variable and a space as a separator: the
+    # target and the source are quoted as cc quotes them, byte for byte.
+    d = project / folder
+    d.mkdir()
+    (d / "k.c").write_text((project / "kernel.c").read_text())
+    (d / "grid.h").write_text((project / "grid.h").read_text())
+    fcc("-MMD", "-c", f"{folder}/k.c", "-o", f"{folder}/k.o", cwd=project)
+    subprocess.run([cc, "-MMD", "-c", f"{folder}/k.c", "-o", f"{folder}/g.o", "-MF",
+                    f"{folder}/g.d"], cwd=project, check=True)
+    ours, theirs = (d / "k.d").read_text(), (d / "g.d").read_text()
+    assert ours == theirs.replace("g.o", "k.o", 1), (ours, theirs)
+
+
+def test_long_output_spelling_and_long_file_names(project):
+    fcc("-c", "kernel.c", "--output=a.o", cwd=project)
+    fcc("-c", "kernel.c", "--output", "b.o", cwd=project)
+    assert (project / "a.o").is_file() and (project / "b.o").is_file()
+    assert not (project / "kernel.o").exists()
+    # A name of NAME_MAX less its suffix: no temporary name of ours may be longer.
+    long = "k" * 250
+    (project / f"{long}.c").write_text((project / "kernel.c").read_text())
+    fcc("-MMD", "-c", f"{long}.c", cwd=project)
+    dep = " ".join((project / f"{long}.d").read_text().replace("\\\n", " ").split())
+    assert dep == f"{long}.o: {long}.c grid.h", dep
+    fcc(f"{long}.o", "main.c", "-o", "prog1", cwd=project)
+    fcc(f"{long}.c", "main.c", "-o", "prog2", cwd=project)
+    assert run("./prog1", project) == run("./prog2", project) == EXPECTED
+
+
+def test_files_of_one_name_keep_their_reports_and_texts_apart(project):
+    (project / "rj").mkdir()
+    for d in ("a", "b"):
+        (project / d).mkdir()
+        (project / d / "kernel.c").write_text((project / "kernel.c").read_text())
+        (project / d / "grid.h").write_text((project / "grid.h").read_text())
+        fcc("-c", f"{d}/kernel.c", "-o", f"{d}/kernel.o", "--report-json", "rj/",
+            "--emit-c", "ec", cwd=project)
+    for d in ("a", "b"):
+        entries = json.loads((project / "rj" / d / "kernel.c.json").read_text())
+        assert {e["source"] for e in entries} == {f"{d}/kernel.c"}
+        assert "FORESIGHT_SITE(" in (project / "ec" / d / "kernel.c").read_text()
+
+
 def test_preprocess_only_passes_through(project, cc):
     ours = fcc("-E", "-DEXTRA=1", "kernel.c", cwd=project).stdout
     theirs = subprocess.run([cc, "-E", "-DEXTRA=1", "kernel.c"], cwd=project,

@@ -187,9 +187,28 @@ def _split_own(argv: list[str]) -> tuple[dict[str, str | bool], list[str]]:
     return own, rest
 
 
+def _short_output(args: list[str]) -> list[str]:
+    """cc's long spellings of -o (`--output=FILE`, `--output FILE`) as -o FILE, the one
+    form the driver reads and rewrites."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("--output="):
+            out += ["-o", a[len("--output="):]]
+        elif a == "--output" and i + 1 < len(args):
+            out += ["-o", args[i + 1]]
+            i += 1
+        else:
+            out.append(a)
+        i += 1
+    return out
+
+
 def parse(argv: list[str]) -> CommandLine:
     response_files: list[str] = []
     own, args = _split_own(expand_response_files(argv, read=response_files))
+    args = _short_output(args)
     cl = CommandLine(args=args, own=own, response_files=response_files)
     modes: set[str] = set()
     lang: str | None = None

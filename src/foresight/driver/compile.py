@@ -150,7 +150,7 @@ def common_flags(cl: CommandLine, keep_deps: bool,
 
 
 def dependency_args(cl: CommandLine, inp: Input, output: str) -> tuple[list[str], str | None]:
-    """-MF/-MT naming the .d file and target as cc would have (for a linked program, the
+    """-MF/-MQ naming the .d file and target as cc would have (for a linked program, the
     object is a temporary file whose name must not appear).  Returns (args, .d path)."""
     named = outputs.dependency_file(cl, inp, output)
     if named is None:
@@ -158,8 +158,27 @@ def dependency_args(cl: CommandLine, inp: Input, output: str) -> tuple[list[str]
     dep, target = named
     extra = [] if cl.dep_file is not None else ["-MF", dep]
     if not cl.dep_targets:
-        extra += ["-MT", target.replace("$", "$$")]
+        extra += ["-MQ", target]   # quoted for make as cc quotes its own target
     return extra, dep
+
+
+def make_quoted(path: str) -> str:
+    """PATH as cc writes it into a dependency file (libcpp's mkdeps.cc `munge`): a space
+    or tab after its backslashes doubled, then escaped; `#` escaped; `$` doubled."""
+    out, slashes = [], 0
+    for ch in path:
+        if ch == "\\":
+            slashes += 1
+        else:
+            if ch in " \t":
+                out.append("\\" * slashes)
+            if ch in " \t#":
+                out.append("\\")
+            elif ch == "$":
+                out.append("$")
+            slashes = 0
+        out.append(ch)
+    return "".join(out)
 
 
 def fix_dependency_file(dep: str | None, tmp_src: Path, original: str) -> None:
@@ -173,13 +192,12 @@ def fix_dependency_file(dep: str | None, tmp_src: Path, original: str) -> None:
         text = p.read_bytes().decode(errors="surrogateescape")
     except OSError:
         return
-    escaped = str(tmp_src).replace(" ", "\\ ")
-    fixed = text.replace(escaped, original.replace(" ", "\\ ")).replace(str(tmp_src), original)
+    fixed = text.replace(make_quoted(str(tmp_src)), make_quoted(original))
     # The runtime's header, which the hints include and the source does not (-MP's empty
     # rule for it too): a dependency the user's build never had.
     from foresight.compiler.rewrite.splice import runtime_header
 
-    header = re.escape(runtime_header().strip('"<>').replace(" ", "\\ "))
+    header = re.escape(make_quoted(runtime_header().strip('"<>')))
     fixed = re.sub(rf"(?m)^\n?{header}:\n", "", fixed)
     fixed = re.sub(rf"[ \t]*\\\n[ \t]*{header}(?=\s)", "", fixed)
     fixed = re.sub(rf"[ \t]+{header}(?=\s)", "", fixed)

@@ -35,7 +35,7 @@ from foresight.driver.args import (
     parse,
     preprocessor_args,
 )
-from foresight.errors import ForesightError, reader_gone
+from foresight.errors import CompilerError, ForesightError, reader_gone
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -71,13 +71,16 @@ def main(argv: list[str]) -> int:
     opts = compile_options(cl.own, [*cc.underlying_words()[1:], *cl.args])
     compiler = cc.underlying()
     outputs.refuse_writes_over_inputs(cl)
-    with outputs.pending(outputs.report_json_path(cl), "--report-json") as report_file:
+    with outputs.pending(outputs.report_json_path(cl, create=True), "--report-json") as report_file:
         if cl.mode == "-E" or not cl.c_inputs:
             return _passthrough(compiler, cl)
         if cl.mode in ("-c", "-S") and cl.output is not None and len(cl.inputs) > 1:
             return _passthrough(compiler, cl)  # cc's own error: -o with several inputs
         with signals.deferred():
-            tmp = Path(tempfile.mkdtemp(prefix="foresight-cc-"))
+            try:
+                tmp = Path(tempfile.mkdtemp(prefix="foresight-cc-"))
+            except OSError as e:   # TMPDIR, /tmp, /var/tmp and . all unwritable
+                raise CompilerError(f"no temporary directory to work in: {e}") from e
         try:
             sources, report, warnings, notes = _transform_all(cl, opts, tmp)
             dropped: set[str] = set()   # inputs compiled without their optional insertions
@@ -144,7 +147,7 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
             continue
         text, changed, plain = result
         if "--emit-c" in cl.own:
-            _emit_c(Path(str(cl.own["--emit-c"])), src, text)
+            _emit_c(outputs.under_directory(str(cl.own["--emit-c"]), inp.path), text)
         if changed:
             d = tmp / str(n)
             d.mkdir()
@@ -245,12 +248,12 @@ def _warn(message: str) -> None:
           file=sys.stderr)
 
 
-def _emit_c(out_dir: Path, src: Path, text: str) -> None:
+def _emit_c(dest: Path, text: str) -> None:
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        outputs.write_atomically(out_dir / src.name, encode_source(text), "--emit-c")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        outputs.write_atomically(dest, encode_source(text), "--emit-c")
     except OSError as e:
-        _warn(f"--emit-c {out_dir}: cannot write {src.name}: {e.strerror}")
+        _warn(f"--emit-c: cannot write {dest}: {e.strerror}")
     except ForesightError as e:
         _warn(str(e))
 
@@ -406,7 +409,7 @@ def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path,
     objects: dict[int, str] = {}
     rc = 0
     for n, inp in enumerate(cl.c_inputs):
-        obj = str(tmp / f"{n}.{inp.stem}.o")
+        obj = str(tmp / f"{n}.o")   # not the source's name: it may be NAME_MAX long
         rc = max(rc, _compile_tu(compiler, cl, inp, sources, "-c", obj, dropped))
         objects[inp.index] = obj
     if rc != 0:

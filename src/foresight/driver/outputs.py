@@ -93,7 +93,7 @@ def planned_writes(cl: CommandLine) -> list[Write]:
     if "--emit-c" in cl.own:
         d = str(cl.own["--emit-c"])
         for inp in cl.c_inputs:
-            path = str(Path(d) / Path(inp.path).name)
+            path = str(under_directory(d, inp.path))
             writes.append(Write(path, f"--emit-c {d} (writing {path})", False))
     path = report_json_path(cl)
     if path is not None:
@@ -101,13 +101,28 @@ def planned_writes(cl: CommandLine) -> list[Write]:
     return [w for w in writes if w.path not in ("-", "")]
 
 
-def report_json_path(cl: CommandLine) -> str | None:
+def under_directory(directory: str | Path, source: str, suffix: str = "") -> Path:
+    """Where a per-source output goes in a directory (`--emit-c DIR`, `--report-json
+    DIR/`): a relative source's path as given, so that `a/util.c` and `b/util.c` of one
+    build keep apart (`DIR/a/util.c`; `..` dropped); an absolute path, its part under the
+    working directory, or only its name when it is elsewhere."""
+    path = os.path.normpath(source)
+    if os.path.isabs(path):
+        rel = os.path.relpath(path)
+        path = os.path.basename(path) if rel.startswith("..") else rel
+    parts = [p for p in Path(path).parts if p not in ("..", ".")]
+    name = Path(*parts) if parts else Path("stdin")
+    return Path(directory) / name.parent / (name.name + suffix)
+
+
+def report_json_path(cl: CommandLine, create: bool = False) -> str | None:
     """The file `--report-json` names (None: not asked for).  For builds that compile one
     file per command (`make` with CFLAGS), a directory (one that exists, or a name
     ending in `/`) takes `NAME.json` after the command's first C input, and a `%` in
     the name stands for that input's name without its extension: `--report-json
     reports/` and `--report-json reports/%.json` write `reports/kernel.c.json` and
-    `reports/kernel.json` for `kernel.c`."""
+    `reports/kernel.json` for `kernel.c` (`reports/a/util.c.json` for `a/util.c`: see
+    under_directory)."""
     if "--report-json" not in cl.own:
         return None
     given = str(cl.own["--report-json"])
@@ -115,7 +130,11 @@ def report_json_path(cl: CommandLine) -> str | None:
     if "%" in given:
         return given.replace("%", first.stem)
     if given.endswith("/") or Path(given).is_dir():
-        return str(Path(given) / f"{first.name}.json")
+        path = under_directory(given, str(first), ".json")
+        if create and Path(given).is_dir():   # its subdirectories, not the one named
+            with contextlib.suppress(OSError):
+                path.parent.mkdir(parents=True, exist_ok=True)
+        return str(path)
     return given
 
 
@@ -184,8 +203,9 @@ class PendingFile:
             return
         with signals.deferred():  # a signal here must not leave the file behind
             try:
+                # Within NAME_MAX (255) with mkstemp's 8 characters and the suffix.
                 fd, tmp = tempfile.mkstemp(dir=self.dest.parent,
-                                           prefix=f".{self.dest.name}.", suffix=".tmp")
+                                           prefix=f".{self.dest.name[:200]}.", suffix=".tmp")
             except OSError as e:
                 raise UsageError(f"{option} {path}: cannot write: {e.strerror}") from e
             os.close(fd)
