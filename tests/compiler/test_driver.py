@@ -199,6 +199,19 @@ def test_long_output_spelling_and_long_file_names(project):
     assert run("./prog1", project) == run("./prog2", project) == EXPECTED
 
 
+def test_a_static_program_links_without_the_runtime(project, cc):
+    probe = subprocess.run([cc, "-static", "kernel.c", "main.c", "-o", "gprog"], cwd=project,
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no static C library here")
+    p = fcc("-O2", "-static", "kernel.c", "main.c", "-o", "sprog", cwd=project)
+    assert "-static: the runtime is a shared library" in p.stderr
+    assert run("./sprog", project) == EXPECTED
+    for env in ({}, {"FORESIGHT_INCORE": "hint"}):   # nothing to set it apart from cc's
+        assert subprocess.run(["./sprog"], cwd=project, capture_output=True, text=True,
+                              env={**os.environ, **env}).stdout == EXPECTED
+
+
 def test_files_of_one_name_keep_their_reports_and_texts_apart(project):
     (project / "rj").mkdir()
     for d in ("a", "b"):

@@ -96,10 +96,17 @@ def runtime_cflags() -> list[str]:
 
 
 def runtime_libs(args: list[str]) -> list[str]:
-    """The runtime's link flags, except for a relocatable link (`-r`: objects, not a program)."""
+    """The runtime's link flags, except for a relocatable link (`-r`: objects, not a
+    program) and a static one: the runtime is a shared library only (it interposes on
+    libc), and the hints' calls into it are weak, so a `-static` program runs without
+    it, its hints doing nothing; the user is told so."""
     from foresight.config import flags
 
     if "-r" in args or "-Wl,-r" in args:
+        return []
+    if "-static" in args or "-static-pie" in args:
+        print("foresight cc: warning: -static: the runtime is a shared library, so the "
+              "program is linked without it and its hints do nothing", file=sys.stderr)
         return []
     return shlex.split(flags(cflags=False, libs=True))
 
