@@ -199,6 +199,18 @@ def test_long_output_spelling_and_long_file_names(project):
     assert run("./prog1", project) == run("./prog2", project) == EXPECTED
 
 
+def test_report_names_loops_left_in_headers(tmp_path):
+    (tmp_path / "dot.h").write_text("static inline double dot(const double *a, int n)\n"
+                                    "{ double s = 0; for (int i = 0; i < n; i++) s += a[i];"
+                                    " return s; }\n")
+    (tmp_path / "use.c").write_text('#include <stdio.h>\n#include "dot.h"\n'
+                                    "double v[4];\nint main(void) "
+                                    '{ printf("%g\\n", dot(v, 4)); return 0; }\n')
+    p = fcc("--report", "-c", "use.c", cwd=tmp_path)
+    assert "dot.h:1: [frontend] dot() has loops but is defined in a header" in p.stderr
+    assert "no loop nests found" not in p.stderr and "printf" not in p.stderr
+
+
 def test_a_static_program_links_without_the_runtime(project, cc):
     probe = subprocess.run([cc, "-static", "kernel.c", "main.c", "-o", "gprog"], cwd=project,
                            capture_output=True)

@@ -32,12 +32,16 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions,
         raise CompilerError(f"{source}: cannot read: {e.strerror}") from e
     unchanged = decode_source(original)
     try:
-        nests, data, header_places = parse(source, clang_args, opts.strict_aliasing,
-                                           opts.own_definitions)
+        nests, data, header_places, in_headers = parse(
+            source, clang_args, opts.strict_aliasing, opts.own_definitions)
     except ParseFailure as e:
         return Transformed(unchanged, False, [], [f"{e}; compiled unchanged"])
     unit = Unit(name, data, tuple(nests), tuple(clang_args))
     report, insertions, warnings = [], [], []
+    for file, line, fn in in_headers:   # only the file being compiled is rewritten
+        report.append({"pass": "frontend", "file": file, "line": line, "source": name,
+                       "message": f"{fn}() has loops but is defined in a header, which "
+                       "foresight cc does not rewrite: left alone"})
     for pass_name, run in (PASSES if passes is None else passes).items():
         result = run(unit, opts)
         report += [{"pass": pass_name, **entry} for entry in result.report]

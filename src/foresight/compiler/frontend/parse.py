@@ -40,11 +40,13 @@ _LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
-          own_definitions: bool = True) -> tuple[list[LoopNest], bytes, list[int]]:
-    """All loop nests of `source`, its bytes (offsets in the IR index into them) and
-    unit.header_places for the runtime's header, under what the C compiler is told to
-    assume (CompileOptions.strict_aliasing, own_definitions).  ParseFailure if libclang
-    cannot parse it."""
+          own_definitions: bool = True
+          ) -> tuple[list[LoopNest], bytes, list[int], list[tuple[str, int, str]]]:
+    """All loop nests of `source`, its bytes (offsets in the IR index into them),
+    unit.header_places for the runtime's header, and the functions with loops that
+    headers of the program's own define (file, line, name: left alone, reported),
+    under what the C compiler is told to assume (CompileOptions.strict_aliasing,
+    own_definitions).  ParseFailure if libclang cannot parse it."""
     data = Path(source).read_bytes()
     tu = load(source, clang_args)
     main = str(tu.spelling)
@@ -58,11 +60,15 @@ def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
                        if fn.kind == K.FUNCTION_DECL and fn.is_definition()})
     unit = UnitEffects(top, sync, data, strict_aliasing, own_definitions)
     nests: list[LoopNest] = []
+    in_headers: list[tuple[str, int, str]] = []
     for fn in top:
-        if (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file
-                and str(fn.location.file) == main):
+        if not (fn.kind == K.FUNCTION_DECL and fn.is_definition() and fn.location.file):
+            continue
+        if str(fn.location.file) == main:
             nests += function_nests(fn, data, main, macros, unit, counting, unrepeatable,
                                     line_reading, repeatable)
+        elif not fn.location.is_in_system_header and _has_loop(fn):
+            in_headers.append((str(fn.location.file), fn.location.line, fn.spelling))
     if any(openmp(a) for a in clang_args):
         regions = _omp_regions(source, clang_args, main)
         nests = [replace(n, omp_region=_region_of(n, regions)) for n in nests]
@@ -75,7 +81,20 @@ def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
         why = "the file sets its own line numbers (#line), which a copy could not keep"
     if why is not None:
         nests = [replace(n, uncopyable=n.uncopyable or why) for n in nests]
-    return nests, data, header_places(top, data, main)
+    return nests, data, header_places(top, data, main), in_headers
+
+
+_LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+
+
+def _has_loop(fn: ci.Cursor) -> bool:
+    stack = list(children(fn))
+    while stack:
+        c = stack.pop()
+        if c.kind in _LOOPS:
+            return True
+        stack.extend(children(c))
+    return False
 
 
 def _omp_regions(source: Path, clang_args: list[str], main: str) -> list[tuple[int, int, int]]:
