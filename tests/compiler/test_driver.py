@@ -211,6 +211,16 @@ def test_report_names_loops_left_in_headers(tmp_path):
     assert "no loop nests found" not in p.stderr and "printf" not in p.stderr
 
 
+def test_a_file_name_that_is_not_utf8_compiles_unchanged_with_one_clear_warning(project):
+    name = os.fsdecode(b"caf\xe9.c")
+    (project / name).write_text((project / "kernel.c").read_text())
+    p = fcc("-c", name, "-o", "k.o", cwd=project)
+    assert p.stderr.count("\n") == 1 and "Error" not in p.stderr, p.stderr
+    assert "caf\\xe9.c: warning: foresight cc: the file's path is not UTF-8" in p.stderr
+    fcc("k.o", "main.c", "-o", "prog", cwd=project)
+    assert run("./prog", project) == EXPECTED
+
+
 def test_a_static_program_links_without_the_runtime(project, cc):
     probe = subprocess.run([cc, "-static", "kernel.c", "main.c", "-o", "gprog"], cwd=project,
                            capture_output=True)

@@ -186,6 +186,13 @@ def _transform(src: str, clang_args: list[str], opts, report: list[dict],
     """(text, changed, text without its optional insertions or None), or None when the
     transformation failed (compile the original)."""
     try:
+        src.encode()
+    except UnicodeEncodeError:   # bytes of another encoding, kept by surrogateescape
+        shown = src.encode(errors="surrogateescape").decode("ascii", "backslashreplace")
+        warnings.append(f"{shown}: warning: foresight cc: the file's path is not UTF-8, "
+                        "which libclang cannot read; compiled unchanged (no hints)")
+        return None
+    try:
         from foresight.compiler.pipeline import transform
 
         # The analyses make hundreds of thousands of small objects that live until the
