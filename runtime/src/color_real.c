@@ -22,6 +22,7 @@
  * `nowait` loop) nothing is moved.  So only a thread outside OpenMP storing into an
  * array at that moment could lose a store: the mode is opt-in and for measurement. */
 #include "color_real.h"
+#include "ownfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,10 +59,15 @@ struct vma {
 
 static int pagemap(void)
 {
-    static int fd = -2;
-    if (fd == -2)
-        fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    return fd;
+    static struct fs_own pm = {.fd = -1};
+    static pid_t opened_by;
+    if (pm.fd >= 0 && (opened_by != getpid() || !fs_own_valid(&pm)))
+        fs_own_close(&pm); /* a forked child's, or the program closed it */
+    if (pm.fd < 0) {
+        fs_own_fd(&pm, open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+        opened_by = getpid();
+    }
+    return pm.fd;
 }
 
 /* N pagemap entries from virtual page VPAGE into OUT; false when unreadable. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "foresight.h"
+#include "ownfd.h"
 
 #define FS_PAGE ((uintptr_t)1 << FORESIGHT_PAGE_SHIFT)
 #define FS_LEAF_PAGES ((uintptr_t)1 << FORESIGHT_LEAF_SHIFT)

@@ -55,7 +55,8 @@ struct logged {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct logged table[1u << SLOT_BITS];
 static bool used;           /* anything logged yet */
-static int pagemap_fd = -1; /* -2: unreadable */
+static struct fs_own pagemap = {.fd = -1};
+static int pagemap_state; /* 0: not opened yet, 1: open, -1: unreadable */
 static uint64_t clock_pages;
 
 void fs_reuse_advance(size_t npages)
@@ -72,11 +73,13 @@ static struct logged *slot(uintptr_t block)
  * when the page table cannot be read (caller holds the lock). */
 static bool mapped_masks(uintptr_t block, size_t nblocks, uint16_t *masks)
 {
-    if (pagemap_fd == -1) {
-        int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-        __atomic_store_n(&pagemap_fd, fd < 0 ? -2 : fd, __ATOMIC_RELAXED);
+    if (pagemap_state == 1 && !fs_own_valid(&pagemap))
+        pagemap_state = 0; /* the program closed it (and may have the number now) */
+    if (pagemap_state == 0) {
+        int fd = fs_own_fd(&pagemap, open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+        __atomic_store_n(&pagemap_state, fd < 0 ? -1 : 1, __ATOMIC_RELAXED);
     }
-    if (pagemap_fd < 0)
+    if (pagemap_state != 1)
         return false;
     /* Four blocks per read: a hint's stack stays small (it may be a signal handler's). */
     uint64_t e[4 * BLOCK_PAGES];
@@ -84,7 +87,7 @@ static bool mapped_masks(uintptr_t block, size_t nblocks, uint16_t *masks)
         size_t n = nblocks - done < 4 ? nblocks - done : 4;
         size_t bytes = n * BLOCK_PAGES * sizeof e[0];
         off_t at = (off_t)((block + done) << BLOCK_SHIFT) * (off_t)sizeof e[0];
-        if (pread(pagemap_fd, e, bytes, at) != (ssize_t)bytes)
+        if (pread(pagemap.fd, e, bytes, at) != (ssize_t)bytes)
             return false;
         for (size_t b = 0; b < n; b++) {
             masks[done + b] = 0;
@@ -153,7 +156,7 @@ void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
 
 bool fs_reuse_trusted(const struct foresight_site *site)
 {
-    if (__atomic_load_n(&pagemap_fd, __ATOMIC_RELAXED) == -2)
+    if (__atomic_load_n(&pagemap_state, __ATOMIC_RELAXED) == -1)
         return false;
     unsigned long out = __atomic_load_n(&site->fs_stat[FS_PAGES_PAGED_OUT], __ATOMIC_RELAXED);
     unsigned long back = __atomic_load_n(&site->fs_stat[FS_PAGES_BACK], __ATOMIC_RELAXED);
@@ -166,7 +169,6 @@ void fs_reuse_reset(void)
     if (used) /* the parent's entries describe the parent's page table */
         memset(table, 0, sizeof table);
     used = false;
-    if (pagemap_fd >= 0)
-        close(pagemap_fd); /* the parent's page table: the child opens its own */
-    pagemap_fd = -1;
+    fs_own_close(&pagemap); /* the parent's page table: the child opens its own */
+    pagemap_state = 0;
 }

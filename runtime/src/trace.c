@@ -109,7 +109,8 @@ static pid_t owner;
 static char tmp_path[sizeof fs_cfg.trace_path + 8];
 
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
-static int out_fd = -1;
+static struct fs_own out = {.fd = -1};
+static int out_fd = -1; /* out.fd */
 static bool out_failed;
 static int out_errno;
 static char out_buf[64 << 10];
@@ -141,6 +142,10 @@ static unsigned long long now_ns(void)
 static void flush_locked(void)
 {
     size_t done = 0;
+    if (out_len > 0 && !out_failed && !fs_own_valid(&out)) {
+        out_failed = true; /* the program closed it: the number may be its file now */
+        out_errno = EBADF;
+    }
     while (done < out_len && !out_failed) {
         ssize_t n = write(out_fd, out_buf + done, out_len - done);
         if (n < 0 && errno == EINTR)
@@ -168,7 +173,7 @@ static void shed_locked(void)
     pthread_mutex_lock(&out_mu);
     off_t upto = out_written;
     pthread_mutex_unlock(&out_mu);
-    if (upto - out_shed < (256 << 10))
+    if (upto - out_shed < (256 << 10) || !fs_own_valid(&out))
         return;
     sync_file_range(out_fd, out_shed, upto - out_shed,
                     SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
@@ -575,16 +580,12 @@ void fs_trace_start(void)
         close(fd);
         return;
     }
-    /* Out of the way of the program's own descriptors: a program that closes a descriptor
-     * it did not open and reuses the number must not get trace lines in its file. */
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64) {
-        int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(rl.rlim_cur < 4096 ? rl.rlim_cur / 2 : 2048));
-        if (high >= 0) {
-            close(fd);
-            fd = high;
-        }
-    }
+    /* Out of the way of the program's own descriptors (ownfd.c): a program that closes a
+     * descriptor it did not open and reuses the number must not get trace lines in its
+     * file. */
+    fd = fs_own_fd(&out, fd);
+    if (fd < 0)
+        return;
     owner = getpid();
     out_fd = fd;
     __atomic_store_n(&fs_trace_active, true, __ATOMIC_RELEASE);
@@ -631,10 +632,15 @@ void fs_trace_finish(void)
     flush_locked();
     __atomic_store_n(&fs_trace_active, false, __ATOMIC_RELAXED);
     int err = out_errno;
-    bool ok = close(out_fd) == 0 && !out_failed;
-    if (!out_failed)
+    bool ok = !out_failed;
+    if (ok && !fs_own_valid(&out)) {
+        ok = false; /* the program closed it: never close the number, it may be the program's */
+        err = EBADF;
+    } else if (ok && close(out_fd) != 0) {
+        ok = false;
         err = errno;
-    out_fd = -1;
+    }
+    out.fd = out_fd = -1;
     pthread_mutex_unlock(&out_mu);
     if (ok && rename(tmp_path, fs_cfg.trace_path) == 0)
         return;

@@ -1,0 +1,71 @@
+/*
+ * ownfd.c — descriptors the runtime keeps open across calls (/proc/self/pagemap, the
+ * trace file), kept safe from the program's own descriptor handling.
+ *
+ * A daemon-style program closes every descriptor from 3 up that it did not open, then
+ * opens its own files, which take the lowest free numbers: a number the runtime kept
+ * may then be the program's file.  Reading it would read the program's data as page
+ * tables, writing it would write into the program's file, and closing it after a fork
+ * (the child reopens /proc/self/pagemap for its own page table) took the descriptor
+ * from the program: its child's writes failed with EBADF.  So a kept descriptor is
+ * moved high (half the descriptor limit, at most 2048), away from the numbers open()
+ * hands out, and its file's (device, inode) is remembered: before each use and before
+ * closing it, fstat() must still find that file there, else the runtime forgets the
+ * number and never touches it again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int fs_own_fd(struct fs_own *o, int fd)
+{
+    o->fd = -1;
+    if (fd < 0)
+        return -1;
+    int saved = errno;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC,
+                         (int)(rl.rlim_cur < 4096 ? rl.rlim_cur / 2 : 2048));
+        if (high >= 0) {
+            close(fd);
+            fd = high;
+        }
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    o->dev = st.st_dev;
+    o->ino = st.st_ino;
+    o->fd = fd;
+    errno = saved;
+    return fd;
+}
+
+bool fs_own_valid(const struct fs_own *o)
+{
+    if (o->fd < 0)
+        return false;
+    int saved = errno;
+    struct stat st;
+    bool ours = fstat(o->fd, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino;
+    errno = saved;
+    return ours;
+}
+
+void fs_own_close(struct fs_own *o)
+{
+    if (fs_own_valid(o)) {
+        int saved = errno;
+        close(o->fd);
+        errno = saved;
+    }
+    o->fd = -1;
+}

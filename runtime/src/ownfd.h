@@ -1,0 +1,17 @@
+/* ownfd.c: a descriptor the runtime keeps open, moved high, checked before each use. */
+#ifndef FORESIGHT_OWNFD_H
+#define FORESIGHT_OWNFD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct fs_own {
+    int fd; /* -1: none */
+    dev_t dev;
+    ino_t ino;
+};
+int fs_own_fd(struct fs_own *o, int fd); /* takes FD (closed on failure); the kept one or -1 */
+bool fs_own_valid(const struct fs_own *o); /* still the file it was (fstat) */
+void fs_own_close(struct fs_own *o);       /* closed if still ours; forgotten either way */
+
+#endif
