@@ -15,6 +15,9 @@ from foresight.compiler.frontend.cursors import children, end_of, preorder, star
 from foresight.compiler.options import decode_source
 
 K = ci.CursorKind
+# Statements whose text ends with their last sub-statement's (text.stmt_end).
+_ENDS_WITH_A_SUBSTATEMENT = (K.IF_STMT, K.FOR_STMT, K.WHILE_STMT, K.SWITCH_STMT, K.LABEL_STMT,
+                             K.CASE_STMT, K.DEFAULT_STMT)
 
 
 class Token:
@@ -223,9 +226,20 @@ class FunctionText:
         return None
 
     def stmt_end(self, c: ci.Cursor) -> int | None:
-        """Offset just past statement `c`, including the ';' the extent leaves out."""
+        """Offset just past statement `c`, including the ';' the extent leaves out.
+
+        A statement ends where its last statement does (`if`, `for`, `while`, `switch`,
+        labels: their last sub-statement), and that one with its `;` unless it is a
+        block: an expression ending in `}` (`v[i] = (struct P){ a[i], 1 };`) still has
+        its `;` after the extent."""
         end = end_of(c)
-        if c.kind in (K.COMPOUND_STMT,) or self.data[end - 1:end] in (b";", b"}"):
+        leaf = c
+        while leaf.kind in _ENDS_WITH_A_SUBSTATEMENT:
+            subs = children(leaf)
+            if not subs or end_of(subs[-1]) != end:
+                break
+            leaf = subs[-1]
+        if leaf.kind == K.COMPOUND_STMT or self.data[end - 1:end] == b";":
             return end
         i = end
         while i < len(self.data) and self.data[i:i + 1] in (b" ", b"\t", b"\n", b"\r"):
