@@ -221,6 +221,45 @@ def test_a_file_name_that_is_not_utf8_compiles_unchanged_with_one_clear_warning(
     assert run("./prog", project) == EXPECTED
 
 
+ROWS = """#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+  size_t nr = 1000, nc = 1000, i, j;
+  double s = 0, **rows = malloc(nr * sizeof *rows);
+  for (i = 0; i < nr; i++) rows[i] = calloc(nc, sizeof **rows);
+  for (i = 0; i < nr; i++) rows[i][i] = (double)i;
+  for (i = 0; i < nr; i++)
+    for (j = 0; j < nc; j++) s += rows[i][j];
+  printf("%g\\n", s);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [["-Werror", "-Wdeclaration-after-statement"],
+                                   ["-std=c99", "-pedantic-errors", "-Wc90-c99-compat"],
+                                   ["-Werror=traditional-conversion"]])
+def test_warnings_made_errors_about_the_hints_keep_the_hints(tmp_path, cc, flags):
+    # The user's code is clean under FLAGS; what gcc says of the inserted code must
+    # neither fail the build nor cost the hints (and the user's own code is still judged).
+    (tmp_path / "rows.c").write_text(ROWS)
+    subprocess.run([cc, "-O2", *flags, "-c", "rows.c", "-o", "g.o"], cwd=tmp_path,
+                   check=True)
+    p = fcc("-O2", *flags, "-c", "rows.c", "-o", "rows.o", cwd=tmp_path)
+    assert p.stderr == "", p.stderr
+    syms = subprocess.run(["nm", "rows.o"], cwd=tmp_path, capture_output=True, text=True)
+    assert "foresight" in syms.stdout   # the hinted object, not the original's
+    fcc("rows.o", "-o", "rows", cwd=tmp_path)
+    assert subprocess.run(["./rows"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "FORESIGHT_INCORE": "hint"}).stdout == "499500\n"
+    mixed = "int main(void) {\n  puts(\"x\"); int k = 1; (void)k;"
+    (tmp_path / "bad.c").write_text(ROWS.replace("int main(void) {", mixed))
+    if subprocess.run([cc, "-O2", *flags, "-c", "bad.c", "-o", "b.o"], cwd=tmp_path,
+                      capture_output=True).returncode != 0:
+        assert fcc("-O2", *flags, "-c", "bad.c", "-o", "bad.o", cwd=tmp_path,
+                   check=False).returncode != 0   # the user's own code fails as with cc
+
+
 def test_a_static_program_links_without_the_runtime(project, cc):
     probe = subprocess.run([cc, "-static", "kernel.c", "main.c", "-o", "gprog"], cwd=project,
                            capture_output=True)

@@ -328,15 +328,37 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: set[str]) -> 
                 return 0
             if signals.pending():
                 return rc  # interrupted: no second compile
+    transformed = path
     if changed:
         path = Path(inp.path)
     rc = cc.run(_tu_command(compiler, cl, inp, path, False, mode, output, dep_args), writes)
     if rc != 0:
         cc.remove(output)
     elif changed:
+        if _warnings_only(err) and not signals.pending():
+            # The user's code passed; only warnings the user made errors (-Werror,
+            # -pedantic-errors) about the inserted code stopped it: without warnings, the
+            # hinted object replaces the original's (whose diagnostics were shown).
+            retry = _tu_command(compiler, cl, inp, transformed, True, mode, output, [])
+            with signals.deferred():
+                again, _ = cc.run_captured([*retry, "-w"], [output])
+            if again == 0:
+                return 0
+            rc = cc.run(_tu_command(compiler, cl, inp, path, False, mode, output, dep_args),
+                        writes)   # the original's object again
+            if rc != 0:
+                cc.remove(output)
+                return rc
         _warn(f"{inp.path}: warning: foresight cc: the transformed code did not compile, "
               f"so it was compiled unchanged (please report this); {_first_error(err)}")
     return rc
+
+
+def _warnings_only(stderr: str) -> bool:
+    """Whether every error cc reported is a warning made an error (`[-Werror=...]`,
+    `[-Wpedantic]` under -pedantic-errors): the tag a warning's option leaves."""
+    errors = [line.strip() for line in _ANSI.sub("", stderr).splitlines() if "error:" in line]
+    return bool(errors) and all(re.search(r"\[-W[^\]]*\]$", e) for e in errors)
 
 
 def _original_diagnostics(compiler, cl, inp, mode) -> str | None:
