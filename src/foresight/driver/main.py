@@ -356,9 +356,12 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: set[str]) -> 
 
 def _warnings_only(stderr: str) -> bool:
     """Whether every error cc reported is a warning made an error (`[-Werror=...]`,
-    `[-Wpedantic]` under -pedantic-errors): the tag a warning's option leaves."""
+    `[-Wpedantic]` under -pedantic-errors): the tag a warning's option leaves; but not a
+    stack or frame size limit."""
     errors = [line.strip() for line in _ANSI.sub("", stderr).splitlines() if "error:" in line]
-    return bool(errors) and all(re.search(r"\[-W[^\]]*\]$", e) for e in errors)
+    return bool(errors) and all(re.search(r"\[-W[^\]]*\]$", e) for e in errors) and not any(
+        # limits the program may rely on (a thread's small stack): never exceeded silently
+        re.search(r"\[-W(error=)?(stack-usage|frame-larger-than)", e) for e in errors)
 
 
 def _original_diagnostics(compiler, cl, inp, mode) -> str | None:
