@@ -260,6 +260,19 @@ def test_warnings_made_errors_about_the_hints_keep_the_hints(tmp_path, cc, flags
                    check=False).returncode != 0   # the user's own code fails as with cc
 
 
+def test_report_of_a_file_compiled_unchanged_says_so(tmp_path):
+    # A stack limit the hint state exceeds: the transformed text is refused, the file is
+    # compiled as written, and the report must not count its nests as hinted.
+    (tmp_path / "rows.c").write_text(ROWS)
+    p = fcc("-O2", "-Werror", "-Wstack-usage=64", "--report", "--report-json", "r.json",
+            "-c", "rows.c", "-o", "rows.o", cwd=tmp_path)
+    assert "the transformed code did not compile" in p.stderr
+    assert "rows.c: summary: 3 loop nests, none hinted: the transformed text did not " \
+           "compile, so the file was compiled unchanged" in p.stderr, p.stderr
+    entries = json.loads((tmp_path / "r.json").read_text())
+    assert entries and all(e.get("compiled_unchanged") for e in entries)
+
+
 def test_a_static_program_links_without_the_runtime(project, cc):
     probe = subprocess.run([cc, "-static", "kernel.c", "main.c", "-o", "gprog"], cwd=project,
                            capture_output=True)

@@ -83,7 +83,9 @@ def main(argv: list[str]) -> int:
                 raise CompilerError(f"no temporary directory to work in: {e}") from e
         try:
             sources, report, warnings, notes = _transform_all(cl, opts, tmp)
-            dropped: set[str] = set()   # inputs compiled without their optional insertions
+            # inputs compiled without their optional insertions ("optional") or as written
+            # ("all": the transformed text did not compile)
+            dropped: dict[str, str] = {}
             if not any(changed for _, changed, _ in sources.values()):
                 rc = _passthrough(compiler, cl)
             elif cl.mode == "link":
@@ -91,9 +93,11 @@ def main(argv: list[str]) -> int:
             else:
                 rc = _compile_only(compiler, cl, sources, dropped)
             for e in report:
-                if e.get("source") in dropped:
+                if dropped.get(e.get("source")) == "optional":
                     for f in e.get("forced_inline", []):
                         f["dropped"] = True
+                elif dropped.get(e.get("source")) == "all":
+                    e["compiled_unchanged"] = True
         finally:
             with signals.deferred():
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -291,7 +295,7 @@ def _dep_flags_of(cl: CommandLine) -> list[str]:
     return [a for a in cl.args if a in ("-MD", "-MMD", "-MP", "-MG")]
 
 
-def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: set[str]) -> int:
+def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: dict[str, str]) -> int:
     """Compile one C input; if its transformed text is rejected, the original decides.
 
     The transformed text is compiled with cc's diagnostics held back.  Accepted: they are
@@ -324,7 +328,7 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: set[str]) -> 
                 cc.fix_dependency_file(dep, text_path, inp.path)
                 cc.fix_dependency_file(cl.wp_dep_file, text_path, inp.path)
                 if text_path is not path:
-                    dropped.add(inp.path)
+                    dropped[inp.path] = "optional"
                 return 0
             if signals.pending():
                 return rc  # interrupted: no second compile
@@ -349,6 +353,7 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: set[str]) -> 
             if rc != 0:
                 cc.remove(output)
                 return rc
+        dropped[inp.path] = "all"
         _warn(f"{inp.path}: warning: foresight cc: the transformed code did not compile, "
               f"so it was compiled unchanged (please report this); {_first_error(err)}")
     return rc
@@ -419,7 +424,8 @@ def _user_dep_values(cl: CommandLine) -> list[str]:
     return out
 
 
-def _compile_only(compiler: list[str], cl: CommandLine, sources, dropped: set[str]) -> int:
+def _compile_only(compiler: list[str], cl: CommandLine, sources,
+                  dropped: dict[str, str]) -> int:
     """-c / -S: each C input to its own output; the other inputs in one cc command."""
     rc = 0
     for inp in cl.c_inputs:
@@ -436,7 +442,7 @@ def _compile_only(compiler: list[str], cl: CommandLine, sources, dropped: set[st
 
 
 def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path,
-                      dropped: set[str]) -> int:
+                      dropped: dict[str, str]) -> int:
     """C inputs to temporary objects, then the user's link in the user's order + runtime."""
     objects: dict[int, str] = {}
     rc = 0
