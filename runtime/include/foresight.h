@@ -226,6 +226,338 @@
 #include <stdint.h>
 #include <stdio.h> /* FILE, for the prefetch thread's stdio calls */
 
+/* The header's own names (parameters, members, locals) and the C library's it calls
+ * are kept from the program's macros: a header of the program may `#define line ...` or
+ * `#define unused ...` before this one is included (after feature-test macros), or a
+ * -D may.  Each is saved, undefined here and restored at the end; the list is checked
+ * against the header's text (tests/compiler/test_header_names.py). */
+#pragma push_macro("a")
+#pragma push_macro("across")
+#pragma push_macro("addr")
+#pragma push_macro("advise")
+#pragma push_macro("ahead")
+#pragma push_macro("ap")
+#pragma push_macro("arg")
+#pragma push_macro("argc")
+#pragma push_macro("argv")
+#pragma push_macro("array")
+#pragma push_macro("at")
+#pragma push_macro("b")
+#pragma push_macro("base")
+#pragma push_macro("block")
+#pragma push_macro("bounce")
+#pragma push_macro("buf")
+#pragma push_macro("bytes")
+#pragma push_macro("c")
+#pragma push_macro("cap")
+#pragma push_macro("chunk")
+#pragma push_macro("cnt")
+#pragma push_macro("cond")
+#pragma push_macro("consumed")
+#pragma push_macro("copy")
+#pragma push_macro("count")
+#pragma push_macro("d")
+#pragma push_macro("delim")
+#pragma push_macro("dir")
+#pragma push_macro("dist")
+#pragma push_macro("e")
+#pragma push_macro("f")
+#pragma push_macro("fd")
+#pragma push_macro("fgetc")
+#pragma push_macro("fgets")
+#pragma push_macro("file")
+#pragma push_macro("first")
+#pragma push_macro("fixed")
+#pragma push_macro("flags")
+#pragma push_macro("fmt")
+#pragma push_macro("fn")
+#pragma push_macro("fread")
+#pragma push_macro("fs_abs")
+#pragma push_macro("fs_abut")
+#pragma push_macro("fs_armed")
+#pragma push_macro("fs_block")
+#pragma push_macro("fs_countdown")
+#pragma push_macro("fs_due")
+#pragma push_macro("fs_flags")
+#pragma push_macro("fs_granule")
+#pragma push_macro("fs_jump")
+#pragma push_macro("fs_jump_runs")
+#pragma push_macro("fs_lag")
+#pragma push_macro("fs_last")
+#pragma push_macro("fs_level")
+#pragma push_macro("fs_low")
+#pragma push_macro("fs_next")
+#pragma push_macro("fs_page")
+#pragma push_macro("fs_quiet")
+#pragma push_macro("fs_quiet_armed")
+#pragma push_macro("fs_region")
+#pragma push_macro("fs_released")
+#pragma push_macro("fs_run_start")
+#pragma push_macro("fs_short_last")
+#pragma push_macro("fs_slow")
+#pragma push_macro("fs_stat")
+#pragma push_macro("fs_state")
+#pragma push_macro("fs_step")
+#pragma push_macro("fs_streak")
+#pragma push_macro("fs_sweep_at")
+#pragma push_macro("fs_sweep_bytes")
+#pragma push_macro("g")
+#pragma push_macro("getc")
+#pragma push_macro("getenv")
+#pragma push_macro("got")
+#pragma push_macro("h")
+#pragma push_macro("hint")
+#pragma push_macro("i")
+#pragma push_macro("id")
+#pragma push_macro("in_parallel")
+#pragma push_macro("indirect")
+#pragma push_macro("init")
+#pragma push_macro("j")
+#pragma push_macro("k")
+#pragma push_macro("la")
+#pragma push_macro("last")
+#pragma push_macro("lead")
+#pragma push_macro("leaf")
+#pragma push_macro("left")
+#pragma push_macro("len")
+#pragma push_macro("line")
+#pragma push_macro("longindex")
+#pragma push_macro("loop")
+#pragma push_macro("low")
+#pragma push_macro("mask")
+#pragma push_macro("mode")
+#pragma push_macro("most")
+#pragma push_macro("n")
+#pragma push_macro("n_pipes")
+#pragma push_macro("n_streams")
+#pragma push_macro("name")
+#pragma push_macro("nest")
+#pragma push_macro("next")
+#pragma push_macro("now")
+#pragma push_macro("nthreads")
+#pragma push_macro("o")
+#pragma push_macro("off")
+#pragma push_macro("offset")
+#pragma push_macro("omp_get_max_threads")
+#pragma push_macro("omp_get_num_threads")
+#pragma push_macro("omp_in_parallel")
+#pragma push_macro("optarg_")
+#pragma push_macro("optind_")
+#pragma push_macro("optopt_")
+#pragma push_macro("orig")
+#pragma push_macro("p")
+#pragma push_macro("p0")
+#pragma push_macro("p1")
+#pragma push_macro("paddr")
+#pragma push_macro("page")
+#pragma push_macro("part")
+#pragma push_macro("path")
+#pragma push_macro("pbytes")
+#pragma push_macro("perm")
+#pragma push_macro("pipe")
+#pragma push_macro("pipes")
+#pragma push_macro("plen")
+#pragma push_macro("q")
+#pragma push_macro("queued")
+#pragma push_macro("r")
+#pragma push_macro("raddr")
+#pragma push_macro("random")
+#pragma push_macro("rbytes")
+#pragma push_macro("ref")
+#pragma push_macro("ref_text")
+#pragma push_macro("region")
+#pragma push_macro("rest")
+#pragma push_macro("room")
+#pragma push_macro("run")
+#pragma push_macro("s")
+#pragma push_macro("schedule")
+#pragma push_macro("scope")
+#pragma push_macro("site")
+#pragma push_macro("sites")
+#pragma push_macro("size")
+#pragma push_macro("st")
+#pragma push_macro("step")
+#pragma push_macro("str")
+#pragma push_macro("streams")
+#pragma push_macro("t")
+#pragma push_macro("text")
+#pragma push_macro("trail")
+#pragma push_macro("unit")
+#pragma push_macro("v")
+#pragma push_macro("val")
+#pragma push_macro("value")
+#pragma push_macro("vec")
+#pragma push_macro("vfscanf")
+#pragma push_macro("vlen")
+#pragma push_macro("volume")
+#pragma push_macro("wake_at")
+#pragma push_macro("whence")
+#pragma push_macro("word")
+#pragma push_macro("worksharing_only")
+#undef a
+#undef across
+#undef addr
+#undef advise
+#undef ahead
+#undef ap
+#undef arg
+#undef argc
+#undef argv
+#undef array
+#undef at
+#undef b
+#undef base
+#undef block
+#undef bounce
+#undef buf
+#undef bytes
+#undef c
+#undef cap
+#undef chunk
+#undef cnt
+#undef cond
+#undef consumed
+#undef copy
+#undef count
+#undef d
+#undef delim
+#undef dir
+#undef dist
+#undef e
+#undef f
+#undef fd
+#undef fgetc
+#undef fgets
+#undef file
+#undef first
+#undef fixed
+#undef flags
+#undef fmt
+#undef fn
+#undef fread
+#undef fs_abs
+#undef fs_abut
+#undef fs_armed
+#undef fs_block
+#undef fs_countdown
+#undef fs_due
+#undef fs_flags
+#undef fs_granule
+#undef fs_jump
+#undef fs_jump_runs
+#undef fs_lag
+#undef fs_last
+#undef fs_level
+#undef fs_low
+#undef fs_next
+#undef fs_page
+#undef fs_quiet
+#undef fs_quiet_armed
+#undef fs_region
+#undef fs_released
+#undef fs_run_start
+#undef fs_short_last
+#undef fs_slow
+#undef fs_stat
+#undef fs_state
+#undef fs_step
+#undef fs_streak
+#undef fs_sweep_at
+#undef fs_sweep_bytes
+#undef g
+#undef getc
+#undef getenv
+#undef got
+#undef h
+#undef hint
+#undef i
+#undef id
+#undef in_parallel
+#undef indirect
+#undef init
+#undef j
+#undef k
+#undef la
+#undef last
+#undef lead
+#undef leaf
+#undef left
+#undef len
+#undef line
+#undef longindex
+#undef loop
+#undef low
+#undef mask
+#undef mode
+#undef most
+#undef n
+#undef n_pipes
+#undef n_streams
+#undef name
+#undef nest
+#undef next
+#undef now
+#undef nthreads
+#undef o
+#undef off
+#undef offset
+#undef omp_get_max_threads
+#undef omp_get_num_threads
+#undef omp_in_parallel
+#undef optarg_
+#undef optind_
+#undef optopt_
+#undef orig
+#undef p
+#undef p0
+#undef p1
+#undef paddr
+#undef page
+#undef part
+#undef path
+#undef pbytes
+#undef perm
+#undef pipe
+#undef pipes
+#undef plen
+#undef q
+#undef queued
+#undef r
+#undef raddr
+#undef random
+#undef rbytes
+#undef ref
+#undef ref_text
+#undef region
+#undef rest
+#undef room
+#undef run
+#undef s
+#undef schedule
+#undef scope
+#undef site
+#undef sites
+#undef size
+#undef st
+#undef step
+#undef str
+#undef streams
+#undef t
+#undef text
+#undef trail
+#undef unit
+#undef v
+#undef val
+#undef value
+#undef vec
+#undef vfscanf
+#undef vlen
+#undef volume
+#undef wake_at
+#undef whence
+#undef word
+#undef worksharing_only
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -319,7 +651,7 @@ struct foresight_site {
 
 /* Declare a static site named NAME for the reference text REF. */
 #define FORESIGHT_SITE(name, ref_text) \
-    static struct foresight_site name = {.file = __FILE__, .line = __LINE__, .ref = (ref_text)}
+    static struct foresight_site name = {__FILE__, __LINE__, (ref_text), 0, 0, 0, 0, {0}, 0, 0, 0, 0}
 
 /* ---- library entry points (weak: absent library means no-op hints) ----
  * Link with `foresight config --libs`: it wraps -lforesight in --no-as-needed,
@@ -328,7 +660,7 @@ struct foresight_site {
 #ifdef FORESIGHT_BUILDING_RUNTIME
 #define FORESIGHT__WEAK /* the library's own definitions are strong */
 #else
-#define FORESIGHT__WEAK __attribute__((weak))
+#define FORESIGHT__WEAK __attribute__((__weak__))
 #endif
 extern uint64_t *const *foresight__dir FORESIGHT__WEAK;
 extern struct foresight_site foresight__anon_site FORESIGHT__WEAK;
@@ -890,7 +1222,7 @@ struct foresight_pt_clock {
 };
 
 #if defined(__cplusplus) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L
-#define FORESIGHT__NORETURN __attribute__((noreturn))
+#define FORESIGHT__NORETURN __attribute__((__noreturn__))
 #else
 #define FORESIGHT__NORETURN _Noreturn
 #endif
@@ -1116,7 +1448,7 @@ static inline long foresight_pt_getline(char **line, size_t *cap, FILE *f, unsig
     return foresight__pt_getline(line, cap, f, site);
 }
 
-static inline __attribute__((format(scanf, 4, 5))) int
+static inline __attribute__((__format__(__scanf__, 4, 5))) int
 foresight_pt_fscanf(FILE *f, unsigned site, int *consumed, const char *fmt, ...)
 {
     va_list ap;
@@ -1250,8 +1582,8 @@ static inline long foresight_pt_send_read(struct foresight_pt_clock *c, unsigned
  * and, when the descriptor is 0, sends what it read to the thread, whose copy of the call,
  * on descriptor 0 too (never one of its own), takes it from the channel.  (The notes are
  * the program's one I/O thread's: the compiler refuses a thread to programs of several.) */
-static int foresight__pt_fd_noted __attribute__((unused)) = -1;
-static void *foresight__pt_buf_noted __attribute__((unused));
+static int foresight__pt_fd_noted __attribute__((__unused__)) = -1;
+static void *foresight__pt_buf_noted __attribute__((__unused__));
 
 static inline int foresight_pt_fd_tick(struct foresight_pt_clock *c, unsigned site, int advise,
                                        int fd)
@@ -1372,7 +1704,7 @@ static inline int foresight_pt_stdio_getc(struct foresight_pt_clock *c, unsigned
 #define FORESIGHT__VFSCANF vfscanf
 #endif
 
-static inline __attribute__((format(scanf, 4, 5))) int
+static inline __attribute__((__format__(__scanf__, 4, 5))) int
 foresight_pt_send_fscanf(struct foresight_pt_clock *c, unsigned site, FILE *f, const char *fmt,
                          ...)
 {
@@ -1385,7 +1717,7 @@ foresight_pt_send_fscanf(struct foresight_pt_clock *c, unsigned site, FILE *f, c
     return r;
 }
 
-static inline __attribute__((format(scanf, 4, 5))) int
+static inline __attribute__((__format__(__scanf__, 4, 5))) int
 foresight_pt_stdio_fscanf(struct foresight_pt_clock *c, unsigned site, FILE *f, const char *fmt,
                           ...)
 {
@@ -1400,7 +1732,7 @@ foresight_pt_stdio_fscanf(struct foresight_pt_clock *c, unsigned site, FILE *f, 
     return r;
 }
 
-static inline __attribute__((format(scanf, 3, 4))) int
+static inline __attribute__((__format__(__scanf__, 3, 4))) int
 foresight_pt_send_scanf(struct foresight_pt_clock *c, unsigned site, const char *fmt, ...)
 {
     va_list ap;
@@ -1898,5 +2230,169 @@ static inline void foresight_color_apply(void)
 #ifdef __cplusplus
 }
 #endif
+
+#pragma pop_macro("a")
+#pragma pop_macro("across")
+#pragma pop_macro("addr")
+#pragma pop_macro("advise")
+#pragma pop_macro("ahead")
+#pragma pop_macro("ap")
+#pragma pop_macro("arg")
+#pragma pop_macro("argc")
+#pragma pop_macro("argv")
+#pragma pop_macro("array")
+#pragma pop_macro("at")
+#pragma pop_macro("b")
+#pragma pop_macro("base")
+#pragma pop_macro("block")
+#pragma pop_macro("bounce")
+#pragma pop_macro("buf")
+#pragma pop_macro("bytes")
+#pragma pop_macro("c")
+#pragma pop_macro("cap")
+#pragma pop_macro("chunk")
+#pragma pop_macro("cnt")
+#pragma pop_macro("cond")
+#pragma pop_macro("consumed")
+#pragma pop_macro("copy")
+#pragma pop_macro("count")
+#pragma pop_macro("d")
+#pragma pop_macro("delim")
+#pragma pop_macro("dir")
+#pragma pop_macro("dist")
+#pragma pop_macro("e")
+#pragma pop_macro("f")
+#pragma pop_macro("fd")
+#pragma pop_macro("fgetc")
+#pragma pop_macro("fgets")
+#pragma pop_macro("file")
+#pragma pop_macro("first")
+#pragma pop_macro("fixed")
+#pragma pop_macro("flags")
+#pragma pop_macro("fmt")
+#pragma pop_macro("fn")
+#pragma pop_macro("fread")
+#pragma pop_macro("fs_abs")
+#pragma pop_macro("fs_abut")
+#pragma pop_macro("fs_armed")
+#pragma pop_macro("fs_block")
+#pragma pop_macro("fs_countdown")
+#pragma pop_macro("fs_due")
+#pragma pop_macro("fs_flags")
+#pragma pop_macro("fs_granule")
+#pragma pop_macro("fs_jump")
+#pragma pop_macro("fs_jump_runs")
+#pragma pop_macro("fs_lag")
+#pragma pop_macro("fs_last")
+#pragma pop_macro("fs_level")
+#pragma pop_macro("fs_low")
+#pragma pop_macro("fs_next")
+#pragma pop_macro("fs_page")
+#pragma pop_macro("fs_quiet")
+#pragma pop_macro("fs_quiet_armed")
+#pragma pop_macro("fs_region")
+#pragma pop_macro("fs_released")
+#pragma pop_macro("fs_run_start")
+#pragma pop_macro("fs_short_last")
+#pragma pop_macro("fs_slow")
+#pragma pop_macro("fs_stat")
+#pragma pop_macro("fs_state")
+#pragma pop_macro("fs_step")
+#pragma pop_macro("fs_streak")
+#pragma pop_macro("fs_sweep_at")
+#pragma pop_macro("fs_sweep_bytes")
+#pragma pop_macro("g")
+#pragma pop_macro("getc")
+#pragma pop_macro("getenv")
+#pragma pop_macro("got")
+#pragma pop_macro("h")
+#pragma pop_macro("hint")
+#pragma pop_macro("i")
+#pragma pop_macro("id")
+#pragma pop_macro("in_parallel")
+#pragma pop_macro("indirect")
+#pragma pop_macro("init")
+#pragma pop_macro("j")
+#pragma pop_macro("k")
+#pragma pop_macro("la")
+#pragma pop_macro("last")
+#pragma pop_macro("lead")
+#pragma pop_macro("leaf")
+#pragma pop_macro("left")
+#pragma pop_macro("len")
+#pragma pop_macro("line")
+#pragma pop_macro("longindex")
+#pragma pop_macro("loop")
+#pragma pop_macro("low")
+#pragma pop_macro("mask")
+#pragma pop_macro("mode")
+#pragma pop_macro("most")
+#pragma pop_macro("n")
+#pragma pop_macro("n_pipes")
+#pragma pop_macro("n_streams")
+#pragma pop_macro("name")
+#pragma pop_macro("nest")
+#pragma pop_macro("next")
+#pragma pop_macro("now")
+#pragma pop_macro("nthreads")
+#pragma pop_macro("o")
+#pragma pop_macro("off")
+#pragma pop_macro("offset")
+#pragma pop_macro("omp_get_max_threads")
+#pragma pop_macro("omp_get_num_threads")
+#pragma pop_macro("omp_in_parallel")
+#pragma pop_macro("optarg_")
+#pragma pop_macro("optind_")
+#pragma pop_macro("optopt_")
+#pragma pop_macro("orig")
+#pragma pop_macro("p")
+#pragma pop_macro("p0")
+#pragma pop_macro("p1")
+#pragma pop_macro("paddr")
+#pragma pop_macro("page")
+#pragma pop_macro("part")
+#pragma pop_macro("path")
+#pragma pop_macro("pbytes")
+#pragma pop_macro("perm")
+#pragma pop_macro("pipe")
+#pragma pop_macro("pipes")
+#pragma pop_macro("plen")
+#pragma pop_macro("q")
+#pragma pop_macro("queued")
+#pragma pop_macro("r")
+#pragma pop_macro("raddr")
+#pragma pop_macro("random")
+#pragma pop_macro("rbytes")
+#pragma pop_macro("ref")
+#pragma pop_macro("ref_text")
+#pragma pop_macro("region")
+#pragma pop_macro("rest")
+#pragma pop_macro("room")
+#pragma pop_macro("run")
+#pragma pop_macro("s")
+#pragma pop_macro("schedule")
+#pragma pop_macro("scope")
+#pragma pop_macro("site")
+#pragma pop_macro("sites")
+#pragma pop_macro("size")
+#pragma pop_macro("st")
+#pragma pop_macro("step")
+#pragma pop_macro("str")
+#pragma pop_macro("streams")
+#pragma pop_macro("t")
+#pragma pop_macro("text")
+#pragma pop_macro("trail")
+#pragma pop_macro("unit")
+#pragma pop_macro("v")
+#pragma pop_macro("val")
+#pragma pop_macro("value")
+#pragma pop_macro("vec")
+#pragma pop_macro("vfscanf")
+#pragma pop_macro("vlen")
+#pragma pop_macro("volume")
+#pragma pop_macro("wake_at")
+#pragma pop_macro("whence")
+#pragma pop_macro("word")
+#pragma pop_macro("worksharing_only")
 
 #endif /* FORESIGHT_H */

@@ -155,7 +155,7 @@ def string(s: str) -> str:
 
 def cleanup(fn: str) -> str:
     """The attribute that has `fn` called with the variable's address on leaving its scope."""
-    return f"__attribute__((cleanup({fn})))"
+    return f"__attribute__((__cleanup__({fn})))"
 
 
 # --- symbolic and affine values, addresses ------------------------------------------

@@ -72,10 +72,11 @@ _QUIET = ['#pragma GCC diagnostic push'] + [
 SAFE = "__fs_ptx_safe"
 _SAFE_DEFINITION = [
     "#if defined(__has_attribute)",
-    "#if __has_attribute(no_stack_protector) && __has_attribute(no_sanitize)",
-    f'#define {SAFE} __attribute__((no_stack_protector, no_sanitize("address", "undefined")))',
-    "#elif __has_attribute(no_sanitize)",
-    f'#define {SAFE} __attribute__((no_sanitize("address", "undefined")))',
+    "#if __has_attribute(__no_stack_protector__) && __has_attribute(__no_sanitize__)",
+    f"#define {SAFE} __attribute__((__no_stack_protector__, "
+    '__no_sanitize__("address", "undefined")))',
+    "#elif __has_attribute(__no_sanitize__)",
+    f'#define {SAFE} __attribute__((__no_sanitize__("address", "undefined")))',
     "#endif",
     "#endif",
     f"#ifndef {SAFE}",
