@@ -650,8 +650,15 @@ struct foresight_site {
 };
 
 /* Declare a static site named NAME for the reference text REF. */
-#define FORESIGHT_SITE(name, ref_text) \
-    static struct foresight_site name = {__FILE__, __LINE__, (ref_text), 0, 0, 0, 0, {0}, 0, 0, 0, 0}
+#ifdef __cplusplus
+#define FORESIGHT__NULL nullptr
+#else
+#define FORESIGHT__NULL ((void *)0)
+#endif
+/* Positional: a member's name could be a macro of the program's at the site. */
+#define FORESIGHT_SITE(name, ref_text)                                                   \
+    static struct foresight_site name = {__FILE__, __LINE__, (ref_text), 0, 0, 0,       \
+                                         FORESIGHT__NULL, {0}, 0, 0, 0, 0}
 
 /* ---- library entry points (weak: absent library means no-op hints) ----
  * Link with `foresight config --libs`: it wraps -lforesight in --no-as-needed,
@@ -814,7 +821,7 @@ static inline void foresight_prefetch_release_at(struct foresight_site *site, co
  * does not push out the pages the loop uses; then it is advised MADV_NORMAL again.
  * Targets that a sample finds stepping through a few sequential frontiers (a scatter
  * into buckets), whose read-around windows fit in memory, are left to read-around.
- * Generated code declares SCOPE with __attribute__((cleanup(foresight_random_end))) at
+ * Generated code declares SCOPE with __attribute__((__cleanup__(foresight_random_end))) at
  * loop-nest entry, so every exit from the nest ends the advice.  FORESIGHT_RANDOM=0
  * turns it off.  Whatever the advice, between the two the process is not pinned to one
  * CPU (FORESIGHT_PIN): the worker issuing the site's prefetches runs beside the program.

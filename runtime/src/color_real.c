@@ -60,13 +60,20 @@ struct vma {
 static int pagemap(void)
 {
     static struct fs_own pm = {.fd = -1};
-    static pid_t opened_by;
-    if (pm.fd >= 0 && (opened_by != getpid() || !fs_own_valid(&pm)))
-        fs_own_close(&pm); /* a forked child's, or the program closed it */
-    if (pm.fd < 0) {
-        fs_own_fd(&pm, open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
-        opened_by = getpid();
+    static pid_t opened_by; /* 0: not tried in this process */
+    static bool unreadable;
+    if (opened_by != getpid()) { /* first call, or a forked child: its own page table */
+        fs_own_close(&pm);
+        unreadable = false;
+    } else if (pm.fd >= 0 && !fs_own_valid(&pm)) {
+        pm.fd = -1; /* the program closed it (the number may be its own now) */
+    } else if (pm.fd >= 0 || unreadable) {
+        return pm.fd;
     }
+    int saved = errno;
+    unreadable = fs_own_fd(&pm, open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0;
+    errno = saved;
+    opened_by = getpid();
     return pm.fd;
 }
 

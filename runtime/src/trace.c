@@ -633,10 +633,10 @@ void fs_trace_finish(void)
     __atomic_store_n(&fs_trace_active, false, __ATOMIC_RELAXED);
     int err = out_errno;
     bool ok = !out_failed;
-    if (ok && !fs_own_valid(&out)) {
+    if (!fs_own_valid(&out)) {
         ok = false; /* the program closed it: never close the number, it may be the program's */
-        err = EBADF;
-    } else if (ok && close(out_fd) != 0) {
+        err = out_failed ? err : EBADF;
+    } else if (close(out_fd) != 0 && ok) {
         ok = false;
         err = errno;
     }

@@ -1,4 +1,5 @@
-// foresight.h compiles as C++ (-Wall -Wextra -Werror, the project's flags) and, linked
+// foresight.h compiles as C++ (-Wall -Wextra -Werror, the project's flags, and
+// -Wzero-as-null-pointer-constant on FORESIGHT_SITE) and, linked
 // without libforesight, its calls are no-ops: no prefetch thread starts (its init is not
 // run), a tick on the NULL clock does nothing, hints do nothing.
 #include <cstdio>
@@ -26,6 +27,8 @@ int main()
         return 1;
     }
     long *a = static_cast<long *>(std::malloc(4096 * sizeof(long)));
+    FORESIGHT_SITE(site, "a[i]"); // what the inserted code declares (strict C++ flags)
+    foresight_prefetch_at(&site, a, 4096 * sizeof(long));
     foresight_prefetch(a, 4096 * sizeof(long));
     foresight_release(a, 4096 * sizeof(long));
     std::free(a);

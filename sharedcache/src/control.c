@@ -85,14 +85,17 @@ void control_decide(struct control *c, struct iocache_stats *st)
                 hold(&c->pin_until[i], e, c->k);
         }
     } else if (c->kind == IOCACHE_FINE) {
-        for (unsigned k = 0; k < n; k++)
+        for (unsigned k = 0; k < n; k++) {
+            /* k's prefetches issued this epoch (0: harm found now from older prefetches
+             * throttles nothing, as coarse) or all harmful ones */
+            uint64_t whole = c->metric == IOCACHE_METRIC_SHARE ? now->harmful : now->issued[k];
             for (unsigned l = 0; l < n; l++) {
-                uint64_t whole = c->metric == IOCACHE_METRIC_SHARE ? now->harmful : now->issued[k];
                 if (c->throttle && reaches(c->harm[k * n + l], whole, c->threshold))
                     hold(&c->throttle_until[k * n + l], e, c->k);
                 if (c->pin && reaches(c->miss[k * n + l], now->harm_misses, c->threshold))
                     hold(&c->pin_until[l * n + k], e, c->k);
             }
+        }
     }
     c->epoch = e + 1;
     memset(c->harm, 0, (size_t)n * n * sizeof *c->harm);

@@ -260,6 +260,32 @@ def test_warnings_made_errors_about_the_hints_keep_the_hints(tmp_path, cc, flags
                    check=False).returncode != 0   # the user's own code fails as with cc
 
 
+def test_the_warning_free_retry_leaves_the_originals_dependency_file(tmp_path, cc):
+    # Linux-kernel style: -Wp,-MD names the dependency file; the next make must read it.
+    (tmp_path / "rows.c").write_text(ROWS)
+    flags = ["-O2", "-Werror", "-Wdeclaration-after-statement"]
+    p = fcc(*flags, "-Wp,-MD,.rows.o.d", "-c", "rows.c", "-o", "rows.o", cwd=tmp_path)
+    assert p.stderr == "", p.stderr
+    dep = (tmp_path / ".rows.o.d").read_text()
+    assert dep.startswith("rows.o: rows.c") and "foresight" not in dep, dep
+    assert sorted(f.name for f in tmp_path.iterdir()) == [".rows.o.d", "rows.c", "rows.o"]
+    # -S -o -: one assembly text on stdout, though the first text was rejected
+    asm = fcc(*flags, "-S", "rows.c", "-o", "-", cwd=tmp_path).stdout
+    assert asm.count("\nmain:") == 1
+
+
+def test_static_spelled_long_and_arguments_that_are_not_utf8(tmp_path, cc):
+    (tmp_path / "rows.c").write_text(ROWS)
+    if subprocess.run([cc, "--static", "rows.c", "-o", "g"], cwd=tmp_path,
+                      capture_output=True).returncode == 0:
+        p = fcc("-O2", "--static", "rows.c", "-o", "s", cwd=tmp_path)
+        assert "-static: the runtime is a shared library" in p.stderr
+    inc = os.fsdecode(b"inc\xe9")
+    (tmp_path / inc).mkdir()
+    p = fcc("-O2", "-c", "rows.c", "-o", "r.o", f"-I{inc}", cwd=tmp_path)
+    assert "an argument (-Iinc\\xe9) is not UTF-8" in p.stderr and "Error" not in p.stderr
+
+
 def test_report_of_a_file_compiled_unchanged_says_so(tmp_path):
     # A stack limit the hint state exceeds: the transformed text is refused, the file is
     # compiled as written, and the report must not count its nests as hinted.

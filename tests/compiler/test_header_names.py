@@ -25,7 +25,7 @@ KEYWORDS = set("""auto break case char const continue default do double else enu
 float for goto if inline int long register restrict return short signed sizeof static struct
 switch typedef union unsigned void volatile while _Bool _Complex _Imaginary _Alignas _Alignof
 _Atomic _Generic _Noreturn _Static_assert _Thread_local define ifdef ifndef endif undef elif
-defined error""".split())
+defined error nullptr""".split())
 # What the header takes from <stdint.h>, <stddef.h>, <stdarg.h> and <stdio.h> as they
 # define it (undefined, SIZE_MAX or va_start would be gone).
 FROM_LIBC = set("""uint64_t uint32_t uint16_t uint8_t int64_t int32_t uintptr_t intptr_t size_t

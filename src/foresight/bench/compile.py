@@ -48,6 +48,7 @@ from foresight.bench.compiler import kernels_dir
 from foresight.bench.nas import KERNELS as NAS_PROGRAMS
 from foresight.bench.nas import nas_dir
 from foresight.bench.tables import Table
+from foresight.driver.outputs import under_directory
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment
 from foresight.reports import save_figure
@@ -196,7 +197,8 @@ def commands(inp: Input, cc: list[str], cflags: list[str], tmp: Path) -> dict[st
         "front_end": [foresight_exe(), "cc", "-O2", "-c", *inp.includes, "--emit-c",
                       str(emit), str(inp.src), "-o", str(tmp / "front_end.o")],
         "underlying": [*cc, "-O2", "-c", *inp.includes, "-iquote", str(inp.src.parent),
-                       *cflags, str(emit / inp.src.name), "-o", str(tmp / "underlying.o")],
+                       *cflags, str(under_directory(emit, str(inp.src))), "-o",
+                       str(tmp / "underlying.o")],
     }
 
 
@@ -230,7 +232,7 @@ def measure_input(inp: Input, cc: list[str], cflags: list[str], repeat: int, tim
                     r["object_text_bytes"] = size_text(obj)
                     obj.unlink()
                 if v == "front_end":
-                    emitted = work / "emit" / inp.src.name
+                    emitted = under_directory(work / "emit", str(inp.src))
                     if not emitted.is_file():
                         raise Failed(f"foresight cc --emit-c wrote no {emitted}")
                     generated.add(emitted.stat().st_size)

@@ -51,7 +51,8 @@ OWN_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("--report", None, "per loop nest, what was found and decided (on stderr)"),
     ("--report-json", "FILE", "the report as JSON, one entry per loop nest (a directory "
      "or a name with % for one file per C input)"),
-    ("--emit-c", "DIR", "write the compiled text of each C input to DIR, under its name"),
+    ("--emit-c", "DIR", "write the compiled text of each C input to DIR, under its relative "
+     "path (DIR/a/x.c)"),
     ("--fs-mem", "SIZE", "memory the analysis assumes (default 64M), e.g. 256M"),
     ("--fs-page", "SIZE", "page size, a power of two (default 4K)"),
     ("--fs-block", "SIZE", "bytes per block prefetch, a power of two (default 64K)"),

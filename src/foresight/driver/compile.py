@@ -104,7 +104,7 @@ def runtime_libs(args: list[str]) -> list[str]:
 
     if "-r" in args or "-Wl,-r" in args:
         return []
-    if "-static" in args or "-static-pie" in args:
+    if any(a in ("-static", "--static", "-static-pie") for a in args):
         print("foresight cc: warning: -static: the runtime is a shared library, so the "
               "program is linked without it and its hints do nothing", file=sys.stderr)
         return []

@@ -189,13 +189,16 @@ def _transform(src: str, clang_args: list[str], opts, report: list[dict],
                warnings: list[str]):
     """(text, changed, text without its optional insertions or None), or None when the
     transformation failed (compile the original)."""
-    try:
-        src.encode()
-    except UnicodeEncodeError:   # bytes of another encoding, kept by surrogateescape
-        shown = src.encode(errors="surrogateescape").decode("ascii", "backslashreplace")
-        warnings.append(f"{shown}: warning: foresight cc: the file's path is not UTF-8, "
-                        "which libclang cannot read; compiled unchanged (no hints)")
-        return None
+    for what, word in (("the file's path", src), *(("an argument", a) for a in clang_args)):
+        try:
+            word.encode()
+        except UnicodeEncodeError:   # bytes of another encoding, kept by surrogateescape
+            shown = src.encode(errors="surrogateescape").decode("ascii", "backslashreplace")
+            bad = word.encode(errors="surrogateescape").decode("ascii", "backslashreplace")
+            which = "" if word is src else f" ({bad})"
+            warnings.append(f"{shown}: warning: foresight cc: {what}{which} is not UTF-8, "
+                            "which libclang cannot read; compiled unchanged (no hints)")
+            return None
     try:
         from foresight.compiler.pipeline import transform
 
@@ -309,10 +312,14 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: dict[str, str
         dep_args = [*_dep_flags_of(cl), *_user_dep_values(cl), *dep_args]
     writes = [output, dep, cl.wp_dep_file]
     # The transformed text, then (rejected) the same without its optional insertions.
+    first_err = None
     for text_path in ([path, plain] if plain is not None else [path]) if changed else []:
+        if output == "-" and mode == "-S":   # -S -o -: a rejected text prints nothing
+            return _to_stdout(compiler, cl, inp, sources, mode, dropped)
         cmd = _tu_command(compiler, cl, inp, text_path, True, mode, output, dep_args)
         with signals.deferred():  # a signal now: after the .d names the user's source
             rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), writes)
+            first_err = err if first_err is None else first_err
             if rc == 0 and not err and _layout_warnings(cl.args):
                 # Silent, but the hints moved code that gcc judges by its layout (`for
                 # (...) s += a[i]; next();` on one line): the original's own verdict.
@@ -339,34 +346,71 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: dict[str, str
     if rc != 0:
         cc.remove(output)
     elif changed:
-        if _warnings_only(err) and not signals.pending():
-            # The user's code passed; only warnings the user made errors (-Werror,
-            # -pedantic-errors) about the inserted code stopped it: without warnings, the
-            # hinted object replaces the original's (whose diagnostics were shown).
-            retry = _tu_command(compiler, cl, inp, transformed, True, mode, output, [])
-            with signals.deferred():
-                again, _ = cc.run_captured([*retry, "-w"], [output])
-            if again == 0:
-                return 0
-            rc = cc.run(_tu_command(compiler, cl, inp, path, False, mode, output, dep_args),
-                        writes)   # the original's object again
-            if rc != 0:
-                cc.remove(output)
-                return rc
+        if (first_err is not None and _warnings_only(first_err) and output != "-"
+                and not signals.pending() and _without_warnings(compiler, cl, inp, transformed,
+                                                                mode, output)):
+            return 0
         dropped[inp.path] = "all"
         _warn(f"{inp.path}: warning: foresight cc: the transformed code did not compile, "
               f"so it was compiled unchanged (please report this); {_first_error(err)}")
     return rc
 
 
+def _to_stdout(compiler, cl, inp, sources, mode: str, dropped: dict[str, str]) -> int:
+    """`-o -`: compiled into a temporary file, whose text then goes to stdout."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="foresight-cc-", suffix=".s")
+        os.close(fd)
+    except OSError as e:
+        raise CompilerError(f"no temporary file for -o -: {e.strerror}") from e
+    try:
+        rc = _compile_tu(compiler, cl, inp, sources, mode, tmp, dropped)
+        if rc == 0:
+            sys.stdout.flush()
+            with open(tmp, "rb") as f:
+                shutil.copyfileobj(f, sys.stdout.buffer)
+            sys.stdout.flush()
+        return rc
+    finally:
+        cc.remove(tmp)
+
+
 def _warnings_only(stderr: str) -> bool:
-    """Whether every error cc reported is a warning made an error (`[-Werror=...]`,
-    `[-Wpedantic]` under -pedantic-errors): the tag a warning's option leaves; but not a
-    stack or frame size limit."""
+    """Whether every error cc reported is a warning the user made an error (`[-Werror=X]`,
+    `[-Wpedantic]` under -pedantic-errors); but not a size limit (stack, frame, object)
+    the program may rely on, which the hints are never let exceed silently."""
     errors = [line.strip() for line in _ANSI.sub("", stderr).splitlines() if "error:" in line]
-    return bool(errors) and all(re.search(r"\[-W[^\]]*\]$", e) for e in errors) and not any(
-        # limits the program may rely on (a thread's small stack): never exceeded silently
-        re.search(r"\[-W(error=)?(stack-usage|frame-larger-than)", e) for e in errors)
+    return bool(errors) and all(
+        re.search(r"\[-W(error=[\w=+-]+|pedantic)\]$", e)
+        and not re.search(r"\[-Werror=(stack-usage|frame-larger-than|larger-than)", e)
+        for e in errors)
+
+
+def _without_warnings(compiler, cl, inp, transformed: Path, mode: str, output: str) -> bool:
+    """After the original compiled (its object, dependency files and diagnostics are the
+    user's): the transformed text compiled again with -w into a temporary file beside
+    OUTPUT, which replaces it only when that succeeds.  No dependency files are written
+    (the original's stand)."""
+    cmd = [a for a in _tu_command(compiler, cl, inp, transformed, True, mode, output, [])
+           if not a.startswith(("-Wp,-MD,", "-Wp,-MMD,"))]
+    dest = Path(os.path.realpath(output))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".fs-", suffix=dest.suffix)
+        os.close(fd)
+    except OSError:
+        return False
+    cmd[-1] = tmp   # the command ends with `-o OUTPUT`
+    with signals.deferred():
+        rc, _ = cc.run_captured([*cmd, "-w"], [tmp])
+        try:
+            if rc == 0 and not signals.pending():
+                os.chmod(tmp, os.stat(dest).st_mode & 0o7777)
+                os.replace(tmp, dest)
+                return True
+        except OSError:
+            pass
+        cc.remove(tmp)
+    return False
 
 
 def _original_diagnostics(compiler, cl, inp, mode) -> str | None:

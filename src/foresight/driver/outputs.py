@@ -203,9 +203,10 @@ class PendingFile:
             return
         with signals.deferred():  # a signal here must not leave the file behind
             try:
-                # Within NAME_MAX (255) with mkstemp's 8 characters and the suffix.
-                fd, tmp = tempfile.mkstemp(dir=self.dest.parent,
-                                           prefix=f".{self.dest.name[:200]}.", suffix=".tmp")
+                # Within NAME_MAX (255 bytes) with mkstemp's 8 characters and the suffix.
+                short = os.fsencode(self.dest.name)[:200].decode(errors="ignore")
+                fd, tmp = tempfile.mkstemp(dir=self.dest.parent, prefix=f".{short}.",
+                                           suffix=".tmp")
             except OSError as e:
                 raise UsageError(f"{option} {path}: cannot write: {e.strerror}") from e
             os.close(fd)
