@@ -103,6 +103,7 @@ static void start(void)
     if (fs_cfg.issue_inline != FS_INLINE_ALL)
         fs_workers_ensure_started();
     fs_memcg_keeper_ensure_started();
+    fs_reuse_init();
 }
 
 /* Start-up and exit run library code on the program's thread: a handler's hint that

@@ -311,10 +311,15 @@ const char *fs_budget_stat_path(void)
  * that cgroup's reclaim is what may kill); false without a cgroup limit. */
 bool fs_budget_cgroup_pressure(void)
 {
-    bool ok;
-    if (cgroup_usage_path[0] == 0)
+    /* The keeper thread's (memcg.c) every 10 ms: its usage file kept open (ownfd.c). */
+    static struct fs_own usage_file = {.fd = -1};
+    char buf[64];
+    bool ok = false;
+    if (cgroup_usage_path[0] == 0 ||
+        fs_own_pread(&usage_file, cgroup_usage_path, buf, sizeof buf) <= 0 ||
+        strncmp(buf, "max", 3) == 0)
         return false;
-    uint64_t used = read_u64_file(cgroup_usage_path, &ok);
+    uint64_t used = decimal(buf, &ok);
     return ok && used >= cgroup_limit_bytes / 4 * 3;
 }
 

@@ -216,6 +216,7 @@ bool fs_reuse_check(uintptr_t page, size_t npages, uint16_t mapped[FS_REUSE_BLOC
 void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
                   const unsigned char *before, const uint16_t mapped_before[FS_REUSE_BLOCKS]);
 bool fs_reuse_trusted(const struct foresight_site *site); /* page its releases out */
+void fs_reuse_init(void);                                 /* at start-up: the pagemap open */
 void fs_reuse_reset(void);                                /* after fork */
 
 /* mapping.c: which kind of memory holds a page (/proc/self/maps, cached). */

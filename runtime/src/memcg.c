@@ -34,6 +34,7 @@
 #define PERIOD_NS 10000000L /* 10 ms */
 
 static int started;
+static struct fs_own stat_file = {.fd = -1}; /* the keeper's memory.stat */
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void *keeper_main(void *arg)
@@ -48,14 +49,9 @@ static void *keeper_main(void *arg)
         fs_pin_tick(); /* (a look once a second: pin.c) */
         if (path[0] == 0 || !fs_budget_cgroup_pressure())
             continue;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue; /* out of descriptors, say: tried again at the next period */
-        bool read_any = read(fd, buf, sizeof buf) > 0;
-        while (read(fd, buf, sizeof buf) > 0) {
-        }
-        close(fd);
-        if (read_any)
+        /* Its start is enough: the kernel flushes the counters before showing any. Kept
+         * open (ownfd.c); unreadable (out of descriptors, say): tried at the next period. */
+        if (fs_own_pread(&stat_file, path, buf, sizeof buf) > 0)
             __atomic_add_fetch(&fs_global_memcg_flushes, 1, __ATOMIC_RELAXED);
     }
     return NULL;

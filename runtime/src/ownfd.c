@@ -12,8 +12,15 @@
  * hands out, and its file's (device, inode) is remembered: before each use and before
  * closing it, fstat() must still find that file there, else the runtime forgets the
  * number and never touches it again.
+ *
+ * A file a runtime thread reads again and again (the cgroup's memory.stat every 10 ms,
+ * memcg.c) is kept open the same way and read with pread from its start, which makes
+ * the kernel's seq file show it afresh: a runtime thread opening files all the time
+ * would take the lowest free number for a moment, and a daemon's `close(0);
+ * open("/dev/null")` expecting descriptor 0 could get another.
  */
 #include <errno.h>
+#include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -68,4 +75,20 @@ void fs_own_close(struct fs_own *o)
         errno = saved;
     }
     o->fd = -1;
+}
+
+ssize_t fs_own_pread(struct fs_own *o, const char *path, char *buf, size_t len)
+{
+    if (len == 0)
+        return -1;
+    memset(buf, 0, len);
+    if (!fs_own_valid(o)) {
+        o->fd = -1; /* never opened, or the program closed it: open it (again) */
+        if (fs_own_fd(o, open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            return -1;
+    }
+    int saved = errno;
+    ssize_t n = pread(o->fd, buf, len - 1, 0);
+    errno = saved;
+    return n;
 }

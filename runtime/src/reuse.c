@@ -163,6 +163,19 @@ bool fs_reuse_trusted(const struct foresight_site *site)
     return back <= out / 8;
 }
 
+/* At start-up, while the descriptor limit is the one the program started with: a
+ * program that lowers RLIMIT_NOFILE to what it needs later must not find its last
+ * descriptor taken by ours (it is kept high, outside any limit it sets lower). */
+void fs_reuse_init(void)
+{
+    pthread_mutex_lock(&lock);
+    if (pagemap_state == 0 && fs_cfg.release == FS_REL_ADAPTIVE) {
+        int fd = fs_own_fd(&pagemap, open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+        __atomic_store_n(&pagemap_state, fd < 0 ? -1 : 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 void fs_reuse_reset(void)
 {
     pthread_mutex_init(&lock, NULL);

@@ -2,7 +2,8 @@
  * descriptor numbers it did not open: a kept descriptor sits high; once the program
  * closed it and the number names another file, the runtime neither trusts nor closes
  * it; and a daemon-style program (close everything from 3, open its file, fork) keeps
- * its file in the child, after the runtime's pagemap descriptor (reuse.c) was open. */
+ * its file in the child, after the runtime's pagemap descriptor (reuse.c) was open; a
+ * file read repeatedly (fs_own_pread) takes no low number. */
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -40,6 +41,19 @@ int main(void)
     close(fd);
     close(mine);
     CHECK_EQ(fs_own_fd(&o, -1), -1);
+
+    /* A file read again and again is kept open, high: no low number is ever taken. */
+    struct fs_own k = {.fd = -1};
+    char buf[256];
+    int low = open("/dev/null", O_RDONLY); /* the lowest free number now */
+    close(low);
+    for (int r = 0; r < 3; r++)
+        CHECK(fs_own_pread(&k, "/proc/self/statm", buf, sizeof buf) > 0);
+    CHECK(k.fd != low && buf[0] >= '0' && buf[0] <= '9');
+    int again = open("/dev/null", O_RDONLY);
+    CHECK_EQ(again, low);
+    close(again);
+    fs_own_close(&k);
 
     /* The daemon's way, after the runtime read the page table. */
     size_t len = 1u << 20;
