@@ -34,15 +34,54 @@
  * the original, 307 s against 86 s, and write 116 GiB back against 44; without the
  * advice it ran as the original did: docs/decisions.md).  The sample ends early once
  * the windows outgrow the budget.
+ * A program that gives access-pattern advice itself (madvise or posix_madvise with
+ * RANDOM, SEQUENTIAL or NORMAL, interposed below) keeps it: from its first such call no
+ * range is advised and none is set back to normal (the normal advice at a nest's exit
+ * overwrote the program's MADV_RANDOM and split its mapping in two, so that its mremap
+ * of the whole mapping failed with EFAULT in the hinted build only).
  * Measured (bucket_sort, read_ahead_kb 128, 1,024 frontiers): 1 GiB under a 256 MiB
  * cap, 6.4 s unhinted, 11.2 s with the advice; 192 MiB under a 64 MiB cap, 6.2 s
  * unhinted, 1.9 s with it (docs/decisions.md).
  */
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+static bool program_advises; /* the program gave access-pattern advice itself */
+
+static bool pattern_advice(int advice)
+{
+    return advice == MADV_RANDOM || advice == MADV_SEQUENTIAL || advice == MADV_NORMAL;
+}
+
+/* The library's own advice, past the interposed madvise below. */
+static int own_madvise(uintptr_t page, uintptr_t npages, int advice)
+{
+    return (int)syscall(SYS_madvise, (void *)(page << FORESIGHT_PAGE_SHIFT),
+                        (size_t)(npages << FORESIGHT_PAGE_SHIFT), advice);
+}
+
+int madvise(void *addr, size_t len, int advice)
+{
+    static void *real;
+    if (pattern_advice(advice))
+        __atomic_store_n(&program_advises, true, __ATOMIC_RELAXED);
+    int (*fn)(void *, size_t, int) = (int (*)(void *, size_t, int))fs_next_fn(&real, "madvise");
+    return fn(addr, len, advice);
+}
+
+int posix_madvise(void *addr, size_t len, int advice)
+{
+    static void *real;
+    if (pattern_advice(advice)) /* POSIX_MADV_X has MADV_X's value on Linux */
+        __atomic_store_n(&program_advises, true, __ATOMIC_RELAXED);
+    int (*fn)(void *, size_t, int) =
+        (int (*)(void *, size_t, int))fs_next_fn(&real, "posix_madvise");
+    return fn(addr, len, advice);
+}
 
 #define RANDOM_SLOTS 64
 #define RANDOM_SLACK 64    /* pages the range grows by beyond a new target */
@@ -125,9 +164,9 @@ void foresight__random_end(struct foresight_site *site)
     pthread_mutex_lock(&lock);
     struct random_slot *s = find(site);
     if (s != NULL) {
-        if (s->state == ADVISED && s->hi > s->lo)
-            madvise((void *)(s->lo << FORESIGHT_PAGE_SHIFT),
-                    (s->hi - s->lo) << FORESIGHT_PAGE_SHIFT, MADV_NORMAL);
+        if (s->state == ADVISED && s->hi > s->lo &&
+            !__atomic_load_n(&program_advises, __ATOMIC_RELAXED))
+            own_madvise(s->lo, s->hi - s->lo, MADV_NORMAL);
         *s = (struct random_slot){0};
         __atomic_sub_fetch(&active, 1, __ATOMIC_RELAXED);
     }
@@ -137,8 +176,8 @@ void foresight__random_end(struct foresight_site *site)
 
 static void advise(uintptr_t lo, uintptr_t hi)
 {
-    if (hi > lo && madvise((void *)(lo << FORESIGHT_PAGE_SHIFT),
-                           (hi - lo) << FORESIGHT_PAGE_SHIFT, MADV_RANDOM) == 0)
+    if (hi > lo && !__atomic_load_n(&program_advises, __ATOMIC_RELAXED) &&
+        own_madvise(lo, hi - lo, MADV_RANDOM) == 0)
         __atomic_add_fetch(&fs_global_random_pages, hi - lo, __ATOMIC_RELAXED);
 }
 

@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 from foresight import config
+from foresight.bench.common import foresight_exe
 from foresight.harness import cgroup
 from foresight.harness.run import run_once
 
@@ -87,3 +88,59 @@ def test_writes_survive_releases_under_a_cap(with_anon, cc, disk_tmp, request):
     words = memoryview(raw).cast("Q")
     bad = sum(1 for i in range(0, len(words), 997) if words[i] != (i * 2654435761) % (1 << 64))
     assert bad == 0
+
+
+ADVISED_MREMAP = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+    long n = 4L << 20;
+    size_t bytes = n * sizeof(double);
+    int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
+    double *buf = malloc(1 << 20);
+    for (int j = 0; j < (1 << 17); j++)
+        buf[j] = (double)(j % 1000);
+    for (size_t k = 0; k < 2 * bytes; k += 1 << 20)
+        if (pwrite(fd, buf, 1 << 20, k) != 1 << 20)
+            return 2;
+    double *a = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (a == MAP_FAILED || madvise(a, bytes, MADV_RANDOM) != 0)  /* the program's advice */
+        return 2;
+    long nb = 1L << 20, *b = malloc(nb * sizeof(long));
+    unsigned long x = 7;
+    for (long i = 0; i < nb; i++) {
+        x = x * 6364136223846793005UL + 1442695040888963407UL;
+        b[i] = (long)((x >> 17) % (n / 2)) + n / 4;
+    }
+    double s = 0;
+    for (long i = 0; i < nb; i++)
+        s += a[b[i]];
+    double *g = mremap(a, bytes, 2 * bytes, MREMAP_MAYMOVE);  /* one mapping, or EFAULT */
+    printf("%.17g mremap %s\n", s, g == MAP_FAILED ? "failed" : "ok");
+    return 0;
+}
+"""
+
+
+def test_the_programs_own_access_advice_stands(cc, disk_tmp):
+    # A program that advised its file mapping MADV_RANDOM itself and then grows it with
+    # mremap: the runtime's random-access advice for the indirect site (random.c) set a
+    # part back to normal at the nest's exit, splitting the mapping: mremap failed.
+    _need_cap()
+    src, data = disk_tmp / "a.c", disk_tmp / "a.dat"
+    src.write_text(ADVISED_MREMAP)
+    outs = []
+    for variant, flags in (("O", ["--no-prefetch"]), ("P", [])):
+        exe = disk_tmp / variant
+        subprocess.run([foresight_exe(), "cc", "-O2", *flags, str(src), "-o",
+                        str(exe)], check=True)
+        r = run_once([str(exe), str(data)], mem=16 << 20, cold=True, capture=True)
+        assert r["exit_code"] == 0, r["stderr"]
+        outs.append(r["stdout"])
+    assert outs[0] == outs[1] and "mremap ok" in outs[0], outs
