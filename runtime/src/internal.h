@@ -49,7 +49,9 @@ enum fs_stat {
     FS_QUIETED,           /* calls skipped while the site was quiet (also filtered) */
     FS_PAGES_PAGED_OUT,   /* pages a release took out of the page table (MADV_PAGEOUT) */
     FS_PAGES_BACK,        /* of those, pages mapped again soon after (reuse.c) */
-    FS_REENTRANT,         /* calls dropped: their thread was already inside the library */
+    FS_DROPPED_HANDLER,   /* calls dropped in a signal handler: their thread was already
+                             inside the library, or too little of its alternate signal
+                             stack was left (altstack.c) */
     FS_KERNEL_READAHEAD,  /* dense file streams, or runs of an indirect site, left to the
                              kernel's readahead */
     FS_NSTAT
@@ -107,6 +109,21 @@ bool fs_distance_sample_due(void);             /* time this prefetch (MADV_POPUL
 void fs_distance_record(size_t npages, uint64_t t_enqueued, uint64_t t_start, uint64_t t_done);
 void fs_distance_report(double *lat_us, double *mb_per_s, unsigned long *samples, size_t *bytes);
 void fs_distance_reset(void);                  /* after fork */
+
+/* altstack.c: this thread's alternate signal stack, [fs_alt_lo, fs_alt_lo + fs_alt_size)
+ * (zero: none), recorded by the interposed sigaltstack.  FS_HINT_STACK bounds the stack
+ * a hint uses below its entry into the library (test_altstack measures the deepest path
+ * against it).  fs_stack_short: running on that stack with less than FS_HINT_STACK
+ * left, where a hint is dropped. */
+#define FS_HINT_STACK 6144
+extern __thread uintptr_t fs_alt_lo __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t fs_alt_size __attribute__((tls_model("initial-exec")));
+extern unsigned long fs_global_short_stack; /* nest entries left unhinted by it */
+static inline bool fs_stack_short(void)
+{
+    const uintptr_t off = (uintptr_t)__builtin_frame_address(0) - fs_alt_lo;
+    return off < fs_alt_size && off < FS_HINT_STACK;
+}
 
 /* api.c: entering the library from the program.  fs_enter is false when this thread is
  * already inside it (a signal handler interrupted it there): the caller drops the call,

@@ -111,7 +111,7 @@ static int each_thread(void (*fn)(pid_t, void *), void *arg)
     int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    char buf[4096] __attribute__((aligned(8)));
+    char buf[512] __attribute__((aligned(8))); /* small: see cpu_ticks */
     int n = 0;
     long got;
     while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
@@ -185,7 +185,7 @@ static void cpu_ticks(unsigned long long *machine, unsigned long long *own,
     int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    char buf[4096];
+    char buf[512]; /* a hint may run this on a signal handler's stack: see altstack.c */
     size_t have = 0;
     ssize_t n;
     while ((n = read(fd, buf + have, sizeof buf - 1 - have)) > 0) {
@@ -211,6 +211,8 @@ static void cpu_ticks(unsigned long long *machine, unsigned long long *own,
             }
             line = nl + 1;
         }
+        if (strncmp(line, "intr", 4) == 0)
+            break; /* past the cpu lines (that line is longer than the buffer) */
         have = (size_t)(buf + have - line);
         memmove(buf, line, have);
         if (have == sizeof buf - 1)
