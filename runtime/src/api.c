@@ -104,6 +104,7 @@ static void start(void)
     if (fs_cfg.issue_inline != FS_INLINE_ALL)
         fs_workers_ensure_started();
     fs_memcg_keeper_ensure_started();
+    fs_main_exit_watch();
     fs_reuse_init();
 }
 

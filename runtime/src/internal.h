@@ -297,6 +297,7 @@ extern const char *fs_pin_ended;     /* why pinning ended for good (NULL: it has
 void fs_library_thread_begins(void); /* on a library thread, once it runs */
 void fs_library_thread_ends(void);   /* on it, before it returns */
 unsigned fs_library_threads_running(void); /* counted as above */
+void fs_main_exit_watch(void); /* at start-up on the main thread: its watcher waits */
 
 /* trace.c: FORESIGHT_TRACE event trace (faults, prefetches, releases). */
 extern bool fs_trace_active;

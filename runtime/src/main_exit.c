@@ -1,27 +1,42 @@
 /*
- * main_exit.c — a program whose main thread ends with pthread_exit() or thrd_exit()
- * ends when its last thread does, with status 0 (POSIX: "as if exit() was called with
- * a zero argument at thread termination time").  glibc does that when its count of
- * threads reaches zero, and the library's own threads (workers, the prefetch thread...)
- * never end: without this the process would live on after the program's last thread,
- * its output unflushed, and with every thread left blocking all signals even SIGTERM
- * would stay pending.
+ * main_exit.c — the process ends with the program's last thread, not the library's.
  *
- * So the library's pthread_exit and thrd_exit (the program's calls bind to them: the
- * library is linked before libc) start, when called on the main thread, a watcher that
- * calls exit(0) once only library threads are left: the main thread a zombie
- * (/proc/self/stat's state Z) and the process's thread count, less that zombie, no more
- * than the library's live threads.  The library counts a thread of its own only once it
- * runs and uncounts it before it ends, the count is read before the thread count, and a
- * look during which a library thread ended is not trusted, so every race makes the
- * watcher wait one more period, never exit early.  The watcher runs the exit handlers
- * with the main thread's signal mask, on an 8 MiB stack.  Not covered: a main thread
- * that ends by pthread_cancel or syscall(SYS_exit), and a /proc it cannot read.
+ * A program whose main thread ends with pthread_exit() or thrd_exit() ends when its
+ * last thread does, with status 0 (POSIX: "as if exit() was called with a zero argument
+ * at thread termination time").  glibc does that when its count of threads reaches
+ * zero, and the library's own threads (workers, the prefetch thread...) never end:
+ * without this the process would live on after the program's last thread, its output
+ * unflushed, and with every thread left blocking all signals even SIGTERM would stay
+ * pending.  A main thread that ends with the raw exit system call (a thread library's
+ * or a sandbox's way) left the same hang; the original process ends there, with its
+ * last thread, with that thread's status and no exit handlers.
+ *
+ * So a watcher thread, started with the library's other threads, waits (a futex: no
+ * polling) on the word the kernel clears when the main thread ends: its clear_child_tid
+ * address, from prctl PR_GET_TID_ADDRESS, the word pthread_join waits on.  From then on
+ * it looks every PERIOD_NS whether only library threads are left: the main thread a
+ * zombie (/proc/self/stat's state Z) and the process's thread count, less that zombie,
+ * no more than the library's live threads.  The library counts a thread of its own only
+ * once it runs and uncounts it before it ends, the count is read before the thread
+ * count, and a look during which a library thread ended is not trusted, so every race
+ * makes the watcher wait one more period, never end the process early.  Then, after
+ * pthread_exit or thrd_exit on the main thread (the library's: the program's calls bind
+ * to them, as the library is linked before libc; they record the main thread's signal
+ * mask), exit(0) with that mask, the exit handlers on the watcher's 8 MiB stack; after
+ * any other end, exit_group with the main thread's exit status (/proc/self/stat's
+ * exit_code) and no handlers, as the kernel would have ended it.  Without the prctl (a
+ * kernel without checkpoint/restore) or in a forked child, the watcher starts at the
+ * main thread's pthread_exit instead, and a raw exit is not covered.  Not covered
+ * either: a /proc it cannot read, and a main thread ended by cancellation or the raw
+ * exit while other threads of the program outlive it and end with pthread_exit (the
+ * original then runs its exit handlers and exits 0).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <threads.h>
 #include <time.h>
@@ -34,6 +49,7 @@
 static unsigned library_threads; /* live threads of fs_thread_start_on, counted as above */
 static unsigned long ended;      /* library threads that have ended, ever */
 static int watching;             /* the watcher was started (once per process) */
+static int by_thread_exit;       /* the main thread called pthread_exit or thrd_exit */
 static sigset_t main_mask;       /* the main thread's signal mask as it ended */
 
 void fs_library_thread_begins(void)
@@ -58,6 +74,7 @@ static void after_fork_child(void)
     __atomic_store_n(&library_threads, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&ended, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&by_thread_exit, 0, __ATOMIC_SEQ_CST);
 }
 
 /* Whatever the rest of the library does at start (disabled, say): a child's count must
@@ -67,8 +84,9 @@ __attribute__((constructor)) static void register_fork_handler(void)
     pthread_atfork(NULL, NULL, after_fork_child);
 }
 
-/* Whether the main thread has ended and no thread of the program is left. */
-static bool only_library_threads_left(void)
+/* Whether the main thread has ended and no thread of the program is left; if so, the
+ * main thread's exit status (proc(5)'s exit_code, as waitpid reports it) in *STATUS. */
+static bool only_library_threads_left(int *status)
 {
     /* A library thread that ends between reading the count and reading the kernel's
      * (uncounted here, still there) would pass for one of the program's gone: a look
@@ -92,45 +110,74 @@ static bool only_library_threads_left(void)
     if (p == NULL || p[1] != ' ')
         return false;
     const char state = p[2];
-    /* num_threads is field 20; the state is field 3. */
+    /* The state is field 3, num_threads field 20, exit_code field 52. */
     int field = 3;
     long threads = -1;
-    for (char *q = p + 2; *q; q++)
-        if (*q == ' ' && ++field == 20) {
+    *status = 0;
+    for (char *q = p + 2; *q; q++) {
+        if (*q != ' ')
+            continue;
+        field++;
+        if (field == 20)
             threads = strtol(q + 1, NULL, 10);
-            break;
-        }
+        else if (field == 52)
+            *status = (int)strtol(q + 1, NULL, 10);
+    }
     return state == 'Z' && threads >= 1 && (unsigned long)(threads - 1) <= ours &&
            __atomic_load_n(&ended, __ATOMIC_SEQ_CST) == ended_before;
 }
 
 static void *watcher_main(void *arg)
 {
-    (void)arg;
+    /* Until the main thread ends: the kernel clears the word and wakes it as a shared
+     * futex (as pthread_join waits).  NULL: started as it ended. */
+    int *word = arg, v;
+    while (word != NULL && (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) != 0)
+        syscall(SYS_futex, word, FUTEX_WAIT, v, NULL, NULL, 0);
     const struct timespec period = {0, PERIOD_NS};
     for (;;) {
         nanosleep(&period, NULL);
-        if (only_library_threads_left()) {
+        int status;
+        if (!only_library_threads_left(&status))
+            continue;
+        if (__atomic_load_n(&by_thread_exit, __ATOMIC_SEQ_CST)) {
             /* The exit handlers run here as they would on the program's last thread:
              * with the main thread's signal mask (a library thread blocks them all). */
             pthread_sigmask(SIG_SETMASK, &main_mask, NULL);
             exit(0);
         }
+        syscall(SYS_exit_group, (status >> 8) & 0xff);
     }
     return NULL;
+}
+
+/* Once per process; a stack as large as a program thread's: exit handlers run on it. */
+static void start_watcher(int *word)
+{
+    if (__atomic_exchange_n(&watching, 1, __ATOMIC_SEQ_CST))
+        return;
+    if (!fs_thread_start_on(watcher_main, word, "foresight-exit", NULL, (size_t)8 << 20, NULL))
+        __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST);
+}
+
+void fs_main_exit_watch(void)
+{
+    if (syscall(SYS_gettid) != getpid())
+        return; /* not the main thread */
+    int *word = NULL;
+    if (prctl(PR_GET_TID_ADDRESS, &word, 0, 0, 0) != 0 || word == NULL ||
+        __atomic_load_n(word, __ATOMIC_ACQUIRE) != getpid())
+        return; /* the main thread's pthread_exit starts the watcher instead */
+    start_watcher(word);
 }
 
 static void main_thread_ends(void)
 {
     if (syscall(SYS_gettid) != getpid())
         return; /* another thread: glibc's count still ends the process after it */
-    if (__atomic_exchange_n(&watching, 1, __ATOMIC_SEQ_CST))
-        return;
     pthread_sigmask(SIG_SETMASK, NULL, &main_mask);
-    /* A stack as large as a program thread's: the exit handlers run on it. */
-    if (!fs_thread_start_on(watcher_main, NULL, "foresight-exit", NULL, (size_t)8 << 20,
-                            NULL))
-        __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&by_thread_exit, 1, __ATOMIC_SEQ_CST);
+    start_watcher(NULL); /* already waiting, unless it could not be started at start-up */
 }
 
 __attribute__((noreturn)) void pthread_exit(void *value)

@@ -5,6 +5,7 @@ end-to-end run of `foresight bench compiler`."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -283,3 +284,40 @@ def test_a_main_ending_in_pthread_exit_ends_with_its_last_thread(tmp_path):
         r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
         outs[name] = (r.returncode, r.stdout)
     assert outs["hinted"] == outs["plain"] == (0, "sum 3145722.0\n")
+
+
+RAW_EXIT_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+static void handler(void) { fputs("exit handler\n", stdout); }
+int main(void) {
+    atexit(handler);
+    long n = 4L << 20;
+    double *a = malloc(n * sizeof *a), s = 0;
+    for (long i = 0; i < n; i++) a[i] = (double)(i % 23);
+    for (long i = 0; i < n; i++) s += a[i];
+    printf("sum %.1f\n", s);
+    fflush(stdout);
+    printf("never flushed");
+    syscall(SYS_exit, 7);
+}
+"""
+
+
+def test_a_main_ending_in_the_raw_exit_system_call_ends_the_process_as_cc_s_build(tmp_path):
+    """A main thread ended by the raw exit system call (a thread library's or a
+    sandbox's way): the library's threads must not keep the process alive (they block
+    every signal, so not even SIGTERM would end it); it ends with that status, no exit
+    handler run and nothing more flushed, as cc's build."""
+    src = tmp_path / "rawexit.c"
+    src.write_text(RAW_EXIT_MAIN)
+    outs = {}
+    for name, cc in (("plain", ["cc"]), ("hinted", [FORESIGHT, "cc"])):
+        exe = tmp_path / name
+        subprocess.run([*cc, "-O2", "-o", str(exe), str(src)], check=True)
+        r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "FORESIGHT_INCORE": "hint"})
+        outs[name] = (r.returncode, r.stdout)
+    assert outs["hinted"] == outs["plain"] == (7, "sum 46137333.0\n")
