@@ -43,10 +43,12 @@
  *     hint from ordinary code first.  The inline fast path is relaxed atomic loads and stores on the site and
  *     the table, safe anywhere.  A hint made on a handler's alternate stack (the library
  *     watches sigaltstack) with less than 6 KiB of it left is dropped before it calls
- *     anything (counted as dropped_in_handler; a loop nest then runs unhinted): no path
+ *     anything (counted as refused; a loop nest then runs unhinted): no path
  *     of the library goes deeper.  With GCC the calls into the library are bound when
  *     the program starts (noplt), so a handler's first hint never runs the lazy binder
- *     on its stack.
+ *     on its stack.  A hint from a thread in seccomp's strict mode, or made after the
+ *     program installed a seccomp filter, is dropped the same way (prctl and syscall
+ *     are interposed: the hints' system calls could get the thread killed).
  *
  * Environment (validated once at start-up; a bad value prints one message on
  * stderr and the default is used):

@@ -13,9 +13,9 @@
  * Signal handlers.  A handler may interrupt its thread anywhere, including
  * inside this library holding one of its locks.  So each thread carries an
  * "inside" flag: a call that finds it set (a handler's hint, made while its
- * thread was in the library) is dropped and counted as `dropped_in_handler` before
+ * thread was in the library) is dropped and counted as `refused` before
  * it touches any lock or shared state beyond atomic counters; so is one made on an
- * alternate signal stack too short for the library's calls (altstack.c).  Any other call
+ * alternate signal stack too short for the library's calls (thread_guard.c).  Any other call
  * reaches only system calls, atomics and the library's own locks, which no
  * code of its thread can be holding then: no malloc, no stdio (the workers are
  * started with the runtime, not by the first hint, for that reason).
@@ -39,8 +39,8 @@ static __thread volatile sig_atomic_t inside __attribute__((tls_model("initial-e
 bool fs_enter(struct foresight_site *site, struct fs_entry *e)
 {
     fs_site_register(site); /* lock-free */
-    if (inside || fs_stack_short()) {
-        fs_count(site, FS_DROPPED_HANDLER, 1);
+    if (inside || fs_hint_refused()) {
+        fs_count(site, FS_REFUSED, 1);
         return false;
     }
     inside = 1;

@@ -49,9 +49,9 @@ enum fs_stat {
     FS_QUIETED,           /* calls skipped while the site was quiet (also filtered) */
     FS_PAGES_PAGED_OUT,   /* pages a release took out of the page table (MADV_PAGEOUT) */
     FS_PAGES_BACK,        /* of those, pages mapped again soon after (reuse.c) */
-    FS_DROPPED_HANDLER,   /* calls dropped in a signal handler: their thread was already
-                             inside the library, or too little of its alternate signal
-                             stack was left (altstack.c) */
+    FS_REFUSED,           /* calls dropped where a hint must not run: a handler's in a
+                             thread already inside the library, on a short alternate
+                             signal stack, under seccomp (thread_guard.c) */
     FS_KERNEL_READAHEAD,  /* dense file streams, or runs of an indirect site, left to the
                              kernel's readahead */
     FS_NSTAT
@@ -110,19 +110,23 @@ void fs_distance_record(size_t npages, uint64_t t_enqueued, uint64_t t_start, ui
 void fs_distance_report(double *lat_us, double *mb_per_s, unsigned long *samples, size_t *bytes);
 void fs_distance_reset(void);                  /* after fork */
 
-/* altstack.c: this thread's alternate signal stack, [fs_alt_lo, fs_alt_lo + fs_alt_size)
- * (zero: none), recorded by the interposed sigaltstack.  FS_HINT_STACK bounds the stack
- * a hint uses below its entry into the library (test_altstack measures the deepest path
- * against it).  fs_stack_short: running on that stack with less than FS_HINT_STACK
- * left, where a hint is dropped. */
+/* thread_guard.c: where a hint must not run.  This thread's alternate signal stack,
+ * [fs_alt_lo, fs_alt_lo + fs_alt_size) (zero: none), recorded by the interposed
+ * sigaltstack; FS_HINT_STACK bounds the stack a hint uses below its entry into the
+ * library (test_altstack measures it, tests/system/test_hint_stack.py bounds it).
+ * fs_thread_strict: this thread is in seccomp's strict mode; fs_filtered: a seccomp
+ * filter was installed.  fs_hint_refused: a hint here is dropped. */
 #define FS_HINT_STACK 6144
 extern __thread uintptr_t fs_alt_lo __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t fs_alt_size __attribute__((tls_model("initial-exec")));
-extern unsigned long fs_global_short_stack; /* nest entries left unhinted by it */
-static inline bool fs_stack_short(void)
+extern __thread bool fs_thread_strict __attribute__((tls_model("initial-exec")));
+extern bool fs_filtered;
+extern unsigned long fs_global_refused; /* nest entries left unhinted by it */
+static inline bool fs_hint_refused(void)
 {
     const uintptr_t off = (uintptr_t)__builtin_frame_address(0) - fs_alt_lo;
-    return off < fs_alt_size && off < FS_HINT_STACK;
+    return (off < fs_alt_size && off < FS_HINT_STACK) || fs_thread_strict ||
+           __atomic_load_n(&fs_filtered, __ATOMIC_RELAXED);
 }
 
 /* api.c: entering the library from the program.  fs_enter is false when this thread is

@@ -185,7 +185,7 @@ static void cpu_ticks(unsigned long long *machine, unsigned long long *own,
     int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    char buf[512]; /* a hint may run this on a signal handler's stack: see altstack.c */
+    char buf[512]; /* a hint may run this on a signal handler's stack: see thread_guard.c */
     size_t have = 0;
     ssize_t n;
     while ((n = read(fd, buf + have, sizeof buf - 1 - have)) > 0) {

@@ -54,7 +54,7 @@ static const char *const stat_names[FS_NSTAT] = {
     [FS_VERIFIED] = "verified",             [FS_STALE] = "stale_pages",
     [FS_BAD_INPUT] = "bad_input",           [FS_QUIETED] = "quieted",
     [FS_PAGES_PAGED_OUT] = "pages_paged_out", [FS_PAGES_BACK] = "pages_back",
-    [FS_DROPPED_HANDLER] = "dropped_in_handler",           [FS_KERNEL_READAHEAD] = "left_to_kernel_readahead",
+    [FS_REFUSED] = "refused",           [FS_KERNEL_READAHEAD] = "left_to_kernel_readahead",
 };
 
 void fs_site_counts(const struct foresight_site *s, unsigned long out[FS_NSTAT])
@@ -190,7 +190,7 @@ static void write_json(FILE *f)
                "\"releases_idle\": %lu, \"releases_page_cache\": %lu, \"coalesced\": %zu, "
                "\"random_advised_pages\": %lu, "
                "\"random_left_to_readaround\": %lu, \"random_fits\": %lu, "
-               "\"nest_entries_unhinted\": %lu, \"nest_entries_short_stack\": %lu, "
+               "\"nest_entries_unhinted\": %lu, \"nest_entries_refused\": %lu, "
                "\"memcg_stat_flushes\": %lu, \"short_runs_continued\": %lu, "
                "\"remote_cache_requests\": %lu, \"remote_cache_bytes\": %lu, "
                "\"remote_cache_failed\": %lu, \"remote_cache_dropped\": %lu, \"pins\": %lu, ",
@@ -204,7 +204,7 @@ static void write_json(FILE *f)
             __atomic_load_n(&fs_global_random_readaround, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_random_fits, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_gate_closed, __ATOMIC_RELAXED),
-            __atomic_load_n(&fs_global_short_stack, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_refused, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_memcg_flushes, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_runs_continued, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_remote_requests, __ATOMIC_RELAXED),
@@ -281,10 +281,11 @@ static void write_table(FILE *f)
             total[FS_PAGES_ISSUED], total[FS_PAGES_UNNECESSARY], total[FS_DROPPED_BUDGET],
             total[FS_DROPPED_QUEUE], total[FS_RELEASES], total[FS_PAGES_FREED],
             total[FS_PAGES_BACK], total[FS_STALE], total[FS_BAD_INPUT]);
-    if (total[FS_DROPPED_HANDLER])
-        fprintf(f, "%lu hints dropped: made by a signal handler that interrupted its thread "
-                   "inside the runtime, or with little of its alternate stack left\n",
-                total[FS_DROPPED_HANDLER]);
+    if (total[FS_REFUSED])
+        fprintf(f, "%lu hints dropped where none may run: a signal handler's that "
+                   "interrupted its thread inside the runtime, one on a short alternate "
+                   "signal stack, or under seccomp\n",
+                total[FS_REFUSED]);
     /* The run-wide counters, each on a line of its own when it is not zero. */
     static const struct {
         const unsigned long *count;
@@ -294,8 +295,8 @@ static void write_table(FILE *f)
         {&fs_global_random_pages, "pages of indirect targets advised MADV_RANDOM"},
         {&fs_global_gate_closed, "loop nest entries without hints: the program's memory fit "
                                  "in its budget (FORESIGHT_INCORE=hint keeps them)"},
-        {&fs_global_short_stack, "loop nest entries without hints: in a signal handler "
-                                 "with little of its alternate stack left"},
+        {&fs_global_refused, "loop nest entries without hints: on a signal handler's "
+                             "short alternate stack, or under seccomp"},
         {&fs_global_runs_continued, "short runs continued an earlier run at their site: "
                                     "hinted ahead of it"},
         {&fs_global_releases_page_cache, "releases of file-mapped memory left to the kernel's "

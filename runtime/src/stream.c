@@ -484,8 +484,8 @@ static uintptr_t step(struct foresight_stream *st, struct foresight_site *site, 
 uintptr_t foresight__stream_step(struct foresight_stream *st, struct foresight_site *site,
                                  uintptr_t cnt, uintptr_t now, uintmax_t rest, uintptr_t trail)
 {
-    if (fs_stack_short())
-        return UINTPTR_MAX; /* no hint from here (altstack.c): the loop runs on */
+    if (fs_hint_refused())
+        return UINTPTR_MAX; /* no hint from here (thread_guard.c): the loop runs on */
     return step(st, site, cnt, now, rest, trail);
 }
 
@@ -495,8 +495,8 @@ uintptr_t foresight__streams_step(struct foresight_stream *st, unsigned n,
 {
     /* fs_due: iterations until stream k is due, counted from the last call. */
     uintptr_t next = UINTPTR_MAX;
-    if (fs_stack_short())
-        return next; /* no hint from here (altstack.c): the loop runs on */
+    if (fs_hint_refused())
+        return next; /* no hint from here (thread_guard.c): the loop runs on */
     for (unsigned k = 0; k < n; k++) {
         struct foresight_stream *s = &st[k];
         if (s->fs_flags & FORESIGHT_STREAM_IDLE)
@@ -525,8 +525,8 @@ static uintptr_t iterations_for(uintptr_t bytes, uintptr_t per)
 int foresight__nest_enter(const struct foresight_nest *nest, struct foresight_stream *st,
                           const uintptr_t *val, uintptr_t *dist)
 {
-    if (fs_stack_short()) { /* a signal handler's short alternate stack (altstack.c) */
-        __atomic_add_fetch(&fs_global_short_stack, 1, __ATOMIC_RELAXED);
+    if (fs_hint_refused()) { /* a short signal stack, seccomp (thread_guard.c) */
+        __atomic_add_fetch(&fs_global_refused, 1, __ATOMIC_RELAXED);
         return 0;
     }
     if (!fs_gate_open())

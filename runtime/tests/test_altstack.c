@@ -1,4 +1,4 @@
-/* Hints on a signal handler's alternate stack (altstack.c).
+/* Hints on a signal handler's alternate stack (thread_guard.c).
  *
  * Phase 1: a 256 KiB alternate stack, painted.  A SIGALRM handler runs a hinted loop nest
  * (as `foresight cc` emits it) over a file mapping and over anonymous memory, and
@@ -123,9 +123,9 @@ int main(void)
     fs_site_counts(&site_big, c);
     printf("altstack: phase 1: %zu bytes of the stack used, %zu below the handler's entry "
            "(FS_HINT_STACK %d); %lu calls considered, %lu dropped\n",
-           used, below_entry, FS_HINT_STACK, c[FS_CONSIDERED], c[FS_DROPPED_HANDLER]);
+           used, below_entry, FS_HINT_STACK, c[FS_CONSIDERED], c[FS_REFUSED]);
     CHECK(c[FS_CONSIDERED] > 0);
-    CHECK_EQ(c[FS_DROPPED_HANDLER], 0);
+    CHECK_EQ(c[FS_REFUSED], 0);
     CHECK(below_entry <= FS_HINT_STACK);
 
     /* Phase 2: a stack the handler's own code fits in, with a guard below. */
@@ -139,17 +139,17 @@ int main(void)
     st.ss_sp = stack2 + guard;
     st.ss_size = small;
     CHECK(sigaltstack(&st, NULL) == 0);
-    const unsigned long nests_before = fs_global_short_stack;
+    const unsigned long nests_before = fs_global_refused;
     run_handler(RUNS);
     const size_t into_guard = depth(stack2, stack2 + guard);
     fs_site_counts(&site_big, c);
     printf("altstack: phase 2: a %zu-byte stack; %zu bytes written below it; %lu nest "
            "entries and %lu calls dropped\n", small, into_guard,
-           fs_global_short_stack - nests_before, c[FS_DROPPED_HANDLER]);
+           fs_global_refused - nests_before, c[FS_REFUSED]);
     CHECK(!wrong);
     CHECK_EQ(into_guard, 0);
-    CHECK(fs_global_short_stack - nests_before >= 2 * RUNS);
-    CHECK(c[FS_DROPPED_HANDLER] >= 2 * RUNS);
+    CHECK(fs_global_refused - nests_before >= 2 * RUNS);
+    CHECK(c[FS_REFUSED] >= 2 * RUNS);
 
     /* Disabled: the record is cleared, hints go through again. */
     st.ss_flags = SS_DISABLE;

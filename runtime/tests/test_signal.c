@@ -120,7 +120,7 @@ int main(void)
     printf("signal: %ld main passes, %d handler runs; filtered %lu of %lu in the handler, "
            "%lu of %lu in main; %lu handler hints dropped\n",
            passes, (int)handled, h[FS_FILTERED], h[FS_CONSIDERED], m[FS_FILTERED],
-           m[FS_CONSIDERED], h[FS_DROPPED_HANDLER]);
+           m[FS_CONSIDERED], h[FS_REFUSED]);
     CHECK(h[FS_CONSIDERED] >= (unsigned long)RUNS * (WORDS * sizeof(long) / BLOCK));
     if (fs_cfg.release == FS_REL_ADAPTIVE) /* releases keep the marks (no pressure) */
         CHECK(h[FS_FILTERED] >= h[FS_CONSIDERED] / 10 * 9);

@@ -321,3 +321,67 @@ def test_a_main_ending_in_the_raw_exit_system_call_ends_the_process_as_cc_s_buil
                            env={**os.environ, "FORESIGHT_INCORE": "hint"})
         outs[name] = (r.returncode, r.stdout)
     assert outs["hinted"] == outs["plain"] == (7, "sum 46137333.0\n")
+
+
+SANDBOXED = r"""
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+static void sandbox(const char *how) {
+    if (how[0] == 's') {            /* strict: read, write, exit, sigreturn */
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT);
+        return;
+    }
+    /* a filter that kills the thread at madvise or futex, through seccomp(2) */
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_madvise, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_THREAD),
+    };
+    struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) _exit(3);
+}
+int main(int argc, char **argv) {
+    long n = 4L << 20;
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), s = 0;
+    for (long i = 0; i < n; i++) { a[i] = (double)(i % 23); b[i] = 1.0; }
+    sandbox(argc > 1 ? argv[1] : "strict");
+    for (int r = 0; r < 3; r++) {
+        for (long i = 0; i < n; i++) b[i] = b[i] * 0.5 + a[i];
+        for (long i = n - 1; i >= 0; i--) s += b[i];
+    }
+    char msg[32], t[32];
+    int len = 0, k = 0;
+    long v = (long)s;
+    do { t[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (k) msg[len++] = t[--k];
+    msg[len++] = '\n';
+    write(1, msg, (size_t)len);
+    syscall(SYS_exit, 0);           /* strict mode allows exit, not exit_group */
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["strict", "filter"])
+def test_a_program_that_sandboxes_itself_with_seccomp_keeps_running_hinted(tmp_path, mode):
+    """A hint's system calls after the program entered seccomp (strict mode, or a filter
+    killing the thread at madvise or futex) would kill the thread where cc's build, whose
+    loops make no system call, lives: the library drops them there."""
+    src = tmp_path / "sandboxed.c"
+    src.write_text(SANDBOXED)
+    outs = {}
+    for name, cc in (("plain", ["cc"]), ("hinted", [FORESIGHT, "cc"])):
+        exe = tmp_path / name
+        subprocess.run([*cc, "-O2", "-o", str(exe), str(src)], check=True)
+        r = subprocess.run([str(exe), mode], capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "FORESIGHT_INCORE": "hint"})
+        outs[name] = (r.returncode, r.stdout)
+    assert outs["hinted"] == outs["plain"] == (0, "199753681\n")

@@ -1,7 +1,7 @@
 """The stack a hint can use below its entry into the library, bounded from the code.
 
 A hint may be made by a signal handler on a small alternate stack; the library drops
-it when less than FS_HINT_STACK bytes of that stack are left (runtime/src/altstack.c).
+it when less than FS_HINT_STACK bytes of that stack are left (runtime/src/thread_guard.c).
 That is only safe while no path from an entry point goes deeper.  GCC's call-graph
 output (-fcallgraph-info=su: each function's frame and its calls) gives the deepest
 path from every entry a hint takes; it must leave a kilobyte of FS_HINT_STACK for the

@@ -1,0 +1,98 @@
+/*
+ * thread_guard.c — where a hint must not run: on a signal handler's short alternate
+ * stack, and in a thread under seccomp.
+ *
+ * A handler installed with SA_ONSTACK runs on the stack the program gave sigaltstack,
+ * often little more than the kernel's minimum signal frame.  A hint made there (a
+ * hinted loop in the handler) runs library code below the handler's frame: up to
+ * FS_HINT_STACK bytes (internal.h; test_altstack measures it, test_hint_stack.py bounds
+ * it from the call graph), which a stack sized for the program's own handler may not
+ * have: a probe's handler wrote 1,824 bytes below a 4,912-byte stack in the hinted build
+ * only.  So sigaltstack is interposed and each thread remembers its alternate stack; a
+ * hint made on it with less than FS_HINT_STACK left is dropped.  A new thread starts
+ * without an alternate stack (its thread-local record is zero) and a forked child keeps
+ * its parent's, as the kernel does.
+ *
+ * A thread in seccomp's strict mode may make no system call but read, write and exit:
+ * the first hint of a loop after prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) got the
+ * thread killed where the original, whose loops make no system call, lived.  A filter
+ * may forbid the hints' calls too, and a thread the filtered one creates inherits it.
+ * So prctl and syscall are interposed (libseccomp installs filters through syscall):
+ * after strict mode is entered that thread's hints are dropped, after a filter is
+ * installed every thread's are.
+ *
+ * fs_hint_refused is the check: api.c's entry, a loop nest's set-up and its steps make
+ * it before they call anything.  A stack or a mode set with the raw system call
+ * instruction (not the C library's functions) is not seen.
+ */
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+__thread uintptr_t fs_alt_lo __attribute__((tls_model("initial-exec")));
+__thread uintptr_t fs_alt_size __attribute__((tls_model("initial-exec")));
+__thread bool fs_thread_strict __attribute__((tls_model("initial-exec")));
+bool fs_filtered;
+unsigned long fs_global_refused;
+
+int sigaltstack(const stack_t *ss, stack_t *old)
+{
+    /* The system call itself: glibc's wrapper is no more than that. */
+    long rc = syscall(SYS_sigaltstack, ss, old);
+    if (rc == 0 && ss != NULL) {
+        const bool off = (ss->ss_flags & SS_DISABLE) != 0;
+        fs_alt_lo = off ? 0 : (uintptr_t)ss->ss_sp;
+        fs_alt_size = off ? 0 : ss->ss_size;
+    }
+    return (int)rc;
+}
+
+/* After a successful switch to MODE (strict, or a filter). */
+static void entered(unsigned long mode)
+{
+    if (mode == SECCOMP_MODE_STRICT)
+        fs_thread_strict = true;
+    else
+        __atomic_store_n(&fs_filtered, true, __ATOMIC_RELAXED);
+}
+
+int prctl(int option, ...)
+{
+    va_list ap;
+    va_start(ap, option);
+    const unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+    const unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+    va_end(ap);
+    const long rc = syscall(SYS_prctl, option, a2, a3, a4, a5);
+    if (rc == 0 && option == PR_SET_SECCOMP)
+        entered(a2);
+    return (int)rc;
+}
+
+static void *real_syscall;
+
+/* Found before any hint can need it (a handler's first hint may make a system call). */
+__attribute__((constructor)) static void find_syscall(void)
+{
+    (void)fs_next_fn(&real_syscall, "syscall");
+}
+
+long syscall(long number, ...)
+{
+    va_list ap;
+    va_start(ap, number);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    long (*fn)(long, ...) = (long (*)(long, ...))fs_next_fn(&real_syscall, "syscall");
+    const long rc = fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (rc == 0 && number == SYS_seccomp)
+        entered(a[0] == SECCOMP_SET_MODE_STRICT ? SECCOMP_MODE_STRICT : SECCOMP_MODE_FILTER);
+    return rc;
+}
