@@ -284,6 +284,13 @@ extern __thread bool fs_starting_library_thread; /* inside fs_thread_start_on's 
 /* The definition (libc's) behind an interposed function NAME, kept in *SLOT once found
  * (interpose.c); fs_next_all looks up N of them at once. */
 void *fs_next_fn(void **slot, const char *name);
+/* The library's own raw system calls go past the interposed syscall() (interpose.c):
+ * its hooks are for the program's. */
+long fs_syscall(long number, ...);
+#define syscall(...) fs_syscall(__VA_ARGS__)
+void fs_guard_after_syscall(long number, const long *a, long rc); /* thread_guard.c */
+void fs_pin_before_syscall(long number, const long *a);           /* pin.c */
+void fs_pin_after_syscall(long number, const long *a, long rc);   /* pin.c */
 void fs_next_all(void **slots, const char *const *names, unsigned n);
 
 void fs_pin_init(void);      /* at start: the process's mask, whether pinning may happen */

@@ -1,11 +1,13 @@
 /*
  * The definitions behind the functions the library interposes (pin.c, pt_limits.c,
- * pt_thread.c): libc's, found by dlsym(RTLD_NEXT) once per function and kept, so a call
+ * pt_thread.c, thread_guard.c...): libc's, found by dlsym(RTLD_NEXT) once per function and kept, so a call
  * made where dlsym may not be (a signal handler, a child after fork) finds it without a
  * lookup.  Each file looks its names up from a constructor (fs_next_all); a call before
  * that (a sanitizer's start-up) looks its one up then.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
 
 #include "internal.h"
 
@@ -23,4 +25,45 @@ void fs_next_all(void **slots, const char *const *names, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
         (void)fs_next_fn(&slots[i], names[i]);
+}
+
+#undef syscall
+static void *real_syscall;
+
+/* Found before any hint can need it (a handler's hint may make a system call). */
+__attribute__((constructor)) static void find_syscall(void)
+{
+    (void)fs_next_fn(&real_syscall, "syscall");
+}
+
+long fs_syscall(long number, ...)
+{
+    va_list ap;
+    va_start(ap, number);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    long (*fn)(long, ...) = (long (*)(long, ...))fs_next_fn(&real_syscall, "syscall");
+    return fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* syscall(): a raw system call reaches what the C library's function for it would
+ * (seccomp: thread_guard.c; execve, execveat and the affinity calls: pin.c). */
+long syscall(long number, ...)
+{
+    va_list ap;
+    va_start(ap, number);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    fs_pin_before_syscall(number, a);
+    long (*fn)(long, ...) = (long (*)(long, ...))fs_next_fn(&real_syscall, "syscall");
+    const long rc = fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    const int saved = errno;
+    fs_guard_after_syscall(number, a, rc);
+    fs_pin_after_syscall(number, a, rc);
+    errno = saved;
+    return rc;
 }

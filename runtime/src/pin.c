@@ -608,6 +608,24 @@ static void report_mask(size_t size, cpu_set_t *mask)
     memcpy(mask, &load_mask, size < sizeof load_mask ? size : sizeof load_mask);
 }
 
+/* The same system calls made through syscall() (interpose.c), as the functions below
+ * handle them: an exec starts with the program's mask, setting a thread's affinity ends
+ * the pinning, and a query returns the program's mask (the raw call returns the bytes
+ * it wrote). */
+void fs_pin_before_syscall(long number, const long *a)
+{
+    if (number == SYS_execve || number == SYS_execveat)
+        unpin_self();
+    else if (number == SYS_sched_setaffinity && ours((pid_t)a[0]))
+        program_takes_over("the program set its own CPU affinity");
+}
+
+void fs_pin_after_syscall(long number, const long *a, long rc)
+{
+    if (number == SYS_sched_getaffinity && rc > 0 && fs_pinned() && ours((pid_t)a[0]))
+        report_mask((size_t)rc, (cpu_set_t *)a[2]);
+}
+
 #define NEXT(i, type) ((type)real(i))
 
 int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)

@@ -17,7 +17,8 @@
  * the first hint of a loop after prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) got the
  * thread killed where the original, whose loops make no system call, lived.  A filter
  * may forbid the hints' calls too, and a thread the filtered one creates inherits it.
- * So prctl and syscall are interposed (libseccomp installs filters through syscall):
+ * So prctl and syscall (interpose.c) are watched (libseccomp installs filters through
+ * syscall):
  * after strict mode is entered that thread's hints are dropped, after a filter is
  * installed every thread's are.
  *
@@ -74,25 +75,8 @@ int prctl(int option, ...)
     return (int)rc;
 }
 
-static void *real_syscall;
-
-/* Found before any hint can need it (a handler's first hint may make a system call). */
-__attribute__((constructor)) static void find_syscall(void)
+void fs_guard_after_syscall(long number, const long *a, long rc)
 {
-    (void)fs_next_fn(&real_syscall, "syscall");
-}
-
-long syscall(long number, ...)
-{
-    va_list ap;
-    va_start(ap, number);
-    long a[6];
-    for (int i = 0; i < 6; i++)
-        a[i] = va_arg(ap, long);
-    va_end(ap);
-    long (*fn)(long, ...) = (long (*)(long, ...))fs_next_fn(&real_syscall, "syscall");
-    const long rc = fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (rc == 0 && number == SYS_seccomp)
         entered(a[0] == SECCOMP_SET_MODE_STRICT ? SECCOMP_MODE_STRICT : SECCOMP_MODE_FILTER);
-    return rc;
 }

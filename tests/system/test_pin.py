@@ -1,7 +1,8 @@
 """The process on one CPU while hints page (runtime/src/pin.c), through foresight cc and
 the shared library: a program whose hinted nest runs over its budget is pinned, yet
-prints what the original prints, its mask queries, the children system() and popen()
-start and the mask after its own pthread_create included; the pin is counted and ends
+prints what the original prints, its mask queries (the raw system call's too), the
+children system(), popen() and a raw execve start and the mask after its own
+pthread_create included; the pin is counted and ends
 with the thread."""
 
 import json
@@ -21,6 +22,9 @@ PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void *nothing(void *arg) { return arg; }
 
@@ -51,7 +55,19 @@ int main(int argc, char **argv) {
     printf("sched_getaffinity %d\n", CPU_COUNT(&m));
     pthread_getaffinity_np(pthread_self(), sizeof m, &m);
     printf("pthread_getaffinity_np %d\n", CPU_COUNT(&m));
+    CPU_ZERO(&m);
+    syscall(SYS_sched_getaffinity, 0, sizeof m, &m);
+    printf("raw sched_getaffinity %d\n", CPU_COUNT(&m));
     fflush(stdout);
+    /* A child by vfork and the raw execve system call, as a shell without exec() */
+    pid_t c = vfork();
+    if (c == 0) {
+        char *av[] = {"/usr/bin/grep", "Cpus_allowed_list", "/proc/self/status", NULL};
+        char *env[] = {NULL};
+        syscall(SYS_execve, av[0], av, env);
+        _exit(127);
+    }
+    waitpid(c, NULL, 0);
     system("grep Cpus_allowed_list /proc/self/status");
     FILE *p = popen("grep Cpus_allowed_list /proc/self/status", "r");
     char line[256];
@@ -99,7 +115,9 @@ def test_pinned_while_hinted_and_the_program_sees_its_own_mask(builds, tmp_path)
     assert p.stdout == o.stdout
     cpus = len(os.sched_getaffinity(0))
     assert f"sched_getaffinity {cpus}\n" in p.stdout
-    assert p.stdout.count("Cpus_allowed_list:") == 2  # system()'s and popen()'s children
+    assert f"raw sched_getaffinity {cpus}\n" in p.stdout
+    # system()'s, popen()'s and the raw execve's children
+    assert p.stdout.count("Cpus_allowed_list:") == 3
     g = stats["global"]
     assert g["pins"] >= 1, (g["pin_ended"], p.stderr)
     assert g["pin_ended"] == "the program made a thread"
