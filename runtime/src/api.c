@@ -62,6 +62,7 @@ void fs_leave(const struct fs_entry *e)
 
 static void after_fork_child(void)
 {
+    fs_kept_after_fork();
     fs_residency_reset();
     fs_deferred_reset();
     fs_distance_reset();
@@ -86,6 +87,7 @@ static void start(void)
         return;
     }
     fs_budget_init();
+    fs_kept_open_all(); /* before any thread of ours, or the program's, runs (ownfd.c) */
     fs_remote_init();
     fs_queue_global = fs_queue_create(fs_cfg.queue_slots);
     if (fs_queue_global == NULL) {

@@ -199,6 +199,8 @@ void fs_budget_init(void)
         snprintf(cgroup_usage_path, sizeof cgroup_usage_path, "%s", usage_path);
         snprintf(stat_path, sizeof stat_path, "%s/memory.stat", dir);
         cgroup_v2 = v2;
+        fs_kept_path(FS_KEPT_CG_USAGE, cgroup_usage_path);
+        fs_kept_path(FS_KEPT_CG_STAT, stat_path);
     }
     if (fs_cfg.mem_override) {
         limit_bytes = fs_cfg.mem_override;
@@ -215,20 +217,24 @@ static uint64_t meminfo_kb(const char *text, const char *key)
     return p ? decimal(p + strlen(key), &ok) << 10 : 0;
 }
 
-/* Memory in use against the limit, by the measure that matches its source; 0 unknown. */
+/* Memory in use against the limit, by the measure that matches its source; 0 unknown.
+ * The files are kept open (ownfd.c): this runs on the program's thread and the library's. */
 static uint64_t usage_bytes(void)
 {
-    bool ok;
-    if (usage_path[0])
-        return read_u64_file(usage_path, &ok);
+    bool ok = false;
     char buf[512];
+    if (usage_path[0]) {
+        if (fs_kept_pread(FS_KEPT_CG_USAGE, buf, 64, 0) <= 0 || strncmp(buf, "max", 3) == 0)
+            return 0;
+        return decimal(buf, &ok);
+    }
     if (fs_cfg.mem_override) { /* statm: "size resident ...", in pages */
-        if (!read_small("/proc/self/statm", buf, sizeof buf))
+        if (fs_kept_pread(FS_KEPT_STATM, buf, sizeof buf, 0) <= 0)
             return 0;
         const char *resident = strchr(buf, ' ');
         return resident ? decimal(resident, &ok) << FORESIGHT_PAGE_SHIFT : 0;
     }
-    if (!read_small("/proc/meminfo", buf, sizeof buf))
+    if (fs_kept_pread(FS_KEPT_MEMINFO, buf, sizeof buf, 0) <= 0)
         return 0;
     uint64_t total = meminfo_kb(buf, "MemTotal:"), avail = meminfo_kb(buf, "MemAvailable:");
     return total > avail ? total - avail : 0;
@@ -254,7 +260,7 @@ static uint64_t stat_value(const char *text, const char *key)
 static uint64_t clean_file_bytes(void)
 {
     char buf[1536];
-    if (stat_path[0] == 0 || !read_small(stat_path, buf, sizeof buf))
+    if (stat_path[0] == 0 || fs_kept_pread(FS_KEPT_CG_STAT, buf, sizeof buf, 0) <= 0)
         return 0;
     const uint64_t file = stat_value(buf, "inactive_file");
     const uint64_t dirty = cgroup_v2 ? stat_value(buf, "file_dirty") + stat_value(buf, "file_writeback")
@@ -312,11 +318,9 @@ const char *fs_budget_stat_path(void)
 bool fs_budget_cgroup_pressure(void)
 {
     /* The keeper thread's (memcg.c) every 10 ms: its usage file kept open (ownfd.c). */
-    static struct fs_own usage_file = {.fd = -1};
     char buf[64];
     bool ok = false;
-    if (cgroup_usage_path[0] == 0 ||
-        fs_own_pread(&usage_file, cgroup_usage_path, buf, sizeof buf) <= 0 ||
+    if (cgroup_usage_path[0] == 0 || fs_kept_pread(FS_KEPT_CG_USAGE, buf, sizeof buf, 0) <= 0 ||
         strncmp(buf, "max", 3) == 0)
         return false;
     uint64_t used = decimal(buf, &ok);

@@ -41,12 +41,7 @@ static unsigned long address_space_pages(void)
     char buf[64];
     int saved_errno = errno, cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    ssize_t n = -1;
-    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        n = read(fd, buf, sizeof buf);
-        close(fd);
-    }
+    const ssize_t n = fs_kept_pread(FS_KEPT_STATM, buf, sizeof buf, 0); /* ownfd.c */
     pthread_setcancelstate(cancel, NULL);
     errno = saved_errno;
     unsigned long pages = 0;

@@ -304,6 +304,9 @@ bool fs_pin_enabled(void);   /* pinning may happen in this process (fs_pin_init)
 extern unsigned long fs_global_pins; /* times the process was pinned */
 extern const char *fs_pin_ended;     /* why pinning ended for good (NULL: it has not) */
 
+/* workers.c: set on every thread the library starts (fs_thread_start_on). */
+extern __thread bool fs_on_library_thread __attribute__((tls_model("initial-exec")));
+
 /* main_exit.c: the process ends with the program's last thread, not the library's. */
 void fs_library_thread_begins(void); /* on a library thread, once it runs */
 void fs_library_thread_ends(void);   /* on it, before it returns */

@@ -93,15 +93,19 @@ static bool only_library_threads_left(int *status)
      * during which one ended is not trusted. */
     const unsigned long ended_before = __atomic_load_n(&ended, __ATOMIC_SEQ_CST);
     const unsigned ours = __atomic_load_n(&library_threads, __ATOMIC_SEQ_CST);
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
     char buf[1024];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = 0;
+    if (fs_kept_pread(FS_KEPT_SELF_STAT, buf, sizeof buf, 0) <= 0) {
+        /* Kept open (ownfd.c) unless the program closed it: then opened here, once the
+         * main thread has ended (a thread of the program left may see the number taken). */
+        int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return false;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            return false;
+        buf[n] = 0;
+    }
     /* pid (comm) state ppid ...: the comm may hold spaces and ')', so from the last ')'. */
     char *p = NULL;
     for (char *q = buf; *q; q++)

@@ -51,27 +51,25 @@ static __thread unsigned long last_generation __attribute__((tls_model("initial-
 /* /proc/self/maps as a stream of bytes, read 512 at a time (a hint's stack stays small:
  * it may be a signal handler's alternate stack). */
 struct maps_reader {
-    int fd;
+    off_t at; /* where the next read starts (the file is kept open: ownfd.c) */
     size_t len, pos;
-    char buf[512];
+    char buf[513]; /* 512 bytes a read, and fs_kept_pread's NUL */
 };
 
 static bool maps_open(struct maps_reader *r)
 {
-    r->fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    r->at = 0;
     r->len = r->pos = 0;
-    return r->fd >= 0;
+    return fs_kept_fd(FS_KEPT_MAPS) >= 0;
 }
 
 static int maps_byte(struct maps_reader *r)
 {
     if (r->pos == r->len) {
-        ssize_t n;
-        do
-            n = read(r->fd, r->buf, sizeof r->buf);
-        while (n < 0 && errno == EINTR);
+        const ssize_t n = fs_kept_pread(FS_KEPT_MAPS, r->buf, sizeof r->buf, r->at);
         if (n <= 0)
             return -1;
+        r->at += n;
         r->len = (size_t)n;
         r->pos = 0;
     }
@@ -158,7 +156,6 @@ static bool read_maps(uintptr_t page, struct mapping *out)
         gap_lo = end;
         out->lo = end >> FORESIGHT_PAGE_SHIFT;
     }
-    close(r.fd);
     return true;
 }
 
@@ -264,7 +261,6 @@ bool fs_mapping_clamp(uintptr_t *page, size_t *npages)
         hi = end;
         found = true;
     }
-    close(r.fd);
     if (!found)
         return false;
     *page = lo;

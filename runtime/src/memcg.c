@@ -34,7 +34,6 @@
 #define PERIOD_NS 10000000L /* 10 ms */
 
 static int started;
-static struct fs_own stat_file = {.fd = -1}; /* the keeper's memory.stat */
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void *keeper_main(void *arg)
@@ -50,8 +49,8 @@ static void *keeper_main(void *arg)
         if (path[0] == 0 || !fs_budget_cgroup_pressure())
             continue;
         /* Its start is enough: the kernel flushes the counters before showing any. Kept
-         * open (ownfd.c); unreadable (out of descriptors, say): tried at the next period. */
-        if (fs_own_pread(&stat_file, path, buf, sizeof buf) > 0)
+         * open from start-up (ownfd.c). */
+        if (fs_kept_pread(FS_KEPT_CG_STAT, buf, sizeof buf, 0) > 0)
             __atomic_add_fetch(&fs_global_memcg_flushes, 1, __ATOMIC_RELAXED);
     }
     return NULL;

@@ -17,9 +17,13 @@
  * memcg.c) is kept open the same way and read with pread from its start, which makes
  * the kernel's seq file show it afresh: a runtime thread opening files all the time
  * would take the lowest free number for a moment, and a daemon's `close(0);
- * open("/dev/null")` expecting descriptor 0 could get another.
+ * open("/dev/null")` expecting descriptor 0 could get another.  The same holds for a
+ * program thread that opens its files while another runs a hinted loop: every /proc
+ * and cgroup file the runtime reads again and again is kept (fs_kept_*), opened before
+ * the program runs, and opened again only on the program's own thread.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -89,6 +93,77 @@ ssize_t fs_own_pread(struct fs_own *o, const char *path, char *buf, size_t len)
     }
     int saved = errno;
     ssize_t n = pread(o->fd, buf, len - 1, 0);
+    errno = saved;
+    return n;
+}
+
+static const char *kept_path[FS_KEPT_N] = {
+    [FS_KEPT_STAT] = "/proc/stat",          [FS_KEPT_MEMINFO] = "/proc/meminfo",
+    [FS_KEPT_SELF_STAT] = "/proc/self/stat", [FS_KEPT_STATM] = "/proc/self/statm",
+    [FS_KEPT_MAPS] = "/proc/self/maps",     [FS_KEPT_TASKS] = "/proc/self/task",
+};
+static char main_stat_path[64];
+static struct fs_own kept[FS_KEPT_N] = {
+    [0 ... FS_KEPT_N - 1] = {.fd = -1},
+};
+
+void fs_kept_path(enum fs_kept k, const char *path)
+{
+    kept_path[k] = path != NULL && path[0] != 0 ? path : NULL;
+}
+
+static void open_kept(enum fs_kept k)
+{
+    if (k == FS_KEPT_MAIN_STAT) {
+        snprintf(main_stat_path, sizeof main_stat_path, "/proc/self/task/%d/stat",
+                 (int)getpid());
+        kept_path[k] = main_stat_path;
+    }
+    if (kept_path[k] == NULL || fs_own_valid(&kept[k]))
+        return;
+    const int flags = O_RDONLY | O_CLOEXEC | (k == FS_KEPT_TASKS ? O_DIRECTORY : 0);
+    (void)fs_own_fd(&kept[k], open(kept_path[k], flags));
+}
+
+void fs_kept_open_all(void)
+{
+    for (int k = 0; k < FS_KEPT_N; k++)
+        open_kept((enum fs_kept)k);
+}
+
+void fs_kept_after_fork(void)
+{
+    /* The child's own process files (the parent's stay open in the parent). */
+    for (int k = FS_KEPT_SELF_STAT; k <= FS_KEPT_TASKS; k++) {
+        fs_own_close(&kept[k]);
+        open_kept((enum fs_kept)k);
+    }
+}
+
+int fs_kept_fd(enum fs_kept k)
+{
+    if (!fs_own_valid(&kept[k])) {
+        if (fs_on_library_thread)
+            return -1;
+        open_kept(k);
+    }
+    return fs_own_valid(&kept[k]) ? kept[k].fd : -1;
+}
+
+ssize_t fs_kept_pread(enum fs_kept k, char *buf, size_t len, off_t off)
+{
+    if (len == 0)
+        return -1;
+    buf[0] = 0;
+    const int saved = errno;
+    const int fd = fs_kept_fd(k);
+    ssize_t n = -1;
+    if (fd >= 0) {
+        do
+            n = pread(fd, buf, len - 1, off);
+        while (n < 0 && errno == EINTR);
+    }
+    buf[n > 0 ? n : 0] = 0;
     errno = saved;
     return n;
 }

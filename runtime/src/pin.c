@@ -108,8 +108,9 @@ static uint64_t now_ns(void)
  * /proc could not be read. */
 static int each_thread(void (*fn)(pid_t, void *), void *arg)
 {
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
+    /* Kept open (ownfd.c), read from its start; the callers hold the lock. */
+    const int fd = fs_kept_fd(FS_KEPT_TASKS);
+    if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0)
         return -1;
     char buf[512] __attribute__((aligned(8))); /* small: see cpu_ticks */
     int n = 0;
@@ -125,7 +126,6 @@ static int each_thread(void (*fn)(pid_t, void *), void *arg)
                 fn((pid_t)strtol(d->d_name, NULL, 10), arg);
         }
     }
-    close(fd);
     return got < 0 ? -1 : n;
 }
 
@@ -143,26 +143,12 @@ static void unpin_one(pid_t tid, void *unused)
         set_mask(tid, &load_mask);
 }
 
-/* A file's first 1 KiB, NUL-terminated, in BUF (false if it could not be read). */
-static bool read_head(const char *path, char *buf, size_t size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, size - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = 0;
-    return true;
-}
-
 /* Field N (from 1, as proc(5) counts) of a /proc stat file; 0 if not there.  The name
  * (field 2) may hold spaces and ')': fields are counted from its last ')'. */
-static unsigned long long stat_field(const char *path, int n)
+static unsigned long long stat_field(enum fs_kept file, int n)
 {
     char buf[1024];
-    if (!read_head(path, buf, sizeof buf))
+    if (fs_kept_pread(file, buf, sizeof buf, 0) <= 0)
         return 0;
     const char *p = strrchr(buf, ')');
     for (int field = 2; p != NULL && field < n; field++)
@@ -181,14 +167,13 @@ static void cpu_ticks(unsigned long long *machine, unsigned long long *own,
                       unsigned long long *irq)
 {
     *machine = 0;
-    *own = stat_field("/proc/self/stat", 14);
-    int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
+    *own = stat_field(FS_KEPT_SELF_STAT, 14);
     char buf[512]; /* a hint may run this on a signal handler's stack: see thread_guard.c */
     size_t have = 0;
+    off_t at = 0; /* kept open (ownfd.c), read in pieces from its start */
     ssize_t n;
-    while ((n = read(fd, buf + have, sizeof buf - 1 - have)) > 0) {
+    while ((n = fs_kept_pread(FS_KEPT_STAT, buf + have, sizeof buf - have, at)) > 0) {
+        at += n;
         have += (size_t)n;
         buf[have] = 0;
         char *line = buf, *nl;
@@ -206,7 +191,6 @@ static void cpu_ticks(unsigned long long *machine, unsigned long long *own,
                     irq[cpu] = f[5] + f[6];
                 }
             } else if (strncmp(line, "intr", 4) == 0) { /* past the cpu lines */
-                close(fd);
                 return;
             }
             line = nl + 1;
@@ -218,7 +202,6 @@ static void cpu_ticks(unsigned long long *machine, unsigned long long *own,
         if (have == sizeof buf - 1)
             have = 0; /* a line longer than the buffer: not a cpu line */
     }
-    close(fd);
 }
 
 static unsigned long long sample_machine, sample_own; /* cpu_ticks at SAMPLE_AT */
@@ -416,9 +399,7 @@ static void pin_from_library_locked(void)
     if (state != UNPINNED || !__atomic_load_n(&wanted, __ATOMIC_RELAXED) ||
         refused_locked(main_tid) != NULL)
         return;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)main_tid);
-    pin_locked((int)stat_field(path, 39));
+    pin_locked((int)stat_field(FS_KEPT_MAIN_STAT, 39)); /* the main thread's CPU */
 }
 
 void fs_pin_tick(void)

@@ -63,8 +63,11 @@ static void lock_own_stack(void)
 }
 
 /* Runs a library thread's function between its counting and uncounting (main_exit.c). */
+__thread bool fs_on_library_thread __attribute__((tls_model("initial-exec")));
+
 static void *counted_main(void *p)
 {
+    fs_on_library_thread = true;
     lock_own_stack();
     struct counted *slot = p;
     void *(*fn)(void *) = slot->fn;
