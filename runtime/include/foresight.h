@@ -29,7 +29,7 @@
  *   - It keeps errno, is not a cancellation point, and never stops or kills the program.
  *   - It may be made in a signal handler.  A hint that arrives while its own thread is
  *     inside the library (a handler interrupted it there) is dropped at once and
- *     counted (`reentrant` in the statistics) before it touches any lock.  Any other
+ *     counted (`refused` in the statistics) before it touches any lock.  Any other
  *     hint from a handler runs the usual path, which uses only system calls, atomics
  *     and the library's own locks (which no code of the interrupted thread can hold
  *     then, so at worst it waits for another thread's short critical section): no

@@ -81,6 +81,8 @@ static void start(void)
     fs_trace_start();
     if (fs_cfg.disabled)
         return;
+    if (fs_guard_filtered_at_start())
+        return; /* a seccomp filter in force from the start: no hint, no thread */
     if (sysconf(_SC_PAGESIZE) != (long)FS_PAGE) {
         fprintf(stderr, "foresight: page size %ld is not 4 KiB; hints disabled\n",
                 sysconf(_SC_PAGESIZE));
@@ -88,6 +90,7 @@ static void start(void)
     }
     fs_budget_init();
     fs_kept_open_all(); /* before any thread of ours, or the program's, runs (ownfd.c) */
+    fs_main_exit_record();
     fs_remote_init();
     fs_queue_global = fs_queue_create(fs_cfg.queue_slots);
     if (fs_queue_global == NULL) {
@@ -106,12 +109,11 @@ static void start(void)
     if (fs_cfg.issue_inline != FS_INLINE_ALL)
         fs_workers_ensure_started();
     fs_memcg_keeper_ensure_started();
-    fs_main_exit_watch();
     fs_reuse_init();
 }
 
 /* Start-up and exit run library code on the program's thread: a handler's hint that
- * interrupts them is dropped like any other reentrant one. */
+ * interrupts them is dropped (refused) like any other that finds its thread inside. */
 __attribute__((constructor)) static void fs_init(void)
 {
     inside = 1;

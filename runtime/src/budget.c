@@ -308,6 +308,11 @@ bool fs_budget_pressure(void)
     return __atomic_load_n(&pressed, __ATOMIC_RELAXED);
 }
 
+bool fs_budget_limited(void)
+{
+    return cgroup_limit_bytes > 0 || fs_cfg.mem_override != 0;
+}
+
 const char *fs_budget_stat_path(void)
 {
     return stat_path;

@@ -121,6 +121,7 @@ extern __thread uintptr_t fs_alt_lo __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t fs_alt_size __attribute__((tls_model("initial-exec")));
 extern __thread bool fs_thread_strict __attribute__((tls_model("initial-exec")));
 extern bool fs_filtered;
+bool fs_guard_filtered_at_start(void); /* a filter inherited: the runtime stays off */
 extern unsigned long fs_global_refused; /* nest entries left unhinted by it */
 static inline bool fs_hint_refused(void)
 {
@@ -130,8 +131,8 @@ static inline bool fs_hint_refused(void)
 }
 
 /* api.c: entering the library from the program.  fs_enter is false when this thread is
- * already inside it (a signal handler interrupted it there): the caller drops the call,
- * which fs_enter has counted as reentrant.  Otherwise the caller must fs_leave, which
+ * already inside it (a signal handler interrupted it there) or no hint may run here
+ * (fs_hint_refused): the caller drops the call, which fs_enter has counted as refused.  Otherwise the caller must fs_leave, which
  * restores errno and the thread's cancellation state. */
 struct fs_entry {
     int saved_errno;
@@ -215,6 +216,7 @@ size_t fs_budget_call_pages(void);             /* the most pages one prefetch ma
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
 bool fs_budget_pressure(void);                 /* memory in use >= 3/4 of the limit */
 const char *fs_budget_stat_path(void);         /* the limiting cgroup's memory.stat, or "" */
+bool fs_budget_limited(void);                  /* a cgroup limit or FORESIGHT_MEM in force */
 bool fs_budget_cgroup_pressure(void);          /* its usage >= 3/4 of its limit */
 void fs_memcg_keeper_ensure_started(void);     /* memcg.c: its statistics kept fresh */
 void fs_memcg_after_fork_child(void);
@@ -311,7 +313,9 @@ extern __thread bool fs_on_library_thread __attribute__((tls_model("initial-exec
 void fs_library_thread_begins(void); /* on a library thread, once it runs */
 void fs_library_thread_ends(void);   /* on it, before it returns */
 unsigned fs_library_threads_running(void); /* counted as above */
-void fs_main_exit_watch(void); /* at start-up on the main thread: its watcher waits */
+void fs_main_exit_record(void);         /* at start-up, on the main thread */
+void fs_main_exit_thread_started(void); /* a library thread started: the watcher too */
+void fs_main_exit_raw(void);            /* syscall(SYS_exit) is being made (interpose.c) */
 
 /* trace.c: FORESIGHT_TRACE event trace (faults, prefetches, releases). */
 extern bool fs_trace_active;

@@ -7,7 +7,9 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <sys/syscall.h>
 
 #include "internal.h"
 
@@ -36,7 +38,7 @@ __attribute__((constructor)) static void find_syscall(void)
     (void)fs_next_fn(&real_syscall, "syscall");
 }
 
-long fs_syscall(long number, ...)
+FS_EARLY long fs_syscall(long number, ...)
 {
     va_list ap;
     va_start(ap, number);
@@ -49,8 +51,10 @@ long fs_syscall(long number, ...)
 }
 
 /* syscall(): a raw system call reaches what the C library's function for it would
- * (seccomp: thread_guard.c; execve, execveat and the affinity calls: pin.c). */
-long syscall(long number, ...)
+ * (seccomp, prctl and sigaltstack: thread_guard.c; execve, execveat and the affinity
+ * calls: pin.c; exit: main_exit.c).  Six arguments are read whatever the call takes,
+ * as the C library's own syscall() does (not a sanitizer's business: FS_EARLY). */
+FS_EARLY long syscall(long number, ...)
 {
     va_list ap;
     va_start(ap, number);
@@ -58,12 +62,20 @@ long syscall(long number, ...)
     for (int i = 0; i < 6; i++)
         a[i] = va_arg(ap, long);
     va_end(ap);
-    fs_pin_before_syscall(number, a);
     long (*fn)(long, ...) = (long (*)(long, ...))fs_next_fn(&real_syscall, "syscall");
-    const long rc = fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (number == SYS_exit)
+        fs_main_exit_raw();
+    if (fs_thread_strict) /* seccomp's strict mode: no other system call, the hooks' none */
+        return fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (number == SYS_sigaltstack) /* the new stack read before the call (thread_guard.c) */
+        return sigaltstack((const stack_t *)a[0], (stack_t *)a[1]);
     const int saved = errno;
+    fs_pin_before_syscall(number, a);
+    errno = saved;
+    const long rc = fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    const int after = errno;
     fs_guard_after_syscall(number, a, rc);
     fs_pin_after_syscall(number, a, rc);
-    errno = saved;
+    errno = after;
     return rc;
 }

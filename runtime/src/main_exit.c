@@ -11,9 +11,12 @@
  * or a sandbox's way) left the same hang; the original process ends there, with its
  * last thread, with that thread's status and no exit handlers.
  *
- * So a watcher thread, started with the library's other threads, waits (a futex: no
- * polling) on the word the kernel clears when the main thread ends: its clear_child_tid
- * address, from prctl PR_GET_TID_ADDRESS, the word pthread_join waits on.  From then on
+ * So a watcher thread, started with the library's first other thread (a process with
+ * none needs none), waits on the word the kernel clears when the main thread ends: its
+ * clear_child_tid address (prctl PR_GET_TID_ADDRESS, read at start-up), the word
+ * pthread_join waits on.  The kernel wakes one waiter there, so the watcher passes the
+ * wake on to every other (a program thread joining the main thread), and its wait
+ * times out each second, so a wake it does not get is not missed.  From then on
  * it looks every PERIOD_NS whether only library threads are left: the main thread a
  * zombie (/proc/self/stat's state Z) and the process's thread count, less that zombie,
  * no more than the library's live threads.  The library counts a thread of its own only
@@ -22,20 +25,23 @@
  * makes the watcher wait one more period, never end the process early.  Then, after
  * pthread_exit or thrd_exit on the main thread (the library's: the program's calls bind
  * to them, as the library is linked before libc; they record the main thread's signal
- * mask), exit(0) with that mask, the exit handlers on the watcher's 8 MiB stack; after
- * any other end, exit_group with the main thread's exit status (/proc/self/stat's
- * exit_code) and no handlers, as the kernel would have ended it.  Without the prctl (a
- * kernel without checkpoint/restore) or in a forked child, the watcher starts at the
- * main thread's pthread_exit instead, and a raw exit is not covered.  Not covered
- * either: a /proc it cannot read, and a main thread ended by cancellation or the raw
- * exit while other threads of the program outlive it and end with pthread_exit (the
- * original then runs its exit handlers and exits 0).
+ * mask), exit(0) with that mask, the exit handlers on a new thread with an 8 MiB stack
+ * (the watcher's own is small); after any other end, as the kernel would have ended the
+ * process: killed by the signal that killed the main thread, else exit_group with its
+ * exit status (/proc/self/stat's exit_code), no handlers.  Without the prctl (a kernel
+ * without checkpoint/restore) or in a forked child, the watcher starts at the main
+ * thread's pthread_exit instead, and a raw exit is not covered.  Not covered either: a
+ * /proc it cannot read, and a main thread ended by the raw exit or cancellation while
+ * other threads of the program outlive it (the process then ends with the last one's
+ * status: the main thread's is used).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <threads.h>
@@ -51,6 +57,9 @@ static unsigned long ended;      /* library threads that have ended, ever */
 static int watching;             /* the watcher was started (once per process) */
 static int by_thread_exit;       /* the main thread called pthread_exit or thrd_exit */
 static sigset_t main_mask;       /* the main thread's signal mask as it ended */
+static int *main_word;           /* its clear_child_tid word (NULL: unknown) */
+static int main_raw_exit;        /* it called syscall(SYS_exit) (interpose.c) */
+static __thread bool on_main_thread __attribute__((tls_model("initial-exec")));
 
 void fs_library_thread_begins(void)
 {
@@ -75,6 +84,9 @@ static void after_fork_child(void)
     __atomic_store_n(&ended, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&by_thread_exit, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&main_raw_exit, 0, __ATOMIC_SEQ_CST);
+    main_word = NULL;
+    fs_main_exit_record(); /* the child's main thread: the one that forked */
 }
 
 /* Whatever the rest of the library does at start (disabled, say): a child's count must
@@ -131,48 +143,107 @@ static bool only_library_threads_left(int *status)
            __atomic_load_n(&ended, __ATOMIC_SEQ_CST) == ended_before;
 }
 
+/* Whether the main thread has ended (a zombie while other threads run). */
+static bool main_ended(int *status)
+{
+    char buf[1024];
+    if (fs_kept_pread(FS_KEPT_SELF_STAT, buf, sizeof buf, 0) <= 0)
+        return false;
+    const char *p = strrchr(buf, ')');
+    *status = 0;
+    return p != NULL && p[1] == ' ' && p[2] == 'Z';
+}
+
+/* exit(0) as the program's last thread would run it: with the main thread's signal mask
+ * (a library thread blocks them all), on a program-sized stack. */
+static void *exit_main(void *arg)
+{
+    (void)arg;
+    pthread_sigmask(SIG_SETMASK, &main_mask, NULL);
+    exit(0);
+}
+
+/* The process ends as it would have with the main thread's STATUS (waitpid's form). */
+static void end_as_main_did(int status)
+{
+    const int sig = status & 0x7f;
+    if (sig != 0) { /* killed alone (a seccomp filter's RET_KILL_THREAD, say) */
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigaction(sig, &dfl, NULL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+        kill(getpid(), sig);
+        kill(getpid(), SIGKILL); /* a signal whose default is not to end the process */
+    }
+    syscall(SYS_exit_group, (status >> 8) & 0xff);
+}
+
 static void *watcher_main(void *arg)
 {
-    /* Until the main thread ends: the kernel clears the word and wakes it as a shared
-     * futex (as pthread_join waits).  NULL: started as it ended. */
-    int *word = arg, v;
-    while (word != NULL && (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) != 0)
-        syscall(SYS_futex, word, FUTEX_WAIT, v, NULL, NULL, 0);
+    (void)arg;
+    /* Until the main thread ends: the kernel clears the word and wakes one waiter of it
+     * as a shared futex (pthread_join waits there too: passed on), or pthread_exit says
+     * so.  Each second the main thread's state is looked at too: a wake another waiter
+     * took, or a word the program moved (set_tid_address), is not waited for forever. */
+    int *word = main_word, v, status;
+    const struct timespec second = {1, 0};
+    while (word != NULL && (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) != 0 &&
+           !__atomic_load_n(&by_thread_exit, __ATOMIC_SEQ_CST) && !main_ended(&status))
+        syscall(SYS_futex, word, FUTEX_WAIT, v, &second, NULL, 0);
+    if (word != NULL)
+        syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
     const struct timespec period = {0, PERIOD_NS};
     for (;;) {
         nanosleep(&period, NULL);
-        int status;
         if (!only_library_threads_left(&status))
             continue;
-        if (__atomic_load_n(&by_thread_exit, __ATOMIC_SEQ_CST)) {
-            /* The exit handlers run here as they would on the program's last thread:
-             * with the main thread's signal mask (a library thread blocks them all). */
-            pthread_sigmask(SIG_SETMASK, &main_mask, NULL);
-            exit(0);
-        }
-        syscall(SYS_exit_group, (status >> 8) & 0xff);
+        /* Ended by the raw exit, or killed alone: as the kernel ends the process.  Else
+         * (pthread_exit, thrd_exit, cancellation) through glibc's thread exit, whose last
+         * thread calls exit(0). */
+        if (__atomic_load_n(&main_raw_exit, __ATOMIC_SEQ_CST) || (status & 0x7f) != 0)
+            end_as_main_did(status);
+        pthread_t t; /* exit handlers may need a program thread's stack */
+        if (!fs_thread_start_on(exit_main, NULL, "foresight-exit", NULL, (size_t)8 << 20, &t))
+            exit_main(NULL);
+        for (;;)
+            pause();
     }
     return NULL;
 }
 
-/* Once per process; a stack as large as a program thread's: exit handlers run on it. */
-static void start_watcher(int *word)
+/* Once per process. */
+static void start_watcher(void)
 {
     if (__atomic_exchange_n(&watching, 1, __ATOMIC_SEQ_CST))
         return;
-    if (!fs_thread_start_on(watcher_main, word, "foresight-exit", NULL, (size_t)8 << 20, NULL))
+    if (!fs_thread_start_on(watcher_main, NULL, "foresight-exit", NULL, (size_t)64 << 10, NULL))
         __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST);
 }
 
-void fs_main_exit_watch(void)
+void fs_main_exit_record(void)
 {
     if (syscall(SYS_gettid) != getpid())
         return; /* not the main thread */
+    pthread_sigmask(SIG_SETMASK, NULL, &main_mask); /* until it ends: its mask as it was */
+    on_main_thread = true;
     int *word = NULL;
-    if (prctl(PR_GET_TID_ADDRESS, &word, 0, 0, 0) != 0 || word == NULL ||
-        __atomic_load_n(word, __ATOMIC_ACQUIRE) != getpid())
-        return; /* the main thread's pthread_exit starts the watcher instead */
-    start_watcher(word);
+    if (prctl(PR_GET_TID_ADDRESS, &word, 0, 0, 0) == 0 && word != NULL &&
+        __atomic_load_n(word, __ATOMIC_ACQUIRE) == getpid())
+        main_word = word;
+}
+
+void fs_main_exit_thread_started(void)
+{
+    if (main_word != NULL)
+        start_watcher();
+}
+
+void fs_main_exit_raw(void)
+{
+    if (on_main_thread) /* no system call: the thread may be in seccomp's strict mode */
+        __atomic_store_n(&main_raw_exit, 1, __ATOMIC_SEQ_CST);
 }
 
 static void main_thread_ends(void)
@@ -181,7 +252,8 @@ static void main_thread_ends(void)
         return; /* another thread: glibc's count still ends the process after it */
     pthread_sigmask(SIG_SETMASK, NULL, &main_mask);
     __atomic_store_n(&by_thread_exit, 1, __ATOMIC_SEQ_CST);
-    start_watcher(NULL); /* already waiting, unless it could not be started at start-up */
+    if (fs_library_threads_running() > 0)
+        start_watcher(); /* (running already, unless the word is unknown) */
 }
 
 __attribute__((noreturn)) void pthread_exit(void *value)

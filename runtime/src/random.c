@@ -136,7 +136,7 @@ static struct random_slot *find(struct foresight_site *site)
 void foresight__random_begin(struct foresight_site *site)
 {
     /* (foresight.h's wrappers pair every begin with one end: its scope variable) */
-    if (__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED) == 1)
+    if (__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED) == 1 && !fs_hint_refused())
         fs_pin_give_back(); /* (as at the nest's entry: its worker runs beside it) */
     struct fs_entry e;
     if (fs_cfg.random_advice == 0 || !fs_enter(site, &e))
@@ -153,8 +153,10 @@ void foresight__random_begin(struct foresight_site *site)
     fs_leave(&e);
 }
 
-/* Dropped when reentrant: then its begin was too, as the thread it interrupted stays
- * inside the library until the handler returns. */
+/* Dropped when its begin was (a handler's that interrupted its thread inside the library:
+ * the thread stays there until the handler returns; a short signal stack), or where no
+ * hint may run (thread_guard.c): a thread that entered seccomp strict mode or installed
+ * a filter between the nest's begin and end leaves its range advised MADV_RANDOM. */
 void foresight__random_end(struct foresight_site *site)
 {
     __atomic_sub_fetch(&running, 1, __ATOMIC_RELAXED);

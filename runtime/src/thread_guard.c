@@ -22,13 +22,19 @@
  * after strict mode is entered that thread's hints are dropped, after a filter is
  * installed every thread's are.
  *
+ * A filter already in force when the program starts (inherited from the process that
+ * ran it) may forbid what the library's own threads do (futex, nanosleep, mlock): then
+ * the runtime stays off, no thread started (fs_guard_filtered_at_start).
+ *
  * fs_hint_refused is the check: api.c's entry, a loop nest's set-up and its steps make
  * it before they call anything.  A stack or a mode set with the raw system call
  * instruction (not the C library's functions) is not seen.
  */
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,12 +49,19 @@ unsigned long fs_global_refused;
 
 int sigaltstack(const stack_t *ss, stack_t *old)
 {
-    /* The system call itself: glibc's wrapper is no more than that. */
+    /* The system call itself (glibc's wrapper is no more than that), with the new stack
+     * copied first: OLD may be SS. */
+    stack_t want = {0};
+    if (ss != NULL)
+        want = *ss;
     long rc = syscall(SYS_sigaltstack, ss, old);
     if (rc == 0 && ss != NULL) {
-        const bool off = (ss->ss_flags & SS_DISABLE) != 0;
-        fs_alt_lo = off ? 0 : (uintptr_t)ss->ss_sp;
-        fs_alt_size = off ? 0 : ss->ss_size;
+        const bool off = (want.ss_flags & SS_DISABLE) != 0;
+        fs_alt_size = 0; /* a handler between the stores sees no stack, not half of one */
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        fs_alt_lo = off ? 0 : (uintptr_t)want.ss_sp;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        fs_alt_size = off ? 0 : want.ss_size;
     }
     return (int)rc;
 }
@@ -75,8 +88,40 @@ int prctl(int option, ...)
     return (int)rc;
 }
 
+/* The same calls made through syscall() (interpose.c).  seccomp(2): strict mode, or a
+ * filter installed (its result is a listener's descriptor with NEW_LISTENER); its
+ * other operations (GET_ACTION_AVAIL, GET_NOTIF_SIZES) install nothing. */
 void fs_guard_after_syscall(long number, const long *a, long rc)
 {
-    if (rc == 0 && number == SYS_seccomp)
-        entered(a[0] == SECCOMP_SET_MODE_STRICT ? SECCOMP_MODE_STRICT : SECCOMP_MODE_FILTER);
+    if (number == SYS_seccomp && rc >= 0) {
+        if ((unsigned)a[0] == SECCOMP_SET_MODE_STRICT && rc == 0)
+            entered(SECCOMP_MODE_STRICT);
+        else if ((unsigned)a[0] == SECCOMP_SET_MODE_FILTER)
+            entered(SECCOMP_MODE_FILTER);
+    } else if (number == SYS_prctl && rc == 0 && (int)a[0] == PR_SET_SECCOMP) {
+        entered((unsigned long)a[1]);
+    }
+}
+
+bool fs_guard_filtered_at_start(void)
+{
+    char buf[4096];
+    const int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    const char *p = strstr(buf, "\nSeccomp:");
+    if (p == NULL)
+        return false;
+    p += 9;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '0')
+        return false;
+    __atomic_store_n(&fs_filtered, true, __ATOMIC_RELAXED);
+    return true;
 }

@@ -7,7 +7,11 @@
  * first queued request.
  */
 #include <signal.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -30,7 +34,7 @@ static void *worker_main(void *arg)
 
 bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name)
 {
-    return fs_thread_start_on(fn, arg, name, NULL, 256 << 10, NULL);
+    return fs_thread_start_on(fn, arg, name, NULL, 64 << 10, NULL);
 }
 
 /* A library thread's function and argument, for counted_main: static slots, claimed
@@ -43,28 +47,42 @@ static struct counted {
     int busy;
 } slots[START_SLOTS];
 
-/* Keeps the pages a library thread runs on in memory: its stack from 32 KiB below where
- * it starts up to its thread descriptor and thread-local storage (pthread_self(), at
- * the stack's top).  Under a small memory cgroup limit a thread that sleeps between
- * rounds (the memcg keeper, an idle worker) otherwise has its stack swapped out, and
- * the swap-in charge when it wakes, at the moment the cgroup is full of pages being
- * read, was where the OOM killer was invoked: a program reading a file mapping under
- * an 8 MiB cap was killed in 2 of 4 hinted runs, never unhinted (docs/decisions.md).
- * Best effort: without the privilege (RLIMIT_MEMLOCK) nothing is locked. */
+__thread bool fs_on_library_thread __attribute__((tls_model("initial-exec")));
+
+/* Whether the process may lock memory without taking it from the program's own
+ * allowance: CAP_IPC_LOCK (root's), or no RLIMIT_MEMLOCK. */
+static bool may_lock(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
+        return true;
+    struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    return syscall(SYS_capget, &head, data) == 0 &&
+           (data[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32))) != 0;
+}
+
+/* Keeps the pages a library thread runs on in memory, under a memory limit: its stack
+ * from 32 KiB below where it starts, the page of the library's thread-local variables
+ * and its thread descriptor (pthread_self()).  Under a small memory cgroup limit a
+ * thread that sleeps between rounds (the memcg keeper, an idle worker) otherwise has
+ * them swapped out, and the swap-in charge when it wakes, at the moment the cgroup is
+ * full of pages being read, was where the OOM killer was invoked: a program reading a
+ * file mapping under an 8 MiB cap was killed in 9 of 11 hinted runs, never unhinted
+ * (docs/decisions.md).  Only where locking takes nothing from the program's allowance
+ * (may_lock); without a limit nothing is locked. */
 static void lock_own_stack(void)
 {
+    if (!fs_budget_limited() || !may_lock())
+        return;
     const uintptr_t page = FS_PAGE, here = (uintptr_t)__builtin_frame_address(0);
-    const uintptr_t self = (uintptr_t)pthread_self();
-    const uintptr_t lo = (here & ~(page - 1)) - (32u << 10);
-    uintptr_t hi = (self + 4096 + page - 1) & ~(page - 1); /* the descriptor's pages */
-    if (self < here || hi - lo > (512u << 10)) /* not laid out as expected: the frames */
-        hi = (here & ~(page - 1)) + 2 * page;
-    (void)mlock((void *)lo, hi - lo);
+    const uintptr_t frames = (here & ~(page - 1)) - (32u << 10);
+    (void)mlock((void *)frames, (here & ~(page - 1)) + 2 * page - frames);
+    (void)mlock((void *)((uintptr_t)&fs_on_library_thread & ~(page - 1)), page);
+    (void)mlock((void *)((uintptr_t)pthread_self() & ~(page - 1)), 2 * page);
 }
 
 /* Runs a library thread's function between its counting and uncounting (main_exit.c). */
-__thread bool fs_on_library_thread __attribute__((tls_model("initial-exec")));
-
 static void *counted_main(void *p)
 {
     fs_on_library_thread = true;
@@ -108,6 +126,11 @@ bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *
     pthread_t t;
     fs_starting_library_thread = true; /* not the program's: pinning goes on (pin.c) */
     bool ok = pthread_create(&t, &attr, counted_main, c) == 0;
+    if (!ok && stack == NULL && size < ((size_t)8 << 20)) {
+        /* The program's thread-local storage sits in the stack too: room for a large one */
+        pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+        ok = pthread_create(&t, &attr, counted_main, c) == 0;
+    }
     fs_starting_library_thread = false;
     if (!ok)
         __atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
@@ -118,6 +141,8 @@ bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *
     }
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (ok)
+        fs_main_exit_thread_started(); /* a process with threads of ours watches its end */
     return ok;
 }
 
