@@ -308,6 +308,7 @@ extern const char *fs_pin_ended;     /* why pinning ended for good (NULL: it has
 
 /* workers.c: set on every thread the library starts (fs_thread_start_on). */
 extern __thread bool fs_on_library_thread __attribute__((tls_model("initial-exec")));
+bool fs_may_lock(void); /* locking takes nothing from the program's RLIMIT_MEMLOCK */
 
 /* main_exit.c: the process ends with the program's last thread, not the library's. */
 void fs_library_thread_begins(void); /* on a library thread, once it runs */

@@ -38,13 +38,20 @@ __attribute__((constructor)) static void find_syscall(void)
     (void)fs_next_fn(&real_syscall, "syscall");
 }
 
+/* A system call's six arguments, however many the caller passed, as the C library's own
+ * syscall() reads them (not a sanitizer's business: FS_EARLY). */
+static FS_EARLY void six(va_list ap, long a[6])
+{
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+}
+
 FS_EARLY long fs_syscall(long number, ...)
 {
     va_list ap;
     va_start(ap, number);
     long a[6];
-    for (int i = 0; i < 6; i++)
-        a[i] = va_arg(ap, long);
+    six(ap, a);
     va_end(ap);
     long (*fn)(long, ...) = (long (*)(long, ...))fs_next_fn(&real_syscall, "syscall");
     return fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -52,15 +59,13 @@ FS_EARLY long fs_syscall(long number, ...)
 
 /* syscall(): a raw system call reaches what the C library's function for it would
  * (seccomp, prctl and sigaltstack: thread_guard.c; execve, execveat and the affinity
- * calls: pin.c; exit: main_exit.c).  Six arguments are read whatever the call takes,
- * as the C library's own syscall() does (not a sanitizer's business: FS_EARLY). */
+ * calls: pin.c; exit: main_exit.c). */
 FS_EARLY long syscall(long number, ...)
 {
     va_list ap;
     va_start(ap, number);
     long a[6];
-    for (int i = 0; i < 6; i++)
-        a[i] = va_arg(ap, long);
+    six(ap, a);
     va_end(ap);
     long (*fn)(long, ...) = (long (*)(long, ...))fs_next_fn(&real_syscall, "syscall");
     if (number == SYS_exit)

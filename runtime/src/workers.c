@@ -51,7 +51,7 @@ __thread bool fs_on_library_thread __attribute__((tls_model("initial-exec")));
 
 /* Whether the process may lock memory without taking it from the program's own
  * allowance: CAP_IPC_LOCK (root's), or no RLIMIT_MEMLOCK. */
-static bool may_lock(void)
+bool fs_may_lock(void)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
@@ -70,10 +70,10 @@ static bool may_lock(void)
  * full of pages being read, was where the OOM killer was invoked: a program reading a
  * file mapping under an 8 MiB cap was killed in 9 of 11 hinted runs, never unhinted
  * (docs/decisions.md).  Only where locking takes nothing from the program's allowance
- * (may_lock); without a limit nothing is locked. */
+ * (fs_may_lock); without a limit nothing is locked. */
 static void lock_own_stack(void)
 {
-    if (!fs_budget_limited() || !may_lock())
+    if (!fs_budget_limited() || !fs_may_lock())
         return;
     const uintptr_t page = FS_PAGE, here = (uintptr_t)__builtin_frame_address(0);
     const uintptr_t frames = (here & ~(page - 1)) - (32u << 10);

@@ -6,9 +6,6 @@
  * the 32 KiB below where it started; elsewhere nothing may be locked.  This program
  * locks nothing itself, so /proc/self/status's VmLck counts only theirs. */
 #include <dirent.h>
-#include <linux/capability.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 
 #include "check.h"
 #include "internal.h"
@@ -46,17 +43,6 @@ static long locked_kib(void)
     return kib;
 }
 
-static bool privileged(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == RLIM_INFINITY)
-        return true;
-    struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
-    struct __user_cap_data_struct data[2];
-    return syscall(SYS_capget, &head, data) == 0 &&
-           (data[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32))) != 0;
-}
-
 int main(void)
 {
     CHECK(fs_budget_limited());
@@ -64,7 +50,7 @@ int main(void)
     int n = 0;
     for (int i = 0; i < 500 && (n = library_threads()) == 0; i++)
         usleep(10000);
-    const bool may = privileged();
+    const bool may = fs_may_lock(); /* CAP_IPC_LOCK, or no RLIMIT_MEMLOCK */
     long kib = locked_kib();
     /* Each locks as it starts: waited for (10 s at most on a busy machine). */
     for (int i = 0; i < 1000 && may && kib < 36L * n; i++) {
