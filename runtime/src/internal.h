@@ -116,7 +116,11 @@ void fs_distance_reset(void);                  /* after fork */
  * library (test_altstack measures it, tests/system/test_hint_stack.py bounds it).
  * fs_thread_strict: this thread is in seccomp's strict mode; fs_filtered: a seccomp
  * filter was installed.  fs_hint_refused: a hint here is dropped. */
+#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define FS_HINT_STACK 6144
+#else /* unoptimised or sanitized frames (the test builds): several times larger */
+#define FS_HINT_STACK 32768
+#endif
 extern __thread uintptr_t fs_alt_lo __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t fs_alt_size __attribute__((tls_model("initial-exec")));
 extern __thread bool fs_thread_strict __attribute__((tls_model("initial-exec")));
