@@ -204,7 +204,8 @@ void fs_queue_reset(struct fs_queue *q);       /* after fork */
 unsigned fs_queue_push(struct fs_queue *q, const struct fs_request *reqs, unsigned n);
 /* Block until a request is available; false when the queue is shutting down. */
 bool fs_queue_pop(struct fs_queue *q, struct fs_request *out);
-void fs_queue_shutdown(struct fs_queue *q);
+void fs_queue_shutdown(struct fs_queue *q); /* pushes dropped, pops end once it is empty */
+void fs_queue_reopen(struct fs_queue *q);
 /* True when a request of KIND would be dropped for a full queue (checked without the
  * lock, so a caller can drop a hint without marking pages or waiting for the lock). */
 bool fs_queue_full(const struct fs_queue *q, enum fs_kind kind);
@@ -321,6 +322,14 @@ unsigned fs_library_threads_running(void); /* counted as above */
 void fs_main_exit_record(void);         /* at start-up, on the main thread */
 void fs_main_exit_thread_started(void); /* a library thread started: the watcher too */
 void fs_main_exit_raw(void);            /* syscall(SYS_exit) is being made (interpose.c) */
+void fs_main_exit_wake(void);           /* the watcher looks again (fs_threads_retire) */
+
+/* workers.c: the library's threads ended for a call the kernel refuses a multithreaded
+ * process (alone.c), and allowed to start again after it. */
+extern int fs_retiring;
+bool fs_threads_retire(const char *why);
+void fs_threads_may_restart(void);
+void fs_memcg_restartable(void); /* memcg.c: the keeper starts again with a hint */
 
 /* trace.c: FORESIGHT_TRACE event trace (faults, prefetches, releases). */
 extern bool fs_trace_active;

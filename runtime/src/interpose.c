@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
@@ -76,6 +77,9 @@ FS_EARLY long syscall(long number, ...)
         return sigaltstack((const stack_t *)a[0], (stack_t *)a[1]);
     const int saved = errno;
     fs_pin_before_syscall(number, a);
+    if (number == SYS_seccomp && (unsigned)a[0] == SECCOMP_SET_MODE_FILTER &&
+        ((unsigned long)a[1] & SECCOMP_FILTER_FLAG_TSYNC)) /* it binds ours too: alone.c */
+        (void)fs_threads_retire("ended: the program's seccomp filter binds every thread");
     errno = saved;
     const long rc = fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     const int after = errno;

@@ -77,6 +77,7 @@ unsigned fs_library_threads_running(void)
     return __atomic_load_n(&library_threads, __ATOMIC_SEQ_CST);
 }
 
+
 static void after_fork_child(void)
 {
     /* The child has only the thread that forked; the library starts its own again. */
@@ -190,8 +191,13 @@ static void *watcher_main(void *arg)
     int *word = main_word, v, status;
     const struct timespec second = {1, 0};
     while (word != NULL && (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) != 0 &&
-           !__atomic_load_n(&by_thread_exit, __ATOMIC_SEQ_CST) && !main_ended(&status))
+           !__atomic_load_n(&by_thread_exit, __ATOMIC_SEQ_CST) && !main_ended(&status)) {
+        if (__atomic_load_n(&fs_retiring, __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST); /* (workers.c) */
+            return NULL;
+        }
         syscall(SYS_futex, word, FUTEX_WAIT, v, &second, NULL, 0);
+    }
     if (word != NULL)
         syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
     const struct timespec period = {0, PERIOD_NS};
@@ -238,6 +244,12 @@ void fs_main_exit_thread_started(void)
 {
     if (main_word != NULL)
         start_watcher();
+}
+
+void fs_main_exit_wake(void)
+{
+    if (main_word != NULL) /* a program thread joining the main thread loops, unharmed */
+        syscall(SYS_futex, main_word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 void fs_main_exit_raw(void)

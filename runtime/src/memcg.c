@@ -45,6 +45,8 @@ static void *keeper_main(void *arg)
     const struct timespec period = {0, PERIOD_NS};
     for (;;) {
         nanosleep(&period, NULL);
+        if (__atomic_load_n(&fs_retiring, __ATOMIC_ACQUIRE))
+            return NULL; /* (workers.c: fs_threads_retire) */
         fs_pin_tick(); /* (a look once a second: pin.c) */
         if (path[0] == 0 || !fs_budget_cgroup_pressure())
             continue;
@@ -66,6 +68,13 @@ void fs_memcg_keeper_ensure_started(void)
         fs_thread_start(keeper_main, NULL, "foresight-memcg"); /* tried once, like workers */
         __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
     }
+    pthread_mutex_unlock(&start_mu);
+}
+
+void fs_memcg_restartable(void)
+{
+    pthread_mutex_lock(&start_mu);
+    __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&start_mu);
 }
 

@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -166,4 +167,19 @@ ssize_t fs_kept_pread(enum fs_kept k, char *buf, size_t len, off_t off)
     buf[n > 0 ? n : 0] = 0;
     errno = saved;
     return n;
+}
+
+long long fs_kept_stat_field(enum fs_kept k, int n)
+{
+    char buf[1024];
+    if (fs_kept_pread(k, buf, sizeof buf, 0) <= 0)
+        return -1;
+    const char *p = strrchr(buf, ')');
+    for (int field = 2; p != NULL && field < n; field++)
+        p = strchr(p + 1, ' ');
+    if (p == NULL)
+        return -1;
+    char *end;
+    const long long v = strtoll(p + 1, &end, 10);
+    return end == p + 1 ? -1 : v;
 }

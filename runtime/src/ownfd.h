@@ -41,5 +41,8 @@ void fs_kept_after_fork(void);
  * open would take the lowest free number from under it). */
 ssize_t fs_kept_pread(enum fs_kept k, char *buf, size_t len, off_t off);
 int fs_kept_fd(enum fs_kept k); /* its descriptor (the directory's, for getdents), or -1 */
+/* Field N (from 1, as proc(5) counts) of a kept /proc stat file; -1 if not there.  The
+ * name (field 2) may hold spaces and ')': fields are counted from its last ')'. */
+long long fs_kept_stat_field(enum fs_kept k, int n);
 
 #endif

@@ -143,17 +143,11 @@ static void unpin_one(pid_t tid, void *unused)
         set_mask(tid, &load_mask);
 }
 
-/* Field N (from 1, as proc(5) counts) of a /proc stat file; 0 if not there.  The name
- * (field 2) may hold spaces and ')': fields are counted from its last ')'. */
+/* Field N of a kept /proc stat file (ownfd.c); 0 if not there. */
 static unsigned long long stat_field(enum fs_kept file, int n)
 {
-    char buf[1024];
-    if (fs_kept_pread(file, buf, sizeof buf, 0) <= 0)
-        return 0;
-    const char *p = strrchr(buf, ')');
-    for (int field = 2; p != NULL && field < n; field++)
-        p = strchr(p + 1, ' ');
-    return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+    const long long v = fs_kept_stat_field(file, n);
+    return v < 0 ? 0 : (unsigned long long)v;
 }
 
 /* Per CPU of the process's first mask, the clock ticks /proc/stat counts in interrupts

@@ -142,6 +142,13 @@ bool fs_queue_full(const struct fs_queue *q, enum fs_kind kind)
     return __atomic_load_n(&g->count, __ATOMIC_RELAXED) >= q->cap;
 }
 
+void fs_queue_reopen(struct fs_queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->shutdown = false;
+    pthread_mutex_unlock(&q->mu);
+}
+
 void fs_queue_shutdown(struct fs_queue *q)
 {
     pthread_mutex_lock(&q->mu);

@@ -47,7 +47,8 @@ __thread bool fs_thread_strict __attribute__((tls_model("initial-exec")));
 bool fs_filtered;
 unsigned long fs_global_refused;
 
-int sigaltstack(const stack_t *ss, stack_t *old)
+/* A sanitizer's start-up calls these before its own run-time exists: uninstrumented. */
+FS_EARLY int sigaltstack(const stack_t *ss, stack_t *old)
 {
     /* The system call itself (glibc's wrapper is no more than that), with the new stack
      * copied first: OLD may be SS. */
@@ -67,7 +68,7 @@ int sigaltstack(const stack_t *ss, stack_t *old)
 }
 
 /* After a successful switch to MODE (strict, or a filter). */
-static void entered(unsigned long mode)
+FS_EARLY static void entered(unsigned long mode)
 {
     if (mode == SECCOMP_MODE_STRICT)
         fs_thread_strict = true;
@@ -75,7 +76,7 @@ static void entered(unsigned long mode)
         __atomic_store_n(&fs_filtered, true, __ATOMIC_RELAXED);
 }
 
-int prctl(int option, ...)
+FS_EARLY int prctl(int option, ...)
 {
     va_list ap;
     va_start(ap, option);

@@ -6,7 +6,12 @@
  * handlers run on its own threads; after fork the child starts fresh ones with its
  * first queued request.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -83,16 +88,22 @@ static void lock_own_stack(void)
 }
 
 /* Runs a library thread's function between its counting and uncounting (main_exit.c). */
+static unsigned starting; /* library threads made, not yet counted as running */
+
 static void *counted_main(void *p)
 {
     fs_on_library_thread = true;
-    lock_own_stack();
     struct counted *slot = p;
     void *(*fn)(void *) = slot->fn;
     void *arg = slot->arg;
     __atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
     fs_library_thread_begins();
-    void *ret = fn(arg);
+    __atomic_sub_fetch(&starting, 1, __ATOMIC_SEQ_CST);
+    void *ret = NULL;
+    if (!__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST)) { /* (fs_threads_retire) */
+        lock_own_stack();
+        ret = fn(arg);
+    }
     fs_library_thread_ends();
     return ret;
 }
@@ -125,6 +136,7 @@ bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *
         pthread_attr_setstacksize(&attr, size);
     pthread_t t;
     fs_starting_library_thread = true; /* not the program's: pinning goes on (pin.c) */
+    __atomic_add_fetch(&starting, 1, __ATOMIC_SEQ_CST);
     bool ok = pthread_create(&t, &attr, counted_main, c) == 0;
     if (!ok && stack == NULL && size < ((size_t)8 << 20)) {
         /* The program's thread-local storage sits in the stack too: room for a large one */
@@ -132,8 +144,10 @@ bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *
         ok = pthread_create(&t, &attr, counted_main, c) == 0;
     }
     fs_starting_library_thread = false;
-    if (!ok)
+    if (!ok) {
+        __atomic_sub_fetch(&starting, 1, __ATOMIC_SEQ_CST);
         __atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
+    }
     if (ok) {
         pthread_setname_np(t, name);
         if (id != NULL)
@@ -164,4 +178,66 @@ void fs_workers_after_fork_child(void)
     pthread_mutex_init(&start_mu, NULL);
     started = 0;
     fs_queue_reset(fs_queue_global);
+}
+
+int fs_retiring; /* set: the library's threads end (each looks at it when it wakes) */
+
+/* Threads of the process the kernel still has under a library thread's name (each is
+ * named foresight-...); -1 if /proc cannot say.  On the program's thread (its own call). */
+static int library_tasks(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300], comm[32] = {0};
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        const int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* ended meanwhile */
+        const ssize_t got = read(fd, comm, sizeof comm - 1);
+        close(fd);
+        n += got > 10 && strncmp(comm, "foresight-", 10) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+bool fs_threads_retire(const char *why)
+{
+    if (fs_library_threads_running() == 0 && __atomic_load_n(&starting, __ATOMIC_SEQ_CST) == 0)
+        return true;
+    const int saved = errno;
+    __atomic_store_n(&fs_retiring, 1, __ATOMIC_SEQ_CST);
+    (void)fs_pt_retire(why);
+    if (fs_queue_global != NULL)
+        fs_queue_shutdown(fs_queue_global); /* the workers end once it is empty */
+    fs_main_exit_wake();
+    /* Counted out first (a thread just made ends as it starts), then gone from the
+     * kernel's thread group (2 s at most). */
+    for (int i = 0; i < 2000 && (fs_library_threads_running() > 0 ||
+                                 __atomic_load_n(&starting, __ATOMIC_SEQ_CST) > 0); i++)
+        usleep(1000);
+    int left = library_tasks();
+    for (int i = 0; i < 2000 && left > 0; i++) {
+        usleep(1000);
+        left = library_tasks();
+    }
+    errno = saved;
+    return fs_library_threads_running() == 0 && left == 0;
+}
+
+void fs_threads_may_restart(void)
+{
+    if (fs_queue_global != NULL)
+        fs_queue_reopen(fs_queue_global);
+    pthread_mutex_lock(&start_mu);
+    __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&start_mu);
+    fs_memcg_restartable();
+    __atomic_store_n(&fs_retiring, 0, __ATOMIC_SEQ_CST);
 }
