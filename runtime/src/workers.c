@@ -7,11 +7,15 @@
  * first queued request.
  */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -76,10 +80,61 @@ bool fs_may_lock(void)
  * file mapping under an 8 MiB cap was killed in 9 of 11 hinted runs, never unhinted
  * (docs/decisions.md).  Only where locking takes nothing from the program's allowance
  * (fs_may_lock); without a limit nothing is locked. */
+/* The pages of the library's own code and data in memory now: those its start-up and
+ * its threads' first rounds touched, the keeper's state and code among them (a keeper's
+ * swap-in of its data, then a refault of its code, were still where the OOM killer was
+ * invoked), and the pages of the C library's functions the keeper calls.  The rest of
+ * .bss (buffers of the prefetch thread, the trace, coloring: megabytes, untouched) is
+ * left alone.  Once per process. */
+static int data_cb(struct dl_phdr_info *info, size_t size, void *base)
+{
+    (void)size;
+    /* Ours (code and data), and the C library's and the loader's data (the keeper's
+     * calls read their variables: the vDSO's address, errno's). */
+    const bool ours = (void *)info->dlpi_addr == base;
+    const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
+    if (!ours && strstr(name, "/libc.so") == NULL && strstr(name, "/ld-linux") == NULL)
+        return 0;
+    const uintptr_t page = FS_PAGE;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & (ours ? PF_W | PF_X : PF_W)))
+            continue;
+        uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+        const uintptr_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) & ~(page - 1);
+        unsigned char vec[256];
+        while (lo < hi) {
+            const size_t n = (hi - lo) / page < sizeof vec ? (hi - lo) / page : sizeof vec;
+            if (mincore((void *)lo, n * page, vec) != 0)
+                break;
+            for (size_t k = 0; k < n; k++)
+                if (vec[k] & 1)
+                    (void)mlock((void *)(lo + k * page), page);
+            lo += n * page;
+        }
+    }
+    return 0;
+}
+
+static void lock_library_data(void)
+{
+    static int done;
+    Dl_info self;
+    if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST) ||
+        dladdr((void *)lock_library_data, &self) == 0)
+        return;
+    dl_iterate_phdr(data_cb, self.dli_fbase);
+    const void *libc[] = {(void *)nanosleep, (void *)pread, (void *)fstat,
+                          (void *)clock_gettime, (void *)__errno_location};
+    for (size_t i = 0; i < sizeof libc / sizeof libc[0]; i++)
+        (void)mlock((void *)((uintptr_t)libc[i] & ~(FS_PAGE - 1)), 2 * FS_PAGE);
+}
+
 static void lock_own_stack(void)
 {
     if (!fs_budget_limited() || !fs_may_lock())
         return;
+    lock_library_data();
     const uintptr_t page = FS_PAGE, here = (uintptr_t)__builtin_frame_address(0);
     const uintptr_t frames = (here & ~(page - 1)) - (32u << 10);
     (void)mlock((void *)frames, (here & ~(page - 1)) + 2 * page - frames);
