@@ -52,6 +52,20 @@ bool fs_enter(struct foresight_site *site, struct fs_entry *e)
     return true;
 }
 
+int fs_hold_hints(void)
+{
+    const int was = inside;
+    inside = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return was;
+}
+
+void fs_release_hints(int was)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    inside = was;
+}
+
 void fs_leave(const struct fs_entry *e)
 {
     pthread_setcancelstate(e->cancel_state, NULL);

@@ -144,6 +144,10 @@ struct fs_entry {
 };
 bool fs_enter(struct foresight_site *site, struct fs_entry *e);
 void fs_leave(const struct fs_entry *e);
+/* This thread's hints dropped until fs_release_hints(the value returned): while it holds
+ * the library's locks outside an entry point (alone.c), a handler's hint must not wait. */
+int fs_hold_hints(void);
+void fs_release_hints(int was);
 
 /* gate.c: whether a nest's hints can pay (the program's memory exceeds the budget). */
 bool fs_gate_open(void);
@@ -274,7 +278,7 @@ bool fs_budget_admits(struct foresight_site *site, size_t npages, uint64_t recon
 /* workers.c: threads draining the queue. */
 extern struct fs_queue *fs_queue_global;
 void fs_workers_ensure_started(void);
-/* Start a detached runtime thread named `name` (256 KiB stack) with every signal
+/* Start a detached runtime thread named `name` (64 KiB stack, 8 MiB if the program's TLS needs it) with every signal
  * blocked: the program's handlers run on its own threads.  False if it could not. */
 bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name);
 /* The same on STACK (SIZE bytes, the caller's; NULL: one of SIZE bytes from pthread), its
@@ -323,6 +327,8 @@ void fs_main_exit_record(void);         /* at start-up, on the main thread */
 void fs_main_exit_thread_started(void); /* a library thread started: the watcher too */
 void fs_main_exit_raw(void);            /* syscall(SYS_exit) is being made (interpose.c) */
 void fs_main_exit_wake(void);           /* the watcher looks again (fs_threads_retire) */
+bool fs_main_exit_main_ended(void);     /* the main thread has ended */
+void fs_main_exit_restartable(void);    /* a watcher not running may be started again */
 
 /* workers.c: the library's threads ended for a call the kernel refuses a multithreaded
  * process (alone.c), and allowed to start again after it. */

@@ -77,12 +77,17 @@ FS_EARLY long syscall(long number, ...)
         return sigaltstack((const stack_t *)a[0], (stack_t *)a[1]);
     const int saved = errno;
     fs_pin_before_syscall(number, a);
-    if (number == SYS_seccomp && (unsigned)a[0] == SECCOMP_SET_MODE_FILTER &&
-        ((unsigned long)a[1] & SECCOMP_FILTER_FLAG_TSYNC)) /* it binds ours too: alone.c */
+    /* A filter for every thread binds ours too (alone.c); without a program it is a
+     * probe (libseccomp's), and if it fails they start again. */
+    const bool tsync = number == SYS_seccomp && (unsigned)a[0] == SECCOMP_SET_MODE_FILTER &&
+                       ((unsigned long)a[1] & SECCOMP_FILTER_FLAG_TSYNC) && a[2] != 0;
+    if (tsync)
         (void)fs_threads_retire("ended: the program's seccomp filter binds every thread");
     errno = saved;
     const long rc = fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     const int after = errno;
+    if (tsync && rc != 0) /* not installed (a thread that could not sync, an error) */
+        fs_threads_may_restart();
     fs_guard_after_syscall(number, a, rc);
     fs_pin_after_syscall(number, a, rc);
     errno = after;

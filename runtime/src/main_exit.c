@@ -59,6 +59,7 @@ static int by_thread_exit;       /* the main thread called pthread_exit or thrd_
 static sigset_t main_mask;       /* the main thread's signal mask as it ended */
 static int *main_word;           /* its clear_child_tid word (NULL: unknown) */
 static int main_raw_exit;        /* it called syscall(SYS_exit) (interpose.c) */
+static int watcher_alive;        /* watcher_main runs */
 static __thread bool on_main_thread __attribute__((tls_model("initial-exec")));
 
 void fs_library_thread_begins(void)
@@ -86,6 +87,7 @@ static void after_fork_child(void)
     __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&by_thread_exit, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&main_raw_exit, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&watcher_alive, 0, __ATOMIC_SEQ_CST);
     main_word = NULL;
     fs_main_exit_record(); /* the child's main thread: the one that forked */
 }
@@ -188,12 +190,13 @@ static void *watcher_main(void *arg)
      * as a shared futex (pthread_join waits there too: passed on), or pthread_exit says
      * so.  Each second the main thread's state is looked at too: a wake another waiter
      * took, or a word the program moved (set_tid_address), is not waited for forever. */
+    __atomic_store_n(&watcher_alive, 1, __ATOMIC_SEQ_CST);
     int *word = main_word, v, status;
     const struct timespec second = {1, 0};
     while (word != NULL && (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) != 0 &&
            !__atomic_load_n(&by_thread_exit, __ATOMIC_SEQ_CST) && !main_ended(&status)) {
-        if (__atomic_load_n(&fs_retiring, __ATOMIC_ACQUIRE)) {
-            __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST); /* (workers.c) */
+        if (__atomic_load_n(&fs_retiring, __ATOMIC_ACQUIRE)) { /* (workers.c) */
+            __atomic_store_n(&watcher_alive, 0, __ATOMIC_SEQ_CST);
             return NULL;
         }
         syscall(SYS_futex, word, FUTEX_WAIT, v, &second, NULL, 0);
@@ -244,6 +247,18 @@ void fs_main_exit_thread_started(void)
 {
     if (main_word != NULL)
         start_watcher();
+}
+
+bool fs_main_exit_main_ended(void)
+{
+    return __atomic_load_n(&by_thread_exit, __ATOMIC_SEQ_CST) ||
+           (main_word != NULL && __atomic_load_n(main_word, __ATOMIC_ACQUIRE) == 0);
+}
+
+void fs_main_exit_restartable(void)
+{
+    if (!__atomic_load_n(&watcher_alive, __ATOMIC_SEQ_CST))
+        __atomic_store_n(&watching, 0, __ATOMIC_SEQ_CST); /* the next thread starts one */
 }
 
 void fs_main_exit_wake(void)

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -192,8 +193,14 @@ bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *
     pthread_t t;
     fs_starting_library_thread = true; /* not the program's: pinning goes on (pin.c) */
     __atomic_add_fetch(&starting, 1, __ATOMIC_SEQ_CST);
-    bool ok = pthread_create(&t, &attr, counted_main, c) == 0;
-    if (!ok && stack == NULL && size < ((size_t)8 << 20)) {
+    /* None while the library's threads end (fs_threads_retire sees `starting` or this
+     * sees the flag), nor under a seccomp filter, which may kill it. */
+    bool ok = !__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST) &&
+              !__atomic_load_n(&fs_filtered, __ATOMIC_SEQ_CST) &&
+              pthread_create(&t, &attr, counted_main, c) == 0;
+    if (!ok && stack == NULL && size < ((size_t)8 << 20) &&
+        !__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST) &&
+        !__atomic_load_n(&fs_filtered, __ATOMIC_SEQ_CST)) {
         /* The program's thread-local storage sits in the stack too: room for a large one */
         pthread_attr_setstacksize(&attr, (size_t)8 << 20);
         ok = pthread_create(&t, &attr, counted_main, c) == 0;
@@ -232,15 +239,20 @@ void fs_workers_after_fork_child(void)
 {
     pthread_mutex_init(&start_mu, NULL);
     started = 0;
+    starting = 0;      /* the child has none of the parent's threads */
+    fs_retiring = 0;
     fs_queue_reset(fs_queue_global);
 }
 
 int fs_retiring; /* set: the library's threads end (each looks at it when it wakes) */
 
 /* Threads of the process the kernel still has under a library thread's name (each is
- * named foresight-...); -1 if /proc cannot say.  On the program's thread (its own call). */
+ * named foresight-...; not the main thread nor the caller, named as the program
+ * likes); -1 if /proc cannot say, or one of them would not end when told (the trace's
+ * drain, the I/O node's connection).  On the program's thread (its own call). */
 static int library_tasks(void)
 {
+    const long self = syscall(SYS_gettid);
     DIR *d = opendir("/proc/self/task");
     if (d == NULL)
         return -1;
@@ -249,6 +261,9 @@ static int library_tasks(void)
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
             continue;
+        const long tid = strtol(e->d_name, NULL, 10);
+        if (tid == self || tid == getpid())
+            continue;
         char path[300], comm[32] = {0};
         snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
         const int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -256,16 +271,25 @@ static int library_tasks(void)
             continue; /* ended meanwhile */
         const ssize_t got = read(fd, comm, sizeof comm - 1);
         close(fd);
-        n += got > 10 && strncmp(comm, "foresight-", 10) == 0;
+        if (got <= 10 || strncmp(comm, "foresight-", 10) != 0)
+            continue;
+        if (strncmp(comm, "foresight-trace", 15) == 0 || strncmp(comm, "foresight-nbd", 13) == 0)
+            n = -1000; /* never told to end */
+        n++;
     }
     closedir(d);
-    return n;
+    return n < 0 ? -1 : n;
 }
 
 bool fs_threads_retire(const char *why)
 {
     if (fs_library_threads_running() == 0 && __atomic_load_n(&starting, __ATOMIC_SEQ_CST) == 0)
         return true;
+    /* Not from a library thread (an exit handler on the watcher's), not once the main
+     * thread has ended (the watcher then ends the process), not with a thread that
+     * would not end: the call goes to the kernel as it is. */
+    if (fs_on_library_thread || fs_main_exit_main_ended() || library_tasks() < 0)
+        return false;
     const int saved = errno;
     __atomic_store_n(&fs_retiring, 1, __ATOMIC_SEQ_CST);
     (void)fs_pt_retire(why);
@@ -288,11 +312,17 @@ bool fs_threads_retire(const char *why)
 
 void fs_threads_may_restart(void)
 {
+    if (!__atomic_exchange_n(&fs_retiring, 0, __ATOMIC_SEQ_CST))
+        return; /* nothing was ended (fs_threads_retire declined) */
     if (fs_queue_global != NULL)
         fs_queue_reopen(fs_queue_global);
     pthread_mutex_lock(&start_mu);
     __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&start_mu);
     fs_memcg_restartable();
-    __atomic_store_n(&fs_retiring, 0, __ATOMIC_SEQ_CST);
+    fs_main_exit_restartable();
+    /* Now, on the program's thread: not with a first hint that may be a handler's. */
+    if (fs_cfg.issue_inline != FS_INLINE_ALL)
+        fs_workers_ensure_started();
+    fs_memcg_keeper_ensure_started();
 }
