@@ -194,13 +194,13 @@ bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *
     fs_starting_library_thread = true; /* not the program's: pinning goes on (pin.c) */
     __atomic_add_fetch(&starting, 1, __ATOMIC_SEQ_CST);
     /* None while the library's threads end (fs_threads_retire sees `starting` or this
-     * sees the flag), nor under a seccomp filter, which may kill it. */
-    bool ok = !__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST) &&
-              !__atomic_load_n(&fs_filtered, __ATOMIC_SEQ_CST) &&
-              pthread_create(&t, &attr, counted_main, c) == 0;
-    if (!ok && stack == NULL && size < ((size_t)8 << 20) &&
-        !__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST) &&
-        !__atomic_load_n(&fs_filtered, __ATOMIC_SEQ_CST)) {
+     * sees the flag), nor from a program's thread once a seccomp filter is installed (its
+     * clone may be refused by killing; a library thread, made before, is not bound). */
+    const bool refused = __atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST) ||
+                         (__atomic_load_n(&fs_filtered, __ATOMIC_SEQ_CST) &&
+                          !fs_on_library_thread);
+    bool ok = !refused && pthread_create(&t, &attr, counted_main, c) == 0;
+    if (!ok && !refused && stack == NULL && size < ((size_t)8 << 20)) {
         /* The program's thread-local storage sits in the stack too: room for a large one */
         pthread_attr_setstacksize(&attr, (size_t)8 << 20);
         ok = pthread_create(&t, &attr, counted_main, c) == 0;
