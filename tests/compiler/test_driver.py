@@ -408,6 +408,18 @@ def test_report_json_per_c_input_for_builds_that_compile_one_file_per_command(pr
     assert json.loads((project / "reports" / "main.c.json").read_text()) == []
 
 
+def test_a_command_that_writes_no_report_leaves_the_report_directory_alone(project):
+    # -E (and -M, a link of objects) transforms nothing and writes no report: no
+    # subdirectory is made for one either.
+    (project / "reports").mkdir()
+    (project / "sub").mkdir()
+    (project / "sub" / "k.c").write_text((project / "kernel.c").read_text())
+    fcc("--report-json", "reports/", "-I.", "-E", "sub/k.c", "-o", "k.i", cwd=project)
+    assert list((project / "reports").iterdir()) == []
+    fcc("--report-json", "reports/", "-I.", "-c", "sub/k.c", "-o", "k.o", cwd=project)
+    assert [p.name for p in (project / "reports" / "sub").iterdir()] == ["k.c.json"]
+
+
 def test_gcc_openmp_header_is_read(tmp_path):
     # GCC 12's <omp.h> (only gcc has it) names a deallocator in a malloc attribute, which
     # clang rejects: the file's nests are still analysed.

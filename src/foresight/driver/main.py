@@ -71,7 +71,9 @@ def main(argv: list[str]) -> int:
     opts = compile_options(cl.own, [*cc.underlying_words()[1:], *cl.args])
     compiler = cc.underlying()
     outputs.refuse_writes_over_inputs(cl)
-    with outputs.pending(outputs.report_json_path(cl, create=True), "--report-json") as report_file:
+    transforms = cl.mode != "-E" and bool(cl.c_inputs)  # else no report, no directory made
+    with outputs.pending(outputs.report_json_path(cl, create=True) if transforms else None,
+                         "--report-json") as report_file:
         if cl.mode == "-E" or not cl.c_inputs:
             return _passthrough(compiler, cl)
         if cl.mode in ("-c", "-S") and cl.output is not None and len(cl.inputs) > 1:
