@@ -30,6 +30,7 @@
  * it before they call anything.  A stack or a mode set with the raw system call
  * instruction (not the C library's functions) is not seen.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -50,13 +51,13 @@ unsigned long fs_global_refused;
 /* A sanitizer's start-up calls these before its own run-time exists: uninstrumented. */
 FS_EARLY int sigaltstack(const stack_t *ss, stack_t *old)
 {
-    /* The system call itself (glibc's wrapper is no more than that), with the new stack
-     * copied first: OLD may be SS. */
-    stack_t want = {0};
-    if (ss != NULL)
-        want = *ss;
+    /* The system call itself (glibc's wrapper is no more than that); then the stack in
+     * force, asked of the kernel (SS may be OLD, overwritten, or a bad pointer the kernel
+     * answered with EFAULT: never read here). */
     long rc = syscall(SYS_sigaltstack, ss, old);
-    if (rc == 0 && ss != NULL) {
+    stack_t want;
+    const int saved = errno;
+    if (rc == 0 && ss != NULL && syscall(SYS_sigaltstack, NULL, &want) == 0) {
         const bool off = (want.ss_flags & SS_DISABLE) != 0;
         fs_alt_size = 0; /* a handler between the stores sees no stack, not half of one */
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -64,6 +65,7 @@ FS_EARLY int sigaltstack(const stack_t *ss, stack_t *old)
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         fs_alt_size = off ? 0 : want.ss_size;
     }
+    errno = saved;
     return (int)rc;
 }
 

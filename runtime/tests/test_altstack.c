@@ -9,6 +9,7 @@
  * Phase 2: an alternate stack of the kernel's minimum signal frame plus 1 KiB with a
  * painted guard below it (gcc's own code of this handler fits there): the guard stays
  * intact, the loops compute the right sums, and the hints are counted as dropped. */
+#include <errno.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <sys/auxv.h>
@@ -168,6 +169,11 @@ int main(void)
     st.ss_size = big;
     st.ss_flags = 0;
     CHECK(syscall(SYS_sigaltstack, &st, &st) == 0); /* the old stack written over the new */
+    CHECK(fs_alt_lo == (uintptr_t)stack1 && fs_alt_size == big);
+    /* A bad pointer is the kernel's to refuse (EFAULT), never read here. */
+    errno = 0;
+    CHECK(syscall(SYS_sigaltstack, (void *)8, NULL) == -1 && errno == EFAULT);
+    CHECK(sigaltstack((const stack_t *)8, NULL) == -1 && errno == EFAULT);
     CHECK(fs_alt_lo == (uintptr_t)stack1 && fs_alt_size == big);
     unsigned action = SECCOMP_RET_KILL_THREAD;
     (void)syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action);
