@@ -1,6 +1,6 @@
 /*
  * The definitions behind the functions the library interposes (pin.c, pt_limits.c,
- * pt_thread.c, thread_guard.c...): libc's, found by dlsym(RTLD_NEXT) once per function and kept, so a call
+X
  * made where dlsym may not be (a signal handler, a child after fork) finds it without a
  * lookup.  Each file looks its names up from a constructor (fs_next_all); a call before
  * that (a sanitizer's start-up) looks its one up then.
@@ -73,7 +73,7 @@ FS_EARLY long syscall(long number, ...)
         fs_main_exit_raw();
     if (fs_thread_strict) /* seccomp's strict mode: no other system call, the hooks' none */
         return fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
-    if (number == SYS_sigaltstack) /* the new stack read before the call (thread_guard.c) */
+    if (number == SYS_sigaltstack) /* recorded as the C function does (thread_guard.c) */
         return sigaltstack((const stack_t *)a[0], (stack_t *)a[1]);
     const int saved = errno;
     fs_pin_before_syscall(number, a);
