@@ -1,6 +1,7 @@
 /*
  * The definitions behind the functions the library interposes (pin.c, pt_limits.c,
-X
+ * pt_thread.c, thread_guard.c, alone.c...): libc's, found by dlsym(RTLD_NEXT) once per
+ * function and kept, so a call
  * made where dlsym may not be (a signal handler, a child after fork) finds it without a
  * lookup.  Each file looks its names up from a constructor (fs_next_all); a call before
  * that (a sanitizer's start-up) looks its one up then.
