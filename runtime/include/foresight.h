@@ -594,6 +594,7 @@ extern "C" {
 #define foresight__stream_step foresight__stream_step_abi10
 #define foresight__streams_step foresight__streams_step_abi10
 #define foresight__nest_enter foresight__nest_enter_abi10
+#define foresight__hinted foresight__hinted_abi10
 #define foresight__pt_start foresight__pt_start_abi10
 #define foresight__pt_wake foresight__pt_wake_abi10
 #define foresight__pt_open foresight__pt_open_abi10
@@ -689,6 +690,17 @@ struct foresight_site {
 #endif
 extern uint64_t *const *foresight__dir FORESIGHT__WEAK_DATA;
 extern struct foresight_site foresight__anon_site FORESIGHT__WEAK_DATA;
+/* Defined, weakly and once per program, by every unit that includes this header: every
+ * unit foresight cc gave hints.  The library looks for it at start-up: a program
+ * without it can issue no hint, and runs with the runtime off (api.c). */
+#ifdef FORESIGHT_BUILDING_RUNTIME
+extern const int foresight__hinted __attribute__((__weak__)); /* (absent: address 0) */
+#else
+#ifdef __cplusplus
+extern /* (a const's linkage in C++ is internal unless said) */
+#endif
+    __attribute__((__weak__, __visibility__("default"), __used__)) const int foresight__hinted = 1;
+#endif
 void foresight__prefetch_slow(struct foresight_site *site, const void *addr, size_t bytes)
     FORESIGHT__WEAK;
 void foresight__filtered_check(struct foresight_site *site, const void *addr, size_t bytes)

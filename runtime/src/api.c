@@ -95,6 +95,12 @@ static void start(void)
     fs_trace_start();
     if (fs_cfg.disabled)
         return;
+    /* No unit of the program has hints (built with --no-prefetch, or by plain cc): the
+     * runtime stays off, so nothing of it runs or takes the program's memory. */
+    if (&foresight__hinted == NULL) {
+        fs_cfg.disabled = true;
+        return;
+    }
     if (fs_guard_filtered_at_start())
         return; /* a seccomp filter in force from the start: no hint, no thread */
     if (sysconf(_SC_PAGESIZE) != (long)FS_PAGE) {
@@ -287,6 +293,7 @@ static void submit(struct foresight_site *site, struct fs_request *reqs, unsigne
 {
     struct fs_request queued[2];
     unsigned nq = 0;
+    fs_runtime_wake(); /* the library's threads begin with the first hint (workers.c) */
     fs_memcg_keeper_ensure_started(); /* one load, but in a forked child */
     for (unsigned i = 0; i < n; i++) {
         if (issued_inline(reqs[i].kind, reqs[i].mem, reqs[i].npages))

@@ -286,6 +286,18 @@ bool fs_thread_start(void *(*fn)(void *), void *arg, const char *name);
 bool fs_thread_start_on(void *(*fn)(void *), void *arg, const char *name, void *stack,
                         size_t size, pthread_t *id);
 void fs_workers_after_fork_child(void);
+/* The library's threads sleep until the program's first hint reaches the library:
+ * fs_runtime_wake says it has (async-signal-safe); a thread's loop begins with
+ * fs_thread_await_hints (false: end, the threads retire), which also locks its stack
+ * under a limit. */
+void fs_runtime_wake(void);
+bool fs_runtime_awake(void);
+bool fs_thread_await_hints(void);
+/* Under a memory limit, where locking takes nothing from the program's allowance, the
+ * calling library thread's stack, thread data and the library's resident code and data
+ * locked in memory (a sleeping thread's swap-in on waking was where the OOM killer
+ * struck); otherwise nothing. */
+void fs_thread_lock_stack(void);
 
 extern __thread bool fs_starting_library_thread; /* inside fs_thread_start_on's create */
 

@@ -193,11 +193,16 @@ static void *watcher_main(void *arg)
     __atomic_store_n(&watcher_alive, 1, __ATOMIC_SEQ_CST);
     int *word = main_word, v, status;
     const struct timespec second = {1, 0};
+    bool locked = false;
     while (word != NULL && (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) != 0 &&
            !__atomic_load_n(&by_thread_exit, __ATOMIC_SEQ_CST) && !main_ended(&status)) {
         if (__atomic_load_n(&fs_retiring, __ATOMIC_ACQUIRE)) { /* (workers.c) */
             __atomic_store_n(&watcher_alive, 0, __ATOMIC_SEQ_CST);
             return NULL;
+        }
+        if (!locked && fs_runtime_awake()) { /* as the other threads, once hints flow */
+            fs_thread_lock_stack();
+            locked = true;
         }
         syscall(SYS_futex, word, FUTEX_WAIT, v, &second, NULL, 0);
     }

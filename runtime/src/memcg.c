@@ -39,6 +39,8 @@ static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static void *keeper_main(void *arg)
 {
     (void)arg;
+    if (!fs_thread_await_hints())
+        return NULL; /* (the program's first hint: workers.c) */
     fs_trace_exclude_self(); /* its own faults are not the program's */
     const char *path = fs_budget_stat_path();
     char buf[4096];

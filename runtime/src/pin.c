@@ -369,6 +369,8 @@ void fs_pin_gate(bool open)
     if (__atomic_load_n(&wanted, __ATOMIC_RELAXED) == open && !open)
         return;
     __atomic_store_n(&wanted, open, __ATOMIC_RELAXED); /* (the keeper acts on it too) */
+    if (open && !fs_runtime_awake())
+        return; /* no hint yet (workers.c): pinned at the first page-out or keeper's look */
     const uint64_t now = now_ns();
     if (open && now - __atomic_load_n(&tried_at, __ATOMIC_RELAXED) < LOOK_NS / 10)
         return;

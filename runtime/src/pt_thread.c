@@ -616,6 +616,7 @@ static void *pt_main(void *arg)
     fs_pt_self = true;
     __atomic_store_n(&pt_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     fs_trace_exclude_self(); /* its faults are not the program's */
+    fs_thread_lock_stack();
     stack_t alt = {.ss_flags = 0};
     alt.ss_sp = fs_pt_altstack(&alt.ss_size);
     fin.on_alt = sigaltstack(&alt, &fin.old) == 0;
@@ -775,6 +776,7 @@ struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(v
     size_t size;
     void *stack = fs_pt_stack(&size);
     fs_pin_give_back(); /* it runs beside the program, on another CPU (pin.c) */
+    fs_runtime_wake();  /* its reads are hints: the other threads run too (workers.c) */
     if (!fs_thread_start_on(pt_main, NULL, "foresight-pt", stack, size, &pt_thread)) {
         fs_pt_chan_close();
         return not_started("could not be created");

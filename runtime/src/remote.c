@@ -69,6 +69,7 @@ static void give_up(const char *why, const char *detail)
 static void *connect_main(void *arg)
 {
     (void)arg;
+    fs_thread_lock_stack();
     void *lib = dlopen("libnbd.so.0", RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL) {
         give_up("cannot load libnbd", dlerror());

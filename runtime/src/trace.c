@@ -427,6 +427,7 @@ static void *drain_main(void *arg)
 {
     struct pollfd *pfd = arg;
     fs_trace_exclude_self();
+    fs_thread_lock_stack();
     while (!__atomic_load_n(&finished, __ATOMIC_RELAXED)) {
         poll(pfd, (nfds_t)nrings, 100);
         drain_all(false);

@@ -5,6 +5,14 @@
  * come from a signal handler, should have to); all signals blocked so the program's
  * handlers run on its own threads; after fork the child starts fresh ones with its
  * first queued request.
+ *
+ * Until the program's first hint reaches the library they sleep (fs_thread_await_hints):
+ * a program that never issues one (built without hints, or whose nests all run their
+ * unhinted copies because its data fits) then has nothing of the runtime's running or
+ * locked.  Under a tight limit that matters: NAS IS built with --no-prefetch (no hint
+ * at all), 32 MiB of data under an 8 MiB cap, took 17.8-18.0 s with the worker, the
+ * memcg keeper and their 420 KiB of locked pages running, 7.9-8.1 s built by plain cc
+ * (docs/decisions.md, 2026-12-01).
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -18,6 +26,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <linux/capability.h>
+#include <linux/futex.h>
+#include <limits.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -34,6 +44,8 @@ __thread bool fs_in_worker __attribute__((tls_model("initial-exec")));
 static void *worker_main(void *arg)
 {
     (void)arg;
+    if (!fs_thread_await_hints())
+        return NULL;
     fs_in_worker = true;
     fs_trace_exclude_self(); /* its faults (MADV_POPULATE_READ) are not the program's */
     struct fs_request r;
@@ -131,7 +143,7 @@ static void lock_library_data(void)
         (void)mlock((void *)((uintptr_t)libc[i] & ~(FS_PAGE - 1)), 2 * FS_PAGE);
 }
 
-static void lock_own_stack(void)
+void fs_thread_lock_stack(void)
 {
     if (!fs_budget_limited() || !fs_may_lock())
         return;
@@ -141,6 +153,33 @@ static void lock_own_stack(void)
     (void)mlock((void *)frames, (here & ~(page - 1)) + 2 * page - frames);
     (void)mlock((void *)((uintptr_t)&fs_on_library_thread & ~(page - 1)), page);
     (void)mlock((void *)((uintptr_t)pthread_self() & ~(page - 1)), 2 * page);
+}
+
+/* Bit 0: a hint has reached the library (fs_runtime_wake); bit 1: the library's threads
+ * are told to end (fs_threads_retire), so one asleep in fs_thread_await_hints wakes. */
+static int hints_seen;
+
+void fs_runtime_wake(void)
+{
+    if (__atomic_load_n(&hints_seen, __ATOMIC_ACQUIRE) & 1)
+        return;
+    __atomic_fetch_or(&hints_seen, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &hints_seen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+bool fs_runtime_awake(void)
+{
+    return __atomic_load_n(&hints_seen, __ATOMIC_ACQUIRE) & 1;
+}
+
+bool fs_thread_await_hints(void)
+{
+    while (__atomic_load_n(&hints_seen, __ATOMIC_ACQUIRE) == 0)
+        syscall(SYS_futex, &hints_seen, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    if (__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST))
+        return false;
+    fs_thread_lock_stack();
+    return true;
 }
 
 /* Runs a library thread's function between its counting and uncounting (main_exit.c). */
@@ -156,10 +195,8 @@ static void *counted_main(void *p)
     fs_library_thread_begins();
     __atomic_sub_fetch(&starting, 1, __ATOMIC_SEQ_CST);
     void *ret = NULL;
-    if (!__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST)) { /* (fs_threads_retire) */
-        lock_own_stack();
+    if (!__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST)) /* (fs_threads_retire) */
         ret = fn(arg);
-    }
     fs_library_thread_ends();
     return ret;
 }
@@ -241,6 +278,7 @@ void fs_workers_after_fork_child(void)
     started = 0;
     starting = 0;      /* the child has none of the parent's threads */
     fs_retiring = 0;
+    hints_seen &= 1;
     fs_queue_reset(fs_queue_global);
 }
 
@@ -292,6 +330,8 @@ bool fs_threads_retire(const char *why)
         return false;
     const int saved = errno;
     __atomic_store_n(&fs_retiring, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_or(&hints_seen, 2, __ATOMIC_SEQ_CST); /* the sleepers wake and end */
+    syscall(SYS_futex, &hints_seen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
     (void)fs_pt_retire(why);
     if (fs_queue_global != NULL)
         fs_queue_shutdown(fs_queue_global); /* the workers end once it is empty */
@@ -314,6 +354,7 @@ void fs_threads_may_restart(void)
 {
     if (!__atomic_exchange_n(&fs_retiring, 0, __ATOMIC_SEQ_CST))
         return; /* nothing was ended (fs_threads_retire declined) */
+    __atomic_fetch_and(&hints_seen, ~2, __ATOMIC_SEQ_CST);
     if (fs_queue_global != NULL)
         fs_queue_reopen(fs_queue_global);
     pthread_mutex_lock(&start_mu);

@@ -1,10 +1,13 @@
 /* Under a memory limit the library's threads keep their stacks in memory (workers.c:
- * lock_own_stack): under a small cgroup limit a sleeping thread's stack swapped out, and
- * its swap-in charge on waking, was where the OOM killer struck.  Run with FORESIGHT_MEM
- * set.  Where locking takes nothing from the program's own allowance (CAP_IPC_LOCK, or
- * no RLIMIT_MEMLOCK), each library thread (named foresight-*) must have locked at least
- * the 32 KiB below where it started; elsewhere nothing may be locked.  This program
- * locks nothing itself, so /proc/self/status's VmLck counts only theirs. */
+ * fs_thread_lock_stack): under a small cgroup limit a sleeping thread's stack swapped
+ * out, and its swap-in charge on waking, was where the OOM killer struck.  But only once
+ * the program's first hint reached the library: before it, the threads sleep and nothing
+ * is locked (a program without hints must not lose memory to them).  Run with
+ * FORESIGHT_MEM set.  Where locking takes nothing from the program's own allowance
+ * (CAP_IPC_LOCK, or no RLIMIT_MEMLOCK), after a hint each library thread (named
+ * foresight-*) must have locked at least the 32 KiB below where it started; elsewhere
+ * nothing may be locked.  This program locks nothing itself, so /proc/self/status's
+ * VmLck counts only theirs. */
 #include <dirent.h>
 
 #include "check.h"
@@ -55,8 +58,17 @@ int main(void)
     for (int i = 0; i < 500 && (n = library_threads()) == 0; i++)
         usleep(10000);
     const bool may = fs_may_lock(); /* CAP_IPC_LOCK, or no RLIMIT_MEMLOCK */
+    usleep(300000); /* time to lock, were they to lock before a hint */
+    printf("locked_stacks: %d library threads, %ld KiB locked before any hint\n", n,
+           locked_kib());
+    CHECK_EQ(locked_kib(), 0);
+    CHECK(!fs_runtime_awake());
+    static char data[1 << 20];
+    foresight_prefetch(data, sizeof data); /* the first hint */
+    CHECK(fs_runtime_awake());
     long kib = locked_kib();
-    /* Each locks as it starts: waited for (10 s at most on a busy machine). */
+    /* Each locks as it wakes (the exit watcher within a second): waited for (10 s at
+     * most on a busy machine). */
     for (int i = 0; i < 1000 && may && kib < 36L * n; i++) {
         usleep(10000);
         kib = locked_kib();

@@ -1,4 +1,5 @@
-/* The process on one CPU while hints page (pin.c): once the gate opens, every thread of
+/* The process on one CPU while hints page (pin.c): once the gate opens and a hint has
+ * reached the library, every thread of
  * the process (the program's and the library's worker) runs on one CPU; the program
  * still reads its own mask (sched_getaffinity, pthread_getaffinity_np); what it forks,
  * vforks and execs, spawns, runs by system() or popen() starts with its mask; when the
@@ -154,10 +155,18 @@ int main(void)
     CHECK(none_pinned());
     CHECK_EQ(fs_global_pins, 0);
 #endif
-    /* 512 MiB mapped (reserved, never touched): the gate opens, the process is pinned. */
+    /* 512 MiB mapped (reserved, never touched): the gate opens; no hint has reached the
+     * library yet, so nothing pages and nothing is pinned. */
     size_t len = 512u << 20;
     void *big = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     CHECK(big != MAP_FAILED);
+    next_tick();
+    CHECK_EQ(enter(), 1);
+    CHECK(none_pinned());
+    CHECK_EQ(fs_global_pins, 0);
+    /* With a hint (the runtime wakes), the next entry pins the process. */
+    static char one[4096];
+    foresight_prefetch(one, sizeof one);
     next_tick();
     CHECK_EQ(enter(), 1);
     CHECK(all_pinned());

@@ -1,7 +1,8 @@
 """The memory cgroup's statistics kept fresh (runtime/src/memcg.c, and the harness's own
 reads in harness/cgroup.py): under a cgroup limit with memory in use at 3/4 of it, the
 runtime reads the cgroup's memory.stat (which makes the kernel flush the statistics its
-reclaim decides from) about every 10 ms, and never without a limit."""
+reclaim decides from) about every 10 ms once the program's first hint reached it, never
+before one, and never without a limit."""
 
 import os
 import subprocess
@@ -20,6 +21,8 @@ PROGRAM = r"""
 #define LEN (48u << 20)
 int main(void) {
     char *a = malloc(LEN);
+    if (HINT)
+        foresight_prefetch(a, 4096);   /* the first hint: the runtime's threads begin */
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     unsigned long sum = 0;
@@ -27,20 +30,28 @@ int main(void) {
         for (size_t i = 0; i < LEN; i += 4096) { a[i] += 1; sum += (unsigned char)a[i]; }
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 500000000L);
-    foresight_prefetch(a, 4096);   /* a hint, so the runtime is linked and started */
     printf("%lu\n", sum > 0);
     return 0;
 }
 """
 
 
-@pytest.fixture
-def program(cc, tmp_path):
-    src, exe = tmp_path / "k.c", tmp_path / "k"
+def _build(cc, tmp_path, hint: bool):
+    src, exe = tmp_path / f"k{int(hint)}.c", tmp_path / f"k{int(hint)}"
     src.write_text(PROGRAM)
-    subprocess.run([cc, "-O1", str(src), "-o", str(exe),
+    subprocess.run([cc, "-O1", f"-DHINT={int(hint)}", str(src), "-o", str(exe),
                     *config.flags(cflags=True, libs=True).split()], check=True)
     return exe
+
+
+@pytest.fixture
+def program(cc, tmp_path):
+    return _build(cc, tmp_path, True)
+
+
+@pytest.fixture
+def unhinted(cc, tmp_path):
+    return _build(cc, tmp_path, False)
 
 
 @pytest.mark.parametrize("env", [{}, {"FORESIGHT_MEM": "1G"}])
@@ -55,6 +66,17 @@ def test_under_a_limit_the_runtime_reads_the_cgroup_s_statistics(root, program, 
     flushes = r["runtime"]["global"]["memcg_stat_flushes"]
     # At least half a second at the cap: about 50 reads at one per 10 ms.
     assert flushes >= 10, flushes
+
+
+def test_before_the_first_hint_nothing_is_read(root, unhinted, request):
+    # The same sweep at the cap, no hint issued: the runtime's threads sleep (workers.c),
+    # so nothing reads memory.stat and nothing of the runtime's is locked.
+    if cgroup.find_memory_hierarchy() is None:
+        pytest.skip("no memory cgroup")
+    request.getfixturevalue("swap")
+    r = run_once([str(unhinted)], mem=32 << 20, capture=True, env=dict(os.environ))
+    assert r["exit_code"] == 0 and r["stdout"] == "1\n", r["stderr"]
+    assert r["runtime"]["global"]["memcg_stat_flushes"] == 0
 
 
 def test_far_from_the_cgroup_s_limit_nothing_is_read(root, program):
