@@ -690,16 +690,16 @@ struct foresight_site {
 #endif
 extern uint64_t *const *foresight__dir FORESIGHT__WEAK_DATA;
 extern struct foresight_site foresight__anon_site FORESIGHT__WEAK_DATA;
-/* Defined, weakly and once per program, by every unit that includes this header: every
- * unit foresight cc gave hints.  The library looks for it at start-up: a program
- * without it can issue no hint, and runs with the runtime off (api.c). */
-#ifdef FORESIGHT_BUILDING_RUNTIME
-extern const int foresight__hinted __attribute__((__weak__)); /* (absent: address 0) */
-#else
-#ifdef __cplusplus
-extern /* (a const's linkage in C++ is internal unless said) */
-#endif
-    __attribute__((__weak__, __visibility__("default"), __used__)) const int foresight__hinted = 1;
+void foresight__hinted(void) FORESIGHT__WEAK;
+#ifndef FORESIGHT_BUILDING_RUNTIME
+/* Every unit that includes this header (every unit foresight cc gave hints) tells the
+ * library as it loads that hints may come: the runtime starts with the first such unit,
+ * and a program without one runs with it off (api.c). */
+__attribute__((__constructor__, __used__)) static void foresight__announce(void)
+{
+    if (&foresight__hinted != NULL)
+        foresight__hinted();
+}
 #endif
 void foresight__prefetch_slow(struct foresight_site *site, const void *addr, size_t bytes)
     FORESIGHT__WEAK;

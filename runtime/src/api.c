@@ -18,7 +18,12 @@
  * alternate signal stack too short for the library's calls (thread_guard.c).  Any other call
  * reaches only system calls, atomics and the library's own locks, which no
  * code of its thread can be holding then: no malloc, no stdio (the workers are
- * started with the runtime, not by the first hint, for that reason).
+ * made when the runtime starts, not by the first hint, for that reason: they sleep
+ * until it comes, workers.c).
+ *
+ * The runtime starts when the first unit with hints loads (foresight__hinted, which
+ * foresight.h's constructor calls in every such unit); the library's own constructor
+ * only reads the configuration and starts a trace.
  */
 #include <errno.h>
 #include <signal.h>
@@ -30,6 +35,8 @@
 struct foresight_site foresight__anon_site = {.file = "(untagged)", .line = 0,
                                               .ref = "foresight_prefetch()"};
 static pid_t owner_pid;
+static pid_t loaded_pid; /* the process whose constructor loaded the configuration */
+bool fs_started;         /* a unit with hints started the runtime (foresight__hinted) */
 
 /* Set while this thread runs library code.  initial-exec: a global-dynamic TLS access
  * from a shared library may allocate on a thread's first use, which a signal handler
@@ -90,17 +97,8 @@ static void after_fork_child(void)
 
 static void start(void)
 {
-    fs_config_load();
-    /* Before anything else, so faults are counted from program start. */
-    fs_trace_start();
     if (fs_cfg.disabled)
         return;
-    /* No unit of the program has hints (built with --no-prefetch, or by plain cc): the
-     * runtime stays off, so nothing of it runs or takes the program's memory. */
-    if (&foresight__hinted == NULL) {
-        fs_cfg.disabled = true;
-        return;
-    }
     if (fs_guard_filtered_at_start())
         return; /* a seccomp filter in force from the start: no hint, no thread */
     if (sysconf(_SC_PAGESIZE) != (long)FS_PAGE) {
@@ -134,9 +132,36 @@ static void start(void)
 
 /* Start-up and exit run library code on the program's thread: a handler's hint that
  * interrupts them is dropped (refused) like any other that finds its thread inside. */
+static void load(void)
+{
+    static int done;
+    if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST))
+        return;
+    inside = 1;
+    loaded_pid = getpid();
+    fs_config_load();
+    /* Before anything else, so faults are counted from program start. */
+    fs_trace_start();
+    inside = 0;
+}
+
 __attribute__((constructor)) static void fs_init(void)
 {
+    load();
+}
+
+/* The runtime starts when the first unit with hints loads (its constructor: foresight.h),
+ * after the library's own.  A program none of whose units has hints (built with
+ * --no-prefetch, or by plain cc) runs with it off: nothing of it runs or takes the
+ * program's memory. */
+void foresight__hinted(void)
+{
+    static int once;
+    load(); /* (the library's constructor has, unless the runtime is linked in whole) */
+    if (__atomic_exchange_n(&once, 1, __ATOMIC_SEQ_CST))
+        return;
     inside = 1;
+    fs_started = true;
     start();
     inside = 0;
 }
@@ -149,6 +174,10 @@ __attribute__((destructor)) static void fs_fini(void)
         fs_pt_drain();
     if (fs_cfg.stats && !fs_cfg.disabled && getpid() == owner_pid)
         fs_stats_report();
+    else if (fs_cfg.stats && !fs_cfg.disabled && !fs_started && getpid() == loaded_pid) {
+        fs_budget_init(); /* the limit it would have had, for the report */
+        fs_stats_report(); /* every counter 0, "started": false */
+    }
     fs_trace_finish();
     inside = 0;
 }

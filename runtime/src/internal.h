@@ -291,6 +291,7 @@ void fs_workers_after_fork_child(void);
  * fs_thread_await_hints (false: end, the threads retire), which also locks its stack
  * under a limit. */
 void fs_runtime_wake(void);
+extern bool fs_started; /* api.c: a unit with hints started the runtime */
 bool fs_runtime_awake(void);
 bool fs_thread_await_hints(void);
 /* Under a memory limit, where locking takes nothing from the program's allowance, the

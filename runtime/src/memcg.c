@@ -21,8 +21,9 @@
  * another process; reading memory.usage_in_bytes instead (no flush) left 5 of 8
  * killed.  A small cgroup turns over faster: md's 48 MiB under a 16 MiB cap, hinted,
  * was killed in 6 of 12 runs with reads every 100 ms, 0 of 20 every 10 ms.  The thread
- * starts with the runtime (before main, as the workers), and in a forked child with its
- * first hint that reaches the library.  It also makes pin.c's looks, once a second, and
+ * is made with the runtime (before main, as the workers) and sleeps until the program's
+ * first hint reaches the library (workers.c); in a forked child it is made by that
+ * hint.  It also makes pin.c's looks, once a second, and
  * for those runs without a cgroup limit too, when the process may be pinned.
  */
 #include <fcntl.h>

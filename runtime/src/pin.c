@@ -7,7 +7,8 @@
  * exit to the host).  With every thread of the process on one CPU there is no other CPU
  * to interrupt: on the 2-CPU VM of docs/decisions.md the six hinted NAS kernels at 3x
  * that pin used 34-51% less system time and ran 2-21% faster.  So while the gate
- * (gate.c) has hints on, every thread of the process runs on one CPU (the program's
+ * (gate.c) has hints on, once a hint has reached the library (workers.c: before it,
+ * nothing pages), every thread of the process runs on one CPU (the program's
  * thread's, unless another served far fewer interrupts: quiet_cpu), and gets back the
  * mask it started with when the gate closes.
  *

@@ -161,12 +161,14 @@ static void write_json(FILE *f)
 {
     unsigned long total[FS_NSTAT];
     totals(total);
-    fprintf(f, "{\n  \"version\": 1,\n  \"config\": {\"workers\": %d, \"inline\": \"%s\", "
+    fprintf(f, "{\n  \"version\": 1,\n  \"config\": {\"started\": %s, \"workers\": %d, "
+               "\"inline\": \"%s\", "
                "\"queue_slots\": %zu, "
                "\"method\": \"%s\", \"release\": \"%s\", \"chunk_bytes\": %zu, "
                "\"verify_period\": %lu, \"filter\": %s, \"file_streams\": \"%s\", "
                "\"mem_limit_bytes\": %llu, \"mem_limit_source\": ",
-            fs_cfg.workers, fs_inline_name(fs_cfg.issue_inline), fs_cfg.queue_slots,
+            fs_started ? "true" : "false", fs_cfg.workers, fs_inline_name(fs_cfg.issue_inline),
+            fs_cfg.queue_slots,
             fs_method_name(fs_cfg.method),
             fs_release_name(fs_cfg.release), fs_cfg.chunk_bytes, fs_cfg.verify_period,
             fs_cfg.filter ? "true" : "false", fs_cfg.file_streams_hinted ? "hint" : "kernel",
@@ -242,6 +244,8 @@ static void write_table(FILE *f)
 {
     unsigned long total[FS_NSTAT];
     totals(total);
+    if (!fs_started)
+        fputs("\nforesight runtime: off (no unit of the program has hints)", f);
     fprintf(f, "\nforesight runtime: method=%s release=%s%s workers=%d inline=%s budget=%zu MiB "
                "of %llu MiB (%s)\n",
             fs_method_name(fs_cfg.method), fs_release_name(fs_cfg.release),

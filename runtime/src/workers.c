@@ -7,12 +7,13 @@
  * first queued request.
  *
  * Until the program's first hint reaches the library they sleep (fs_thread_await_hints):
- * a program that never issues one (built without hints, or whose nests all run their
- * unhinted copies because its data fits) then has nothing of the runtime's running or
- * locked.  Under a tight limit that matters: NAS IS built with --no-prefetch (no hint
- * at all), 32 MiB of data under an 8 MiB cap, took 17.8-18.0 s with the worker, the
- * memcg keeper and their 420 KiB of locked pages running, 7.9-8.1 s built by plain cc
- * (docs/decisions.md, 2026-12-01).
+ * a program that issues none (its data fits, so its nests run their unhinted copies)
+ * has none of them running and nothing of the runtime's locked.  Under a tight limit
+ * that matters: NAS IS built with --no-prefetch (no hint at all, the runtime then still
+ * started), 32 MiB of data under an 8 MiB cap, took 17.8-20.3 s with the worker, the
+ * memcg keeper and their 420 KiB of locked pages running, 7.9-8.5 s built by plain gcc
+ * (docs/decisions.md, 2026-12-01).  Only the exit watcher (main_exit.c) wakes, once a
+ * second.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -84,17 +85,8 @@ bool fs_may_lock(void)
            (data[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32))) != 0;
 }
 
-/* Keeps the pages a library thread runs on in memory, under a memory limit: its stack
- * from 32 KiB below where it starts, the page of the library's thread-local variables
- * and its thread descriptor (pthread_self()).  Under a small memory cgroup limit a
- * thread that sleeps between rounds (the memcg keeper, an idle worker) otherwise has
- * them swapped out, and the swap-in charge when it wakes, at the moment the cgroup is
- * full of pages being read, was where the OOM killer was invoked: a program reading a
- * file mapping under an 8 MiB cap was killed in 9 of 11 hinted runs, never unhinted
- * (docs/decisions.md).  Only where locking takes nothing from the program's allowance
- * (fs_may_lock); without a limit nothing is locked. */
 /* The pages of the library's own code and data in memory now: those its start-up and
- * its threads' first rounds touched, the keeper's state and code among them (a keeper's
+ * the program's hints until the first of them touched, the keeper's state and code among them (a keeper's
  * swap-in of its data, then a refault of its code, were still where the OOM killer was
  * invoked), and the pages of the C library's functions the keeper calls.  The rest of
  * .bss (buffers of the prefetch thread, the trace, coloring: megabytes, untouched) is
@@ -143,14 +135,28 @@ static void lock_library_data(void)
         (void)mlock((void *)((uintptr_t)libc[i] & ~(FS_PAGE - 1)), 2 * FS_PAGE);
 }
 
+/* Where the library thread began (counted_main's frame). */
+static __thread uintptr_t entry_frame __attribute__((tls_model("initial-exec")));
+
+/* Keeps the pages a library thread runs on in memory, under a memory limit: its stack
+ * from 32 KiB below the call up to where the thread began, the page of the library's
+ * thread-local variables and its thread descriptor (pthread_self()).  Under a small
+ * memory cgroup limit a thread that sleeps between rounds (the memcg keeper, an idle
+ * worker) otherwise has them swapped out, and the swap-in charge when it wakes, at the
+ * moment the cgroup is full of pages being read, was where the OOM killer was invoked:
+ * a program reading a file mapping under an 8 MiB cap was killed in 9 of 11 hinted
+ * runs, never unhinted (docs/decisions.md).  Only where locking takes nothing from the
+ * program's allowance (fs_may_lock); without a limit nothing is locked. */
+
 void fs_thread_lock_stack(void)
 {
     if (!fs_budget_limited() || !fs_may_lock())
         return;
     lock_library_data();
     const uintptr_t page = FS_PAGE, here = (uintptr_t)__builtin_frame_address(0);
+    const uintptr_t top = entry_frame > here ? entry_frame : here;
     const uintptr_t frames = (here & ~(page - 1)) - (32u << 10);
-    (void)mlock((void *)frames, (here & ~(page - 1)) + 2 * page - frames);
+    (void)mlock((void *)frames, (top & ~(page - 1)) + 2 * page - frames);
     (void)mlock((void *)((uintptr_t)&fs_on_library_thread & ~(page - 1)), page);
     (void)mlock((void *)((uintptr_t)pthread_self() & ~(page - 1)), 2 * page);
 }
@@ -174,9 +180,10 @@ bool fs_runtime_awake(void)
 
 bool fs_thread_await_hints(void)
 {
-    while (__atomic_load_n(&hints_seen, __ATOMIC_ACQUIRE) == 0)
+    int v;
+    while ((v = __atomic_load_n(&hints_seen, __ATOMIC_ACQUIRE)) == 0)
         syscall(SYS_futex, &hints_seen, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
-    if (__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST))
+    if ((v & 2) || __atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST))
         return false;
     fs_thread_lock_stack();
     return true;
@@ -188,6 +195,7 @@ static unsigned starting; /* library threads made, not yet counted as running */
 static void *counted_main(void *p)
 {
     fs_on_library_thread = true;
+    entry_frame = (uintptr_t)__builtin_frame_address(0);
     struct counted *slot = p;
     void *(*fn)(void *) = slot->fn;
     void *arg = slot->arg;
@@ -352,9 +360,10 @@ bool fs_threads_retire(const char *why)
 
 void fs_threads_may_restart(void)
 {
-    if (!__atomic_exchange_n(&fs_retiring, 0, __ATOMIC_SEQ_CST))
+    if (!__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST))
         return; /* nothing was ended (fs_threads_retire declined) */
     __atomic_fetch_and(&hints_seen, ~2, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&fs_retiring, 0, __ATOMIC_SEQ_CST);
     if (fs_queue_global != NULL)
         fs_queue_reopen(fs_queue_global);
     pthread_mutex_lock(&start_mu);

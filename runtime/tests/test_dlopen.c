@@ -1,7 +1,7 @@
 /* test_dlopen.c — the runtime loads with dlopen after the program started (a plugin or an
  * extension module built by foresight cc): its thread-local storage must fit in the
- * static TLS left over for such libraries; dlclose leaves it loaded.  usage: test_dlopen
- * LIBRARY */
+ * static TLS left over for such libraries; started, dlclose leaves it loaded.  usage:
+ * test_dlopen LIBRARY */
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -18,8 +18,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "dlsym: %s\n", dlerror());
         return 1;
     }
-    /* Closed, it stays: its threads (started at load) never end, so its code must not
-     * be unmapped under them (-z nodelete). */
+    /* What a hinted unit's constructor does as it loads (foresight.h): the runtime
+     * starts, its threads with it. */
+    void (*hinted)(void) = (void (*)(void))dlsym(h, "foresight__hinted_abi10");
+    if (hinted == NULL) {
+        fprintf(stderr, "dlsym: %s\n", dlerror());
+        return 1;
+    }
+    hinted();
+    /* Closed, it stays: its threads never end, so its code must not be unmapped under
+     * them (-z nodelete). */
     dlclose(h);
     if (dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD) == NULL) {
         fprintf(stderr, "dlclose unloaded the runtime\n");
