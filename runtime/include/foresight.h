@@ -690,15 +690,16 @@ struct foresight_site {
 #endif
 extern uint64_t *const *foresight__dir FORESIGHT__WEAK_DATA;
 extern struct foresight_site foresight__anon_site FORESIGHT__WEAK_DATA;
-void foresight__hinted(void) FORESIGHT__WEAK;
+void foresight__hinted(const void *unit) FORESIGHT__WEAK;
 #ifndef FORESIGHT_BUILDING_RUNTIME
 /* Every unit that includes this header (every unit foresight cc gave hints) tells the
  * library as it loads that hints may come: the runtime starts with the first such unit,
- * and a program without one runs with it off (api.c). */
+ * and a program without one runs with it off; the object holding the unit is never
+ * unloaded (the runtime keeps its sites) (api.c). */
 __attribute__((__constructor__, __used__)) static void foresight__announce(void)
 {
     if (&foresight__hinted != NULL)
-        foresight__hinted();
+        foresight__hinted((const void *)&foresight__announce);
 }
 #endif
 void foresight__prefetch_slow(struct foresight_site *site, const void *addr, size_t bytes)

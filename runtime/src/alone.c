@@ -52,7 +52,7 @@ int unshare(int flags)
     int (*fn)(int) = (int (*)(int))fs_next_fn(&real_unshare, "unshare");
     /* A user namespace, and what must not be shared with other threads. */
     if (!(flags & (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) ||
-        fs_library_threads_running() == 0)
+        !fs_library_threads_exist())
         return fn(flags);
     ALONE("ended: the program made a user namespace", fn(flags));
 }
@@ -63,7 +63,7 @@ int setns(int fd, int nstype)
     /* A user or mount namespace (the kernel wants the file-system context unshared),
      * or of any kind (0, or a pidfd's set of kinds). */
     if ((nstype != 0 && !(nstype & (CLONE_NEWUSER | CLONE_NEWNS))) ||
-        fs_library_threads_running() == 0)
+        !fs_library_threads_exist())
         return fn(fd, nstype);
     ALONE("ended: the program joined a namespace", fn(fd, nstype));
 }

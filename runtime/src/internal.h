@@ -347,6 +347,7 @@ void fs_main_exit_restartable(void);    /* a watcher not running may be started 
  * process (alone.c), and allowed to start again after it. */
 extern int fs_retiring;
 bool fs_threads_retire(const char *why);
+bool fs_library_threads_exist(void); /* made (starting) or running */
 void fs_threads_may_restart(void);
 void fs_memcg_restartable(void); /* memcg.c: the keeper starts again with a hint */
 

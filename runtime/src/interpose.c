@@ -20,6 +20,16 @@ FS_EARLY void *fs_next_fn(void **slot, const char *name)
     void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (f == NULL) {
         f = dlsym(RTLD_NEXT, name);
+        if (f == NULL) {
+            /* Loaded after the C library (a dependency of a library the program loads,
+             * not of the program): its definition comes first in the lookup, and ours
+             * interpose nothing.  Never our own. */
+            void *d = dlsym(RTLD_DEFAULT, name);
+            Dl_info self, found;
+            if (d != NULL && dladdr((void *)fs_next_fn, &self) != 0 &&
+                dladdr(d, &found) != 0 && found.dli_fbase != self.dli_fbase)
+                f = d;
+        }
         __atomic_store_n(slot, f, __ATOMIC_RELEASE);
     }
     return f;
@@ -56,6 +66,10 @@ FS_EARLY long fs_syscall(long number, ...)
     six(ap, a);
     va_end(ap);
     long (*fn)(long, ...) = (long (*)(long, ...))fs_next_fn(&real_syscall, "syscall");
+    if (fn == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
     return fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 

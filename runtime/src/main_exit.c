@@ -60,6 +60,7 @@ static sigset_t main_mask;       /* the main thread's signal mask as it ended */
 static int *main_word;           /* its clear_child_tid word (NULL: unknown) */
 static int main_raw_exit;        /* it called syscall(SYS_exit) (interpose.c) */
 static int watcher_alive;        /* watcher_main runs */
+static int main_unknown;         /* the runtime started on another thread (a dlopen there) */
 static __thread bool on_main_thread __attribute__((tls_model("initial-exec")));
 
 void fs_library_thread_begins(void)
@@ -88,6 +89,7 @@ static void after_fork_child(void)
     __atomic_store_n(&by_thread_exit, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&main_raw_exit, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&watcher_alive, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&main_unknown, 0, __ATOMIC_SEQ_CST);
     main_word = NULL;
     fs_main_exit_record(); /* the child's main thread: the one that forked */
 }
@@ -194,6 +196,19 @@ static void *watcher_main(void *arg)
     int *word = main_word, v, status;
     const struct timespec second = {1, 0};
     bool locked = false;
+    const struct timespec look = {1, 0};
+    while (word == NULL && __atomic_load_n(&main_unknown, __ATOMIC_SEQ_CST) &&
+           !__atomic_load_n(&by_thread_exit, __ATOMIC_SEQ_CST) && !main_ended(&status)) {
+        if (__atomic_load_n(&fs_retiring, __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&watcher_alive, 0, __ATOMIC_SEQ_CST);
+            return NULL;
+        }
+        if (!locked && fs_runtime_awake()) {
+            fs_thread_lock_stack();
+            locked = true;
+        }
+        nanosleep(&look, NULL);
+    }
     while (word != NULL && (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) != 0 &&
            !__atomic_load_n(&by_thread_exit, __ATOMIC_SEQ_CST) && !main_ended(&status)) {
         if (__atomic_load_n(&fs_retiring, __ATOMIC_ACQUIRE)) { /* (workers.c) */
@@ -238,8 +253,13 @@ static void start_watcher(void)
 
 void fs_main_exit_record(void)
 {
-    if (syscall(SYS_gettid) != getpid())
-        return; /* not the main thread */
+    if (syscall(SYS_gettid) != getpid()) {
+        /* Not the main thread: its word is unknown, so the watcher looks at its state
+         * each second (a program's main that called libc's pthread_exit, the library
+         * loaded later, was kept alive by the library's threads in a probe). */
+        __atomic_store_n(&main_unknown, 1, __ATOMIC_SEQ_CST);
+        return;
+    }
     pthread_sigmask(SIG_SETMASK, NULL, &main_mask); /* until it ends: its mask as it was */
     on_main_thread = true;
     int *word = NULL;
@@ -250,7 +270,7 @@ void fs_main_exit_record(void)
 
 void fs_main_exit_thread_started(void)
 {
-    if (main_word != NULL)
+    if (main_word != NULL || __atomic_load_n(&main_unknown, __ATOMIC_SEQ_CST))
         start_watcher();
 }
 

@@ -327,9 +327,14 @@ static int library_tasks(void)
     return n < 0 ? -1 : n;
 }
 
+bool fs_library_threads_exist(void)
+{
+    return fs_library_threads_running() > 0 || __atomic_load_n(&starting, __ATOMIC_SEQ_CST) > 0;
+}
+
 bool fs_threads_retire(const char *why)
 {
-    if (fs_library_threads_running() == 0 && __atomic_load_n(&starting, __ATOMIC_SEQ_CST) == 0)
+    if (!fs_library_threads_exist())
         return true;
     /* Not from a library thread (an exit handler on the watcher's), not once the main
      * thread has ended (the watcher then ends the process), not with a thread that

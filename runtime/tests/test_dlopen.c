@@ -20,12 +20,12 @@ int main(int argc, char **argv)
     }
     /* What a hinted unit's constructor does as it loads (foresight.h): the runtime
      * starts, its threads with it. */
-    void (*hinted)(void) = (void (*)(void))dlsym(h, "foresight__hinted_abi10");
+    void (*hinted)(const void *) = (void (*)(const void *))dlsym(h, "foresight__hinted_abi10");
     if (hinted == NULL) {
         fprintf(stderr, "dlsym: %s\n", dlerror());
         return 1;
     }
-    hinted();
+    hinted(NULL);
     /* Closed, it stays: its threads never end, so its code must not be unmapped under
      * them (-z nodelete). */
     dlclose(h);
