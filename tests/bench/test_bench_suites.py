@@ -72,8 +72,8 @@ OPTIONS = {
                  "--markdown", "--plots"},
     "nas": {"--size", "--mem", "--ratio", "--readahead-kb", "--kernels", "--backing",
             "--sweep", "--timeout", "--repeat", "--json", "--markdown", "--plots"},
-    "incore": {"--programs", "--mb", "--kernel-mb", "--repeat", "--json", "--markdown",
-               "--plots"},
+    "incore": {"--programs", "--mb", "--kernel-mb", "--near", "--repeat", "--json",
+               "--markdown", "--plots"},
     "compile": {"--lines", "--kernels", "--front-end-lines", "--timeout", "--repeat", "--json",
                 "--markdown", "--plots"},
     "sharedcache": {"--workloads", "--clients", "--data", "--cache", "--client-cache", "--disk",
@@ -236,6 +236,14 @@ def _nas_timed_out(name: str) -> dict:
     return {**k, "verified": False, "problems": ["O: timed out"], "stall_reduction": None}
 
 
+def _near(ratio: float, o: float, p: float | None, killed: str = "") -> dict:
+    """One ratio of bench incore's --near, as measure_near returns it."""
+    med = {"O": o, "P": p, "P_off": p}
+    return {"ratio": ratio, "mem_limit_bytes": 64 << 20, "median_wall_seconds": med,
+            "wall_seconds": {}, "failed": {killed: "killed by the OOM killer"} if killed else {},
+            "p_over_o": None if p is None else p / o, "p_off_over_o": None}
+
+
 MADE_UP = {
     "micro": ({"suite": "micro", "mem_limit_bytes": 64 << 20, "ratio": 4.0, "readahead_kb": 128,
                "repeat": 3, "environment": ENV, "rows": [
@@ -276,17 +284,23 @@ MADE_UP = {
              "| mg | 96 MiB | 5.00 s (4.00–5.50) | 3.00 s (2.50–3.25) | 1.67× |",
              "O and P: the median of 3 alternating cold runs each"]),
     "incore": ({"suite": "incore", "mb": 128, "kernel_mb": 256, "repeat": 5, "target": 1.03,
-                "environment": ENV, "rows": [
+                "near": [0.5, 1.0], "near_target": 1.05, "environment": ENV, "rows": [
                     {"program": "sp", "args": [],
                      **{c: {"median_wall_seconds": {"O": 1.0, "P": 1.5, "P_off": 1.125},
                             "wall_seconds": {}, "p_over_o": 1.5, "p_off_over_o": 1.125}
-                        for c in ("warm", "cold")}},
+                        for c in ("warm", "cold")},
+                     "near": [_near(0.5, 1.0, 1.02), _near(1.0, 3.0, None, "P")]},
                     {"program": "is", "args": [],
                      **{c: {"median_wall_seconds": {"O": 2.0, "P": 2.0, "P_off": 2.0},
                             "wall_seconds": {}, "p_over_o": 1.0, "p_off_over_o": 1.0}
-                        for c in ("warm", "cold")}}]},
+                        for c in ("warm", "cold")},
+                     "near": [_near(0.5, 2.0, 2.2), _near(1.0, 4.0, 4.0)]}]},
                ["| sp | 1.000 s | 1.500 s | 1.500 | 1.125 | 1.000 s | 1.500 s | 1.500 | 1.125 |",
-                "| is | 2.000 s | 2.000 s | 1.000 | 1.000 |"]),
+                "| is | 2.000 s | 2.000 s | 1.000 | 1.000 |",
+                "**near the cap: cold runs with the data at 0.5, 1 times a memory cap, median "
+                "of 5 alternating runs; over 1.05: sp at 1, is at 0.5**",
+                "| sp | 1.000 s | 1.020 s | 1.020 | 3.000 s | killed by the OOM killer | – |",
+                "| is | 2.000 s | 2.200 s | 1.100 | 4.000 s | 4.000 s | 1.000 |"]),
     "demo": ({"suite": "demo", "mem_limit_bytes": 128 << 20, "ratio": 3.0,
               "data_bytes": 384 << 20, "readahead_kb": 128, "repeat": 2, "in_core_runs": 3,
               "swap": "swap 8.0 GiB active", "environment": ENV, "rows": [
