@@ -1059,6 +1059,49 @@ static inline uintptr_t foresight_stream_step(struct foresight_stream *st,
 #endif
 
 /*
+ * Whether stream ST's hints would do nothing on the run of its loop that starts here
+ * (AT its address, REST the iterations after this one), so the loop may skip the run
+ * without calling the library (foresight_streams_step): 0 no, 1 yes, 2 yes if its site
+ * is quiet.  Only a stream that hints within its runs (no rows, no releases, no step
+ * the library is waiting for), and either
+ *   - with a stride under a granule, whose look-ahead address stays, to the run's end,
+ *     in the granule hinted last: its step would do nothing (a stencil's short run per
+ *     point moves the look-ahead a few bytes: NAS SP's `u[k][j][i+o]`); or
+ *   - whose site is quiet (its recent hints all found their pages resident), where the
+ *     run touches less than a block or may not hint past its end: the run's hints would
+ *     be a restart, which a quiet site skips, and at most one more (a short run per
+ *     point of a stencil: NAS SP's `u[k+o]` and `u[k][j+o]`, 7 million runs each at
+ *     128 MiB).  Beside other streams, not one measuring its sweeps
+ *     (FORESIGHT_STREAM_SWEEP): a run skipped this way may pass more than its window,
+ *     which its next step would not count (CG's `a[k]` and `colidx[k]`).
+ * Each stream of a loop is asked, so one left to the kernel or idle beside them does
+ * not force a call per run: FT's copies into its line buffer (a run of 16 elements,
+ * the field's stream beside it left to the kernel's readahead) called the library
+ * once per run, 3% of its time with hints forced on in core.
+ */
+#define FORESIGHT__STREAM_STEP_DUE (1u << 11) /* the runtime's: its next step must come */
+static inline int foresight__run_idle(const struct foresight_stream *st, unsigned n,
+                                      uintptr_t at, uintmax_t rest)
+{
+    const uintptr_t a = st->fs_abs, g = st->fs_granule;
+    if (a == 0 || (st->fs_flags & (FORESIGHT_STREAM_RUNS | FORESIGHT_STREAM_ROWS |
+                                   FORESIGHT_STREAM_RELEASE | FORESIGHT_STREAM_IDLE |
+                                   FORESIGHT__STREAM_STEP_DUE)) != FORESIGHT_STREAM_RUNS)
+        return 0;
+    if (a < g && rest < g) {
+        const uintptr_t la = at - st->fs_low + st->ahead * st->fs_step, b = la & ~(g - 1);
+        const uintptr_t room = st->fs_step < UINTPTR_MAX / 2 ? b + g - la : la - b + 1;
+        if (b == st->fs_last && (uintptr_t)rest * a < room)
+            return 1;
+    }
+    if (n > 1 && (st->fs_flags & FORESIGHT_STREAM_SWEEP))
+        return 0;
+    const int short_or_held = a >= g ? (uintmax_t)st->ahead > rest
+                                     : rest < st->fs_block && (rest + 1) * a < st->fs_block;
+    return short_or_held ? 2 : 0;
+}
+
+/*
  * The streams ST[0..N) of one loop under one countdown: the loop calls this when the
  * countdown runs out (0 where the loop starts), with AT[2k] and AT[2k+1] the current
  * and trailing addresses of stream k and SITES[k] its site; each stream due steps (as
@@ -1086,31 +1129,27 @@ static inline uintptr_t foresight_streams_step(struct foresight_stream *st, unsi
         if (k == n)
             return UINTPTR_MAX;
     }
-    /* The first step of a run of one stream whose site is quiet (its recent hints all
-     * found their pages resident), where the run touches less than a block or may not
-     * hint past its end (a stride of a granule or more, look-ahead past the end): the
-     * run's hints would be a restart, which a quiet site skips, and at most one more;
-     * the loop skips the run instead, as one quiet call (a short run per point of a
-     * stencil: NAS SP's `u[k+o]` and `u[k][j+o]`, 7 million runs each at 128 MiB). */
-    const uintptr_t a = st->fs_abs;
-    if (cnt == 0 && n == 1 && a != 0 &&
-        (st->fs_flags & (FORESIGHT_STREAM_RUNS | FORESIGHT_STREAM_ROWS | FORESIGHT_STREAM_RELEASE |
-                         FORESIGHT_STREAM_IDLE)) == FORESIGHT_STREAM_RUNS &&
-        (a >= st->fs_granule ? (uintmax_t)st->ahead > rest
-                             : rest < st->fs_block && (rest + 1) * a < st->fs_block) &&
-        foresight_site_quiet(sites[0]))
-        return (uintptr_t)rest + 1;
-    /* The first step of a run of one stream with a stride under a granule whose
-     * look-ahead address stays, to the run's end, in the granule hinted last: the step
-     * would do nothing (a stencil's short run per point moves the look-ahead a few
-     * bytes: NAS SP's `u[k][j][i+o]`). */
-    if (cnt == 0 && n == 1 && a != 0 && a < st->fs_granule && rest < st->fs_granule &&
-        (st->fs_flags & (FORESIGHT_STREAM_RUNS | FORESIGHT_STREAM_ROWS | FORESIGHT_STREAM_RELEASE |
-                         FORESIGHT_STREAM_IDLE)) == FORESIGHT_STREAM_RUNS) {
-        const uintptr_t g = st->fs_granule;
-        const uintptr_t la = at[0] - st->fs_low + st->ahead * st->fs_step, b = la & ~(g - 1);
-        const uintptr_t room = st->fs_step < UINTPTR_MAX / 2 ? b + g - la : la - b + 1;
-        if (b == st->fs_last && (uintptr_t)rest * a < room)
+    /* The first step of a run in which no stream's hints would do anything
+     * (foresight__run_idle): the loop skips the run, without a call.  A quiet site's
+     * stretch is taken from only once the skip is sure, so a stream that forces the
+     * call leaves the others' stretches for their steps. */
+    if (cnt == 0) {
+        unsigned k = 0, quiet = 0;
+        for (; k < n; k++) {
+            if (st[k].fs_flags & FORESIGHT_STREAM_IDLE)
+                continue;
+            const int idle = foresight__run_idle(&st[k], n, at[2 * k], rest);
+            if (idle == 0 ||
+                (idle == 2 && __atomic_load_n(&sites[k]->fs_quiet, __ATOMIC_RELAXED) == 0))
+                break;
+            quiet += idle == 2;
+        }
+        for (unsigned j = 0; k == n && quiet != 0 && j < n; j++)
+            if (!(st[j].fs_flags & FORESIGHT_STREAM_IDLE) &&
+                foresight__run_idle(&st[j], n, at[2 * j], rest) == 2 &&
+                !foresight_site_quiet(sites[j]))
+                k = 0; /* another thread took the stretch's end: step after all */
+        if (k == n)
             return (uintptr_t)rest + 1;
     }
     return foresight__streams_step(st, n, sites, cnt, at, rest);

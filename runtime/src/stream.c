@@ -269,7 +269,7 @@ static uintptr_t skip_marked(struct foresight_stream *st, struct foresight_site 
 #define KERNEL (1u << 10)
 /* fs_flags bit: a stream over the page cache that may be in the sweep of one left to the
  * kernel (swept): looked at on its next step. */
-#define SWEEPABLE (1u << 11)
+#define SWEEPABLE FORESIGHT__STREAM_STEP_DUE
 /* fs_flags bits 16-23 and 24-31: the stream's index in its nest's array and the nest's
  * number of streams (foresight__nest_enter; 0 for a stream set up alone). */
 #define NEST_INDEX(f) (((f) >> 16) & 0xffu)

@@ -168,6 +168,51 @@ int main(void)
          * a skip), the others do not. */
         CHECK(r == 0 ? pts[0].fs_streak <= 1 : pts[0].fs_streak == 99);
     }
+    /* The same beside a stream left idle (FT's line buffer filled from a field left to
+     * the kernel's readahead): no step either.  Beside one whose run does move its
+     * look-ahead on (a stride of a page, not quiet), every run steps. */
+    unsigned long counts_q[FS_NSTAT];
+    struct foresight_stream duo[2];
+    foresight_stream_init(&duo[0], 8, 4096, 64 * KiB, 0, 0, FORESIGHT_STREAM_RUNS);
+    foresight_stream_init(&duo[1], 8, 4096, 64 * KiB, 0, 0,
+                          FORESIGHT_STREAM_RUNS | FORESIGHT_STREAM_IDLE);
+    duo[0].ahead = duo[1].ahead = 1024;
+    FORESIGHT_SITE(duo_site, "y[i]");
+    FORESIGHT_SITE(idle_site, "x[k][i]");
+    static struct foresight_site *const duo_sites[] = {&duo_site, &idle_site};
+    for (int moving = 0; moving < 2; moving++) {
+        if (moving)
+            foresight_stream_init(&duo[1], 4096, 4096, 64 * KiB, 0, 0, FORESIGHT_STREAM_RUNS);
+        duo[1].ahead = 2;
+        for (int r = 0; r < 3; r++) {
+            const uintptr_t at[4] = {base + 40 * (uintptr_t)r, 0,
+                                     base + 4 * MiB + 4096 * (uintptr_t)r, 0};
+            duo[0].fs_streak = 99;
+            duo_site.fs_quiet = idle_site.fs_quiet = 0;
+            const uintptr_t left = foresight_streams_step(duo, 2, duo_sites, 0, at, 4);
+            CHECK(r == 0 || moving ? left >= 1 : left == 5);
+            CHECK(r == 0 || moving ? duo[0].fs_streak <= 1 : duo[0].fs_streak == 99);
+        }
+    }
+    /* A stream whose run would be skipped only because its site is quiet (a stride of
+     * a page, its look-ahead past the run's end), beside one that forces the step: the
+     * fast path leaves the quiet stretch to the library's step, which skips the
+     * stream's restart window with it (taken by the fast path first, the window's 21
+     * pages were hinted). */
+    struct foresight_stream qd[2];
+    foresight_stream_init(&qd[0], 4096, 4096, 64 * KiB, 0, 0, FORESIGHT_STREAM_RUNS);
+    qd[0].ahead = 32;
+    qd[1] = duo[1];
+    FORESIGHT_SITE(qd_site, "z[4096*i]");
+    static struct foresight_site *const qd_sites[] = {&qd_site, &idle_site};
+    qd_site.fs_quiet = qd_site.fs_quiet_armed = 1;
+    {
+        const uintptr_t at[4] = {base + 11 * MiB, 0, base + 4 * MiB + 16 * KiB, 0};
+        (void)foresight_streams_step(qd, 2, qd_sites, 0, at, 20);
+    }
+    fs_site_counts(&qd_site, counts_q);
+    CHECK_EQ(qd_site.fs_quiet, 0);
+    CHECK_EQ(counts_q[FS_CONSIDERED], 1); /* the one quiet skip: no window (22 calls) */
 
     /* Absurd arguments return promptly: a look-ahead of UINTPTR_MAX iterations (the
      * window is cut at WINDOW_MOST granules), a stride of half the address space. */
