@@ -12,10 +12,12 @@
  * A release is worth its page-table walk and TLB flushes only when memory is
  * short: the memory in use (the cgroup's usage; under FORESIGHT_MEM the
  * process's resident set; else MemTotal - MemAvailable), read at most every
- * 10 ms, must have reached three quarters of the limit.  Below that, releases
- * in auto mode are skipped and their pages keep their residency marks, so data
- * that fits in memory stays filtered inline (MG in core, 128 MiB: 2.8 s with
- * hints against 0.47 s without, when every release ran).
+ * 10 ms, must have reached three quarters of the limit, and within the last 10
+ * seconds the process must have had pages in swap or the memory the limit bounds
+ * must have refaulted pages (memory_short).  Otherwise releases in auto mode are
+ * skipped and their pages keep their residency marks, so data that fits in memory
+ * stays filtered inline (MG in core, 128 MiB: 2.8 s with hints against 0.47 s
+ * without, when every release ran) and is not paged out (below).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -268,9 +270,92 @@ static uint64_t clean_file_bytes(void)
     return file > dirty ? file - dirty : 0;
 }
 
+/* The workingset refaults (anonymous and file) of the memory the limit bounds: the
+ * limiting cgroup's (memory.stat: its first lines in v1, within about a kilobyte in
+ * v2), else the machine's (/proc/vmstat); false when neither can be read. */
+static bool refaults(uint64_t *count)
+{
+    char buf[2048];
+    const bool cg = usage_path[0] != 0;
+    if (cg ? stat_path[0] == 0 || fs_kept_pread(FS_KEPT_CG_STAT, buf, sizeof buf, 0) <= 0
+           : fs_kept_pread(FS_KEPT_VMSTAT, buf, sizeof buf, 0) <= 0)
+        return false;
+    if (strstr(buf, "workingset_refault_anon ") == NULL)
+        return false;
+    *count = stat_value(buf, "workingset_refault_anon") +
+             stat_value(buf, "workingset_refault_file");
+    return true;
+}
+
+/* Whether the process has pages in swap (VmSwap in /proc/self/status, about 700
+ * bytes in); false when unknown. */
+static bool swapped(bool *known)
+{
+    char buf[2048];
+    *known = false;
+    if (fs_kept_pread(FS_KEPT_STATUS, buf, sizeof buf, 0) <= 0)
+        return false;
+    const char *p = strstr(buf, "\nVmSwap:");
+    if (p == NULL)
+        return false;
+    *known = true;
+    bool ok;
+    return decimal(p + 9, &ok) != 0;
+}
+
+/*
+ * Whether memory is too small for the program (looked at every 100 ms): its address
+ * space exceeds the limit by more than an eighth, or within the last 10 seconds the
+ * process had pages in swap or the memory the limit bounds refaulted (pages the kernel
+ * evicted were needed again); true when none of this can be read, and under
+ * FORESIGHT_MEM (a limit the kernel does not enforce).
+ * Releases that page out data which fits in memory only make it come back: with the
+ * data at 0.75 times a cgroup limit (NAS IS, 128 MiB under 171 MiB), the hinted run
+ * released 377,000 pages, paged out 39,000 of which 24,000 came back, and took 1.41 s
+ * against the original's 0.55 s, which faulted 5 times; MG at 1 times (128 MiB of data
+ * under a 128 MiB cap: its arrays fit) paged out 173,000 pages, 1.95 s against 0.52 s
+ * (`foresight bench incore --near`, docs/results.md).  A program clearly larger than
+ * memory releases from the start, as before: its first pass fills memory, and the
+ * releases made then, before any swap (the kernel's reclaim is only starting), decide
+ * what is paged out and in what order (NAS SP at 3 times, 192 MiB under 64 MiB:
+ * 10.6-10.9 s with releases waiting for swap, 8.6-9.9 s without waiting, three
+ * alternated rounds).  Other processes' refaults count where the limit is the
+ * machine's.
+ */
+static bool memory_short(uint64_t now)
+{
+    static uint64_t last_count, next_ns, seen_ns;
+    static int known = -1; /* -1 not read yet, 0 unreadable, 1 read */
+    static bool larger;    /* the address space is clearly larger than the limit */
+    if (fs_cfg.mem_override)
+        return true;
+    if (now >= __atomic_load_n(&next_ns, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&next_ns, now + 100000000u, __ATOMIC_RELAXED);
+        const uint64_t space = (uint64_t)fs_address_space() << FORESIGHT_PAGE_SHIFT;
+        __atomic_store_n(&larger, space == 0 || space > limit_bytes + limit_bytes / 8,
+                         __ATOMIC_RELAXED);
+        uint64_t c = 0;
+        bool swap_known;
+        const bool in_swap = swapped(&swap_known);
+        const bool counted = refaults(&c);
+        const bool grew = counted && __atomic_load_n(&known, __ATOMIC_RELAXED) == 1 &&
+                          c != __atomic_load_n(&last_count, __ATOMIC_RELAXED);
+        if (in_swap || grew)
+            __atomic_store_n(&seen_ns, now, __ATOMIC_RELAXED);
+        if (counted)
+            __atomic_store_n(&last_count, c, __ATOMIC_RELAXED);
+        __atomic_store_n(&known, counted || swap_known, __ATOMIC_RELAXED);
+    }
+    const uint64_t seen = __atomic_load_n(&seen_ns, __ATOMIC_RELAXED);
+    return __atomic_load_n(&larger, __ATOMIC_RELAXED) ||
+           __atomic_load_n(&known, __ATOMIC_RELAXED) != 1 ||
+           (seen != 0 && now - seen < 10000000000u);
+}
+
 /*
  * Memory is short: what is in use, less the clean inactive page cache under a cgroup
- * limit, has reached 3/4 of the limit.  Such pages cost the cgroup's reclaim nothing to drop,
+ * limit, has reached 3/4 of the limit, and memory has lately been too small for the
+ * program (memory_short).  Such pages cost the cgroup's reclaim nothing to drop,
  * so releasing anonymous memory (written to swap, read back if it is used again) while
  * they fill the cgroup only adds work: seismo, a 40 MiB array written by one nest and
  * read by the next while 640 MiB of a mapped file passed through a 64 MiB cap, paged the
@@ -303,6 +388,8 @@ bool fs_budget_pressure(void)
             const uint64_t c = __atomic_load_n(&clean, __ATOMIC_RELAXED);
             over = c < used && used - c >= limit_bytes / 4 * 3;
         }
+        if (over && used != 0)
+            over = memory_short(now);
         __atomic_store_n(&pressed, over, __ATOMIC_RELAXED);
     }
     return __atomic_load_n(&pressed, __ATOMIC_RELAXED);

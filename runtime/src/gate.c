@@ -50,6 +50,15 @@ static unsigned long address_space_pages(void)
     return pages;
 }
 
+/* The program's address space in pages, less the prefetch thread's reservation (guards,
+ * an untouched stack); 0 when unknown. */
+unsigned long fs_address_space(void)
+{
+    unsigned long pages = address_space_pages();
+    const unsigned long pt = (unsigned long)(fs_pt_address_space() / FS_PAGE);
+    return pages > pt ? pages - pt : 0;
+}
+
 bool fs_gate_open(void)
 {
     struct timespec ts;
@@ -57,10 +66,7 @@ bool fs_gate_open(void)
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     int open = __atomic_load_n(&open_gate, __ATOMIC_RELAXED);
     if (open < 0 || now != __atomic_load_n(&read_at, __ATOMIC_RELAXED)) {
-        unsigned long pages = address_space_pages();
-        /* Not the prefetch thread's reservation (guards, an untouched stack). */
-        unsigned long pt = (unsigned long)(fs_pt_address_space() / FS_PAGE);
-        pages = pages > pt ? pages - pt : 0;
+        const unsigned long pages = fs_address_space();
         open = pages == 0 || pages > fs_budget_pages();
         __atomic_store_n(&open_gate, open, __ATOMIC_RELAXED);
         __atomic_store_n(&read_at, now, __ATOMIC_RELAXED);

@@ -151,6 +151,7 @@ void fs_release_hints(int was);
 
 /* gate.c: whether a nest's hints can pay (the program's memory exceeds the budget). */
 bool fs_gate_open(void);
+unsigned long fs_address_space(void); /* the program's, in pages (gate.c); 0 unknown */
 void fs_gate_reset(void); /* after fork */
 extern unsigned long fs_global_gate_closed; /* nest entries run without hints */
 

@@ -100,8 +100,10 @@ ssize_t fs_own_pread(struct fs_own *o, const char *path, char *buf, size_t len)
 
 static const char *kept_path[FS_KEPT_N] = {
     [FS_KEPT_STAT] = "/proc/stat",          [FS_KEPT_MEMINFO] = "/proc/meminfo",
+    [FS_KEPT_VMSTAT] = "/proc/vmstat",
     [FS_KEPT_SELF_STAT] = "/proc/self/stat", [FS_KEPT_STATM] = "/proc/self/statm",
     [FS_KEPT_MAPS] = "/proc/self/maps",     [FS_KEPT_TASKS] = "/proc/self/task",
+    [FS_KEPT_STATUS] = "/proc/self/status",
 };
 static char main_stat_path[64];
 static struct fs_own kept[FS_KEPT_N] = {

@@ -24,9 +24,11 @@ ssize_t fs_own_pread(struct fs_own *o, const char *path, char *buf, size_t len);
 enum fs_kept {
     FS_KEPT_STAT,      /* /proc/stat */
     FS_KEPT_MEMINFO,   /* /proc/meminfo */
+    FS_KEPT_VMSTAT,    /* /proc/vmstat */
     FS_KEPT_SELF_STAT, /* /proc/self/stat (per process, as the rest) */
     FS_KEPT_MAIN_STAT, /* /proc/self/task/PID/stat: the main thread's */
     FS_KEPT_STATM,     /* /proc/self/statm */
+    FS_KEPT_STATUS,    /* /proc/self/status */
     FS_KEPT_MAPS,      /* /proc/self/maps */
     FS_KEPT_TASKS,     /* /proc/self/task, a directory */
     FS_KEPT_CG_USAGE,  /* the limiting cgroup's usage file (budget.c) */
