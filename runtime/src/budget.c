@@ -322,17 +322,18 @@ static bool swapped(bool *known)
  * alternated rounds).  Other processes' refaults count where the limit is the
  * machine's.
  */
+static bool much_larger = true; /* the address space is clearly larger than the limit */
+
 static bool memory_short(uint64_t now)
 {
     static uint64_t last_count, next_ns, seen_ns;
     static int known = -1; /* -1 not read yet, 0 unreadable, 1 read */
-    static bool larger;    /* the address space is clearly larger than the limit */
     if (fs_cfg.mem_override)
         return true;
     if (now >= __atomic_load_n(&next_ns, __ATOMIC_RELAXED)) {
         __atomic_store_n(&next_ns, now + 100000000u, __ATOMIC_RELAXED);
         const uint64_t space = (uint64_t)fs_address_space() << FORESIGHT_PAGE_SHIFT;
-        __atomic_store_n(&larger, space == 0 || space > limit_bytes + limit_bytes / 8,
+        __atomic_store_n(&much_larger, space == 0 || space > limit_bytes + limit_bytes / 8,
                          __ATOMIC_RELAXED);
         uint64_t c = 0;
         bool swap_known;
@@ -347,7 +348,7 @@ static bool memory_short(uint64_t now)
         __atomic_store_n(&known, counted || swap_known, __ATOMIC_RELAXED);
     }
     const uint64_t seen = __atomic_load_n(&seen_ns, __ATOMIC_RELAXED);
-    return __atomic_load_n(&larger, __ATOMIC_RELAXED) ||
+    return __atomic_load_n(&much_larger, __ATOMIC_RELAXED) ||
            __atomic_load_n(&known, __ATOMIC_RELAXED) != 1 ||
            (seen != 0 && now - seen < 10000000000u);
 }
@@ -393,6 +394,13 @@ bool fs_budget_pressure(void)
         __atomic_store_n(&pressed, over, __ATOMIC_RELAXED);
     }
     return __atomic_load_n(&pressed, __ATOMIC_RELAXED);
+}
+
+/* Whether the program's address space was, when last looked at, clearly larger than
+ * the limit (memory_short; true until it has been looked at). */
+bool fs_budget_much_larger(void)
+{
+    return __atomic_load_n(&much_larger, __ATOMIC_RELAXED);
 }
 
 bool fs_budget_limited(void)

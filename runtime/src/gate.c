@@ -3,12 +3,17 @@
  *
  * Hints move data between memory and storage ahead of the program.  While everything
  * the program has mapped (its address space, VmSize in /proc/self/statm) fits in the
- * prefetch budget (3/4 of the limit: FORESIGHT_MEM, the cgroup's or the machine's),
- * nothing it uses is evicted by its own doing, and a nest's hints only cost time: with
- * the data in memory the hinted NAS SP took 2.16x the original's time, 1.25x with the
- * hints off at run time (`foresight bench incore`).  So foresight__nest_enter asks here
- * at each entry of a nest, and the nest runs without hints while the program fits.
- * Data read from files for the first time still come in by the kernel's readahead.
+ * limit (FORESIGHT_MEM, the cgroup's or the machine's), nothing it uses has to be
+ * evicted, and a nest's hints only cost time: with the data in memory the hinted NAS
+ * SP took 2.16x the original's time, 1.25x with the hints off at run time (`foresight
+ * bench incore`).  So foresight__nest_enter asks here at each entry of a nest, and the
+ * nest runs without hints while the program fits.  Data read from files for the first
+ * time still come in by the kernel's readahead.  The limit, not the prefetch budget
+ * (3/4 of it): with the data at 0.75 times a cgroup cap, between the two, the hinted
+ * kernels took up to 3.4 times the original's time (colsum: its column prefetches in
+ * place of the kernel's readahead of a cold file; `foresight bench incore --near`),
+ * 0.15-0.16 s with the gate at the limit against 0.33-0.42 s for the original and
+ * 0.42-0.43 s at the budget (`foresight run --mem 342M --cold`, two rounds).
  *
  * The answer is read afresh at most once per clock tick (CLOCK_MONOTONIC_COARSE, 1-4
  * ms): a nest entered more often than that reuses it.  So a nest entered within the
@@ -67,7 +72,8 @@ bool fs_gate_open(void)
     int open = __atomic_load_n(&open_gate, __ATOMIC_RELAXED);
     if (open < 0 || now != __atomic_load_n(&read_at, __ATOMIC_RELAXED)) {
         const unsigned long pages = fs_address_space();
-        open = pages == 0 || pages > fs_budget_pages();
+        open = pages == 0 ||
+               (uint64_t)pages << FORESIGHT_PAGE_SHIFT > fs_budget_limit_bytes();
         __atomic_store_n(&open_gate, open, __ATOMIC_RELAXED);
         __atomic_store_n(&read_at, now, __ATOMIC_RELAXED);
         fs_pin_gate(open); /* the real answer, whatever FORESIGHT_INCORE says */

@@ -225,6 +225,7 @@ size_t fs_budget_pages(void);                  /* prefetch footprint allowed, in
 size_t fs_budget_call_pages(void);             /* the most pages one prefetch may name */
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
 bool fs_budget_pressure(void);                 /* memory in use >= 3/4 of the limit */
+bool fs_budget_much_larger(void);             /* address space > 9/8 of the limit */
 const char *fs_budget_stat_path(void);         /* the limiting cgroup's memory.stat, or "" */
 bool fs_budget_limited(void);                  /* a cgroup limit or FORESIGHT_MEM in force */
 bool fs_budget_cgroup_pressure(void);          /* its usage >= 3/4 of its limit */

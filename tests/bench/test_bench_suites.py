@@ -298,7 +298,8 @@ MADE_UP = {
                ["| sp | 1.000 s | 1.500 s | 1.500 | 1.125 | 1.000 s | 1.500 s | 1.500 | 1.125 |",
                 "| is | 2.000 s | 2.000 s | 1.000 | 1.000 |",
                 "**near the cap: cold runs with the data at 0.5, 1 times a memory cap, median "
-                "of 5 alternating runs; over 1.05: sp at 1, is at 0.5**",
+                "of 5 alternating runs; over 1.05: is at 0.5; failed: sp at 1 (P killed by "
+                "the OOM killer)**",
                 "| sp | 1.000 s | 1.020 s | 1.020 | 3.000 s | killed by the OOM killer | – |",
                 "| is | 2.000 s | 2.200 s | 1.100 | 4.000 s | 4.000 s | 1.000 |"]),
     "demo": ({"suite": "demo", "mem_limit_bytes": 128 << 20, "ratio": 3.0,

@@ -9,9 +9,9 @@ cold (caches dropped before every run).  The table gives the median wall times a
 P/O, whose target is at most 1.03; every run must print the same results as O's.
 
 With `--near 0.5,0.75,1` each program also runs, cold and alternately O, P and P off,
-under a memory cap its data just fits: the data at 0.5, 0.75 and 1 times the cap
+under a memory cap near its data: the data at 0.5, 0.75 and 1 times the cap
 (`foresight run --mem`, the cap rounded up to a MiB), where the runtime's gate may
-turn the hints on while nothing needs to move.  The target there is at most 1.05.  A
+turn the hints on while little or nothing needs to move.  The target there is at most 1.05.  A
 run that is killed or fails is reported as such in its cell, never as a time.
 """
 
@@ -252,15 +252,17 @@ class Incore(suite.Suite):
     def _near_tables(res: dict) -> list[Table]:
         if not res.get("near"):
             return []
-        rows, over = [], []
+        rows, over, failures = [], [], []
         for r in res["rows"]:
             cells = [r["program"]]
-            for n in r["near"]:
+            for n in r.get("near", []):
                 m, failed = n["median_wall_seconds"], n["failed"]
                 cells += [failed.get(v) or f"{m[v]:.3f} s" for v in ("O", "P")]
                 cells.append("–" if n["p_over_o"] is None else f"{n['p_over_o']:.3f}")
-                if failed.get("P") or (n["p_over_o"] or 0) > res["near_target"]:
+                if (n["p_over_o"] or 0) > res["near_target"]:
                     over.append(f"{r['program']} at {n['ratio']:g}")
+                failures += [f"{r['program']} at {n['ratio']:g} ({v.replace('_', ' ')} "
+                             f"{why})" for v, why in failed.items()]
             rows.append(tuple(cells))
         columns = ["program"]
         for ratio in res["near"]:
@@ -268,7 +270,8 @@ class Incore(suite.Suite):
         return [Table(f"near the cap: cold runs with the data at "
                       f"{', '.join(f'{x:g}' for x in res['near'])} times a memory cap, "
                       f"median of {res['repeat']} alternating runs; over "
-                      f"{res['near_target']}: {', '.join(over) or 'none'}",
+                      f"{res['near_target']}: {', '.join(over) or 'none'}"
+                      + (f"; failed: {', '.join(failures)}" if failures else ""),
                       tuple(columns), rows, left=("program",))]
 
     def notes(self, res: dict) -> list[str]:
@@ -276,8 +279,9 @@ class Incore(suite.Suite):
                  "the hinted executable with FORESIGHT_DISABLE=1; outputs identical in "
                  "every run"]
         if res.get("near"):
-            notes.append("near the cap: the cap is the program's data (NAS --mb, the "
-                         "kernels' --kernel-mb) over the ratio, rounded up to a MiB; "
+            notes.append("near the cap: the cap is the program's nominal data (NAS --mb, "
+                         "the kernels' --kernel-mb) over the ratio, rounded up to a MiB "
+                         "(at 1 its code and libraries do not fit beside the data); "
                          "read_ahead_kb as the machine has it")
         return notes
 
@@ -309,7 +313,7 @@ class Incore(suite.Suite):
         for k, ratio in enumerate(ratios):
             xs, ys = [], []
             for i, r in enumerate(rows):
-                n = next((n for n in r["near"] if n["ratio"] == ratio), None)
+                n = next((n for n in r.get("near", []) if n["ratio"] == ratio), None)
                 if n is not None and n["p_over_o"] is not None:
                     xs.append(i + (k - (len(ratios) - 1) / 2) * width)
                     ys.append(n["p_over_o"])
