@@ -15,7 +15,7 @@ from foresight.harness import swap as swapfile
 
 # The tests are of the hints themselves, on data that fit in memory: hinted programs
 # keep their hints there (by default a nest runs unhinted while the program fits in its
-# memory budget; the tests of that set FORESIGHT_INCORE=skip themselves).
+# memory limit; the tests of that set FORESIGHT_INCORE=skip themselves).
 os.environ.setdefault("FORESIGHT_INCORE", "hint")
 
 

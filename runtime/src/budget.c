@@ -12,9 +12,10 @@
  * A release is worth its page-table walk and TLB flushes only when memory is
  * short: the memory in use (the cgroup's usage; under FORESIGHT_MEM the
  * process's resident set; else MemTotal - MemAvailable), read at most every
- * 10 ms, must have reached three quarters of the limit, and within the last 10
- * seconds the process must have had pages in swap or the memory the limit bounds
- * must have refaulted pages (memory_short).  Otherwise releases in auto mode are
+ * 10 ms, must have reached three quarters of the limit, and the program must be
+ * too large for it: its address space over 9/8 of the limit, or within the last
+ * 10 seconds pages of it in swap or refaults of the memory the limit bounds
+ * (memory_short; not asked under FORESIGHT_MEM).  Otherwise releases in auto mode are
  * skipped and their pages keep their residency marks, so data that fits in memory
  * stays filtered inline (MG in core, 128 MiB: 2.8 s with hints against 0.47 s
  * without, when every release ran) and is not paged out (below).
@@ -271,8 +272,9 @@ static uint64_t clean_file_bytes(void)
 }
 
 /* The workingset refaults (anonymous and file) of the memory the limit bounds: the
- * limiting cgroup's (memory.stat: its first lines in v1, within about a kilobyte in
- * v2), else the machine's (/proc/vmstat); false when neither can be read. */
+ * limiting cgroup's (memory.stat: v1's total_ lines about 600 bytes in, v2's within
+ * about a kilobyte), else the machine's (/proc/vmstat, about 600 bytes in); false when
+ * they cannot be read. */
 static bool refaults(uint64_t *count)
 {
     char buf[2048];
@@ -280,10 +282,14 @@ static bool refaults(uint64_t *count)
     if (cg ? stat_path[0] == 0 || fs_kept_pread(FS_KEPT_CG_STAT, buf, sizeof buf, 0) <= 0
            : fs_kept_pread(FS_KEPT_VMSTAT, buf, sizeof buf, 0) <= 0)
         return false;
-    if (strstr(buf, "workingset_refault_anon ") == NULL)
+    /* v1: the hierarchy's (total_*), the limit may be a parent's; v2's are hierarchical. */
+    const char *anon = cg && !cgroup_v2 ? "total_workingset_refault_anon"
+                                        : "workingset_refault_anon";
+    const char *file = cg && !cgroup_v2 ? "total_workingset_refault_file"
+                                        : "workingset_refault_file";
+    if (strstr(buf, anon) == NULL)
         return false;
-    *count = stat_value(buf, "workingset_refault_anon") +
-             stat_value(buf, "workingset_refault_file");
+    *count = stat_value(buf, anon) + stat_value(buf, file);
     return true;
 }
 
@@ -300,11 +306,12 @@ static bool swapped(bool *known)
         return false;
     *known = true;
     bool ok;
-    return decimal(p + 9, &ok) != 0;
+    return decimal(p + 8, &ok) != 0;
 }
 
 /*
- * Whether memory is too small for the program (looked at every 100 ms): its address
+ * Whether memory is too small for the program (looked at every 100 ms, while memory in
+ * use is at 3/4 of the limit: refaults from before such a stretch may count): its address
  * space exceeds the limit by more than an eighth, or within the last 10 seconds the
  * process had pages in swap or the memory the limit bounds refaulted (pages the kernel
  * evicted were needed again); true when none of this can be read, and under
@@ -327,7 +334,8 @@ static bool much_larger = true; /* the address space is clearly larger than the 
 static bool memory_short(uint64_t now)
 {
     static uint64_t last_count, next_ns, seen_ns;
-    static int known = -1; /* -1 not read yet, 0 unreadable, 1 read */
+    static int known = -1;  /* -1 not read yet, 0 unreadable, 1 read */
+    static bool had_count;  /* last_count is the refaults' last reading */
     if (fs_cfg.mem_override)
         return true;
     if (now >= __atomic_load_n(&next_ns, __ATOMIC_RELAXED)) {
@@ -339,18 +347,19 @@ static bool memory_short(uint64_t now)
         bool swap_known;
         const bool in_swap = swapped(&swap_known);
         const bool counted = refaults(&c);
-        const bool grew = counted && __atomic_load_n(&known, __ATOMIC_RELAXED) == 1 &&
+        const bool grew = counted && __atomic_load_n(&had_count, __ATOMIC_RELAXED) &&
                           c != __atomic_load_n(&last_count, __ATOMIC_RELAXED);
         if (in_swap || grew)
             __atomic_store_n(&seen_ns, now, __ATOMIC_RELAXED);
         if (counted)
             __atomic_store_n(&last_count, c, __ATOMIC_RELAXED);
+        __atomic_store_n(&had_count, counted, __ATOMIC_RELAXED);
         __atomic_store_n(&known, counted || swap_known, __ATOMIC_RELAXED);
     }
     const uint64_t seen = __atomic_load_n(&seen_ns, __ATOMIC_RELAXED);
     return __atomic_load_n(&much_larger, __ATOMIC_RELAXED) ||
            __atomic_load_n(&known, __ATOMIC_RELAXED) != 1 ||
-           (seen != 0 && now - seen < 10000000000u);
+           (seen != 0 && (now < seen || now - seen < 10000000000u));
 }
 
 /*

@@ -149,7 +149,7 @@ void fs_leave(const struct fs_entry *e);
 int fs_hold_hints(void);
 void fs_release_hints(int was);
 
-/* gate.c: whether a nest's hints can pay (the program's memory exceeds the budget). */
+/* gate.c: whether a nest's hints can pay (the program's memory exceeds the limit). */
 bool fs_gate_open(void);
 unsigned long fs_address_space(void); /* the program's, in pages (gate.c); 0 unknown */
 void fs_gate_reset(void); /* after fork */
@@ -224,7 +224,7 @@ const char *fs_budget_source(void);            /* where the cap came from */
 size_t fs_budget_pages(void);                  /* prefetch footprint allowed, in pages */
 size_t fs_budget_call_pages(void);             /* the most pages one prefetch may name */
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
-bool fs_budget_pressure(void);                 /* memory in use >= 3/4 of the limit */
+bool fs_budget_pressure(void);                 /* in use >= 3/4 of the limit, and too small */
 bool fs_budget_much_larger(void);             /* address space > 9/8 of the limit */
 const char *fs_budget_stat_path(void);         /* the limiting cgroup's memory.stat, or "" */
 bool fs_budget_limited(void);                  /* a cgroup limit or FORESIGHT_MEM in force */

@@ -259,7 +259,7 @@ static bool resident_unmarked(unsigned char v)
 /* FORESIGHT_RELEASE=auto: page out when the prefetch footprint is over budget, else
  * deactivate; adaptive: also page out while the site's releases prove right (reuse.c).
  * Either only while the program's address space is clearly larger than the limit
- * (budget.c): a program that overflows memory by a little loses less when the kernel
+ * (budget.c; under FORESIGHT_MEM that is not asked: the budget alone decides): a program that overflows memory by a little loses less when the kernel
  * takes what it must from the deactivated pages than when every page a sweep passed
  * is written out and read back.  Data at 1 times a cgroup cap (`foresight run --mem
  * 256M --cold`, 256 MiB, two alternated rounds): heat3d 0.81-1.00 s deactivating,

@@ -1,6 +1,6 @@
 /* The in-core gate (gate.c): a nest entered while the program's address space fits in
- * the memory budget runs without hints (foresight_nest_enter returns 0, sets nothing,
- * and counts the entry); once the program maps more than the budget, nests entered a
+ * the memory limit runs without hints (foresight_nest_enter returns 0, sets nothing,
+ * and counts the entry); once the program maps more than the limit, nests entered a
  * clock tick later are hinted; FORESIGHT_INCORE=hint keeps hints on.  Under ASan or
  * TSan the shadow memory they reserve (terabytes) counts in the address space: there
  * the program never fits, and nests are always hinted. */

@@ -89,8 +89,8 @@ int main(int argc, char **argv)
 
 def test_nests_run_unhinted_while_the_program_fits_in_memory(tmp_path):
     # By default a nest entered while the program's address space fits in the memory
-    # budget runs without hints: no site is considered, the entries are counted, and
-    # the output is the original's.  Under a budget the program exceeds, it is hinted.
+    # limit runs without hints: no site is considered, the entries are counted, and
+    # the output is the original's.  Under a limit the program exceeds, it is hinted.
     exe = build(tmp_path, GATHER)
     base = build(tmp_path, GATHER, "--no-prefetch")
     n = 50000
