@@ -199,3 +199,15 @@ def by_ratio(results: list[dict]) -> dict:
     return {**{k: first[k] for k in shared if k in first},
             "ratios": [r["ratio"] for r in results],
             "by_ratio": {f"{r['ratio']:g}": r for r in results}}
+
+
+def run_failure(r: dict) -> str | None:
+    """Why a run (run_once's result) did not complete, or None: timed out, killed by the
+    OOM killer, or its exit status."""
+    if r.get("timed_out"):
+        return "timed out"
+    if r.get("oom_killed"):
+        return "killed by the OOM killer"
+    if r["exit_code"] != 0:
+        return f"exit {r['exit_code']}"
+    return None

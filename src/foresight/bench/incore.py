@@ -26,7 +26,7 @@ from pathlib import Path
 
 from foresight.bench import compiler as ck
 from foresight.bench import nas, suite
-from foresight.bench.common import build, pyplot
+from foresight.bench.common import build, pyplot, run_failure
 from foresight.bench.tables import Table, machine
 from foresight.errors import BenchError
 from foresight.harness import environment
@@ -48,17 +48,6 @@ def _output(name: str, r: dict) -> str:
     if name in nas.KERNELS:
         return r["stdout"]
     return ck.parse_output(r["stdout"])[0]
-
-
-def _failure(r: dict) -> str | None:
-    """Why a capped run did not complete, or None."""
-    if r.get("timed_out"):
-        return "timed out"
-    if r.get("oom_killed"):
-        return "killed by the OOM killer"
-    if r["exit_code"] != 0:
-        return f"exit {r['exit_code']}"
-    return None
 
 
 def near_ratios(text: str) -> list[float]:
@@ -152,7 +141,7 @@ def measure_near(name: str, exes: dict, args: list[str], files: list, data_bytes
                 step(f"{name} data {ratio:g}x the cap {v} {i + 1}/{repeat}")
                 r = run_once([exe_of[v], *args], mem=mem, cold=True, files=files,
                              env=_env(v), capture=True, timeout=1800)
-                why = _failure(r)
+                why = run_failure(r)
                 if why is not None:
                     failed[v] = why     # reported, never a time; its other runs skipped
                     continue

@@ -26,7 +26,14 @@ from foresight import paths
 from foresight.bench import bound, suite
 from foresight.bench import coverage as cov
 from foresight.bench.common import build as build_variants
-from foresight.bench.common import by_ratio, pyplot, ratio_list, sources, swap_shortfall
+from foresight.bench.common import (
+    by_ratio,
+    pyplot,
+    ratio_list,
+    run_failure,
+    sources,
+    swap_shortfall,
+)
 from foresight.bench.tables import Table, machine
 from foresight.errors import BenchError, UsageError
 from foresight.harness import environment, readahead
@@ -118,12 +125,9 @@ def _wall(r: dict) -> str:
 
 
 def _why(r: dict) -> str:
-    if r.get("timed_out"):
-        return "timed out"
-    if r.get("oom_killed"):
-        return "killed by the OOM killer"
-    if r["exit_code"] != 0:
-        return f"exit {r['exit_code']}"
+    why = run_failure(r)
+    if why is not None:
+        return why
     return "verification failed: " + (r["result_lines"][-1] if r["result_lines"] else "")
 
 
