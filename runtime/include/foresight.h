@@ -315,6 +315,7 @@
 #pragma push_macro("hint")
 #pragma push_macro("i")
 #pragma push_macro("id")
+#pragma push_macro("idle")
 #pragma push_macro("in_parallel")
 #pragma push_macro("indirect")
 #pragma push_macro("init")
@@ -365,6 +366,7 @@
 #pragma push_macro("plen")
 #pragma push_macro("q")
 #pragma push_macro("queued")
+#pragma push_macro("quiet")
 #pragma push_macro("r")
 #pragma push_macro("raddr")
 #pragma push_macro("random")
@@ -378,6 +380,7 @@
 #pragma push_macro("s")
 #pragma push_macro("schedule")
 #pragma push_macro("scope")
+#pragma push_macro("short_or_held")
 #pragma push_macro("site")
 #pragma push_macro("sites")
 #pragma push_macro("size")
@@ -478,6 +481,7 @@
 #undef hint
 #undef i
 #undef id
+#undef idle
 #undef in_parallel
 #undef indirect
 #undef init
@@ -528,6 +532,7 @@
 #undef plen
 #undef q
 #undef queued
+#undef quiet
 #undef r
 #undef raddr
 #undef random
@@ -541,6 +546,7 @@
 #undef s
 #undef schedule
 #undef scope
+#undef short_or_held
 #undef site
 #undef sites
 #undef size
@@ -2386,6 +2392,7 @@ static inline void foresight_color_apply(void)
 #pragma pop_macro("hint")
 #pragma pop_macro("i")
 #pragma pop_macro("id")
+#pragma pop_macro("idle")
 #pragma pop_macro("in_parallel")
 #pragma pop_macro("indirect")
 #pragma pop_macro("init")
@@ -2436,6 +2443,7 @@ static inline void foresight_color_apply(void)
 #pragma pop_macro("plen")
 #pragma pop_macro("q")
 #pragma pop_macro("queued")
+#pragma pop_macro("quiet")
 #pragma pop_macro("r")
 #pragma pop_macro("raddr")
 #pragma pop_macro("random")
@@ -2449,6 +2457,7 @@ static inline void foresight_color_apply(void)
 #pragma pop_macro("s")
 #pragma pop_macro("schedule")
 #pragma pop_macro("scope")
+#pragma pop_macro("short_or_held")
 #pragma pop_macro("site")
 #pragma pop_macro("sites")
 #pragma pop_macro("size")
