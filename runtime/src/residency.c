@@ -33,12 +33,32 @@ static size_t leaves;     /* leaves allocated; atomic */
  * after its page bits (the inline fast path never reads them).  Without this, a
  * chunk marked, cleared and marked again piled up copies, and every reconciliation
  * rescanned them all (IS spent most of its hinted run in mincore). */
-#define RING_SLOTS ((size_t)1 << 16)
+#define RING_SLOTS ((size_t)1 << 16) /* the most */
 #define LEAF_CHUNKS (FS_LEAF_PAGES >> FS_CHUNK_SHIFT)
 #define LEAF_ALLOC_WORDS (FS_LEAF_WORDS + LEAF_CHUNKS / 64)
 static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t *ring;
 static size_t ring_head, ring_count;
+/* Slots in use: eight per chunk of the memory limit, at least 1,024 (8 KiB, 2 GiB of
+ * chunks), set at the first push.
+ * The ring's window slides as chunks are pushed and popped, so every slot of it is
+ * touched in turn: at its full 512 KiB it took that much of the program's memory (NAS IS
+ * under a 16 MiB cap refaulted its pages), while the chunks queued at once are at most
+ * those marked, which the budget keeps within the limit but for stale marks. */
+static size_t ring_slots;
+
+/* The ring's size (caller holds ring_mu). */
+static size_t slots(void)
+{
+    if (ring_slots == 0) {
+        const uint64_t chunks = fs_budget_limit_bytes() >> (FORESIGHT_PAGE_SHIFT + FS_CHUNK_SHIFT);
+        size_t n = 1024;
+        while (n < RING_SLOTS && n < 8 * chunks)
+            n <<= 1;
+        ring_slots = n;
+    }
+    return ring_slots;
+}
 
 int fs_residency_init(void)
 {
@@ -185,12 +205,12 @@ static void ring_push_locked(uintptr_t chunk)
     uint64_t mask;
     if (queued_word(chunk, &mask) == NULL || queued(chunk))
         return; /* no leaf: nothing of the chunk is marked */
-    if (ring_count == RING_SLOTS) { /* forget the oldest; a verification still catches it */
+    if (ring_count == slots()) { /* forget the oldest; a verification still catches it */
         set_queued(ring[ring_head], false);
-        ring_head = (ring_head + 1) % RING_SLOTS;
+        ring_head = (ring_head + 1) % slots();
         ring_count--;
     }
-    ring[(ring_head + ring_count) % RING_SLOTS] = chunk;
+    ring[(ring_head + ring_count) % slots()] = chunk;
     ring_count++;
     set_queued(chunk, true);
 }
@@ -401,7 +421,7 @@ size_t fs_residency_reconcile(size_t target_pages)
         if (ring_count == 0)
             break;
         uintptr_t chunk = ring[ring_head];
-        ring_head = (ring_head + 1) % RING_SLOTS;
+        ring_head = (ring_head + 1) % slots();
         ring_count--;
         set_queued(chunk, false);
         /* mincore without the lock: the program's marks (fs_residency_mark) never wait

@@ -21,7 +21,9 @@
  * in memory until its write to swap completes, and a prefetch reads a page back
  * without mapping it.
  *
- * The log is a table of 16,384 blocks indexed by a hash of the block: a collision
+ * The log is a table indexed by a hash of the block, two slots per block of the memory
+ * limit (at least 64, at most 16,384: 512 KiB): its pages count against the limit as the
+ * program's do, and a table of fixed size took 508 KiB of an 8 MiB cap.  A collision
  * forgets the older entry, which only keeps a site paging out longer.  A paged-out
  * page is read back from swap or its file when touched, so no data is ever at stake
  * here.  Without a readable pagemap no site is trusted: releases deactivate, as in auto.
@@ -42,7 +44,8 @@
 
 #define BLOCK_SHIFT 4 /* 16 pages */
 #define BLOCK_PAGES (1u << BLOCK_SHIFT)
-#define SLOT_BITS 14
+#define SLOT_BITS 14     /* the most slots: 2^14 */
+#define MIN_SLOT_BITS 6  /* the fewest */
 #define PM_PRESENT ((uint64_t)1 << 63)
 
 struct logged {
@@ -64,9 +67,19 @@ void fs_reuse_advance(size_t npages)
     __atomic_add_fetch(&clock_pages, npages, __ATOMIC_RELAXED);
 }
 
+static unsigned slot_bits; /* the table's size in use, set at its first use */
+
+/* The slot of BLOCK (caller holds the lock). */
 static struct logged *slot(uintptr_t block)
 {
-    return &table[(block * 0x9E3779B97F4A7C15ull) >> (64 - SLOT_BITS)];
+    if (slot_bits == 0) {
+        const uint64_t blocks = fs_budget_limit_bytes() >> (FORESIGHT_PAGE_SHIFT + BLOCK_SHIFT);
+        unsigned bits = MIN_SLOT_BITS;
+        while (bits < SLOT_BITS && ((uint64_t)1 << bits) < 2 * blocks)
+            bits++;
+        slot_bits = bits;
+    }
+    return &table[(block * 0x9E3779B97F4A7C15ull) >> (64 - slot_bits)];
 }
 
 /* Which pages of the NBLOCKS blocks from BLOCK are mapped, 16 bits a block; false
@@ -179,9 +192,10 @@ void fs_reuse_init(void)
 void fs_reuse_reset(void)
 {
     pthread_mutex_init(&lock, NULL);
-    if (used) /* the parent's entries describe the parent's page table */
-        memset(table, 0, sizeof table);
+    if (used && slot_bits != 0) /* the parent's entries describe the parent's page table */
+        memset(table, 0, ((size_t)1 << slot_bits) * sizeof table[0]);
     used = false;
+    slot_bits = 0;
     fs_own_close(&pagemap); /* the parent's page table: the child opens its own */
     pagemap_state = 0;
 }

@@ -50,6 +50,29 @@ int main(void)
     CHECK_EQ(out.page, 10);
     CHECK(fs_queue_pop(q, &out));
     CHECK_EQ(out.page, 600);
+
+    /* Emptied, a ring starts again at its first slot (queue.c): order and capacity hold
+     * across that, with the ring emptied at every position of its window. */
+    for (unsigned start = 0; start < 4; start++) {
+        for (unsigned k = 0; k < start; k++) { /* move the window on by START slots */
+            struct fs_request one = {.page = 7000 + 10 * k, .npages = 1,
+                                     .kind = FS_REQ_PREFETCH, .site = &a};
+            CHECK_EQ(fs_queue_push(q, &one, 1), 0);
+            CHECK(fs_queue_pop(q, &out));
+            CHECK_EQ(out.page, 7000 + 10 * k);
+        }
+        for (unsigned k = 0; k < 4; k++) { /* the full capacity, not touching: 4 slots */
+            struct fs_request one = {.page = 1000 + 10 * k, .npages = 1,
+                                     .kind = FS_REQ_PREFETCH, .site = &a};
+            CHECK_EQ(fs_queue_push(q, &one, 1), 0);
+        }
+        struct fs_request extra = {.page = 5000, .npages = 1, .kind = FS_REQ_PREFETCH, .site = &a};
+        CHECK_EQ(fs_queue_push(q, &extra, 1), 1); /* full */
+        for (unsigned k = 0; k < 4; k++) {
+            CHECK(fs_queue_pop(q, &out));
+            CHECK_EQ(out.page, 1000 + 10 * k);
+        }
+    }
     fs_queue_shutdown(q);
     CHECK(!fs_queue_pop(q, &out)); /* empty and shut down: no wait */
     fs_queue_destroy(q);
