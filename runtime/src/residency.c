@@ -40,11 +40,12 @@ static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t *ring;
 static size_t ring_head, ring_count;
 /* Slots in use: eight per chunk of the memory limit, at least 1,024 (8 KiB, 2 GiB of
- * chunks), set at the first push.
- * The ring's window slides as chunks are pushed and popped, so every slot of it is
- * touched in turn: at its full 512 KiB it took that much of the program's memory (NAS IS
- * under a 16 MiB cap refaulted its pages), while the chunks queued at once are at most
- * those marked, which the budget keeps within the limit but for stale marks. */
+ * chunks), set at the first push.  The ring's window slides as chunks are pushed and
+ * popped, so every slot of it is touched in turn: at its full 512 KiB it took that much
+ * of the program's memory.  A chunk is queued while any page of it is marked, so one-page
+ * prefetches spread over more chunks than that fill the ring; the oldest chunk then loses
+ * its marks as it leaves (ring_push_locked), so no mark outlives its place in the ring
+ * and the footprint the budget reads stays one reconciliation can lower. */
 static size_t ring_slots;
 
 /* The ring's size (caller holds ring_mu). */
@@ -205,8 +206,9 @@ static void ring_push_locked(uintptr_t chunk)
     uint64_t mask;
     if (queued_word(chunk, &mask) == NULL || queued(chunk))
         return; /* no leaf: nothing of the chunk is marked */
-    if (ring_count == slots()) { /* forget the oldest; a verification still catches it */
+    if (ring_count == slots()) { /* the oldest leaves, and its marks with it */
         set_queued(ring[ring_head], false);
+        fs_residency_clear(ring[ring_head] << FS_CHUNK_SHIFT, FS_CHUNK_PAGES);
         ring_head = (ring_head + 1) % slots();
         ring_count--;
     }

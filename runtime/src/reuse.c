@@ -22,7 +22,7 @@
  * without mapping it.
  *
  * The log is a table indexed by a hash of the block, two slots per block of the memory
- * limit (at least 64, at most 16,384: 512 KiB): its pages count against the limit as the
+ * limit rounded up to a power of two (at least 64, at most 16,384: 512 KiB): its pages count against the limit as the
  * program's do, and a table of fixed size took 508 KiB of an 8 MiB cap.  A collision
  * forgets the older entry, which only keeps a site paging out longer.  A paged-out
  * page is read back from swap or its file when touched, so no data is ever at stake

@@ -51,27 +51,43 @@ int main(void)
     CHECK(fs_queue_pop(q, &out));
     CHECK_EQ(out.page, 600);
 
-    /* Emptied, a ring starts again at its first slot (queue.c): order and capacity hold
-     * across that, with the ring emptied at every position of its window. */
-    for (unsigned start = 0; start < 4; start++) {
-        for (unsigned k = 0; k < start; k++) { /* move the window on by START slots */
-            struct fs_request one = {.page = 7000 + 10 * k, .npages = 1,
-                                     .kind = FS_REQ_PREFETCH, .site = &a};
-            CHECK_EQ(fs_queue_push(q, &one, 1), 0);
-            CHECK(fs_queue_pop(q, &out));
-            CHECK_EQ(out.page, 7000 + 10 * k);
-        }
-        for (unsigned k = 0; k < 4; k++) { /* the full capacity, not touching: 4 slots */
-            struct fs_request one = {.page = 1000 + 10 * k, .npages = 1,
-                                     .kind = FS_REQ_PREFETCH, .site = &a};
-            CHECK_EQ(fs_queue_push(q, &one, 1), 0);
-        }
-        struct fs_request extra = {.page = 5000, .npages = 1, .kind = FS_REQ_PREFETCH, .site = &a};
-        CHECK_EQ(fs_queue_push(q, &extra, 1), 1); /* full */
-        for (unsigned k = 0; k < 4; k++) {
-            CHECK(fs_queue_pop(q, &out));
-            CHECK_EQ(out.page, 1000 + 10 * k);
-        }
+    /* A ring that wraps: four requests, two taken (the window starts at slot 2), two
+     * more (slots 0 and 1), one touching the newest merges into slot 1, the ring is
+     * full, and all come out in order. */
+    for (unsigned k = 0; k < 4; k++) {
+        struct fs_request one = {.page = 1000 + 10 * k, .npages = 1, .kind = FS_REQ_PREFETCH,
+                                 .site = &a};
+        CHECK_EQ(fs_queue_push(q, &one, 1), 0);
+    }
+    for (unsigned k = 0; k < 2; k++) {
+        CHECK(fs_queue_pop(q, &out));
+        CHECK_EQ(out.page, 1000 + 10 * k);
+    }
+    for (unsigned k = 4; k < 6; k++) {
+        struct fs_request one = {.page = 1000 + 10 * k, .npages = 1, .kind = FS_REQ_PREFETCH,
+                                 .site = &a};
+        CHECK_EQ(fs_queue_push(q, &one, 1), 0);
+    }
+    struct fs_request touch = {.page = 1051, .npages = 1, .kind = FS_REQ_PREFETCH, .site = &a};
+    CHECK_EQ(fs_queue_push(q, &touch, 1), 0); /* merged */
+    struct fs_request extra = {.page = 5000, .npages = 1, .kind = FS_REQ_PREFETCH, .site = &a};
+    CHECK_EQ(fs_queue_push(q, &extra, 1), 1); /* full */
+    for (unsigned k = 2; k < 6; k++) {
+        CHECK(fs_queue_pop(q, &out));
+        CHECK_EQ(out.page, 1000 + 10 * k);
+        CHECK_EQ(out.npages, k == 5 ? 2 : 1);
+    }
+    /* Emptied, the ring starts again at its first slot (queue.c): its whole capacity is
+     * there, in order. */
+    for (unsigned k = 0; k < 4; k++) {
+        struct fs_request one = {.page = 2000 + 10 * k, .npages = 1, .kind = FS_REQ_PREFETCH,
+                                 .site = &a};
+        CHECK_EQ(fs_queue_push(q, &one, 1), 0);
+    }
+    CHECK_EQ(fs_queue_push(q, &extra, 1), 1);
+    for (unsigned k = 0; k < 4; k++) {
+        CHECK(fs_queue_pop(q, &out));
+        CHECK_EQ(out.page, 2000 + 10 * k);
     }
     fs_queue_shutdown(q);
     CHECK(!fs_queue_pop(q, &out)); /* empty and shut down: no wait */

@@ -94,5 +94,26 @@ int main(void)
     CHECK_EQ(fs_residency_footprint(), 38);
     CHECK(!fs_residency_test(q));
     CHECK_EQ(fs_residency_queued_chunks(), 1);  /* p0's chunk keeps resident marks */
+
+    /* Under FORESIGHT_MEM=16M (CMakeLists) the ring has 1,024 slots: one page marked in
+     * each of 1,100 chunks pushes out the oldest 77 (p0's chunk first), and each leaves
+     * with its marks, so every mark left is one reconciliation can reach. */
+    const size_t nchunks = 1100;
+    char *wide = mmap(NULL, nchunks * FS_CHUNK_PAGES * FS_PAGE, PROT_READ,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    CHECK(wide != MAP_FAILED);
+    uintptr_t w0 = ((uintptr_t)wide / FS_PAGE + FS_CHUNK_PAGES - 1) & ~(FS_CHUNK_PAGES - 1);
+    size_t whole = ((uintptr_t)wide / FS_PAGE + nchunks * FS_CHUNK_PAGES - w0) / FS_CHUNK_PAGES;
+    for (size_t c = 0; c < whole; c++)
+        fs_residency_mark(w0 + c * FS_CHUNK_PAGES, 1);
+    CHECK_EQ(fs_residency_queued_chunks(), 1024);
+    CHECK_EQ(fs_residency_footprint(), 1024);
+    CHECK(!fs_residency_test(p0));                                 /* p0's chunk left */
+    CHECK(!fs_residency_test(w0 + (whole - 1025) * FS_CHUNK_PAGES)); /* the last to leave */
+    CHECK(fs_residency_test(w0 + (whole - 1024) * FS_CHUNK_PAGES));  /* the oldest kept */
+    CHECK_EQ(fs_residency_reconcile(0), 1024); /* never touched: every mark goes */
+    CHECK_EQ(fs_residency_footprint(), 0);
+    CHECK_EQ(fs_residency_queued_chunks(), 0);
+    munmap(wide, nchunks * FS_CHUNK_PAGES * FS_PAGE);
     return check_done("residency");
 }
