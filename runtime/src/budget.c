@@ -441,6 +441,15 @@ uint64_t fs_budget_limit_bytes(void)
     return limit_bytes;
 }
 
+size_t fs_budget_table_slots(unsigned unit_shift, unsigned per_unit, size_t fewest, size_t most)
+{
+    const uint64_t units = limit_bytes >> unit_shift;
+    size_t n = fewest;
+    while (n < most && n < per_unit * units)
+        n <<= 1;
+    return n;
+}
+
 size_t foresight__memory(void)
 {
     return (size_t)limit_bytes;

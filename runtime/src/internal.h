@@ -220,6 +220,9 @@ size_t fs_queue_pushed(const struct fs_queue *q); /* requests accepted so far */
 /* budget.c: the memory budget prefetches must stay within. */
 void fs_budget_init(void);
 uint64_t fs_budget_limit_bytes(void);          /* the cap: FORESIGHT_MEM, cgroup, or RAM */
+/* Slots for a table of the runtime's that grows with the limit: the power of two from
+ * FEWEST (a power of two) to MOST giving PER_UNIT slots per 2^UNIT_SHIFT bytes of it. */
+size_t fs_budget_table_slots(unsigned unit_shift, unsigned per_unit, size_t fewest, size_t most);
 const char *fs_budget_source(void);            /* where the cap came from */
 size_t fs_budget_pages(void);                  /* prefetch footprint allowed, in pages */
 size_t fs_budget_call_pages(void);             /* the most pages one prefetch may name */

@@ -51,13 +51,9 @@ static size_t ring_slots;
 /* The ring's size (caller holds ring_mu). */
 static size_t slots(void)
 {
-    if (ring_slots == 0) {
-        const uint64_t chunks = fs_budget_limit_bytes() >> (FORESIGHT_PAGE_SHIFT + FS_CHUNK_SHIFT);
-        size_t n = 1024;
-        while (n < RING_SLOTS && n < 8 * chunks)
-            n <<= 1;
-        ring_slots = n;
-    }
+    if (ring_slots == 0)
+        ring_slots = fs_budget_table_slots(FORESIGHT_PAGE_SHIFT + FS_CHUNK_SHIFT, 8, 1024,
+                                           RING_SLOTS);
     return ring_slots;
 }
 

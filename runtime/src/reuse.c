@@ -22,8 +22,9 @@
  * without mapping it.
  *
  * The log is a table indexed by a hash of the block, two slots per block of the memory
- * limit rounded up to a power of two (at least 64, at most 16,384: 512 KiB): its pages count against the limit as the
- * program's do, and a table of fixed size took 508 KiB of an 8 MiB cap.  A collision
+ * limit rounded up to a power of two (at least 64, at most 16,384: 512 KiB): its pages
+ * count against the limit as the program's do, and a table of fixed size took 508 KiB
+ * of an 8 MiB cap.  A collision
  * forgets the older entry, which only keeps a site paging out longer.  A paged-out
  * page is read back from swap or its file when touched, so no data is ever at stake
  * here.  Without a readable pagemap no site is trusted: releases deactivate, as in auto.
@@ -72,13 +73,10 @@ static unsigned slot_bits; /* the table's size in use, set at its first use */
 /* The slot of BLOCK (caller holds the lock). */
 static struct logged *slot(uintptr_t block)
 {
-    if (slot_bits == 0) {
-        const uint64_t blocks = fs_budget_limit_bytes() >> (FORESIGHT_PAGE_SHIFT + BLOCK_SHIFT);
-        unsigned bits = MIN_SLOT_BITS;
-        while (bits < SLOT_BITS && ((uint64_t)1 << bits) < 2 * blocks)
-            bits++;
-        slot_bits = bits;
-    }
+    if (slot_bits == 0)
+        slot_bits = (unsigned)__builtin_ctzll(fs_budget_table_slots(
+            FORESIGHT_PAGE_SHIFT + BLOCK_SHIFT, 2, (size_t)1 << MIN_SLOT_BITS,
+            (size_t)1 << SLOT_BITS));
     return &table[(block * 0x9E3779B97F4A7C15ull) >> (64 - slot_bits)];
 }
 
