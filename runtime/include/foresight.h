@@ -1414,9 +1414,9 @@ static inline int foresight_pt_tick_fd(struct foresight_pt_clock *c, unsigned si
  *   or more or matches FORESIGHT_PT_FILES.  FLAGS are the program's: when they hold
  *   O_WRONLY, O_RDWR, O_CREAT, O_TRUNC or O_APPEND, or another handle of the same file
  *   (device, inode) was opened so, or the file's mtime or size changes between two lead
- *   reads (looked at before each), the program writes the file: from then on its lead
- *   reads fail with EIO (the data may not be what the program will read), its predicted
- *   reads go on.
+ *   reads (looked at before each), the program writes the file: from then on each lead
+ *   read waits until the program makes the same call (read after write: the file then
+ *   holds what the program's call reads), its predicted reads go on without waiting.
  * foresight_pt_lseek: moves the handle's shadow offset (SEEK_SET, SEEK_CUR, SEEK_END);
  *   -1/EINVAL for a negative result or another WHENCE.  Not a covered call.
  * foresight_pt_read(h, NULL, n): a predicted read at the shadow offset: returns the bytes
@@ -1494,9 +1494,10 @@ static inline int foresight_pt_close(int h, unsigned site)
  * foresight_pt_fseek, _fseeko, _rewind: move the shadow offset as foresight_pt_lseek and
  *   clear end of file; foresight_pt_ftell, _ftello: the shadow offset.
  * foresight_pt_feof: 1 once a read hit the end of the file (or the stream is lost);
- *   foresight_pt_ferror: 1 when it is lost, or a lead read of it failed because the
- *   program writes the file (errno EIO; the offset unmoved, the stream not lost, its
- *   predicted reads go on).  foresight_pt_fclose: foresight_pt_close.
+ *   foresight_pt_ferror: 1 when it is lost, or a lead fgets, getline, fscanf or fgetc of
+ *   it failed because the program writes the file (errno EIO; the offset unmoved, the
+ *   stream not lost, its predicted reads go on; a lead fread waits for the program's
+ *   call instead, as foresight_pt_read does).  foresight_pt_fclose: foresight_pt_close.
  */
 static inline FILE *foresight_pt_fopen(const char *path, const char *mode, unsigned site)
 {

@@ -429,6 +429,7 @@ void fs_pt_drain(void);                     /* FORESIGHT_PT_DRAIN: wait for it a
 bool fs_pt_sleep_until(uint64_t wake, long timeout_ns);
 /* pt_sched.c: the thread's own call IDs, the window and the mispredict check. */
 uint64_t fs_pt_call(unsigned site);         /* one covered call at SITE: its call ID */
+void fs_pt_wait_for_program(uint64_t id);   /* until the program made call ID (RAW) */
 void fs_pt_predicted(uint64_t bytes);       /* the current call queued BYTES for prefetch */
 /* After an I/O call of the thread: PROGRESS false when it failed or found the end of the
  * file; many of those in a row stop the thread (a loop spinning without the program). */

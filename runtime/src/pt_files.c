@@ -25,9 +25,11 @@
  * program will read.  So a file is *written* when the program opens it with O_WRONLY,
  * O_RDWR, O_CREAT, O_TRUNC or O_APPEND (the flags foresight_pt_open gets are the
  * program's), when another handle of the same (device, inode) was opened so, or when its
- * mtime or size changes between the thread's lead reads (statx before each): its lead
- * reads then fail with EIO, for good, while its predicted reads go on (a prediction that
- * is wrong costs a read, not a wrong result).
+ * mtime or size changes between the thread's lead reads (statx before each): from then on
+ * each of its lead reads by read, pread or fread waits until the program makes that same
+ * call (pt_sched.c: the file then holds what the program's call will read), and its
+ * fgets, getline and fscanf, which read a window ahead, fail with EIO; its predicted reads
+ * go on without waiting (a prediction that is wrong costs a read, not a wrong result).
  *
  * Sequential forward predictions are left to the kernel's readahead, which serves them as
  * well without the thread's requests (1 GiB read forward in 4 KiB records: 1.53 s with
@@ -374,9 +376,9 @@ static long call(int h, void *buf, size_t n, int64_t off, bool at, unsigned site
             n = (size_t)INT64_MAX;
         if (buf == NULL) {
             r = predicted(f, h, n, where, id);
-        } else if (!fs_pt_lead_ok(h)) {
-            r = -1; /* EIO: the program writes the file */
         } else {
+            if (!fs_pt_lead_ok(h))
+                fs_pt_wait_for_program(id); /* the program writes the file */
             r = syscall(SYS_pread64, h, buf, n, (off_t)where);
             __atomic_fetch_add(&fs_global_pt_lead_reads, 1, __ATOMIC_RELAXED);
             if (r > 0)

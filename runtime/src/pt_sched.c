@@ -150,6 +150,21 @@ uint64_t fs_pt_call(unsigned site)
     return t_id;
 }
 
+/* Read after write: the thread's call ID (its lead read of a file the program writes)
+ * waits until the program has made its own call of that ID: everything the program wrote
+ * before the read is in the file then, and nothing can change it before the program's
+ * read (the program is making that call).  What the thread has queued goes to the disk
+ * first.  The wait ends with the process if the program never gets there. */
+void fs_pt_wait_for_program(uint64_t id)
+{
+    if (fs_pt_computation_id() >= id)
+        return;
+    fs_pt_flush(-1);
+    __atomic_fetch_add(&fs_global_pt_sync_waits, 1, __ATOMIC_RELAXED);
+    while (fs_pt_computation_id() < id)
+        fs_pt_sleep_until(id, 10000000);
+}
+
 void fs_pt_outcome(bool progress)
 {
     if (progress)

@@ -24,9 +24,10 @@
  * refill, which the kernel's readahead serves.  A lead fgetc returns the byte, a predicted
  * one only moves the offset (EOF at the end of the file).
  * A file the program writes (pt_files.c: a mode other than "r", "rb" or the like is an open
- * for writing) gets no lead reads: fread into a buffer, fgets, fscanf and lead fgetc then
- * fail (errno EIO, ferror 1, the offset unmoved; the stream is not lost), while predicted
- * fread and fgetc go on.
+ * for writing): fread into a buffer waits until the program makes the same call, as
+ * read does (pt_files.c); fgets, fscanf and lead fgetc, which read a window of text
+ * ahead of the call, fail (errno EIO, ferror 1, the offset unmoved; the stream is not
+ * lost), while predicted fread and fgetc go on.
  * fscanf runs vsscanf on the window at the shadow offset with the compiler's format, which
  * ends in "%n": how far the match went, so how far the program's fscanf moves its stream.
  * When that %n is not reached (a directive failed before it), where the program's stream
@@ -405,13 +406,14 @@ size_t foresight__pt_fread(void *buf, size_t size, size_t n, FILE *fp, unsigned 
             want = (size_t)INT64_MAX / size * size;
         uint64_t *off = offset_of(s);
         const int h = handle_of(s);
-        int64_t got = -2; /* -2: refused (EIO, the offset unmoved); -1: lost */
+        int64_t got; /* -1: lost */
         if (buf == NULL)
             got = (int64_t)fs_pt_predict(h, *off, want, id);
-        else if (fs_pt_lead_ok(h))
+        else {
+            if (!fs_pt_lead_ok(h))
+                fs_pt_wait_for_program(id); /* the program writes the file */
             got = lead_pread(h, buf, want, *off);
-        else
-            refused(s);
+        }
         if (got >= 0) {
             *off += (uint64_t)got;
             items = (size_t)got / size;

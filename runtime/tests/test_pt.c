@@ -28,9 +28,12 @@
  *   setxid      as root, the program drops to nobody (setgid, setuid) with the thread
  *               running: glibc's broadcast reaches the thread, whose filter lets it through;
  *               the program goes on (skipped when not root)
- *   written     a file opened with O_RDWR, another handle of the same file, a file that
- *               grows and one whose mtime changes between lead reads: lead reads fail with
- *               EIO from then on, predicted reads go on; an untouched file reads
+ *   written     read after write: a file opened with O_RDWR, another handle of the same
+ *               file opened for writing, a file that grows and one whose mtime changes
+ *               between lead reads: each lead read of it then waits until the program
+ *               makes the same call (blocked before it, 20 ms later still) and gets what the
+ *               program wrote before that call; predicted reads go on without waiting; an
+ *               untouched file's lead reads never wait
  *   readahead   forward 4 KiB predictions: the first 33 are issued, the following ones are
  *               left to readahead (counted, never resident); backward and strided runs and
  *               a new forward run after them are issued
@@ -464,7 +467,7 @@ static void run_writes(void)
                 foresight_pt_read(c, NULL, 4096, 4) == 0 && /* reads nothing */
                 foresight_pt_write(h, 100) == 100 &&
                 foresight_pt_lseek(h, 0, SEEK_CUR, 5) == 100 && /* the shared offset */
-                foresight_pt_read(h, b, sizeof b, 6) == -1 && errno == EIO && /* written */
+                foresight_pt_read(h, NULL, sizeof b, 6) == (long)sizeof b && /* predicted */
                 foresight_pt_pwrite(h, 7, 1 << 20) == 7 &&
                 foresight_pt_fwrite(8, 3, NULL) == 3 && foresight_pt_fputc(0x1ff, NULL) == 0xff;
     foresight_pt_close(c, 7);
@@ -764,63 +767,111 @@ static void scenario_setxid(void)
 
 static char w_paths[5][4096];
 enum { W_RDWR, W_LATER, W_GROWS, W_TOUCHED, W_CLEAN };
-static int w_ok[32], w_phase;
+#define W_MARK_A 0x5a5a5a5a01ULL /* what the program writes before its call 3 */
+#define W_MARK_B 0x5a5a5a5a02ULL /* ... and before its call 6 */
+static int w_ok[32], w_phase, w_done; /* w_done: the thread's calls made so far */
+static struct foresight_pt_clock *w_clock;
 
-/* A lead read of H: refused (EIO) or not; a predicted read of it returns 4096 either way. */
-static bool lead_refused(int h)
+/* A lead read of H at OFF, call number CALL: its first word, and whether the thread
+ * waited for the program there (one more sync wait). */
+static bool lead_word(int h, int64_t off, int call, uint64_t *word, bool *waited)
 {
     uint64_t buf[4];
-    errno = 0;
-    const bool refused = foresight_pt_read(h, buf, sizeof buf, 2) == -1 && errno == EIO;
-    errno = 0;
-    const bool refused_at = foresight_pt_pread(h, buf, sizeof buf, 64, 2) == -1 && errno == EIO;
-    return refused && refused_at;
+    const unsigned long before = get(&fs_global_pt_sync_waits);
+    const bool ok = foresight_pt_pread(h, buf, sizeof buf, off, 2) == sizeof buf;
+    *waited = get(&fs_global_pt_sync_waits) == before + 1;
+    *word = buf[0];
+    publish(&w_done, call);
+    return ok;
 }
 
-static bool lead_reads(int h)
+/* A lead read of H's second 4 KiB: the file's own pattern, read without waiting. */
+static bool lead_reads(int h, int call)
 {
     uint64_t buf[4];
-    return foresight_pt_pread(h, buf, sizeof buf, 4096, 2) == sizeof buf &&
-           pattern_at(buf, 4, 4096);
+    const unsigned long before = get(&fs_global_pt_sync_waits);
+    const bool ok = foresight_pt_pread(h, buf, sizeof buf, 4096, 2) == sizeof buf &&
+                    pattern_at(buf, 4, 4096) && get(&fs_global_pt_sync_waits) == before;
+    publish(&w_done, call);
+    return ok;
 }
 
-static bool predicts(int h)
+/* A predicted read of H's third 4 KiB: no wait, whether the file is written or not. */
+static bool predicts(int h, int call)
 {
-    return foresight_pt_pread(h, NULL, 4096, 8192, 3) == 4096;
+    const unsigned long before = get(&fs_global_pt_sync_waits);
+    const bool ok = foresight_pt_pread(h, NULL, 4096, 8192, 3) == 4096 &&
+                    get(&fs_global_pt_sync_waits) == before;
+    publish(&w_done, call);
+    return ok;
 }
 
 static void run_written(void)
 {
     int *r = w_ok, n = 0;
-    /* The program opens it for writing: its lead reads are refused, predictions go on. */
+    uint64_t word;
+    bool waited;
+    int e = foresight_pt_open(w_paths[W_CLEAN], O_RDONLY, 1);
+    r[n++] = lead_reads(e, 1);
+    /* The program opens it for writing: a prediction goes on at once; a lead read waits
+     * for the program's call and gets what the program wrote before it. */
     int a = foresight_pt_open(w_paths[W_RDWR], O_RDWR | O_CREAT, 1);
-    r[n++] = lead_refused(a) && predicts(a);
-    int a2 = foresight_pt_open(w_paths[W_RDWR], O_RDONLY, 1); /* after one opened so */
-    r[n++] = lead_refused(a2) && predicts(a2);
-    /* Read first, then another handle of the file opened for writing. */
+    r[n++] = predicts(a, 2);
+    publish(&w_phase, 1);
+    r[n++] = lead_word(a, 0, 3, &word, &waited) && waited && word == W_MARK_A;
+    /* Read first (no wait), then another handle of the file opened for writing. */
     int b = foresight_pt_open(w_paths[W_LATER], O_RDONLY, 1);
-    r[n++] = lead_reads(b);
+    r[n++] = lead_reads(b, 4);
     int b2 = foresight_pt_open(w_paths[W_LATER], O_WRONLY | O_APPEND, 1);
-    r[n++] = b2 >= 0 && lead_refused(b) && lead_refused(b2) && predicts(b);
+    r[n++] = b2 >= 0 && predicts(b, 5);
     foresight_pt_close(b2, 4);
-    r[n++] = lead_refused(b); /* for good */
-    /* Files the program changes between two lead reads. */
+    publish(&w_phase, 2);
+    r[n++] = lead_word(b, 4096, 6, &word, &waited) && waited && word == W_MARK_B;
+    /* Files the program changes between two lead reads: one grows, one's mtime is set. */
     int c = foresight_pt_open(w_paths[W_GROWS], O_RDONLY, 1);
     int d = foresight_pt_open(w_paths[W_TOUCHED], O_RDONLY, 1);
-    int e = foresight_pt_open(w_paths[W_CLEAN], O_RDONLY, 1);
-    r[n++] = lead_reads(c) && lead_reads(d) && lead_reads(e);
-    publish(&w_phase, 1);
-    while (flag(&w_phase) != 2)
+    r[n++] = lead_reads(c, 7) && lead_reads(d, 8);
+    publish(&w_phase, 3);
+    while (flag(&w_phase) != 4)
         usleep(1000);
-    r[n++] = lead_refused(c) && predicts(c);
-    r[n++] = foresight_pt_pread(c, NULL, 1u << 20, 0, 3) == 65536 + 4096; /* its new size */
-    r[n++] = lead_refused(d) && predicts(d);
-    r[n++] = lead_reads(e) && predicts(e);
-    r[n++] = lead_refused(c) && lead_refused(d); /* for good */
-    int c2 = foresight_pt_open(w_paths[W_GROWS], O_RDONLY, 1); /* a new handle: still */
-    r[n++] = lead_refused(c2);
+    r[n++] = foresight_pt_pread(c, NULL, 1u << 20, 0, 3) == 65536 + 4096; /* 9: its new size */
+    publish(&w_done, 9);
+    r[n++] = lead_word(d, 4096, 10, &word, &waited) && waited && word == 4096 / 8;
+    r[n++] = lead_word(c, 4096, 11, &word, &waited) && waited && word == 4096 / 8;
+    r[n++] = lead_reads(e, 12); /* an untouched file: no wait */
     r[n] = -1;
     publish(&run_done, 1);
+}
+
+/* The program's side: waits until the thread has made SINCE calls, makes its own calls
+ * up to SINCE (the thread's made so far, none waited for), then, at the thread's Kth
+ * wait, checks that the thread is blocked before call CALL. */
+static void w_blocked(int k, int since, int call, unsigned long *ticked)
+{
+    for (int i = 0; i < 20000 && flag(&w_done) < since; i++)
+        usleep(1000);
+    while (*ticked + 1 < (unsigned long)call) {
+        foresight_pt_tick(w_clock, 2);
+        ++*ticked;
+    }
+    CHECK(wait_counter(&fs_global_pt_sync_waits, (unsigned long)k));
+    usleep(20000);
+    CHECK_EQ(flag(&w_done), call - 1); /* still waiting */
+}
+
+/* ... then the program makes call CALL (after what it writes before it). */
+static void w_call(unsigned long *ticked)
+{
+    foresight_pt_tick(w_clock, 2);
+    ++*ticked;
+}
+
+static void w_write(int which, uint64_t value, off_t off)
+{
+    int fd = open(w_paths[which], O_WRONLY);
+    CHECK(fd >= 0);
+    CHECK_EQ(pwrite(fd, &value, sizeof value, off), sizeof value);
+    close(fd);
 }
 
 static void scenario_written(void)
@@ -840,8 +891,17 @@ static void scenario_written(void)
         }
         close(fd);
     }
-    CHECK(foresight_pt_start(NULL, run_written) != NULL);
-    CHECK(wait_flag(&w_phase));
+    unsigned long ticked = 0;
+    CHECK((w_clock = foresight_pt_start(NULL, run_written)) != NULL);
+    w_blocked(1, 2, 3, &ticked); /* the lead read of the file opened O_RDWR */
+    w_write(W_RDWR, W_MARK_A, 0);
+    w_call(&ticked);
+    w_blocked(2, 5, 6, &ticked); /* the file another handle opened for writing */
+    w_write(W_LATER, W_MARK_B, 4096);
+    w_call(&ticked);
+    CHECK(wait_counter(&fs_global_pt_sync_waits, 2) && flag(&w_phase) >= 2);
+    for (int i = 0; i < 20000 && flag(&w_phase) != 3; i++)
+        usleep(1000);
     /* The program appends to one file and sets the other's mtime (its data unchanged). */
     int fd = open(w_paths[W_GROWS], O_WRONLY | O_APPEND);
     char more[4096] = {0};
@@ -849,8 +909,13 @@ static void scenario_written(void)
     close(fd);
     struct timespec t[2] = {{.tv_sec = 1000000000, .tv_nsec = 0}, {.tv_sec = 1000000000, .tv_nsec = 0}};
     CHECK_EQ(utimensat(AT_FDCWD, w_paths[W_TOUCHED], t, 0), 0);
-    publish(&w_phase, 2);
+    publish(&w_phase, 4);
+    w_blocked(3, 9, 10, &ticked); /* the touched file */
+    w_call(&ticked);
+    w_blocked(4, 10, 11, &ticked); /* the grown file */
+    w_call(&ticked);
     CHECK(wait_flag(&run_done));
+    CHECK_EQ(get(&fs_global_pt_sync_waits), 4);
     for (int i = 0; w_ok[i] != -1 && i < 32; i++)
         if (w_ok[i] != 1) {
             fprintf(stderr, "written: result %d failed\n", i);

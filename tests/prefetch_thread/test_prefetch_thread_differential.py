@@ -295,8 +295,13 @@ def test_every_program_gets_a_thread_or_a_reason(plain, tmp_path):
 # makes its reads inside error-checking macros (the thread makes them alone).
 # stdin_getline takes its requests from getline and fread of standard input, stdin_variable
 # through a FILE * that holds stdin, stdin_fd by read() of a descriptor variable holding 0.
+# readv_preadv reads records with readv (moving the offset its lseek reports) and preadv
+# (20 + 85 calls, predicted from the lengths in the thread's own iovecs).  raw_index
+# reads back an index it has just written: each lead read of it waits for the program's
+# own read (read after write), 40 of them, each followed by its record's prediction.
 FOLLOWS = {"getopt_options": 256, "config_strtok": 242, "macro_checks": 245,
-           "stdin_getline": 21, "stdin_variable": 22, "stdin_fd": 17}
+           "stdin_getline": 21, "stdin_variable": 22, "stdin_fd": 17, "readv_preadv": 105,
+           "raw_index": 80}
 
 
 @pytest.mark.parametrize("name", sorted(FOLLOWS))
@@ -315,8 +320,8 @@ def test_the_thread_predicts_every_call(plain, tmp_path, name):
 
 
 def test_a_thread_that_overruns_its_own_stack_is_stopped(plain, tmp_path):
-    # thread_overflow: the thread may not read the name the program reads back from a file
-    # it has just written, and its copy of the name loop runs up its own stack (the
+    # thread_overflow: the thread may not read the name the program reads back (fgets) from
+    # a file it has just written, and its copy of the name loop runs up its own stack (the
     # program's stops at the name's length).  The thread must stop at its fault and
     # the program go on as without it.  (An earlier form of this program, whose loop ran
     # until it met a newline on the stack, killed the process in 5 runs of 5: the stop

@@ -1,4 +1,4 @@
-/* trap: the data file's name is read back from a file the program has just written, which the thread may not read (its lead reads of a written file fail): its copy of the name loop runs off its buffer and up its own stack until it faults; the thread must stop there and the program go on */
+/* trap: the data file's name is read back by fgets from a file the program has just written, which the thread may not read (its stdio reads a window ahead, so its fgets of a written file fails): its copy of the name loop runs off its buffer and up its own stack until it faults; the thread must stop there and the program go on */
 /* inputs: this file built with -DMAKE_INPUTS, run first */
 /* sanitizers: off (ASan reports the thread's overrun, which is the point here) */
 #define _POSIX_C_SOURCE 200809L
@@ -15,15 +15,17 @@ int main(void)
 #else
 int main(void)
 {
-    int in = open("name.txt", O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || write(in, "ovf.dat\n", 8) != 8 || lseek(in, 0, SEEK_SET) != 0)
+    FILE *in = fopen("name.txt", "w+");
+    if (in == NULL || fputs("ovf.dat\n", in) == EOF)
         return 1;
+    rewind(in);
     char hdr[64], name[16];
     memset(hdr, 0, sizeof hdr);
-    /* The program's name is its line, newline left out; the thread's read fails (-1), and
-     * its length comes out as (size_t)-2. */
-    const long got = (long)read(in, hdr, sizeof hdr - 1);
-    const size_t len = (size_t)got - 1;
+    /* The program's name is its line, newline left out; the thread's fgets fails (NULL),
+     * its line stays empty and its length comes out as (size_t)-1. */
+    if (fgets(hdr, sizeof hdr, in) == NULL)
+        hdr[0] = 0;
+    const size_t len = strlen(hdr) - 1;
     size_t i;
     for (i = 0; i < len; i++)
         name[i] = hdr[i & 63];

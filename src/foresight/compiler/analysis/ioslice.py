@@ -46,6 +46,10 @@ from foresight.compiler.program_ir import (
 IO_CALLS: dict[str, tuple[str, int]] = {
     "open": ("open", -1), "open64": ("open", -1),
     "read": ("read", 1), "pread": ("pread", 1), "pread64": ("pread", 1),
+    # Vectored reads are always predicted: their buffers are what the iovecs point to,
+    # which the thread cannot tell its own from the program's (the iovec array, read for
+    # the lengths, is an ordinary argument).
+    "readv": ("readv", -1), "preadv": ("preadv", -1), "preadv64": ("preadv", -1),
     "lseek": ("lseek", -1), "lseek64": ("lseek", -1),
     "close": ("close", -1),
     "fopen": ("fopen", -1), "fopen64": ("fopen", -1), "fclose": ("fclose", -1),
@@ -56,7 +60,9 @@ IO_CALLS: dict[str, tuple[str, int]] = {
     "rewind": ("rewind", -1),
 }
 # The calls that advance the call ID on both threads.
-TICKED = frozenset({"read", "pread", "fread", "fgets", "fscanf", "getline"})
+TICKED = frozenset({"read", "pread", "readv", "preadv", "fread", "fgets", "fscanf", "getline"})
+# The calls on a descriptor whose readahead the computation thread's tick may turn off.
+DESCRIPTOR_READS = frozenset({"read", "pread", "readv", "preadv"})
 # (getc is mirrored for its offset and its byte, not counted: a tick per byte would cost a
 # getc loop more than its reads.)
 # A declaration that defines a struct, union or enum type (kept with its variables).

@@ -25,6 +25,7 @@ from bisect import bisect_right
 
 from foresight.compiler.analysis.ioslice import (
     ALLOC,
+    DESCRIPTOR_READS,
     EXITS,
     IO_CALLS,
     RENAMED,
@@ -116,6 +117,7 @@ class ThreadWriter:
         self.received: list[tuple[str, object]] = []  # channel calls the clones make
         self.copies: dict[VarKey, str] = {}          # renamed file-scope variables
         self.uses_n = False                          # a clone calls foresight_pt_fscanf
+        self.uses_iov = False                        # a clone calls __fs_ptx_iov
         self.getopt = False                          # getopt is a sync point
         self.getopt_names: set[str] = set()          # libc's optarg... the clones name
         # The program gives its descriptors readahead advice of its own: left as it is.
@@ -144,7 +146,7 @@ class ThreadWriter:
                     raise Refused(c.line, f"the first argument of `{c.name}` is made by a "
                                   "macro")
                 site = self.sites[(f, c.start)]
-                if IO_CALLS[io_name(c)][0] in ("read", "pread") and not self.advises:
+                if IO_CALLS[io_name(c)][0] in DESCRIPTOR_READS and not self.advises:
                     # Its descriptor: readahead off while the thread prefetches its calls.
                     out.append(Insertion(a.start, 1, 0,
                                          f"foresight_pt_tick_fd({CLOCK}, {site}, "))
@@ -267,6 +269,19 @@ class ThreadWriter:
                          "return; }"]
         if self.uses_n:
             copies.append("static int __fs_ptx_n;")
+        if self.uses_iov:
+            # readv and preadv: a predicted read of the bytes the thread's iovecs ask for
+            # (one covered call; descriptor 0 is the program's standard input, which the
+            # thread does not read: a failed pread, not the channel of read(0, ...)).
+            copies += [
+                "static long __fs_ptx_iov(int h, const struct iovec *v, int n, long long off,",
+                "                         int at, unsigned site)", "{",
+                "    unsigned long b = 0;",
+                "    for (int i = 0; i < n; i++)",
+                "        b = v[i].iov_len > ~0ul - b ? ~0ul : b + v[i].iov_len;",
+                "    if (at || h == 0)",
+                "        return foresight_pt_pread(h, (void *)0, b, at ? off : 0, site);",
+                "    return foresight_pt_read(h, (void *)0, b, site);", "}"]
         copies += self.getopt_code(params, init)
         args = ", ".join(f"__fs_ptx_arg{i}" for i in range(len(params)))
         out = ["", "/* foresight cc --prefetch-thread: the prefetch thread (AASFP) */",
@@ -488,7 +503,12 @@ class ThreadWriter:
                     out.append((c.args[1].end, c.args[-1].end, ""))
             if buf >= 0 and buf < len(c.args) and not self.sl.lead(c):
                 out.append((c.args[buf].start, c.args[buf].end, "(void *)0"))
-            if kind == "fgetc":
+            if kind in ("readv", "preadv"):
+                # readv(fd, iov, n [, off]) -> __fs_ptx_iov(fd, iov, n, OFF, AT, SITE).
+                self.uses_iov = True
+                tail = ", 1" if kind == "preadv" else ", 0, 0"
+                out = [(*ren, "__fs_ptx_iov"), (close, close, f"{tail}, {site}")]
+            elif kind == "fgetc":
                 out.append((close, close, f", {int(self.sl.lead(c))}, {site}"))
             elif kind == "fscanf":
                 # The runtime parses the thread's copy of the text with vsscanf; the %n
