@@ -1630,6 +1630,17 @@ static inline double foresight_pt_send_double(struct foresight_pt_clock *c, unsi
     return v;
 }
 
+/* A call that stores its result's object through a pointer (gettimeofday, clock_gettime:
+ * the compiler passes the call's result R, the pointer P and the object's SIZE): R, and
+ * the object as the call left it (none for a null P). */
+static inline long foresight_pt_send_out(struct foresight_pt_clock *c, unsigned site, long r,
+                                         const void *p, unsigned long size)
+{
+    if (c != NULL)
+        foresight__pt_send(c, site, &r, sizeof r, p, p != NULL ? size : 0);
+    return r;
+}
+
 /* fgets(s, n, stdin)'s result R: whether there was a line, and the line. */
 static inline char *foresight_pt_send_fgets(struct foresight_pt_clock *c, unsigned site,
                                             char *r)
@@ -1856,6 +1867,26 @@ static inline long foresight_pt_chan_time(unsigned site, long *t)
     if (t != NULL)
         *t = v;
     return v;
+}
+
+/* gettimeofday(TV, TZ) and clock_gettime(CLK, TS) on the thread: the program's result, and
+ * the object it got stored through TV or TS (P: SIZE bytes; the compiler passes 0 for a
+ * null pointer).  TZ and CLK (Q, N) are not used. */
+static inline int foresight_pt_chan_out0(unsigned site, unsigned long size, void *p,
+                                         const void *q)
+{
+    long r = -1;
+    (void)q;
+    foresight__pt_receive(site, &r, sizeof r, p, p != NULL ? size : 0);
+    return (int)r;
+}
+
+static inline int foresight_pt_chan_out1(unsigned site, unsigned long size, long n, void *p)
+{
+    long r = -1;
+    (void)n;
+    foresight__pt_receive(site, &r, sizeof r, p, p != NULL ? size : 0);
+    return (int)r;
 }
 
 static inline char *foresight_pt_chan_fgets(char *s, int n, unsigned site)

@@ -486,7 +486,7 @@ extern unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead
     fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts,
     fs_global_pt_left_to_readahead, fs_global_pt_unguarded,
     fs_global_pt_readahead_off, fs_global_pt_readahead_on, fs_global_pt_received,
-    fs_global_pt_sync_waits;
+    fs_global_pt_sync_waits, fs_global_pt_cached, fs_global_pt_cached_bytes;
 extern const char *fs_global_pt_stopped;    /* why the thread stopped early, or NULL */
 extern int fs_global_pt_stopped_errno;      /* the errno that went with it, or 0 */
 

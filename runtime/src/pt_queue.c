@@ -7,7 +7,11 @@
  * (descriptor, offset) and merged (touching, overlapping, or across a gap of at most
  * 64 KiB, which is cheaper read than sought over) into requests of at most 4 MiB (a
  * request the device takes whole: max_sectors_kb), each one posix_fadvise(WILLNEED),
- * which starts the reads and returns.
+ * which starts the reads and returns, unless cachestat(2) (Linux 6.5) says every page of
+ * it is in the page cache already: then it is counted (pt_cached) and not issued, the
+ * paper's residency check before a prefetch goes to the disk.  (On older kernels every
+ * request is issued; WILLNEED itself skips cached pages, so the check saves the
+ * request's walk of the cache, and says how much of the thread's work was needed.)
  *
  * Flushed when 64 are pending, before the thread sleeps, at a close (that descriptor's),
  * and when the thread ends.  Only the prefetch thread touches the queue.
@@ -22,7 +26,10 @@
  * of the thread (at least every millisecond while it sleeps).  A close, the thread's end
  * and a wait at a sync point issue everything.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -39,11 +46,43 @@ struct pt_entry {
 static struct pt_entry pending[HOLD];
 static unsigned npending, since_schedule;
 
+/* cachestat(2): the system call's number and structures (the headers of systems older
+ * than Linux 6.5 lack them). */
+#define PT_SYS_CACHESTAT 451
+struct pt_cachestat_range {
+    uint64_t off, len;
+};
+struct pt_cachestat {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+static bool no_cachestat; /* the kernel lacks it */
+
+/* Whether every page of FD's bytes [OFF, OFF + LEN) is in the page cache. */
+static bool cached(int fd, uint64_t off, uint64_t len)
+{
+    if (no_cachestat || len == 0)
+        return false;
+    struct pt_cachestat_range r = {.off = off, .len = len};
+    struct pt_cachestat cs;
+    const int e = errno;
+    if (syscall(PT_SYS_CACHESTAT, fd, &r, &cs, 0) != 0) {
+        if (errno == ENOSYS)
+            no_cachestat = true;
+        errno = e;
+        return false;
+    }
+    const uint64_t pages = ((off + len - 1) >> FORESIGHT_PAGE_SHIFT) - (off >> FORESIGHT_PAGE_SHIFT) + 1;
+    return cs.nr_cache >= pages;
+}
+
 static void issue(int fd, uint64_t off, uint64_t len)
 {
     while (len > 0) {
         const uint64_t n = len < REQUEST_MAX ? len : REQUEST_MAX;
-        if (posix_fadvise(fd, (off_t)off, (off_t)n, POSIX_FADV_WILLNEED) == 0) {
+        if (cached(fd, off, n)) {
+            __atomic_fetch_add(&fs_global_pt_cached, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&fs_global_pt_cached_bytes, n, __ATOMIC_RELAXED);
+        } else if (posix_fadvise(fd, (off_t)off, (off_t)n, POSIX_FADV_WILLNEED) == 0) {
             __atomic_fetch_add(&fs_global_pt_issued, 1, __ATOMIC_RELAXED);
             __atomic_fetch_add(&fs_global_pt_issued_bytes, n, __ATOMIC_RELAXED);
         }

@@ -102,7 +102,8 @@ static uint64_t pt_cpu_ns;
 unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead_reads,
     fs_global_pt_lead_bytes, fs_global_pt_expired, fs_global_pt_issued,
     fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts,
-    fs_global_pt_left_to_readahead, fs_global_pt_readahead_off, fs_global_pt_readahead_on;
+    fs_global_pt_left_to_readahead, fs_global_pt_readahead_off, fs_global_pt_readahead_on,
+    fs_global_pt_cached, fs_global_pt_cached_bytes;
 const char *fs_global_pt_stopped;
 int fs_global_pt_stopped_errno;
 

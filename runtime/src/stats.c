@@ -115,6 +115,9 @@ static const struct {
     {&fs_global_pt_issued, "pt_issued", "prefetch requests from the prefetch thread "
                                         "(POSIX_FADV_WILLNEED)"},
     {&fs_global_pt_issued_bytes, "pt_issued_bytes", "bytes of those requests"},
+    {&fs_global_pt_cached, "pt_cached", "prefetch requests not issued: cachestat found "
+                                        "every page cached"},
+    {&fs_global_pt_cached_bytes, "pt_cached_bytes", "bytes of those requests"},
     {&fs_global_pt_sleeps, "pt_sleeps", "times the prefetch thread slept: its window was full"},
     {&fs_global_pt_mispredicts, "pt_mispredicts", "calls the prefetch thread mispredicted"},
     {&fs_global_pt_left_to_readahead, "pt_left_to_readahead",

@@ -11,8 +11,9 @@
  *   files       shadow offsets, lead reads return the file's bytes, predicted reads the
  *               bytes the file has; only prefetchable files (2 MiB or more, or matching
  *               FORESIGHT_PT_FILES) are issued, the last as foresight_pt_exit ends the
- *               thread; special files open without reading; the private arena; the glob
- *               matcher
+ *               thread; a prediction whose pages are all cached already (cachestat) is
+ *               counted, not issued; special files open without reading; the private
+ *               arena; the glob matcher
  *   window      predicted 4 KiB reads backward through a cold 8 MiB file: the thread runs
  *               FORESIGHT_PT_QUEUE calls ahead and sleeps; the pages ahead of the program
  *               become resident, the pages further on do not until it moves
@@ -366,11 +367,19 @@ static void scenario_files(void)
             fprintf(stderr, "files: result %d failed\n", i);
             check_failures++;
         }
-    /* Issued: the big file's predicted 1000 bytes and the matching small file's 4096, as
-     * two requests; not the small file's, nor anything for /dev/null or the FIFO. */
-    CHECK(wait_counter(&fs_global_pt_issued, 2));
-    CHECK_EQ(get(&fs_global_pt_issued), 2);
-    CHECK_EQ(get(&fs_global_pt_issued_bytes), 1000 + 4096);
+    /* Two requests: the big file's predicted 1000 bytes and the matching small file's
+     * 4096; not the small file's, nor anything for /dev/null or the FIFO.  The first lies
+     * in the page the lead read of the file's tail brought in: with cachestat (Linux 6.5)
+     * it is found cached and not issued. */
+    const int e = errno;
+    const bool cachestat = syscall(451, -1, NULL, NULL, 0) == -1 && errno != ENOSYS;
+    errno = e;
+    CHECK(wait_counter(&fs_global_pt_issued, cachestat ? 1 : 2));
+    CHECK(wait_counter(&fs_global_pt_cached, cachestat ? 1 : 0));
+    CHECK_EQ(get(&fs_global_pt_issued), cachestat ? 1 : 2);
+    CHECK_EQ(get(&fs_global_pt_issued_bytes), cachestat ? 4096 : 1000 + 4096);
+    CHECK_EQ(get(&fs_global_pt_cached), cachestat ? 1 : 0);
+    CHECK_EQ(get(&fs_global_pt_cached_bytes), cachestat ? 1000 : 0);
     CHECK_EQ(get(&fs_global_pt_lead_reads), 3);
     CHECK_EQ(get(&fs_global_pt_lead_bytes), 4096 + 96);
     CHECK_EQ(get(&fs_global_pt_expired), 0);

@@ -299,9 +299,11 @@ def test_every_program_gets_a_thread_or_a_reason(plain, tmp_path):
 # (20 + 85 calls, predicted from the lengths in the thread's own iovecs).  raw_index
 # reads back an index it has just written: each lead read of it waits for the program's
 # own read (read after write), 40 of them, each followed by its record's prediction.
+# time_checks picks its first record and checks a deadline before each read by
+# gettimeofday and clock_gettime, whose results the thread takes from the channel.
 FOLLOWS = {"getopt_options": 256, "config_strtok": 242, "macro_checks": 245,
            "stdin_getline": 21, "stdin_variable": 22, "stdin_fd": 17, "readv_preadv": 105,
-           "raw_index": 80}
+           "raw_index": 80, "time_checks": 61}
 
 
 @pytest.mark.parametrize("name", sorted(FOLLOWS))

@@ -515,11 +515,13 @@ def thread_table(res: dict) -> Table:
                      _secs(p.get("io_stall_seconds")), _secs(_cpu(o)),
                      _delta(r.get("extra_cpu_seconds")), _secs(pt.get("pt_cpu_seconds")),
                      _count(pt.get("pt_calls")), _size(pt.get("pt_issued_bytes")),
+                     _size(pt.get("pt_cached_bytes")),
                      _count(pt.get("pt_expired")), _count(pt.get("pt_mispredicts")),
                      f"{_size(o.get('read_bytes'))} → {_size(p.get('read_bytes'))}"))
     return Table("the prefetch thread (P's median run) and the main thread's I/O stall",
                  ("config", "thread", "O stall", "P stall", "O CPU", "P CPU − O CPU",
-                  "thread CPU", "pt calls", "pt issued", "pt expired", "pt mispredicts",
+                  "thread CPU", "pt calls", "pt issued", "pt cached", "pt expired",
+                  "pt mispredicts",
                   "read O → P"), rows, left=("config", "thread"))
 
 
@@ -552,7 +554,8 @@ def notes(res: dict) -> list[str]:
         "% masked = 1 − stall_P / stall_O, stall being the time the main thread was blocked "
         "(foresight run's io_stall_seconds); P CPU − O CPU is user + sys of the whole "
         "process (the thread's cost and what it saved the kernel); pt calls, issued, "
-        "expired and mispredicts are the runtime's FORESIGHT_STATS counters, thread CPU its "
+        "cached (requests not issued: cachestat found them in the page cache), expired and "
+        "mispredicts are the runtime's FORESIGHT_STATS counters, thread CPU its "
         "pt_cpu_seconds (– where it wrote none); thread: whether P's prefetch thread ran.",
         "Outputs: every run's stdout compared with O's first, byte for byte; a difference "
         "or a killed run fails the suite (exit 1). Paper: a 200 MHz Pentium Pro, 64 MB, "

@@ -138,7 +138,11 @@ WRITES = {"write": ("write", 1), "pwrite": ("pwrite", 1), "pwrite64": ("pwrite",
 CHANNEL = {"rand": "int", "random": "long", "lrand48": "long", "mrand48": "long",
            "drand48": "double", "clock": "long", "time": "time", "getchar": "int",
            "scanf": "scanf", "getopt": "getopt", "getopt_long": "getopt_long",
-           "getopt_long_only": "getopt_long"}
+           "getopt_long_only": "getopt_long",
+           # results stored through a pointer: the kind names the argument ("out0": the
+           # first), whose object travels with the result (the thread's copy of the call
+           # stores the program's there)
+           "gettimeofday": "out0", "clock_gettime": "out1"}
 # What getopt leaves in libc's variables (the thread's copies of the call take them from
 # the channel into its own: rewrite/prefetch_thread.py renames them in its code).
 GETOPT_STATE = frozenset({"optarg", "optind", "optopt", "opterr"})
@@ -147,7 +151,8 @@ CHANNEL_STDIN = {"getc": (0, "int"), "fgetc": (0, "int"), "fgets": (2, "fgets"),
                  "fscanf": (0, "fscanf"), "read": (0, "read"), "fread": (3, "fread"),
                  "getline": (2, "getline")}
 # The arguments each kind stores through: (first, last + 1), None for "to the end".
-CHANNEL_OUTPUTS = {"time": (0, 1), "fgets": (0, 1), "read": (1, 2), "scanf": (1, None),
+CHANNEL_OUTPUTS = {"time": (0, 1), "out0": (0, 1), "out1": (1, 2), "fgets": (0, 1),
+                   "read": (1, 2), "scanf": (1, None),
                    "fscanf": (2, None), "getopt_long": (4, 5), "fread": (0, 1),
                    "getline": (0, 2)}
 NULL_TEXTS = frozenset({"NULL", "0", "(void *)0", "((void *)0)", "(void*)0", "((void*)0)"})

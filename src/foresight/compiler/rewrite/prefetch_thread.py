@@ -28,6 +28,7 @@ from foresight.compiler.analysis.ioslice import (
     DESCRIPTOR_READS,
     EXITS,
     IO_CALLS,
+    NULL_TEXTS,
     RENAMED,
     TICKED,
     TLS_ACCESSORS,
@@ -118,6 +119,7 @@ class ThreadWriter:
         self.copies: dict[VarKey, str] = {}          # renamed file-scope variables
         self.uses_n = False                          # a clone calls foresight_pt_fscanf
         self.uses_iov = False                        # a clone calls __fs_ptx_iov
+        self.sends_out = False                       # the program sends a result's object
         self.getopt = False                          # getopt is a sync point
         self.getopt_names: set[str] = set()          # libc's optarg... the clones name
         # The program gives its descriptors readahead advice of its own: left as it is.
@@ -209,6 +211,19 @@ class ThreadWriter:
             vec = vec if re.fullmatch(r"[A-Za-z_]\w*", vec) else "0"
             return [Insertion(c.start, 1, 0, f"__fs_ptx_send_getopt({site}, "),
                     Insertion(c.end, 0, 0, f", {_long_index(c)}, {vec})")]
+        if kind in ("out0", "out1"):
+            # (r = CALL(..., (out = (void *)(ARG)), ...), send(r, out, sizeof *(ARG))):
+            # the object ARG points to, after the call, sent with its result.
+            a = _out_arg(c, kind)
+            if a.text.strip() in NULL_TEXTS:
+                return [Insertion(c.start, 1, 0, f"foresight_pt_send_long({head}"),
+                        Insertion(c.end, 0, 0, ")")]
+            self.sends_out = True
+            return [Insertion(c.start, 1, 0, "(__fs_ptx_r = "),
+                    Insertion(a.start, 1, 1, "(__fs_ptx_out = (void *)("),
+                    Insertion(a.end, 0, 1, "))"),
+                    Insertion(c.end, 0, 0, f", foresight_pt_send_out({head}__fs_ptx_r, "
+                              f"__fs_ptx_out, sizeof *({a.text})))")]
         if kind in ("int", "long", "double", "time", "fgets"):
             wrap = "long" if kind == "time" else kind
             return [Insertion(c.start, 1, 0, f"foresight_pt_send_{wrap}({head}"),
@@ -228,7 +243,8 @@ class ThreadWriter:
                   "static int __fs_ptx_send_getopt(unsigned, int, const int *, "
                   "char *const *); "
                   if self.getopt else "")
-        return (f"static struct foresight_pt_clock *{CLOCK}; {saved}{getopt}"
+        out = "static void *__fs_ptx_out; static long __fs_ptx_r; " if self.sends_out else ""
+        return (f"static struct foresight_pt_clock *{CLOCK}; {saved}{getopt}{out}"
                 "static void __fs_ptx_init(void); static void __fs_ptx_run(void); ")
 
     # The prefetch thread ---------------------------------------------------------------
@@ -469,8 +485,8 @@ class ThreadWriter:
         return f"#line {line} {line_name(self.path)}\n{self.header(fn)}{text}"
 
     def receive(self, c, kind: str, site: int, ren) -> list[tuple[int, int, str]]:
-        need = {"time": 1, "fgets": 3, "read": 3, "scanf": 1, "fscanf": 2, "fread": 4,
-                "getline": 3}.get(kind, 0)
+        need = {"time": 1, "out0": 1, "out1": 2, "fgets": 3, "read": 3, "scanf": 1,
+                "fscanf": 2, "fread": 4, "getline": 3}.get(kind, 0)
         if len(c.args) < need or any(a.start < 0 for a in c.args):
             raise Refused(c.line, f"an argument of `{c.callee}` is made by a macro")
         return _receive_edits(c, kind, site, ren)
@@ -555,6 +571,11 @@ def _receive_edits(c, kind: str, site: int, ren: tuple[int, int]) -> list[tuple[
         return [(c.start, c.end, f"__fs_ptx_getopt({site}, {_long_index(c)})")]
     if kind == "time":
         return [(*ren, "foresight_pt_chan_time"), (c.args[0].start, c.args[0].start, f"{site}, ")]
+    if kind in ("out0", "out1"):   # CALL(args) -> foresight_pt_chan_out_N(SITE, SIZE, args)
+        a = _out_arg(c, kind)
+        size = "0" if a.text.strip() in NULL_TEXTS else f"sizeof *({a.text})"
+        return [(*ren, f"foresight_pt_chan_{kind}"),
+                (c.args[0].start, c.args[0].start, f"{site}, {size}, ")]
     if kind == "fgets":
         return [(*ren, "foresight_pt_chan_fgets"), (c.args[2].start, c.args[2].end, str(site))]
     if kind == "read":
@@ -566,6 +587,11 @@ def _receive_edits(c, kind: str, site: int, ren: tuple[int, int]) -> list[tuple[
         return [(*ren, "foresight_pt_chan_scanf"), (c.args[0].start, c.args[0].start, f"{site}, ")]
     # fscanf(stdin, fmt, ...): the stream goes.
     return [(c.start, c.args[1].start, f"foresight_pt_chan_scanf({site}, ")]
+
+
+def _out_arg(c, kind: str):
+    """The argument an `outN` channel call stores its result's object through."""
+    return c.args[int(kind[3:])]
 
 
 def _long_index(c) -> str:
