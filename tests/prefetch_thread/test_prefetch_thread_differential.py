@@ -301,9 +301,11 @@ def test_every_program_gets_a_thread_or_a_reason(plain, tmp_path):
 # own read (read after write), 40 of them, each followed by its record's prediction.
 # time_checks picks its first record and checks a deadline before each read by
 # gettimeofday and clock_gettime, whose results the thread takes from the channel.
+# getopt_flags and getopt_flags_local read backward when a getopt_long flag option (a
+# file-scope table, main's own table) says so: the thread sets its own flags.
 FOLLOWS = {"getopt_options": 256, "config_strtok": 242, "macro_checks": 245,
            "stdin_getline": 21, "stdin_variable": 22, "stdin_fd": 17, "readv_preadv": 105,
-           "raw_index": 80, "time_checks": 61}
+           "raw_index": 80, "time_checks": 61, "getopt_flags": 214, "getopt_flags_local": 120}
 
 
 @pytest.mark.parametrize("name", sorted(FOLLOWS))

@@ -195,6 +195,11 @@ class Slice:
     # Statements the thread runs as their one call it must make (`printf("%zd\n",
     # pread(...))` -> the pread): (function, statement id) -> that call.
     reduced: dict[tuple[str, int], Call] = field(default_factory=dict)
+    # getopt_long calls whose option table sets flags (`{"verbose", 0, &verbose, 1}`):
+    # (function, call start) -> the table's variable and, where it is a file-scope table
+    # (its flag pointers are the program's addresses), the flag variables' names.
+    long_flags: dict[tuple[str, int], tuple[VarKey, tuple[str, ...]]] = \
+        field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -235,6 +240,21 @@ def _null_flag(fields: list[str]) -> bool:
     if named:
         return True
     return len(fields) < 3 or " ".join(fields[2].split()) in NULL_TEXTS
+
+
+def _flag_name(fields: list[str]) -> str | None:
+    """The variable a `struct option` initialiser's flag points to, when it is spelled
+    `&name` (as the third member or `.flag`); None for any other pointer."""
+    named = [f for f in fields if f.startswith(".")]
+    text = None
+    for f in named:
+        key, _, value = f[1:].partition("=")
+        if key.strip() == "flag":
+            text = value
+    if text is None and not named and len(fields) >= 3:
+        text = fields[2]
+    m = re.fullmatch(r"\(*\s*&\s*([A-Za-z_]\w*)\s*\)*", (text or "").strip())
+    return m.group(1) if m else None
 
 
 def getopt_state(var: Var) -> bool:
@@ -824,11 +844,21 @@ class _Slicer:
             return f"takes its options from `{var.name}`, declared outside the file"
         flagged = (f"may set flags through the pointers in `{var.name}` (line {var.line}), "
                    "which the prefetch thread cannot follow")
+        # A flag is `&name`: in a table of the function's own (a clone's, as are the
+        # variables its initialiser names) the thread's call stores through it as it is;
+        # in a file-scope table (the program's addresses) the thread stores into its copy
+        # of that file-scope variable instead (rewrite/prefetch_thread.py).
+        file_scope = var.scope == Scope.GLOBAL
+        scope_vars = {v.name: v for v in self.index[f].vars.values()
+                      if v.scope == Scope.GLOBAL}
+        flags: list[str] = []
         for g in self.reach:      # a table changed as the program runs (getopt_long reads it)
             if any((var.key in st.defs or any(a.via == var.key for a in st.stores))
                    and not any(channel(c2) == "getopt_long" for c2 in st.calls)
+                   and not (st.kind == StmtKind.DECL and var.key in st.declares)
                    for st in self.fns[g].stmts):
-                return flagged
+                return (f"takes its options from `{var.name}` (line {var.line}), which the "
+                        "program changes as it runs")
         # Each option's third member (or `.flag`) must be a null pointer as written.
         end, depth, at = len(self.data), 0, var.key[1]
         field, fields = bytearray(), []
@@ -847,7 +877,10 @@ class _Slicer:
                 if depth == 2 and ch == b"}":
                     fields.append(field.decode(errors="replace").strip())
                     if not _null_flag(fields):
-                        return flagged
+                        name = _flag_name(fields)
+                        if name is None or (file_scope and name not in scope_vars):
+                            return flagged
+                        flags.append(name)
                     field, fields = bytearray(), []
                 depth -= 1
             elif ch == b"," and depth == 2:
@@ -856,6 +889,9 @@ class _Slicer:
                 at += 1
                 continue
             elif ch == b";" and depth <= 0:
+                if flags:
+                    self.s.long_flags[(f, c.start)] = (var.key,
+                                                       tuple(flags) if file_scope else ())
                 return None
             if depth >= 2 and not (depth == 2 and ch == b"{"):
                 field += ch

@@ -119,7 +119,12 @@ class ThreadWriter:
         self.copies: dict[VarKey, str] = {}          # renamed file-scope variables
         self.uses_n = False                          # a clone calls foresight_pt_fscanf
         self.uses_iov = False                        # a clone calls __fs_ptx_iov
+        self.thread_index = False                    # ... __fs_ptx_flags_K with its index
         self.sends_out = False                       # the program sends a result's object
+        self.program_index = False                   # ... getopt_long's index, in its place
+        # getopt_long calls whose option tables set flags, as the thread makes them:
+        # (helper number, the table's variable, its flags' names where file-scope)
+        self.flag_setters: list[tuple[int, VarKey, tuple[str, ...]]] = []
         self.getopt = False                          # getopt is a sync point
         self.getopt_names: set[str] = set()          # libc's optarg... the clones name
         # The program gives its descriptors readahead advice of its own: left as it is.
@@ -209,8 +214,17 @@ class ThreadWriter:
         if kind in ("getopt", "getopt_long"):   # its result, what it left in optarg...
             vec = c.args[1].text.strip() if len(c.args) > 1 else ""
             vec = vec if re.fullmatch(r"[A-Za-z_]\w*", vec) else "0"
-            return [Insertion(c.start, 1, 0, f"__fs_ptx_send_getopt({site}, "),
-                    Insertion(c.end, 0, 0, f", {_long_index(c)}, {vec})")]
+            index = _long_index(c)
+            out = []
+            if (f, c.start) in self.sl.long_flags and index in NULL_TEXTS:
+                # The thread needs the option's index to set its flag: the program's call
+                # gets a place for it ((void)(NULL), &__fs_ptx_li), which changes nothing.
+                self.program_index = True
+                index = "&__fs_ptx_li"
+                out = [Insertion(c.args[4].start, 1, 1, "((void)("),
+                       Insertion(c.args[4].end, 0, 1, "), &__fs_ptx_li)")]
+            return out + [Insertion(c.start, 1, 0, f"__fs_ptx_send_getopt({site}, "),
+                          Insertion(c.end, 0, 0, f", {index}, {vec})")]
         if kind in ("out0", "out1"):
             # (r = CALL(..., (out = (void *)(ARG)), ...), send(r, out, sizeof *(ARG))):
             # the object ARG points to, after the call, sent with its result.
@@ -244,6 +258,7 @@ class ThreadWriter:
                   "char *const *); "
                   if self.getopt else "")
         out = "static void *__fs_ptx_out; static long __fs_ptx_r; " if self.sends_out else ""
+        out += "static int __fs_ptx_li; " if self.program_index else ""
         return (f"static struct foresight_pt_clock *{CLOCK}; {saved}{getopt}{out}"
                 "static void __fs_ptx_init(void); static void __fs_ptx_run(void); ")
 
@@ -299,6 +314,7 @@ class ThreadWriter:
                 "        return foresight_pt_pread(h, (void *)0, b, at ? off : 0, site);",
                 "    return foresight_pt_read(h, (void *)0, b, site);", "}"]
         copies += self.getopt_code(params, init)
+        copies += self.flag_code()
         args = ", ".join(f"__fs_ptx_arg{i}" for i in range(len(params)))
         out = ["", "/* foresight cc --prefetch-thread: the prefetch thread (AASFP) */",
                *_QUIET, *_SAFE_DEFINITION, *protos, *copies, "static int __fs_ptx_ok = 1;",
@@ -484,12 +500,59 @@ class ThreadWriter:
         line = line_at(self.data, fn.start)
         return f"#line {line} {line_name(self.path)}\n{self.header(fn)}{text}"
 
-    def receive(self, c, kind: str, site: int, ren) -> list[tuple[int, int, str]]:
+    def receive(self, fn: Function, c, kind: str, site: int, ren) -> list[tuple[int, int, str]]:
         need = {"time": 1, "out0": 1, "out1": 2, "fgets": 3, "read": 3, "scanf": 1,
                 "fscanf": 2, "fread": 4, "getline": 3}.get(kind, 0)
         if len(c.args) < need or any(a.start < 0 for a in c.args):
             raise Refused(c.line, f"an argument of `{c.callee}` is made by a macro")
+        flags = self.sl.long_flags.get((fn.name, c.start))
+        if flags is not None:
+            # __fs_ptx_flags_K(r, index, table): the flag the program's call set, set in
+            # the thread's memory too (the table's own pointers where the table is the
+            # clone's; the thread's copies of file-scope flags where it is file-scope).
+            key, names = flags
+            number = len(self.flag_setters)
+            self.flag_setters.append((number, key, names))
+            index = _long_index(c)
+            if index in NULL_TEXTS:
+                self.thread_index = True
+                index = "&__fs_ptx_li_t"
+            # (a table of the clone's own is passed; a file-scope one the helper names)
+            table = "0" if names or not self.is_local(fn, key) else c.args[3].text.strip()
+            return [(c.start, c.end, f"__fs_ptx_flags_{number}(__fs_ptx_getopt({site}, "
+                                     f"{index}), {index}, {table})")]
         return _receive_edits(c, kind, site, ren)
+
+    def is_local(self, fn: Function, key: VarKey) -> bool:
+        return any(v.key == key for v in (*fn.params, *fn.locals))
+
+    def flag_code(self) -> list[str]:
+        """The helpers that set what getopt_long's flags point to on the thread."""
+        out = ["static int __fs_ptx_li_t;"] if self.thread_index else []
+        for number, key, names in self.flag_setters:
+            where = "f"
+            if names:
+                # A file-scope table holds the program's addresses: each becomes the
+                # thread's copy of that variable, or nothing (a flag the slice never
+                # reads: no copy to set).
+                where = "(int *)0"
+                for n in reversed(names):
+                    copy = next((c for k, c in self.copies.items()
+                                 if k[2] == n and k in self.sl.globals), None)
+                    mine = f"&(*{copy}_p)" if copy else "(int *)0"
+                    where = f"f == &{n} ? {mine} : {where}"
+            table = key[2] if key not in self.copies else f"(*{self.copies[key]}_p)"
+            out += [f"static int __fs_ptx_flags_{number}(int r, const int *li, "
+                    f"const struct option *t)", "{",
+                    f"    if (t == 0) t = {table};" if names else "    (void)0;",
+                    "    if (t != 0 && r == 0 && li != 0 && *li >= 0 && t[*li].flag != 0) {",
+                    "        int *f = t[*li].flag;",
+                    f"        int *mine = {where};",
+                    "        if (mine != 0)",
+                    "            *mine = t[*li].val;",
+                    "    }",
+                    "    return r;", "}"]
+        return out
 
     def call(self, fn: Function, c) -> list[tuple[int, int, str]]:
         name = c.callee or ""
@@ -502,7 +565,7 @@ class ThreadWriter:
         kind = channel(c)
         site = self.chan_sites.get((fn.name, c.start))
         if kind and site is not None:
-            return self.receive(c, kind, site, ren)
+            return self.receive(fn, c, kind, site, ren)
         io = io_name(c)
         if io:
             kind, buf = IO_CALLS[io]
