@@ -1415,8 +1415,9 @@ static inline int foresight_pt_tick_fd(struct foresight_pt_clock *c, unsigned si
  *   O_WRONLY, O_RDWR, O_CREAT, O_TRUNC or O_APPEND, or another handle of the same file
  *   (device, inode) was opened so, or the file's mtime or size changes between two lead
  *   reads (looked at before each), the program writes the file: from then on each lead
- *   read waits until the program makes the same call (read after write: the file then
- *   holds what the program's call reads), its predicted reads go on without waiting.
+ *   read waits until the program makes the same call (read after write: every write the
+ *   program makes before it is done; -1/EIO where the program's call came from another
+ *   site), its predicted reads go on without waiting.
  * foresight_pt_lseek: moves the handle's shadow offset (SEEK_SET, SEEK_CUR, SEEK_END);
  *   -1/EINVAL for a negative result or another WHENCE.  Not a covered call.
  * foresight_pt_read(h, NULL, n): a predicted read at the shadow offset: returns the bytes
@@ -1470,8 +1471,8 @@ static inline int foresight_pt_close(int h, unsigned site)
  *
  * foresight_pt_fopen: foresight_pt_open(PATH, O_RDONLY) for a MODE that only reads ("r",
  *   "rb", with glibc's e, m, x, c or ,ccs=), foresight_pt_open(PATH, O_RDWR) for any other
- *   (the program writes the file: its lead reads fail, above); NULL with errno when that
- *   fails.
+ *   (the program writes the file: its lead fread waits for the program's call, its
+ *   fgets, getline, fscanf and lead fgetc fail, above); NULL with errno when that fails.
  * foresight_pt_fread(NULL, size, n): a predicted read of SIZE*N bytes at the shadow offset;
  *   returns the whole items the file has there, the offset moved by every byte it has.
  *   With BUF (private memory): a lead read, pread(2) into BUF.

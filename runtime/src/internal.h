@@ -429,7 +429,7 @@ void fs_pt_drain(void);                     /* FORESIGHT_PT_DRAIN: wait for it a
 bool fs_pt_sleep_until(uint64_t wake, long timeout_ns);
 /* pt_sched.c: the thread's own call IDs, the window and the mispredict check. */
 uint64_t fs_pt_call(unsigned site);         /* one covered call at SITE: its call ID */
-void fs_pt_wait_for_program(uint64_t id);   /* until the program made call ID (RAW) */
+bool fs_pt_wait_for_program(uint64_t id);   /* until the program made call ID (RAW) */
 void fs_pt_predicted(uint64_t bytes);       /* the current call queued BYTES for prefetch */
 /* After an I/O call of the thread: PROGRESS false when it failed or found the end of the
  * file; many of those in a row stop the thread (a loop spinning without the program). */
@@ -480,6 +480,9 @@ uint64_t fs_pt_avail(int h, uint64_t off);
  * mtime and size, as at the last lead read) and is false, errno EIO, when it is written. */
 bool fs_pt_written(int h);
 bool fs_pt_lead_ok(int h);
+/* Whether call ID may lead-read H now, after waiting for the program's call where the
+ * program writes the file (false, errno EIO: that call came from another site). */
+bool fs_pt_lead_now(int h, uint64_t id);
 /* Counters (stats.c prints them). */
 extern unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead_reads,
     fs_global_pt_lead_bytes, fs_global_pt_expired, fs_global_pt_issued,

@@ -27,7 +27,7 @@
  * program's), when another handle of the same (device, inode) was opened so, or when its
  * mtime or size changes between the thread's lead reads (statx before each): from then on
  * each of its lead reads by read, pread or fread waits until the program makes that same
- * call (pt_sched.c: the file then holds what the program's call will read), and its
+ * call (pt_sched.c: every write the program makes before it is done), and its
  * fgets, getline and fscanf, which read a window ahead, fail with EIO; its predicted reads
  * go on without waiting (a prediction that is wrong costs a read, not a wrong result).
  *
@@ -62,7 +62,7 @@ struct pt_file {
     bool regular;
     bool matched;      /* the path matches FORESIGHT_PT_FILES */
     bool prefetchable;
-    bool written;      /* the program writes it: no lead reads */
+    bool written;      /* the program writes it: lead reads wait for the program's */
     uint64_t dev, ino, size;
     struct statx_timestamp mtime; /* as described last */
     struct statx_timestamp lead_mtime; /* at the last lead read (or the open) */
@@ -267,6 +267,25 @@ bool fs_pt_lead_ok(int h)
     return true;
 }
 
+/* Whether call ID may read H's data now: at once where the program does not write the
+ * file, else once the program has made the same call (read after write, pt_sched.c);
+ * false, errno EIO, where that call came from another site.  errno is left alone
+ * otherwise. */
+bool fs_pt_lead_now(int h, uint64_t id)
+{
+    const int e = errno;
+    if (fs_pt_lead_ok(h)) {
+        errno = e;
+        return true;
+    }
+    if (!fs_pt_wait_for_program(id)) {
+        errno = EIO;
+        return false;
+    }
+    errno = e;
+    return true;
+}
+
 static int64_t seek(int h, int64_t off, int whence);
 
 int64_t foresight__pt_lseek(int h, int64_t off, int whence, unsigned site)
@@ -376,9 +395,9 @@ static long call(int h, void *buf, size_t n, int64_t off, bool at, unsigned site
             n = (size_t)INT64_MAX;
         if (buf == NULL) {
             r = predicted(f, h, n, where, id);
+        } else if (!fs_pt_lead_now(h, id)) {
+            r = -1; /* EIO: the program writes the file, and the thread went astray */
         } else {
-            if (!fs_pt_lead_ok(h))
-                fs_pt_wait_for_program(id); /* the program writes the file */
             r = syscall(SYS_pread64, h, buf, n, (off_t)where);
             __atomic_fetch_add(&fs_global_pt_lead_reads, 1, __ATOMIC_RELAXED);
             if (r > 0)

@@ -151,18 +151,24 @@ uint64_t fs_pt_call(unsigned site)
 }
 
 /* Read after write: the thread's call ID (its lead read of a file the program writes)
- * waits until the program has made its own call of that ID: everything the program wrote
- * before the read is in the file then, and nothing can change it before the program's
- * read (the program is making that call).  What the thread has queued goes to the disk
- * first.  The wait ends with the process if the program never gets there. */
-void fs_pt_wait_for_program(uint64_t id)
+ * waits until the program has made its own call of that ID, then says whether that call
+ * came from the same site (false: the thread went another way; true where the program is
+ * so far ahead that the ring no longer says).  The program then has made every write it makes
+ * before that call; what the thread reads is what the program's call reads unless the
+ * program is faster still (it reads, and writes again, before the thread's read) or reads
+ * from its stdio buffer: a misprediction then, never the program's data.  What the thread
+ * has queued goes to the disk first.  The wait ends with the process if the program never
+ * gets there. */
+bool fs_pt_wait_for_program(uint64_t id)
 {
-    if (fs_pt_computation_id() >= id)
-        return;
-    fs_pt_flush(-1);
-    __atomic_fetch_add(&fs_global_pt_sync_waits, 1, __ATOMIC_RELAXED);
-    while (fs_pt_computation_id() < id)
-        fs_pt_sleep_until(id, 10000000);
+    if (fs_pt_computation_id() < id) {
+        fs_pt_flush(-1);
+        __atomic_fetch_add(&fs_global_pt_sync_waits, 1, __ATOMIC_RELAXED);
+        while (fs_pt_computation_id() < id)
+            fs_pt_sleep_until(id, 10000000);
+    }
+    const uint32_t theirs = __atomic_load_n(&fs_pt_clock.sites[id % RING], __ATOMIC_RELAXED);
+    return fs_pt_computation_id() - id >= RING || theirs == own_sites[id % RING];
 }
 
 void fs_pt_outcome(bool progress)

@@ -406,13 +406,14 @@ size_t foresight__pt_fread(void *buf, size_t size, size_t n, FILE *fp, unsigned 
             want = (size_t)INT64_MAX / size * size;
         uint64_t *off = offset_of(s);
         const int h = handle_of(s);
-        int64_t got; /* -1: lost */
+        int64_t got; /* -1: lost, -2: refused */
         if (buf == NULL)
             got = (int64_t)fs_pt_predict(h, *off, want, id);
-        else {
-            if (!fs_pt_lead_ok(h))
-                fs_pt_wait_for_program(id); /* the program writes the file */
+        else if (fs_pt_lead_now(h, id))
             got = lead_pread(h, buf, want, *off);
+        else {
+            refused(s); /* the thread went astray: EIO, ferror 1, the offset unmoved */
+            got = -2;
         }
         if (got >= 0) {
             *off += (uint64_t)got;

@@ -33,8 +33,9 @@
  *               file opened for writing, a file that grows and one whose mtime changes
  *               between lead reads: each lead read of it then waits until the program
  *               makes the same call (blocked before it, 20 ms later still) and gets what the
- *               program wrote before that call; predicted reads go on without waiting; an
- *               untouched file's lead reads never wait
+ *               program wrote before that call, by pread and by a stream's fread; where the
+ *               program's call came from another site, the read fails (EIO); predicted
+ *               reads go on without waiting; an untouched file's lead reads never wait
  *   readahead   forward 4 KiB predictions: the first 33 are issued, the following ones are
  *               left to readahead (counted, never resident); backward and strided runs and
  *               a new forward run after them are issued
@@ -777,7 +778,8 @@ static void scenario_setxid(void)
 static char w_paths[5][4096];
 enum { W_RDWR, W_LATER, W_GROWS, W_TOUCHED, W_CLEAN };
 #define W_MARK_A 0x5a5a5a5a01ULL /* what the program writes before its call 3 */
-#define W_MARK_B 0x5a5a5a5a02ULL /* ... and before its call 6 */
+#define W_MARK_B 0x5a5a5a5a02ULL /* ... before its call 6 */
+#define W_MARK_C 0x5a5a5a5a03ULL /* ... and before its call 13 (a stream's fread) */
 static int w_ok[32], w_phase, w_done; /* w_done: the thread's calls made so far */
 static struct foresight_pt_clock *w_clock;
 
@@ -848,6 +850,20 @@ static void run_written(void)
     r[n++] = lead_word(d, 4096, 10, &word, &waited) && waited && word == 4096 / 8;
     r[n++] = lead_word(c, 4096, 11, &word, &waited) && waited && word == 4096 / 8;
     r[n++] = lead_reads(e, 12); /* an untouched file: no wait */
+    /* A lead fread of a stream the program writes waits as read does. */
+    FILE *s = foresight_pt_fopen(w_paths[W_RDWR], "r+", 1);
+    uint64_t got = 0;
+    const unsigned long before = get(&fs_global_pt_sync_waits);
+    r[n++] = s != NULL && foresight_pt_fread(&got, sizeof got, 1, s, 2) == 1 &&
+             got == W_MARK_C && get(&fs_global_pt_sync_waits) == before + 1;
+    publish(&w_done, 13);
+    /* The program's call of that ID came from another site: the thread went astray, and
+     * its lead read fails (EIO) after the wait. */
+    uint64_t buf[4];
+    errno = 0;
+    r[n++] = foresight_pt_pread(a, buf, sizeof buf, 0, 5) == -1 && errno == EIO;
+    publish(&w_done, 14);
+    foresight_pt_fclose(s, 1);
     r[n] = -1;
     publish(&run_done, 1);
 }
@@ -923,8 +939,13 @@ static void scenario_written(void)
     w_call(&ticked);
     w_blocked(4, 10, 11, &ticked); /* the grown file */
     w_call(&ticked);
+    w_blocked(5, 12, 13, &ticked); /* the stream's fread */
+    w_write(W_RDWR, W_MARK_C, 0);
+    w_call(&ticked);
+    w_blocked(6, 13, 14, &ticked); /* a call of another site */
+    w_call(&ticked);
     CHECK(wait_flag(&run_done));
-    CHECK_EQ(get(&fs_global_pt_sync_waits), 4);
+    CHECK_EQ(get(&fs_global_pt_sync_waits), 6);
     for (int i = 0; w_ok[i] != -1 && i < 32; i++)
         if (w_ok[i] != 1) {
             fprintf(stderr, "written: result %d failed\n", i);

@@ -1223,3 +1223,31 @@ int main(int argc, char **argv)
     assert sl.ok, sl.refusals
     assert "back" in sl.needed
     assert 14 in kept_lines(program, sl, "main")        # errno = 0;
+
+
+def test_readv_lengths_are_read_from_the_threads_own_iovecs(tmp_path):
+    # The thread sums the lengths itself: from an array of its own (a clone's local, its
+    # copy of a file-scope array), not through a pointer that holds the program's array,
+    # which the program changes as the thread reads it.
+    body = """\
+#include <sys/uio.h>
+static char buf[2][4096];
+static struct iovec arr[2] = {{buf[0], 4096}, {buf[1], 4096}};
+static struct iovec *gv = arr;
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    for (int k = 0; k < 64; k++) {
+        arr[1].iov_len = 100 + k;
+        if (preadv(fd, IOV, 2, (off_t)k * 8192) < 0)
+            return 1;
+    }
+    return 0;
+}
+"""
+    _, sl, data = sliced(tmp_path, body.replace("IOV", "arr"))
+    assert sl.ok, sl.refusals
+    assert "__fs_ptx_iov(fd, (*__fs_ptg_arr_p), 2, (off_t)k * 8192, 1, 2)" in thread_text(sl, data)
+    _, sl, _ = sliced(tmp_path, body.replace("IOV", "gv"))
+    assert [why for _, why in sl.refusals] == [
+        "`preadv` may read the program's memory through `gv`"]

@@ -342,3 +342,18 @@ def test_a_thread_that_overruns_its_own_stack_is_stopped(plain, tmp_path):
     assert_same("--prefetch-thread", ref, got)
     g = json.loads(stats.read_text())["global"]
     assert g["pt_started"] == 1 and (g["pt_stopped"] or "").startswith("fault (SIGSEGV"), g
+
+
+def test_readv_of_standard_input_fails_on_the_thread(plain, tmp_path):
+    # stdin_readv: the thread's copy of readv(0, ...) fails at once (a pread of descriptor
+    # 0, which the thread never opened); it never waits on the channel, which carries the
+    # bytes of read(0, ...) only, and the program sends none for readv.
+    p = next(q for q in PROGRAMS if q.name == "stdin_readv")
+    b = plain[p.name]
+    assert b.error is None, b.error
+    stats = tmp_path / "stats.json"
+    behave(b.p, p, tmp_path / "run", b.maker,
+           {"FORESIGHT_STATS": str(stats), "FORESIGHT_PT_DRAIN": "1"})
+    g = json.loads(stats.read_text())["global"]
+    assert g["pt_started"] == 1 and g["pt_stopped"] is None, g
+    assert g["pt_calls"] == 1 and g["pt_received"] == 0 and g["pt_sync_waits"] == 0, g

@@ -1020,6 +1020,13 @@ class _Slicer:
             # through the parameter is checked there, the parameter being the program's)
             writes |= {i for i, a in enumerate(c.args) if a.pointer and a.writable
                        and not self.stream(f, a)}
+        if io and IO_CALLS[io][0] in ("readv", "preadv") and len(c.args) > 1:
+            # The thread reads the iovecs' lengths itself: from its own array, or
+            # through a pointer that can only point to its own memory.
+            a = c.args[1]
+            if a.var is None and (a.via is None or (f, a.via) not in private):
+                self.refuse(c.line, f"`{name}` may read the program's memory through "
+                            f"`{a.text}`")
         for i, a in enumerate(c.args):
             if io and i == IO_CALLS[io][1] and i not in writes:
                 continue   # a predicted read: its buffer is not passed

@@ -304,12 +304,19 @@ class ThreadWriter:
             # readv and preadv: a predicted read of the bytes the thread's iovecs ask for
             # (one covered call; descriptor 0 is the program's standard input, which the
             # thread does not read: a failed pread, not the channel of read(0, ...)).
+            # A count or a total the kernel refuses (EINVAL): a failed pread, its call ID
+            # used up as the program's call uses its own.
             copies += [
-                "static long __fs_ptx_iov(int h, const struct iovec *v, int n, long long off,",
-                "                         int at, unsigned site)", "{",
+                "#include <sys/uio.h>",
+                f"static {SAFE} long __fs_ptx_iov(int h, const struct iovec *v, int n,",
+                "                                 long long off, int at, unsigned site)", "{",
                 "    unsigned long b = 0;",
-                "    for (int i = 0; i < n; i++)",
-                "        b = v[i].iov_len > ~0ul - b ? ~0ul : b + v[i].iov_len;",
+                "    if (n < 0 || n > 1024)",
+                "        return foresight_pt_pread(h, (void *)0, 0, -1, site);",
+                "    for (int i = 0; i < n; i++) {",
+                "        if (v[i].iov_len > (~0ul >> 1) - b)",
+                "            return foresight_pt_pread(h, (void *)0, 0, -1, site);",
+                "        b += v[i].iov_len;", "    }",
                 "    if (at || h == 0)",
                 "        return foresight_pt_pread(h, (void *)0, b, at ? off : 0, site);",
                 "    return foresight_pt_read(h, (void *)0, b, site);", "}"]
@@ -584,6 +591,8 @@ class ThreadWriter:
                 out.append((c.args[buf].start, c.args[buf].end, "(void *)0"))
             if kind in ("readv", "preadv"):
                 # readv(fd, iov, n [, off]) -> __fs_ptx_iov(fd, iov, n, OFF, AT, SITE).
+                if len(c.args) != (4 if kind == "preadv" else 3):
+                    raise Refused(c.line, f"`{name}` with {len(c.args)} arguments")
                 self.uses_iov = True
                 tail = ", 1" if kind == "preadv" else ", 0, 0"
                 out = [(*ren, "__fs_ptx_iov"), (close, close, f"{tail}, {site}")]
