@@ -326,7 +326,8 @@ MADE_UP = {
                     "P": {**_run(0.0), "verified": True, "user_seconds": 1.0,
                           "sys_seconds": 0.5, "io_stall_seconds": 0.025},
                     "pt": {"pt_started": 1, "pt_calls": 524288, "pt_issued_bytes": 1 << 30,
-                           "pt_expired": 12, "pt_mispredicts": 0, "pt_stopped": None},
+                           "pt_cached_bytes": 8 << 20, "pt_expired": 12,
+                           "pt_mispredicts": 0, "pt_stopped": None},
                     "speedup": 9.0, "masked": 0.95, "extra_cpu_seconds": 0.5, "met": True,
                     "problems": [], "failed": False},
                    {"config": "fft1", "name": "FFT 16M", "program": "oocfft",
@@ -360,7 +361,7 @@ MADE_UP = {
                "| Vol Vis 1 | volvis: orthographic, 4 KiB bricks | 1.0 GiB, 256.0 MiB cap | "
                "build failed: P: foresight cc --prefetch-thread failed |",
                "| Backward 1 | ran | 0.50 s | 25 ms | 1.00 s | +0.50 s | – | 524,288 | "
-               "1.0 GiB | 12 | 0 |",
+               "1.0 GiB | 8.0 MiB | 12 | 0 |",
                "| getc | none |",
                "Cold runs: the page cache dropped before each, read_ahead_kb 128, video 1.0 GiB "
                "under 256M, volvis 1024^3 under 256M, oocfft 16M and 32M points"]),
