@@ -525,13 +525,10 @@ class ThreadWriter:
                 self.thread_index = True
                 index = "&__fs_ptx_li_t"
             # (a table of the clone's own is passed; a file-scope one the helper names)
-            table = "0" if names or not self.is_local(fn, key) else c.args[3].text.strip()
+            table = "0" if names else c.args[3].text.strip()
             return [(c.start, c.end, f"__fs_ptx_flags_{number}(__fs_ptx_getopt({site}, "
                                      f"{index}), {index}, {table})")]
         return _receive_edits(c, kind, site, ren)
-
-    def is_local(self, fn: Function, key: VarKey) -> bool:
-        return any(v.key == key for v in (*fn.params, *fn.locals))
 
     def flag_code(self) -> list[str]:
         """The helpers that set what getopt_long's flags point to on the thread."""
@@ -551,7 +548,7 @@ class ThreadWriter:
             table = key[2] if key not in self.copies else f"(*{self.copies[key]}_p)"
             out += [f"static int __fs_ptx_flags_{number}(int r, const int *li, "
                     f"const struct option *t)", "{",
-                    f"    if (t == 0) t = {table};" if names else "    (void)0;",
+                    *([f"    if (t == 0) t = {table};"] if names else []),
                     "    if (t != 0 && r == 0 && li != 0 && *li >= 0 && t[*li].flag != 0) {",
                     "        int *f = t[*li].flag;",
                     f"        int *mine = {where};",
