@@ -26,6 +26,11 @@ command -v mpicc >/dev/null || need+=(libmpich-dev)
 # clang's own headers (stdatomic.h, stddef.h) for the front end's libclang, which the
 # libclang wheel lacks; gcc's <stdatomic.h> is not parseable by clang
 compgen -G '/usr/lib/llvm-*/lib/clang/*/include/stdatomic.h' >/dev/null || need+=(libclang-common-16-dev)
+# clang 16 and LLVM's OpenMP runtime: `foresight cc --trace-mem` builds with clang's
+# -fsanitize-coverage=trace-loads,trace-stores (gcc has none), its OpenMP is libomp (whose
+# tools interface tells the recorder each thread and parallel region)
+command -v clang-16 >/dev/null || need+=(clang-16)
+[ -e /usr/lib/llvm-16/lib/libomp.so ] || need+=(libomp-16-dev)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "foresight setup: missing Debian packages: ${need[*]} (run as root or install them)" >&2

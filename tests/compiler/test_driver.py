@@ -549,6 +549,17 @@ def test_libraries_stay_after_the_objects_that_need_them(tmp_path, cc):
     assert out == f"{sum(i ** 0.5 for i in range(100)):.3f}\n"
 
 
+def test_a_link_builds_compile_steps_leave_the_linkers_options_out(project):
+    # clang warns of linker options in a compile step ("-lm: 'linker' input unused"), an
+    # error under -Werror; `clang-16 x.c -o x -lm -Werror` itself links cleanly.
+    if shutil.which("clang-16") is None:
+        pytest.skip("clang-16 is not installed (make setup installs it)")
+    p = fcc("-O2", "-Wall", "-Werror", "kernel.c", "main.c", "-o", "prog", "-lm", "-L.",
+            "-Wl,-z,now", "-rdynamic", cwd=project, env={"FORESIGHT_CC": "clang-16"})
+    assert p.stderr == ""
+    assert run("./prog", project) == EXPECTED
+
+
 def _listing(d: Path) -> dict[str, bytes]:
     return {str(p.relative_to(d)): p.read_bytes() if p.is_file() else b"<dir>"
             for p in sorted(d.rglob("*"))}

@@ -68,6 +68,7 @@ TARGET_PROGRAMS = ("tomcatv", "swim")
 PATTERN_PROGRAMS = ("tomcatv", "swim", "hydro2d")   # Figures 3 and 5
 PATTERN_POLICIES = ("pc", "cdpc")
 REAL_TARGET = 0.99         # real mode: pages at their requested color
+TRACED_GAP = 0.03          # the model's misses against the traced program's
 
 
 def _list(text: str, allowed, what: str) -> list[str]:
@@ -90,6 +91,49 @@ def build(src: Path, tmp: Path, name: str) -> tuple[str, str]:
             raise BenchError(f"{' '.join(cmd)} failed (exit {p.returncode}):\n"
                              f"{(p.stderr or p.stdout).strip()}")
     return str(plain), str(colored)
+
+
+def build_traced(src: Path, tmp: Path, name: str) -> str:
+    """The colored build of program NAME that records its loads and stores
+    (`foresight cc --trace-mem`: clang, so its OpenMP is LLVM's libomp)."""
+    c, exe = src / f"{name}.c", tmp / f"{name}-traced"
+    cmd = [foresight_exe(), "cc", "--trace-mem", "--color", "--no-prefetch", "-O2",
+           "-fopenmp", str(c), "-o", str(exe), "-lm"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BenchError(f"{' '.join(cmd)} failed (exit {p.returncode}):\n"
+                         f"{(p.stderr or p.stdout).strip()}")
+    return str(exe)
+
+
+def traced(exe: str, args, cpus: int, machines, policies, tmp: Path) -> dict:
+    """Misses of EXE's own accesses over its steady-state steps: the program traced at
+    ARGS (iterations last: 1 + steps) and at one iteration, each trace replayed on every
+    machine and policy (cdpc with its own run's map), the second's counts taken from the
+    first's.  {(machine, policy): {"misses": ..., "accesses": ...}}."""
+    counts: dict = {}
+    for sign, it_args in ((1, args), (-1, (*args[:-1], "1"))):
+        trace, map_file = tmp / "mem.trace", tmp / "mem.map"
+        run(exe, it_args, cpus, FORESIGHT_TRACE_MEM=str(trace), FORESIGHT_COLOR="sim",
+            FORESIGHT_COLOR_MAP=str(map_file))
+        if not trace.exists():
+            raise BenchError(f"{exe} {' '.join(it_args)} wrote no trace")
+        for m in machines:
+            for pol in policies:
+                out = tmp / "traced.json"
+                cmd = [replay.binary(), "--cpus", str(cpus), *MACHINES[m], "--policy", pol,
+                       *(["--map", str(map_file)] if pol.startswith("cdpc") else []),
+                       "--trace", str(trace), "--json", str(out)]
+                p = subprocess.run(cmd, capture_output=True, text=True)
+                if p.returncode != 0:
+                    raise BenchError(f"{' '.join(cmd)}: {p.stderr.strip()}")
+                r = json.loads(out.read_text())
+                c = counts.setdefault((m, pol), {"misses": {}, "accesses": 0})
+                for k, v in r["misses"].items():
+                    c["misses"][k] = c["misses"].get(k, 0) + sign * v
+                c["accesses"] += sign * r["accesses"]
+        trace.unlink()
+    return counts
 
 
 def run(exe: str, args, threads: int, **env: str) -> str:
@@ -124,9 +168,15 @@ def measure(ns: argparse.Namespace) -> dict:
         raise UsageError(f"--cpus {ns.cpus!r}: each 1..64")
     if not 1 <= ns.steps <= 100:
         raise UsageError(f"--steps {ns.steps}: 1..100")
+    try:
+        traced_cpus = sorted({int(w) for w in ns.traced.split(",") if w and w != "none"})
+    except ValueError:
+        raise UsageError(f"--traced {ns.traced!r}: CPU counts, e.g. 4,16, or none") from None
+    if traced_cpus and (traced_cpus[0] < 1 or traced_cpus[-1] > 64):
+        raise UsageError(f"--traced {ns.traced!r}: each 1..64")
     src = sources("coloring", "tomcatv.c", paths.prefix() / "share" / "foresight" / "coloring",
                   "the coloring programs")
-    results, verified, real, patterns = [], {}, {}, {}
+    results, verified, real, patterns, traced_results = [], {}, {}, {}, []
     with tempfile.TemporaryDirectory(prefix="foresight-coloring-") as d:
         tmp = Path(d)
         for name in programs:
@@ -160,10 +210,20 @@ def measure(ns: argparse.Namespace) -> dict:
                                         "accesses": r["accesses"],
                                         "bus_bytes": r["bus_bytes"],
                                         "seconds": r["seconds"]})
+            if traced_cpus:
+                exe = build_traced(src, tmp, name)
+                verified[name] = verified[name] and all(
+                    run(exe, short, t) == run(plain, short, t) for t in (1, 3))
+                args = (*short[:-1], str(1 + ns.steps))
+                for p in traced_cpus:
+                    for (m, pol), c in traced(exe, args, p, machines, policies, tmp).items():
+                        traced_results.append({"program": name, "machine": m, "cpus": p,
+                                               "policy": pol, **c})
     return {"suite": "coloring", "programs": programs, "machines": machines, "cpus": cpus,
             "policies": policies, "steps": ns.steps, "verified": verified,
             "arguments": {n: list(PROGRAMS[n][0]) for n in programs},
-            "results": results, "real": real, "checks": checks(results, real),
+            "results": results, "traced_cpus": traced_cpus, "traced": traced_results,
+            "real": real, "checks": checks(results, real, traced_results),
             "page_patterns": patterns,
             "environment": environment.environment(None)}
 
@@ -211,9 +271,34 @@ def replacement(r: dict) -> int:
     return r["misses"]["capacity"] + r["misses"]["conflict"]
 
 
-def checks(results: list[dict], real: dict) -> list[dict]:
+def checks(results: list[dict], real: dict, traced_results: list[dict] = ()) -> list[dict]:
     """The issue's expected results, each with the figures behind it."""
     out = []
+    worst = None
+    for t in traced_results:
+        r = _find(results, t["program"], t["machine"], t["cpus"], t["policy"])
+        if r is None:
+            continue
+        gap = abs(r["misses"]["total"] - t["misses"]["total"]) / max(1, t["misses"]["total"])
+        if worst is None or gap > worst[0]:
+            worst = (gap, t, r)
+    if worst is not None:
+        gap, t, r = worst
+        out.append({"what": f"generated (model) and traced misses within {TRACED_GAP:.0%}",
+                    "value": f"worst {gap:.0%}: {t['program']}, {t['machine']}, {t['cpus']} "
+                    f"CPUs, {t['policy']}: {r['misses']['total']:,} modelled against "
+                    f"{t['misses']['total']:,} traced", "met": gap <= TRACED_GAP})
+    for name in TARGET_PROGRAMS:
+        pc = next((t for t in traced_results if (t["program"], t["machine"], t["cpus"],
+                                                  t["policy"]) == (name, "sgi", 16, "pc")), None)
+        cd = next((t for t in traced_results if (t["program"], t["machine"], t["cpus"],
+                                                  t["policy"]) == (name, "sgi", 16, "cdpc")), None)
+        if pc and cd:
+            share = cd["misses"]["conflict"] / max(1, pc["misses"]["conflict"])
+            out.append({"what": f"{name}, 16 CPUs, 1 MiB direct mapped, traced: CDPC's "
+                        f"conflict misses at most {CONFLICT_TARGET:.0%} of PC's",
+                        "value": f"{share:.2%} ({cd['misses']['conflict']:,} against "
+                        f"{pc['misses']['conflict']:,})", "met": share <= CONFLICT_TARGET})
     for name, r in real.items():
         if r["not_root"] or r["no_thp"]:
             continue   # said in the real-mode table
@@ -229,22 +314,24 @@ def checks(results: list[dict], real: dict) -> list[dict]:
                         f"misses at most {CONFLICT_TARGET:.0%} of PC's",
                         "value": f"{share:.2%} ({cd['misses']['conflict']:,} against "
                         f"{pc['misses']['conflict']:,})", "met": share <= CONFLICT_TARGET})
-    worst = None
-    for r in results:
-        if r["policy"] != "cdpc":
-            continue
-        others = [_find(results, r["program"], r["machine"], r["cpus"], p) for p in ("pc", "bh")]
-        others = [replacement(o) for o in others if o]
-        if not others:
-            continue
-        ratio = replacement(r) / max(1, min(others))
-        if worst is None or ratio > worst[0]:
-            worst = (ratio, r)
-    if worst is not None:
-        r = worst[1]
-        out.append({"what": f"CDPC's replacement misses at most {REPLACEMENT_TARGET}x "
-                    "min(PC, BH) everywhere", "value": f"worst {worst[0]:.3f} ({r['program']}, "
-                    f"{r['machine']}, {r['cpus']} CPUs)", "met": worst[0] <= REPLACEMENT_TARGET})
+    for rs, how in ((results, ""), (traced_results, ", traced")):
+        worst = None
+        for r in rs:
+            if r["policy"] != "cdpc":
+                continue
+            others = [_find(rs, r["program"], r["machine"], r["cpus"], p) for p in ("pc", "bh")]
+            others = [replacement(o) for o in others if o]
+            if not others:
+                continue
+            ratio = replacement(r) / max(1, min(others))
+            if worst is None or ratio > worst[0]:
+                worst = (ratio, r)
+        if worst is not None:
+            r = worst[1]
+            out.append({"what": f"CDPC's replacement misses at most {REPLACEMENT_TARGET}x "
+                        f"min(PC, BH) everywhere{how}", "value": f"worst {worst[0]:.3f} "
+                        f"({r['program']}, {r['machine']}, {r['cpus']} CPUs)",
+                        "met": worst[0] <= REPLACEMENT_TARGET})
     return out
 
 
@@ -264,6 +351,10 @@ class Coloring(suite.Suite):
                             help="CPU counts (default 1,2,4,8,16)")
         parser.add_argument("--steps", type=int, default=2,
                             help="model steps counted after the warm-up step (default 2)")
+        parser.add_argument("--traced", default="none",
+                            help="also trace the programs' own accesses (foresight cc "
+                            "--trace-mem, clang 16+) at these CPU counts, e.g. 4,16 "
+                            "(default none)")
 
     def measure(self, ns: argparse.Namespace) -> dict:
         return measure(ns)
@@ -312,6 +403,35 @@ class Coloring(suite.Suite):
                               "colors used", "most on one color (max)",
                               "excess over pages/colors (sum)"), rows,
                              left=("program", "policy")))
+        if res.get("traced"):
+            pols = res["policies"]
+            rows = []
+            for t0 in res["traced"]:
+                if t0["policy"] != pols[0]:
+                    continue
+                key = (t0["program"], t0["machine"], t0["cpus"])
+                ts = {t["policy"]: t["misses"] for t in res["traced"]
+                      if (t["program"], t["machine"], t["cpus"]) == key}
+                row = [*key[:2], str(key[2])]
+                row += [f"{ts[p]['conflict']:,}" for p in pols]
+                row += [f"{ts[p]['capacity'] + ts[p]['conflict']:,}" for p in pols]
+                row += [f"{ts[p]['true_sharing'] + ts[p]['false_sharing']:,}" for p in pols]
+                if "pc" in ts and "cdpc" in ts:
+                    row.append(f"{ts['cdpc']['conflict'] / max(1, ts['pc']['conflict']):.1%}")
+                for p in ("pc", "cdpc"):
+                    r = _find(res["results"], *key, p)
+                    if p in ts and r is not None:
+                        row.append(f"{r['misses']['total'] / max(1, ts[p]['total']):.2f}")
+                rows.append(tuple(row))
+            cols = (["program", "machine", "CPUs"] + [f"conflict {p}" for p in pols] +
+                    [f"replacement {p}" for p in pols] + [f"sharing {p}" for p in pols])
+            if "pc" in pols and "cdpc" in pols:
+                cols.append("CDPC/PC conflict")
+            cols += [f"model/traced total {p}" for p in ("pc", "cdpc") if p in pols]
+            out.append(Table(f"traced runs (foresight cc --trace-mem: the programs' own loads "
+                             f"and stores, clang and libomp): misses per {res['steps']} steps "
+                             "(a run of 1 + steps iterations less a run of 1)",
+                             tuple(cols), rows, left=("program", "machine")))
         out.append(Table("real mode (FORESIGHT_COLOR=real, 2 threads): the pages the plan "
                          "colors, by what became of them",
                          ("program", "requested", "moved", "of which had data",

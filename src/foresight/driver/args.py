@@ -48,6 +48,8 @@ OWN_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
      "ahead of it (AASFP)"),
     ("--color", None, "page-coloring summaries of OpenMP static loops for the runtime "
      "(CDPC; FORESIGHT_COLOR=sim)"),
+    ("--trace-mem", None, "record every load and store for `foresight cachesim -- PROG` "
+     "(built with clang 16+; FORESIGHT_TRACE_MEM=FILE)"),
     ("--report", None, "per loop nest, what was found and decided (on stderr)"),
     ("--report-json", "FILE", "the report as JSON, one entry per loop nest (a directory "
      "or a name with % for one file per C input)"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,38 @@ def underlying_words() -> list[str]:
         return shlex.split(os.environ.get("FORESIGHT_CC", "") or "cc")
     except ValueError as e:
         raise CompilerError(f"FORESIGHT_CC: {e}") from e
+
+
+# `foresight cc --trace-mem`: clang instruments every load and store (it calls
+# __sanitizer_cov_loadN/storeN, runtime/src/memtrace.c); inline-8bit-counters is the
+# coverage mode that makes clang emit those calls at all.
+TRACE_FLAGS = ["-fsanitize-coverage=inline-8bit-counters,trace-loads,trace-stores"]
+_CLANGS = ("clang-20", "clang-19", "clang-18", "clang-17", "clang-16", "clang")
+
+
+def _clang_major(exe: str) -> int:
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    m = re.search(r"clang version (\d+)", out)
+    return int(m.group(1)) if m else 0
+
+
+def choose_trace_compiler() -> None:
+    """--trace-mem: the underlying compiler becomes clang 16 or later unless FORESIGHT_CC
+    names one (set in the environment, so that the front end asks the same compiler for
+    its include paths and macros)."""
+    if os.environ.get("FORESIGHT_CC"):
+        return
+    for name in _CLANGS:
+        if shutil.which(name) and _clang_major(name) >= 16:
+            os.environ["FORESIGHT_CC"] = name
+            return
+    raise CompilerError("--trace-mem builds with clang 16 or later (its "
+                        "-fsanitize-coverage=trace-loads,trace-stores), which is not "
+                        "installed: apt install clang-16 libomp-16-dev, or set FORESIGHT_CC")
 
 
 def underlying() -> list[str]:
@@ -95,7 +128,7 @@ def runtime_cflags() -> list[str]:
     return shlex.split(flags(cflags=True, libs=False))
 
 
-def runtime_libs(args: list[str]) -> list[str]:
+def runtime_libs(args: list[str], trace_mem: bool = False) -> list[str]:
     """The runtime's link flags, except for a relocatable link (`-r`: objects, not a
     program) and a static one: the runtime is a shared library only (it interposes on
     libc), and the hints' calls into it are weak, so a `-static` program runs without
@@ -108,7 +141,16 @@ def runtime_libs(args: list[str]) -> list[str]:
         print("foresight cc: warning: -static: the runtime is a shared library, so the "
               "program is linked without it and its hints do nothing", file=sys.stderr)
         return []
-    return shlex.split(flags(cflags=False, libs=True))
+    libs = shlex.split(flags(cflags=False, libs=True))
+    if trace_mem:
+        # linked whole: its access callbacks must win over the weak ones of clang's
+        # sanitizer runtimes; libomp finds its OpenMP tool by the exported name
+        from foresight import paths
+
+        libs = ["-Wl,--whole-archive", str(paths.lib_dir() / "libforesight-memtrace.a"),
+                "-Wl,--no-whole-archive", "-Wl,--export-dynamic-symbol=ompt_start_tool",
+                *libs]
+    return libs
 
 
 def _is_dependency_arg(args: list[str], i: int) -> int:
@@ -150,6 +192,31 @@ def common_flags(cl: CommandLine, keep_deps: bool,
         if a in TAKES_VALUE and i + 1 < len(args):
             out += args[i:i + 2]
             i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+# The linker's own options, which a link build's compile steps leave out: gcc ignores them
+# there, clang warns "linker input unused" (an error under -Werror).
+_LINK_VALUE = frozenset({"-l", "-L", "-Xlinker", "-T", "-u", "-z"})
+_LINK_FLAGS = frozenset({"-static", "-static-pie", "-shared", "-rdynamic", "-nostdlib",
+                         "-nodefaultlibs", "-nostartfiles", "-pie", "-no-pie", "-s",
+                         "-static-libgcc", "-shared-libgcc"})
+
+
+def compile_step_flags(flags: list[str]) -> list[str]:
+    """FLAGS (common_flags' words) without the linker's options."""
+    out: list[str] = []
+    i = 0
+    while i < len(flags):
+        a = flags[i]
+        if a in _LINK_VALUE:
+            i += 2
+            continue
+        if a in _LINK_FLAGS or a.startswith(("-l", "-L", "-Wl,", "-fuse-ld=")):
+            i += 1
             continue
         out.append(a)
         i += 1

@@ -67,9 +67,12 @@ def main(argv: list[str]) -> int:
         print(help_text(" ".join(cc.underlying_words())))
         return 0
     cl = parse(argv)
+    trace_mem = "--trace-mem" in cl.own
+    if trace_mem:
+        cc.choose_trace_compiler()
     # The flags of a FORESIGHT_CC wrapper count too ("gcc -fno-inline").
     opts = compile_options(cl.own, [*cc.underlying_words()[1:], *cl.args])
-    compiler = cc.underlying()
+    compiler = cc.underlying() + (cc.TRACE_FLAGS if trace_mem else [])
     outputs.refuse_writes_over_inputs(cl)
     transforms = cl.mode != "-E" and bool(cl.c_inputs)  # else no report, no directory made
     with outputs.pending(outputs.report_json_path(cl, create=True) if transforms else None,
@@ -117,7 +120,7 @@ def _passthrough(compiler: list[str], cl: CommandLine) -> int:
     if cl.c_inputs:
         cmd += cc.runtime_cflags()
     if cl.mode == "link" and cl.inputs:
-        cmd += cc.runtime_libs(cl.args)
+        cmd += cc.runtime_libs(cl.args, "--trace-mem" in cl.own)
     rc = cc.run(cmd, outputs.cc_outputs(cl))
     if rc != 0 and cl.mode == "link" and cl.inputs:
         cc.remove(cl.output or "a.out")
@@ -284,7 +287,10 @@ def _tu_command(compiler: list[str], cl: CommandLine, inp: Input, path: Path, ch
         # runtime's header as a system header: its code is not the user's to warn on.
         cmd += ["-iquote", str(Path(inp.path).parent),
                 *(f"-isystem{f[2:]}" if f.startswith("-I") else f for f in cc.runtime_cflags())]
-    cmd += [*cc.common_flags(cl, keep_deps=False), *dep_args]
+    flags = cc.common_flags(cl, keep_deps=False)
+    if cl.mode == "link":   # a compile step of a link build: the link comes later
+        flags = cc.compile_step_flags(flags)
+    cmd += [*flags, *dep_args]
     if changed:
         if any(a.startswith("-g") for a in cl.args):
             cmd.append(f"-fdebug-prefix-map={path.parent}={Path(inp.path).parent}")
@@ -506,7 +512,7 @@ def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path,
     cmd = [*compiler, *cc.common_flags(cl, keep_deps=compiles_more, inputs=placed)]
     if cl.output is not None:
         cmd += ["-o", cl.output]
-    rc = cc.run(cmd + cc.runtime_libs(cl.args), outputs.cc_outputs(cl))
+    rc = cc.run(cmd + cc.runtime_libs(cl.args, "--trace-mem" in cl.own), outputs.cc_outputs(cl))
     if rc != 0:
         cc.remove(cl.output or "a.out")
     return rc
