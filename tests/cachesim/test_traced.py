@@ -24,7 +24,7 @@ PROGRAM = r"""
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#define N %d
+#define N @N@
 static double a[N];
 int main(int argc, char **argv)
 {
@@ -36,7 +36,7 @@ int main(int argc, char **argv)
         s += a[i];
     if (argc > 1) {          /* where a is, for the test (not printed: outputs compare) */
         FILE *f = fopen(argv[1], "w");
-        fprintf(f, "%%lu %%lu\n", (unsigned long)a, (unsigned long)(a + N));
+        fprintf(f, "%lu %lu\n", (unsigned long)a, (unsigned long)(a + N));
         fclose(f);
     }
     if (getenv("FORK_TOO")) {
@@ -59,10 +59,10 @@ int main(int argc, char **argv)
         }
         waitpid(pid, NULL, 0);
     }
-    printf("sum %%.1f\n", s);
+    printf("sum %.1f\n", s);
     return 0;
 }
-""" % N
+""".replace("@N@", str(N))
 
 
 def foresight(*args: str, **kw) -> subprocess.CompletedProcess:
