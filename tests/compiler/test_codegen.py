@@ -18,6 +18,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from foresight.compiler.options import CompileOptions
 from foresight.compiler.pipeline import transform
 from foresight.compiler.report import format_report
@@ -1632,6 +1634,59 @@ int main(int argc, char **argv)
     subprocess.run([str(FORESIGHT), "cc", "-std=c99", "-O2", "-Wall", "-Werror", str(code),
                     "-o", str(exe)], check=True, cwd=tmp_path)
     assert subprocess.run([str(exe)], capture_output=True, text=True).stdout == "15.0 1\n"
+
+
+FEATURE_PROGRAM = """#define _GNU_SOURCE HEAD
+#include <stdio.h>   STDIO
+#include <stdlib.h>  STDLIB
+#include <string.h>  STRING
+int main(void)
+{
+    long n = 1L << 21;
+    double *a = malloc(n * sizeof *a), s = 0;
+    char *text = malloc(64);
+    for (long i = 0; i < n; i++)
+        a[i] = (double)(i % 3);
+    for (long i = 0; i < n; i++)
+        s += a[i];
+    strcpy(text, "sum of the Column: ");
+    printf("%s%g\\n", strcasestr(text, "column"), s);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("comments, after", [
+    # comments closed on their lines: after the last #include (a helper's probe: all
+    # three skipped put the header on line 1, strcasestr() undeclared, a crash)
+    (("", "/* printf */", "/* malloc */", "/* strcasestr */ // and memmem"),
+     "#include <string.h>"),
+    # comments left open after each #include: after the #define
+    (("", "/* printf\n   and more */", "/* malloc\n */", "/* x\n*/"), "#define _GNU_SOURCE"),
+    # nowhere: compiled as written, said in the report
+    (("/* all\n of it */", "/* printf\n   and more */", "/* malloc\n */", "/* x\n*/"), None),
+])
+def test_the_header_goes_after_the_feature_macros_or_nowhere(tmp_path, comments, after):
+    code = tmp_path / "f.c"
+    text = FEATURE_PROGRAM
+    for mark, c in zip(("HEAD", "STDIO", "STDLIB", "STRING"), comments, strict=True):
+        text = text.replace(mark, c)
+    code.write_text(text)
+    t = transform(code, [], CompileOptions())
+    if after is None:
+        assert not t.changed
+        assert any("feature test macro" in e.get("unchanged_reason", "") for e in t.report)
+    else:
+        assert t.changed
+        lines = t.text.splitlines()
+        at = next(i for i, line in enumerate(lines) if "foresight.h" in line)
+        assert lines[at - 1].startswith(after) or lines[at - 2].startswith(after), lines[:at]
+    exe = tmp_path / "f"
+    p = subprocess.run([str(FORESIGHT), "cc", "-O2", "-Wall", "-Werror", str(code), "-o",
+                        str(exe)], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert subprocess.run([str(exe)], capture_output=True, text=True).stdout == \
+        "Column: 2.09715e+06\n"
 
 
 def test_a_function_two_nests_force_is_forced_once(tmp_path):

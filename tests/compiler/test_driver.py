@@ -525,6 +525,33 @@ def test_transformed_text_the_compiler_rejects_falls_back_to_the_original(
     assert not (project / "kernel.o").exists()
 
 
+@pytest.mark.parametrize("flags", [[], ["-Wall", "-Werror"]])
+def test_transformed_text_that_means_something_else_falls_back_to_the_original(
+        tmp_path, monkeypatch, capfd, flags):
+    # A transformed text that compiles but sees a function the file declares undeclared
+    # (the runtime's header ahead of the file's _GNU_SOURCE once left strcasestr() an
+    # int: a pointer cut to 32 bits, a crash at run time) is not the user's program.
+    from foresight.compiler import pipeline
+    from foresight.compiler.options import Transformed
+    from foresight.driver.main import main
+
+    src = ('#define _GNU_SOURCE\n#include <stdio.h>\n#include <string.h>\n'
+           'int main(void) { char t[] = "a Column"; puts(strcasestr(t, "col")); return 0; }\n')
+    (tmp_path / "f.c").write_text(src)
+
+    def header_first(source, clang_args, opts):
+        return Transformed("#include <stdio.h>\n#line 1 \"f.c\"\n" + src, True, [], [])
+
+    monkeypatch.setattr(pipeline, "transform", header_first)
+    monkeypatch.chdir(tmp_path)
+    assert main([*flags, "f.c", "-o", "f"]) == 0
+    err = capfd.readouterr().err
+    assert "f.c: warning: foresight cc: the transformed code drew " \
+        "[-Wimplicit-function-declaration], which the original does not" in err
+    assert "strcasestr" not in err       # the original's diagnostics: none
+    assert run("./f", tmp_path) == "Column\n"
+
+
 def test_startup_path_does_not_import_the_compiler(project):
     code = ("import sys; from foresight.cli import main; rc = main(['cc', '-E', 'kernel.c']);"
             "bad = [m for m in sys.modules if m.startswith(('clang', 'matplotlib', 'rich',"

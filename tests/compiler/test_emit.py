@@ -46,7 +46,7 @@ def _compile(cc, tmp_path, src: str, plan: NestPlan, opts: CompileOptions) -> st
         pytest.skip("foresight.h not installed: run `make setup`")
     unit = Unit("t.c", src.encode(), (plan.facts.nest,))
     text = translation_unit("t.c", src.encode(), NestEmitter(plan, 0, opts, unit).insertions(),
-                            [])
+                            None)
     (tmp_path / "t.c").write_text(text)
     p = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{include}",
                         "-fsyntax-only", str(tmp_path / "t.c")], capture_output=True, text=True)

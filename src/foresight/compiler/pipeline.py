@@ -22,7 +22,7 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions,
     from foresight.compiler.frontend.parse import ParseFailure, parse
     from foresight.compiler.passes import PASSES
     from foresight.compiler.passes.api import Unit
-    from foresight.compiler.rewrite.splice import translation_unit
+    from foresight.compiler.rewrite.splice import NoHeaderPlace, translation_unit
 
     name = str(source)
     source = Path(source)
@@ -49,8 +49,17 @@ def transform(source: Path | str, clang_args: list[str], opts: CompileOptions,
         warnings += result.warnings
     if not insertions:
         return Transformed(unchanged, False, report, warnings)
-    text = translation_unit(name, data, insertions, header_places)
-    required = [i for i in insertions if not i.optional]
-    plain = translation_unit(name, data, required, header_places) \
-        if required and len(required) < len(insertions) else None
+    try:
+        text = translation_unit(name, data, insertions, header_places)
+        required = [i for i in insertions if not i.optional]
+        plain = translation_unit(name, data, required, header_places) \
+            if required and len(required) < len(insertions) else None
+    except NoHeaderPlace:
+        # (each #include line before the first loop ends in a comment left open or a
+        # continued line, which the header's own line would join)
+        for e in report:
+            e.update(compiled_unchanged=True, unchanged_reason="the file defines a feature "
+                     "test macro (_GNU_SOURCE...) and no line after it and before its first "
+                     "loop can take the runtime's header")
+        return Transformed(unchanged, False, report, warnings)
     return Transformed(text, True, report, warnings, plain)

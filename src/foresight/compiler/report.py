@@ -164,10 +164,12 @@ def file_summaries(entries: list[dict]) -> list[str]:
         alone = sum(reasons.values())
         what = "hinted" if all(e.get("prefetch", True) for e in nests) else \
             "would be hinted (--no-prefetch: none inserted)"
-        if any(e.get("compiled_unchanged") for e in nests):
+        unchanged = next((e for e in nests if e.get("compiled_unchanged")), None)
+        if unchanged is not None:
+            why = unchanged.get("unchanged_reason", "the transformed text did not compile")
             out.append(f"{name}: summary: {len(nests)} loop nest"
-                       f"{'s' if len(nests) != 1 else ''}, none hinted: the transformed text "
-                       "did not compile, so the file was compiled unchanged")
+                       f"{'s' if len(nests) != 1 else ''}, none hinted: {why}, so the file "
+                       "was compiled unchanged")
             continue
         line = (f"{name}: summary: {len(nests)} loop nest{'s' if len(nests) != 1 else ''}, "
                 f"{hinted} {what}, {alone} left alone")

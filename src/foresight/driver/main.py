@@ -38,6 +38,25 @@ from foresight.driver.args import (
 from foresight.errors import CompilerError, ForesightError, reader_gone
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Diagnostics that say the transformed text means something else than the user's file: a
+# function it sees undeclared (a header moved ahead of the file's feature test macros
+# left strcasestr() undeclared: its pointer cut to an int), a conversion that follows.
+_MEANING = re.compile(r"\[-W(?:error=|error,-W)?(implicit-function-declaration|implicit-int|"
+                      r"int-conversion|incompatible-pointer-types|int-to-pointer-cast|"
+                      r"pointer-to-int-cast|builtin-declaration-mismatch|"
+                      r"incompatible-function-pointer-types)\]")
+
+
+def _meaning_changed(transformed: str, original: str) -> str | None:
+    """The first kind of such diagnostic the transformed text draws more often than the
+    original, or None."""
+    def kinds(text: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for k in _MEANING.findall(_ANSI.sub("", text)):
+            out[k] = out.get(k, 0) + 1
+        return out
+    new, old = kinds(transformed), kinds(original)
+    return next((k for k, n in new.items() if n > old.get(k, 0)), None)
 
 
 def run(argv: list[str], prog: str) -> int:
@@ -320,7 +339,7 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: dict[str, str
         dep_args = [*_dep_flags_of(cl), *_user_dep_values(cl), *dep_args]
     writes = [output, dep, cl.wp_dep_file]
     # The transformed text, then (rejected) the same without its optional insertions.
-    first_err = None
+    first_err = changed_meaning = None
     for text_path in ([path, plain] if plain is not None else [path]) if changed else []:
         if output == "-" and mode == "-S":   # -S -o -: a rejected text prints nothing
             return _to_stdout(compiler, cl, inp, sources, mode, dropped)
@@ -337,9 +356,13 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: dict[str, str
                     cc.remove(output)
                     return rc
                 err = ""
+            if rc == 0 and err:
+                original = _original_diagnostics(compiler, cl, inp, mode)
+                changed_meaning = _meaning_changed(err, original or "")
+                if changed_meaning:
+                    break   # the original decides, below
+                sys.stderr.write(original or "")
             if rc == 0:
-                if err:
-                    sys.stderr.write(_original_diagnostics(compiler, cl, inp, mode) or "")
                 cc.fix_dependency_file(dep, text_path, inp.path)
                 cc.fix_dependency_file(cl.wp_dep_file, text_path, inp.path)
                 if text_path is not path:
@@ -354,13 +377,19 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: dict[str, str
     if rc != 0:
         cc.remove(output)
     elif changed:
-        if (first_err is not None and _warnings_only(first_err) and output != "-"
-                and not signals.pending() and _without_warnings(compiler, cl, inp, transformed,
-                                                                mode, output)):
+        changed_meaning = changed_meaning or _meaning_changed(first_err or "", "")
+        if (not changed_meaning and first_err is not None and _warnings_only(first_err)
+                and output != "-" and not signals.pending()
+                and _without_warnings(compiler, cl, inp, transformed, mode, output)):
             return 0
         dropped[inp.path] = "all"
-        _warn(f"{inp.path}: warning: foresight cc: the transformed code did not compile, "
-              f"so it was compiled unchanged (please report this); {_first_error(err)}")
+        if changed_meaning:
+            _warn(f"{inp.path}: warning: foresight cc: the transformed code drew "
+                  f"[-W{changed_meaning}], which the original does not, so it was compiled "
+                  "unchanged (please report this)")
+        else:
+            _warn(f"{inp.path}: warning: foresight cc: the transformed code did not compile, "
+                  f"so it was compiled unchanged (please report this); {_first_error(err)}")
     return rc
 
 

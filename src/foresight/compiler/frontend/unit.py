@@ -233,34 +233,54 @@ _FEATURE_MACROS = {"_FILE_OFFSET_BITS", "_TIME_BITS", "_FORTIFY_SOURCE", "_REENT
                    "_THREAD_SAFE"}
 
 
-def header_places(top: list[ci.Cursor], data: bytes, main: str) -> list[int]:
-    """Where the runtime's header may be included instead of the file's first line: the
-    starts of the lines after the #include directives at file scope, when the user's
-    files define a feature test macro (`#define _GNU_SOURCE`, `_FILE_OFFSET_BITS`): the
-    header includes <stdint.h>, and the C library reads those macros once, at its first
-    header (included first, it left memmem() undeclared and off_t 32 bits).  Empty:
-    the first line will do."""
+def _ends_cleanly(rest: bytes) -> bool:
+    """Whether the text after a directive (to its line's end) ends the line: only white
+    space and comments that close on it (`#include <x.h>  /* x */`), or a `//` comment
+    not continued with a backslash.  A comment left open would take the next line in."""
+    while True:
+        at = rest.find(b"/*")
+        line = rest.find(b"//")
+        if at < 0 or 0 <= line < at:
+            break
+        close = rest.find(b"*/", at + 2)
+        if close < 0:
+            return False
+        rest = rest[:at] + b" " + rest[close + 2:]
+    code = rest.strip()
+    return not rest.rstrip().endswith(b"\\") and (not code or code.startswith(b"//"))
+
+
+def _is_feature_macro(name: str) -> bool:
+    return (name in _FEATURE_MACROS or name.startswith("__STDC_WANT_")
+            or (name.startswith("_") and name.endswith("_SOURCE")))
+
+
+def header_places(top: list[ci.Cursor], data: bytes, main: str) -> list[int] | None:
+    """Where the runtime's header may be included when the user's files define a feature
+    test macro (`#define _GNU_SOURCE`, `_FILE_OFFSET_BITS`): the header includes
+    <stdint.h>, and the C library reads those macros once, at its first header (included
+    first, it left memmem() undeclared and off_t 32 bits).  The starts of the lines after
+    the file's own #include directives and feature macro definitions at file scope.  None
+    when the file defines no feature macro: its first line will do.  An empty list: there
+    is no place, and the file must be compiled as written."""
     if not any(c.kind == K.MACRO_DEFINITION and not c.location.is_in_system_header
-               and c.location.file is not None and (
-                   c.spelling in _FEATURE_MACROS or c.spelling.startswith("__STDC_WANT_")
-                   or (c.spelling.startswith("_") and c.spelling.endswith("_SOURCE")))
+               and c.location.file is not None and _is_feature_macro(c.spelling)
                for c in top):
-        return []
+        return None
     mine = [c for c in top if c.location.file is not None and str(c.location.file) == main]
     code = [(start_of(c), end_of(c)) for c in mine
             if c.kind not in (K.INCLUSION_DIRECTIVE, K.MACRO_DEFINITION,
                               K.MACRO_INSTANTIATION)]
     places = []
     for c in mine:
-        if c.kind != K.INCLUSION_DIRECTIVE:
+        if c.kind != K.INCLUSION_DIRECTIVE and not (
+                c.kind == K.MACRO_DEFINITION and _is_feature_macro(c.spelling)):
             continue
         end = end_of(c)
         if any(s <= end <= e for s, e in code):
             continue   # an #include inside a declaration or a function (X-macros)
         nl = data.find(b"\n", end)
-        rest = data[end:nl if nl >= 0 else len(data)]
-        if nl < 0 or b"/*" in rest or rest.rstrip().endswith(b"\\") or (
-                rest.strip() and not rest.strip().startswith(b"//")):
+        if nl < 0 or not _ends_cleanly(data[end:nl]):
             continue   # a comment or a continued line would take the next line in
         places.append(nl + 1)
     return places

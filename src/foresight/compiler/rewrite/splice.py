@@ -48,18 +48,28 @@ def splice(data: bytes, insertions: list[Insertion]) -> bytes:
     return b"".join(out)
 
 
+class NoHeaderPlace(Exception):
+    """The file defines a feature test macro, and no line before its first insertion can
+    take the runtime's header after it."""
+
+
 def translation_unit(name: str, data: bytes, insertions: list[Insertion],
-                     header_places: list[int]) -> str:
+                     header_places: list[int] | None) -> str:
     """The text to compile: `data` (the file `name` as the user wrote it) with the
-    insertions and the runtime's header, which goes after the last of the file's own
-    #includes (`header_places`) before the first insertion, so that cc reads the user's
-    feature test macros before the C library's first header, as without hints."""
+    insertions and the runtime's header, which goes on the first line or, where the file
+    defines a feature test macro, at the last of `header_places` before the first
+    insertion, so that cc reads the user's feature test macros before the C library's
+    first header, as without hints (NoHeaderPlace when there is none)."""
     insertions = list(insertions)
     # Before the first insertion that needs the header: an optional one (a forced
     # inline's attribute) needs none, and may come before the file's feature test macros.
     first = min((i.offset for i in insertions if not i.optional),
                 default=min(i.offset for i in insertions))
-    at = max((o for o in header_places if o < first), default=None)
+    at = None
+    if header_places is not None:
+        at = max((o for o in header_places if o < first), default=None)
+        if at is None:
+            raise NoHeaderPlace
     header = f"#include {runtime_header()}\n"
     if at is not None:
         line = line_at(data, at)
