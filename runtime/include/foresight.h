@@ -231,6 +231,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h> /* FILE, for the prefetch thread's stdio calls */
+/* The library's own layout whatever the program's packing (-fpack-struct, #pragma
+ * pack): its structures are shared with libforesight, built with natural alignment. */
+#pragma pack(push, 16)
 
 /* The header's own names (parameters, members, locals) and the C library's it calls
  * are kept from the program's macros: a header of the program may `#define line ...` or
@@ -2513,5 +2516,7 @@ static inline void foresight_color_apply(void)
 #pragma pop_macro("whence")
 #pragma pop_macro("word")
 #pragma pop_macro("worksharing_only")
+
+#pragma pack(pop)
 
 #endif /* FORESIGHT_H */

@@ -552,6 +552,79 @@ def test_transformed_text_that_means_something_else_falls_back_to_the_original(
     assert run("./f", tmp_path) == "Column\n"
 
 
+FLAG_MACRO = """#include <stdio.h>
+#include <stdlib.h>
+#ifdef MACRO
+#define STOP_IF(flag) if (flag) break
+#else
+#define STOP_IF(flag) (void)(flag)
+#endif
+static volatile int cancelled;
+static double sum(const double *a, long n) {
+    double s = 0;
+    for (long i = 0; i < n; i++) {
+        s += a[i];
+        if (i == 1000) cancelled = 1;
+        STOP_IF(cancelled);
+    }
+    return s;
+}
+int main(void) {
+    long n = 1L << 21;
+    double *a = malloc(n * sizeof *a);
+    for (long i = 0; i < n; i++) a[i] = 1.0;
+    printf("%g\\n", sum(a, n));
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("flag, macro", [("-pthread", "_REENTRANT"), ("-mavx2", "__AVX2__"),
+                                         ("-fno-math-errno", "__NO_MATH_ERRNO__")])
+def test_macros_the_users_flags_define_are_the_analysis_macros_too(tmp_path, cc, flag, macro):
+    # A helper's probe: under -pthread cc defined _REENTRANT, libclang (not given the flag)
+    # did not, saw no `break` in the loop and split it into strips that the break only
+    # left one of: 2.09715e+06 printed for 1001, with hints on.
+    (tmp_path / "f.c").write_text(FLAG_MACRO.replace("MACRO", macro))
+    fcc("-O2", flag, "f.c", "-o", "f", cwd=tmp_path)
+    got = subprocess.run(["./f"], cwd=tmp_path, capture_output=True, text=True, check=True,
+                         env={**os.environ, "FORESIGHT_INCORE": "hint"}).stdout
+    assert got == "1001\n"
+
+
+PACKED = """#define _GNU_SOURCE
+PRAGMA
+#include <stdio.h>
+#include <stdlib.h>
+struct rec { char tag; double v; };
+int main(void) {
+    long n = 1L << 21;
+    struct rec *r = malloc(n * sizeof *r);
+    double s = 0;
+    for (long i = 0; i < n; i++) { r[i].tag = (char)i; r[i].v = 1.0; }
+    for (long i = 0; i < n; i++) s += r[i].v;
+    printf("%zu %g\\n", sizeof *r, s);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("flags, pragma", [(["-fpack-struct"], ""), (["-fpack-struct=1"], ""),
+                                           ([], "#pragma pack(push, 1)")])
+def test_the_programs_packing_leaves_the_runtimes_structures_alone(tmp_path, cc, flags,
+                                                                   pragma):
+    # A helper's probe: -fpack-struct packed foresight.h's structures too, and the
+    # hinted program crashed in the library (which walks them with natural alignment).
+    (tmp_path / "f.c").write_text(PACKED.replace("PRAGMA", pragma))
+    fcc("-O2", *flags, "f.c", "-o", "f", cwd=tmp_path)
+    subprocess.run(["cc", "-O2", *flags, "f.c", "-o", "plain"], cwd=tmp_path, check=True)
+    env = {**os.environ, "FORESIGHT_INCORE": "hint", "FORESIGHT_STATS": str(tmp_path / "s.json")}
+    got = subprocess.run(["./f"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == run("./plain", tmp_path)
+    assert json.loads((tmp_path / "s.json").read_text())
+
+
 def test_startup_path_does_not_import_the_compiler(project):
     code = ("import sys; from foresight.cli import main; rc = main(['cc', '-E', 'kernel.c']);"
             "bad = [m for m in sys.modules if m.startswith(('clang', 'matplotlib', 'rich',"

@@ -223,6 +223,70 @@ def compile_step_flags(flags: list[str]) -> list[str]:
     return out
 
 
+_DEFINE = re.compile(r"^#define (\w+(?:\([^)]*\))?)(?: (.*))?$", re.M)
+# Macros libclang keeps its own way: the compiler's identity (frontend/unit.py gives it
+# cc's under other names) and the standard's, which -std= sets for both.
+_OWN_MACROS = re.compile(r"__(GNUC|GNUC_MINOR|GNUC_PATCHLEVEL|GNUG|clang|clang_major|"
+                         r"clang_minor|clang_patchlevel|llvm|VERSION__|STDC\w*)__?$|__STDC\w*")
+_NOT_FOR_MACROS = ("-D", "-U", "-I", "-include", "-imacros", "-iquote", "-isystem",
+                   "-idirafter", "-MF", "-MT", "-MQ")
+
+
+def _predefined(words: tuple[str, ...]) -> dict[str, str] | None:
+    """The macros `WORDS -dM -E` defines (name, with a function-like macro's parameters,
+    -> its text); None when the compiler does not say."""
+    try:
+        out = subprocess.run([*words, "-dM", "-E", "-x", "c", "/dev/null"],
+                             capture_output=True, text=True, timeout=30,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    if out.returncode != 0 or "__STDC__" not in out.stdout:
+        return None
+    return {m.group(1): m.group(2) or "" for m in _DEFINE.finditer(out.stdout)}
+
+
+_PREDEFINED: dict[tuple[str, ...], dict[str, str] | None] = {}
+
+
+def flag_macros(flags: list[str]) -> list[str]:
+    """-D and -U options that give libclang the macros the user's FLAGS (common_flags'
+    words) make cc define or undefine beyond its defaults: -pthread's _REENTRANT,
+    -mavx2's __AVX2__, -fno-math-errno's __NO_MATH_ERRNO__, -fsanitize=address's
+    __SANITIZE_ADDRESS__...  libclang is not cc and is not given those flags, and code that
+    tests the macros (`#ifdef _REENTRANT` around a `break`) must be read as cc compiles it.
+    The user's own -D, -U and -include are passed to libclang as they are."""
+    kept: list[str] = []
+    i = 0
+    for_cc = compile_step_flags(flags)
+    while i < len(for_cc):
+        a = for_cc[i]
+        if a in _NOT_FOR_MACROS:
+            i += 2
+            continue
+        if not a.startswith(_NOT_FOR_MACROS) and not a.startswith(("-W", "-w", "-M")) \
+                and a.startswith("-"):
+            kept.append(a)
+        i += 1
+    if not kept:
+        return []
+    words = tuple(underlying_words())
+    for key in (words, (*words, *kept)):
+        if key not in _PREDEFINED:
+            _PREDEFINED[key] = _predefined(key)
+    base, user = _PREDEFINED[words], _PREDEFINED[(*words, *kept)]
+    if base is None or user is None:
+        return []
+    out = []
+    for name, text in sorted(user.items()):
+        if base.get(name) != text and not _OWN_MACROS.match(name):
+            out.append(f"-D{name}={text}")
+    for name in sorted(base.keys() - user.keys()):
+        if not _OWN_MACROS.match(name):
+            out.append(f"-U{name.split('(')[0]}")
+    return out
+
+
 def dependency_args(cl: CommandLine, inp: Input, output: str) -> tuple[list[str], str | None]:
     """-MF/-MQ naming the .d file and target as cc would have (for a linked program, the
     object is a temporary file whose name must not appear).  Returns (args, .d path)."""

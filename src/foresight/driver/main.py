@@ -149,15 +149,23 @@ def _passthrough(compiler: list[str], cl: CommandLine) -> int:
 def _transform_all(cl: CommandLine, opts, tmp: Path):
     """{input index: (path to compile, changed)}, the report entries of every nest, the
     warnings (printed once the underlying compiler has run) and notes for --report."""
-    pp = preprocessor_args(cl.args)
+    pp = [*preprocessor_args(cl.args), *cc.flag_macros(cc.common_flags(cl, keep_deps=False))]
     sources: dict[int, tuple[Path, bool, Path | None]] = {}
     report: list[dict] = []
     warnings: list[str] = []
     notes: list[str] = []
     c90 = c90_standard(cl.args)
+    packs = [a for a in cl.args if a in ("-fpack-struct", "-fno-pack-struct")][-1:] \
+        == ["-fpack-struct"]
+    as_written = c90 is not None or packs   # no hints at all
     if c90 is not None:
         notes.append(f"foresight cc: no hints: {c90} selects C90, and the hints need C99 "
                      "or later (foresight.h uses inline); compiled unchanged")
+    elif packs:
+        # (-fpack-struct=N is not: foresight.h's #pragma pack(push, 16) undoes it)
+        notes.append("foresight cc: no hints: -fpack-struct would pack the runtime's "
+                     "structures too, out of step with libforesight (gcc ignores #pragma "
+                     "pack under it); compiled unchanged")
     for n, inp in enumerate(cl.c_inputs):
         src = Path(inp.path)
         sources[inp.index] = (src, False, None)
@@ -166,7 +174,7 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
             continue
         if not src.is_file():
             continue  # cc reports the missing file
-        if c90 is not None:
+        if as_written:
             result = _original(src)
         else:
             result = _transform(inp.path, [*pp, "-iquote", str(src.parent)], opts, report,
