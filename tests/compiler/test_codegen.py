@@ -1689,6 +1689,79 @@ def test_the_header_goes_after_the_feature_macros_or_nowhere(tmp_path, comments,
         "Column: 2.09715e+06\n"
 
 
+TRAP_PROGRAM = r"""#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+static void fail(long i) { fprintf(stderr, "bad %ld\n", i); exit(3); }
+__attribute__((noreturn)) void die(long i);
+static double gather(const double *x, const int *idx, long n, long have) {
+    double s = 0;
+    for (long i = 0; i < n; i++) {
+        if (i >= have) STOP;
+        s += x[idx[i]];
+    }
+    return s;
+}
+int main(void) {
+    long nx = 1L << 23, have = 1L << 18, claimed = have + 100000;
+    double *x = malloc(nx * sizeof *x);
+    for (long i = 0; i < nx; i++) x[i] = (double)(i % 11);
+    size_t bytes = have * sizeof(int), pg = 4096;
+    char *m = mmap(NULL, bytes + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(m + bytes, pg);    /* nothing readable after the index table */
+    int *idx = (int *)m;
+    for (long i = 0; i < have; i++) idx[i] = (int)((i * 7919L * 512) % nx);
+    printf("%g\n", gather(x, idx, claimed, have));
+    return 0;
+}
+void die(long i) { fprintf(stderr, "bad %ld\n", i); exit(4); }
+"""
+
+
+@pytest.mark.parametrize("stop", ["fail(i)", "die(i)", "__builtin_trap()"])
+def test_the_look_ahead_stops_where_a_call_may_end_the_program(tmp_path, stop):
+    # A helper's probe: the index look-ahead read past the mapped table where the loop
+    # checks each position and exits (__builtin_trap, a helper calling exit, a noreturn
+    # declaration): SIGSEGV instead of the program's own end.
+    src = tmp_path / "g.c"
+    src.write_text(TRAP_PROGRAM.replace("STOP", stop))
+    report = format_report(transform(src, [], CompileOptions()).report)
+    assert "indirect not prefetched: the body can leave the loop early" in report or \
+        "the index is not loaded ahead" in report
+    exe, plain = tmp_path / "g", tmp_path / "plain"
+    subprocess.run([str(FORESIGHT), "cc", "-O2", str(src), "-o", str(exe)], check=True)
+    subprocess.run(["cc", "-O2", str(src), "-o", str(plain)], check=True)
+    env = {**os.environ, "FORESIGHT_INCORE": "hint", "FORESIGHT_FILTER": "0"}
+    want = subprocess.run([str(plain)], capture_output=True, text=True)
+    got = subprocess.run([str(exe)], capture_output=True, text=True, env=env)
+    assert (got.returncode, got.stdout, got.stderr) == \
+        (want.returncode, want.stdout, want.stderr)
+
+
+@pytest.mark.parametrize("lead", [
+    'UNROLL4\n    ',                                      # a macro making the pragma
+    'HINT\n    // a note\n    ',                         # through another macro
+    '_Pragma("GCC unroll 4") ',                          # on the loop's own line
+    '_Pragma("GCC unroll 4") /* why */\n    ',            # a comment after it
+])
+def test_a_pragma_from_a_macro_or_on_the_loops_line_keeps_hints_out(tmp_path, lead):
+    # A helper's probe: each of these made the hinted text fail to compile ("for, while
+    # or do statement expected"), and the whole file lost its hints with a warning.
+    src = tmp_path / "p.c"
+    src.write_text('#include <stdio.h>\n#include <stdlib.h>\n'
+                   '#define UNROLL4 _Pragma("GCC unroll 4")\n#define HINT UNROLL4\n'
+                   'double sum(const double *a, long n) {\n    double s = 0;\n    '
+                   f'{lead}for (long i = 0; i < n; i++)\n        s += a[i];\n'
+                   '    return s;\n}\nint main(void) {\n    long n = 1L << 21;\n'
+                   '    double *a = calloc(n, sizeof *a);\n    printf("%g\\n", sum(a, n));\n'
+                   '    return 0;\n}\n')
+    report = format_report(transform(src, [], CompileOptions()).report)
+    assert "the nest follows a #pragma" in report
+    p = subprocess.run([str(FORESIGHT), "cc", "-O2", "-Wall", "-Werror", str(src), "-o",
+                        str(tmp_path / "p")], capture_output=True, text=True)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
 def test_a_function_two_nests_force_is_forced_once(tmp_path):
     """An outer nest and the nest inside its while loop both hold the call: one attribute."""
     src = tmp_path / "d.c"

@@ -57,6 +57,35 @@ _JUMPS = {K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.RETURN_STMT, K.INDIRECT_
 _OPS = {K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR,
         K.ARRAY_SUBSCRIPT_EXPR, K.CALL_EXPR, K.CONDITIONAL_OPERATOR}
 _NORETURN = {"exit", "_Exit", "abort", "quick_exit", "longjmp", "siglongjmp", "_longjmp"}
+_NORETURN_TYPE = "__attribute__((noreturn))"
+
+
+def _code(line: bytes) -> bytes:
+    """A line's text without its comments (those that open and close on it, and a `//`
+    one), stripped."""
+    line = re.sub(rb"/\*.*?\*/", b" ", line)
+    cut = line.find(b"//")
+    return (line[:cut] if cut >= 0 else line).strip()
+
+
+def may_not_return(call: ci.Cursor, seen: frozenset = frozenset()) -> bool:
+    """Whether `call` may end the program or jump out of the loop: a function of
+    _NORETURN, one whose type says noreturn (`__builtin_trap`, `err`, `__assert_fail`, a
+    declaration's `__attribute__((noreturn))`), or a function defined in this file that
+    (through its own calls, three levels deep) makes such a call (`_Noreturn` alone is
+    not in the type: its body's call of abort() says it)."""
+    if call.spelling in _NORETURN:
+        return True
+    fn = call.referenced
+    if fn is None:
+        return False
+    if _NORETURN_TYPE in fn.type.spelling:
+        return True
+    body = fn.get_definition()
+    if body is None or len(seen) >= 3 or body.hash in seen:
+        return False
+    inner = seen | {body.hash}
+    return any(d.kind == K.CALL_EXPR and may_not_return(d, inner) for d in preorder(body))
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
 
 
@@ -84,15 +113,17 @@ def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int
                    unit: UnitEffects, counting: set[str],
                    unrepeatable: Callable[[str], bool] | None = None,
                    line_reading: Callable[[str], bool] | None = None,
-                   repeatable: Callable[[str], bool] | None = None) -> list[LoopNest]:
+                   repeatable: Callable[[str], bool] | None = None,
+                   pragma_macros: list[tuple[int, int]] = ()) -> list[LoopNest]:
     """The loop nests of function definition `fn` of file `main`, in source order, with
-    the outermost loops that are not nests recorded as unanalysed."""
+    the outermost loops that are not nests recorded as unanalysed (`pragma_macros`: the
+    file's macro expansions that make a pragma, unit.pragma_expansions)."""
     if not any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT) for d in preorder(fn)):
         return []       # no loop to analyse or report: no walk over its effects
     effects = Effects(fn, unit, main, includes=b"include" in data[start_of(fn):end_of(fn)])
     builder = _Loops(fn, FunctionText(fn, data, main, macros, counting, unrepeatable,
                                       line_reading),
-                     Values(fn, data, effects), repeatable)
+                     Values(fn, data, effects), repeatable, pragma_macros)
     builder.scan(fn)
     return builder.nests
 
@@ -101,8 +132,10 @@ class _Loops:
     """The nest builder of one function."""
 
     def __init__(self, fn: ci.Cursor, text: FunctionText, values: Values,
-                 repeatable: Callable[[str], bool] | None = None):
+                 repeatable: Callable[[str], bool] | None = None,
+                 pragma_macros: list[tuple[int, int]] = ()):
         self.fn, self.t, self.v = fn, text, values
+        self.pragma_macros = pragma_macros
         # Whether a clause's text may be evaluated again (unit.Repeatable).
         self.repeatable = repeatable or (lambda text: False)
         self.data, self.main = text.data, text.main
@@ -202,12 +235,17 @@ class _Loops:
             if not any(b <= root.start + at < e for b, e in annotated):
                 return "a #pragma inside the nest (OpenMP or similar): left unchanged"
             at = text.find(b"pragma", at + 1)
-        line_start = self.data.rfind(b"\n", 0, root.start)
-        i = max(line_start, 0)      # the last line before it that is not blank
-        while i > 0 and self.data[i - 1] in b" \t\n\r\x0b\x0c":
-            i -= 1
-        prev = self.data[self.data.rfind(b"\n", 0, i) + 1:i]
-        if root.omp is None and (b"pragma" in prev or b"_Pragma" in prev
+        if any(root.start <= b < root.end for b, _ in self.pragma_macros):
+            return "a macro making a pragma inside the nest: left unchanged"
+        # What comes right before the loop: the text on its line before it or, where that
+        # is blank, the last line before it that is not blank or only a comment.
+        start, end = self.data.rfind(b"\n", 0, root.start) + 1, root.start
+        while start > 0 and not _code(self.data[start:end]):
+            end = start - 1
+            start = self.data.rfind(b"\n", 0, end) + 1
+        lead = self.data[start:end]
+        if root.omp is None and (b"pragma" in _code(lead).lower()
+                                 or any(start <= b < end for b, _ in self.pragma_macros)
                                  or pragmas.pragma_before(self.data, root.start)):
             return "the nest follows a #pragma (OpenMP or similar): left unchanged"
         return None
@@ -322,7 +360,7 @@ class _Loops:
             if d.kind in _JUMPS:
                 body_exits = True
             elif d.kind == K.CALL_EXPR or runs_cleanup(d):
-                if d.spelling in _NORETURN:
+                if d.kind == K.CALL_EXPR and may_not_return(d):
                     body_exits = True
                 if not (d.kind == K.CALL_EXPR and self.v.effects.unit.writes_nothing(d)):
                     body_calls = True

@@ -31,6 +31,7 @@ from foresight.compiler.frontend.unit import (
     load,
     macro_ranges,
     openmp,
+    pragma_expansions,
 )
 from foresight.compiler.ir import LoopNest
 
@@ -52,6 +53,7 @@ def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
     main = str(tu.spelling)
     top = children(tu.cursor)
     macros = macro_ranges(top, main)
+    pragma_macros = pragma_expansions(top, main)
     counting = counting_macros(tu, top, data, clang_args)
     unrepeatable = Unrepeatable(top, clang_args)
     line_reading = Unrepeatable(top, clang_args, roots=("__LINE__",))
@@ -66,7 +68,7 @@ def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
             continue
         if str(fn.location.file) == main:
             nests += function_nests(fn, data, main, macros, unit, counting, unrepeatable,
-                                    line_reading, repeatable)
+                                    line_reading, repeatable, pragma_macros)
         elif not fn.location.is_in_system_header and _has_loop(fn):
             in_headers.append((str(fn.location.file), fn.location.line, fn.spelling))
     if any(openmp(a) for a in clang_args):

@@ -229,6 +229,26 @@ def macro_ranges(top: list[ci.Cursor], main: str) -> list[tuple[int, int]]:
                   and str(c.location.file) == main)
 
 
+def pragma_expansions(top: list[ci.Cursor], main: str) -> list[tuple[int, int]]:
+    """Byte ranges of the file's macro expansions that make a pragma (`#define UNROLL
+    _Pragma("GCC unroll 4")`, or a macro expanding to such a macro): a loop after one is
+    annotated, as after a #pragma."""
+    defs = {c.spelling: c for c in top if c.kind == K.MACRO_DEFINITION}
+    memo: dict[str, bool] = {}
+
+    def makes(name: str) -> bool:
+        if name not in memo:
+            memo[name] = False          # a macro naming itself
+            d = defs.get(name)
+            words = [t.spelling for t in d.get_tokens()][1:] if d is not None else []
+            memo[name] = "_Pragma" in words or any(w in defs and makes(w) for w in words)
+        return memo[name]
+
+    return sorted((start_of(c), end_of(c)) for c in top
+                  if c.kind == K.MACRO_INSTANTIATION and c.location.file
+                  and str(c.location.file) == main and makes(c.spelling))
+
+
 _FEATURE_MACROS = {"_FILE_OFFSET_BITS", "_TIME_BITS", "_FORTIFY_SOURCE", "_REENTRANT",
                    "_THREAD_SAFE"}
 
