@@ -289,10 +289,8 @@ def checks(results: list[dict], real: dict, traced_results: list[dict] = ()) -> 
                     f"CPUs, {t['policy']}: {r['misses']['total']:,} modelled against "
                     f"{t['misses']['total']:,} traced", "met": gap <= TRACED_GAP})
     for name in TARGET_PROGRAMS:
-        pc = next((t for t in traced_results if (t["program"], t["machine"], t["cpus"],
-                                                  t["policy"]) == (name, "sgi", 16, "pc")), None)
-        cd = next((t for t in traced_results if (t["program"], t["machine"], t["cpus"],
-                                                  t["policy"]) == (name, "sgi", 16, "cdpc")), None)
+        pc = _find(traced_results, name, "sgi", 16, "pc")
+        cd = _find(traced_results, name, "sgi", 16, "cdpc")
         if pc and cd:
             share = cd["misses"]["conflict"] / max(1, pc["misses"]["conflict"])
             out.append({"what": f"{name}, 16 CPUs, 1 MiB direct mapped, traced: CDPC's "
