@@ -224,10 +224,6 @@ def compile_step_flags(flags: list[str]) -> list[str]:
 
 
 _DEFINE = re.compile(r"^#define (\w+(?:\([^)]*\))?)(?: (.*))?$", re.M)
-# Macros libclang keeps its own way: the compiler's identity (frontend/unit.py gives it
-# cc's under other names) and the standard's, which -std= sets for both.
-_OWN_MACROS = re.compile(r"__(GNUC|GNUC_MINOR|GNUC_PATCHLEVEL|GNUG|clang|clang_major|"
-                         r"clang_minor|clang_patchlevel|llvm|VERSION__|STDC\w*)__?$|__STDC\w*")
 _NOT_FOR_MACROS = ("-D", "-U", "-I", "-include", "-imacros", "-iquote", "-isystem",
                    "-idirafter", "-MF", "-MT", "-MQ")
 
@@ -255,7 +251,8 @@ def flag_macros(flags: list[str]) -> list[str]:
     -mavx2's __AVX2__, -fno-math-errno's __NO_MATH_ERRNO__, -fsanitize=address's
     __SANITIZE_ADDRESS__...  libclang is not cc and is not given those flags, and code that
     tests the macros (`#ifdef _REENTRANT` around a `break`) must be read as cc compiles it.
-    The user's own -D, -U and -include are passed to libclang as they are."""
+    The user's own -D, -U and -include are passed to libclang as they are, and -std='s
+    __STDC_* macros libclang sets itself."""
     kept: list[str] = []
     i = 0
     for_cc = compile_step_flags(flags)
@@ -279,10 +276,10 @@ def flag_macros(flags: list[str]) -> list[str]:
         return []
     out = []
     for name, text in sorted(user.items()):
-        if base.get(name) != text and not _OWN_MACROS.match(name):
+        if base.get(name) != text and not name.startswith("__STDC"):
             out.append(f"-D{name}={text}")
     for name in sorted(base.keys() - user.keys()):
-        if not _OWN_MACROS.match(name):
+        if not name.startswith("__STDC"):
             out.append(f"-U{name.split('(')[0]}")
     return out
 

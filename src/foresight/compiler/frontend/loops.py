@@ -84,8 +84,23 @@ def may_not_return(call: ci.Cursor, seen: frozenset = frozenset()) -> bool:
     body = fn.get_definition()
     if body is None or len(seen) >= 3 or body.hash in seen:
         return False
+    key = (body.hash, start_of(body))
+    if not seen and key in _ENDS:
+        return _ENDS[key]
     inner = seen | {body.hash}
-    return any(d.kind == K.CALL_EXPR and may_not_return(d, inner) for d in preorder(body))
+    ends = any(d.kind == K.CALL_EXPR and may_not_return(d, inner) for d in preorder(body))
+    if not seen:
+        _ENDS[key] = ends
+    return ends
+
+
+# may_not_return's answers for the function definitions of the unit being read, by
+# cursor hash and offset (cleared with each new translation unit: end_unit)
+_ENDS: dict[tuple[int, int], bool] = {}
+
+
+def end_unit() -> None:
+    _ENDS.clear()
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
 
 

@@ -20,7 +20,7 @@ import clang.cindex as ci
 
 from foresight.compiler.analysis.effects import UnitEffects
 from foresight.compiler.frontend.cursors import children
-from foresight.compiler.frontend.loops import function_nests
+from foresight.compiler.frontend.loops import end_unit, function_nests
 from foresight.compiler.frontend.sync import SyncPoints
 from foresight.compiler.frontend.unit import (
     ParseFailure,
@@ -50,6 +50,7 @@ def parse(source: Path, clang_args: list[str], strict_aliasing: bool = True,
     own_definitions).  ParseFailure if libclang cannot parse it."""
     data = Path(source).read_bytes()
     tu = load(source, clang_args)
+    end_unit()      # (answers kept per function of the last unit)
     main = str(tu.spelling)
     top = children(tu.cursor)
     macros = macro_ranges(top, main)
