@@ -82,8 +82,8 @@ OPTIONS = {
     "simspeed": {"--requests", "--repeat", "--json", "--markdown"},
     "aasfp": {"--quick", "--configs", "--timeout", "--repeat", "--json", "--markdown",
               "--plots"},
-    "coloring": {"--programs", "--machines", "--policies", "--cpus", "--steps", "--json",
-                 "--markdown", "--plots"},
+    "coloring": {"--programs", "--machines", "--policies", "--cpus", "--steps", "--traced",
+                 "--json", "--markdown", "--plots"},
 }
 
 
