@@ -1251,3 +1251,24 @@ int main(int argc, char **argv)
     _, sl, _ = sliced(tmp_path, body.replace("IOV", "gv"))
     assert [why for _, why in sl.refusals] == [
         "`preadv` may read the program's memory through `gv`"]
+
+
+def test_a_lead_reads_buffer_is_declared_when_only_the_read_names_it(tmp_path):
+    # fgets(line, MAXLINE, f): no `sizeof line` names the buffer, yet the thread reads
+    # into it, so its declaration is kept (it was dropped: the clone did not compile).
+    program, sl, _ = sliced(tmp_path, """\
+#define MAXLINE 256
+int main(int argc, char **argv)
+{
+    FILE *f = fopen(argv[1], "r");
+    if (!f) return 1;
+    char line[MAXLINE];
+    long sum = 0;
+    while (fgets(line, MAXLINE, f))
+        sum += atol(line);
+    printf("%ld\\n", sum);
+    return 0;
+}
+""")
+    assert sl.ok, sl.refusals
+    assert 10 in kept_lines(program, sl, "main")            # char line[MAXLINE];

@@ -734,10 +734,13 @@ class _Slicer:
 
     def buffers(self, f: str, st: Stmt) -> set[VarKey]:
         """The variables a statement names only as an I/O call's buffer or an exit's
-        argument."""
+        argument.  A lead read's buffer is not among them: the thread reads into it
+        (`char line[MAXLINE]; ... fgets(line, MAXLINE, f)` needs line declared)."""
         skip: set[VarKey] = set()
         for c in st.calls:
             name = io_name(c)
+            if name and self.s.lead(c):
+                continue
             data = (IO_CALLS[name][1] if name else WRITES[c.callee][1]
                     if c.callee in WRITES else -1)
             if 0 <= data < len(c.args):
