@@ -41,8 +41,11 @@ struct cs_map {
     struct fs_color_array *arrays;
     struct fs_color_ref *refs;
     uint32_t *calls; /* per ref: the loop's run it came with (0: unknown) */
+    bool *again;     /* per ref: passed again (its loop ran more than once) */
     struct fs_color_group *groups;
-    size_t narrays, nrefs, ngroups, carrays, crefs, ccalls, cgroups;
+    struct fs_color_access *accesses; /* how references walk their units (model.c) */
+    size_t narrays, nrefs, ngroups, naccesses, carrays, crefs, ccalls, cagain, cgroups,
+        caccesses;
 };
 
 /* Reads the color map at PATH into *M: 0, or -1 after printing why (M then empty). */

@@ -89,20 +89,32 @@ static bool schedule_of(const char *s, unsigned *out)
     return false;
 }
 
-/* The fields of each record, in order: u unsigned, s signed, S schedule. */
+/* The fields of each record, in order: u unsigned, s signed, S schedule, D direction (f
+ * forward, v reverse), W access (r or w). */
 static const struct {
     const char *name, *fields;
 } RECORDS[] = {
-    {"page", "u"}, {"array", "uu"}, {"ref", "uusssuSuuu"}, {"group", "uu"}, {"run", "uuu"},
+    {"page", "u"},  {"array", "uu"}, {"ref", "uusssuSuuu"}, {"group", "uu"},
+    {"run", "uuu"}, {"access", "uusssssuuuDW"},
 };
+enum { PAGE, ARRAY, REF, GROUP, RUN, ACCESS };
+
+/* One of two letters: the field is true for the second. */
+static bool letter(const char *w, const char *two, uint64_t *out)
+{
+    if (w[0] == '\0' || w[1] != '\0' || (w[0] != two[0] && w[0] != two[1]))
+        return false;
+    *out = w[0] == two[1];
+    return true;
+}
 
 /* One line's record into S; false after saying what is wrong with it. */
 static bool record(const char *path, unsigned long lineno, char *line, struct cs_map *s)
 {
-    char *save, *tok[13];
+    char *save, *tok[14];
     unsigned n = 0;
     for (char *w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save))
-        if (n < 13)
+        if (n < 14)
             tok[n++] = w;
         else
             n++;
@@ -112,14 +124,22 @@ static bool record(const char *path, unsigned long lineno, char *line, struct cs
     while (r < sizeof RECORDS / sizeof *RECORDS && strcmp(tok[0], RECORDS[r].name))
         r++;
     if (r == sizeof RECORDS / sizeof *RECORDS) {
-        fprintf(stderr, CS_PROG ": error: %s:%lu: unknown record '%.40s' (array, ref, group, "
-                "page or run)\n", path, lineno, tok[0]);
+        fprintf(stderr, CS_PROG ": error: %s:%lu: unknown record '%.40s' (array, ref, access, "
+                "group, page or run)\n", path, lineno, tok[0]);
         return false;
     }
     const char *fields = RECORDS[r].fields;
     bool write = false;
-    uint64_t call = 0;
-    if (r == 2 && n == 13) { /* a ref's optional call number */
+    uint64_t call = 0, again = 0;
+    if (r == REF && n == 14) { /* a ref's optional AGAIN: its loop ran more than once */
+        if (!letter(tok[13], "01", &again)) {
+            fprintf(stderr, CS_PROG ": error: %s:%lu: field 13 of `ref`, '%.40s', is not 0 "
+                    "or 1\n", path, lineno, tok[13]);
+            return false;
+        }
+        n--;
+    }
+    if (r == REF && n == 13) { /* a ref's optional call number */
         if (!unsigned_number(tok[12], &call) || call > UINT32_MAX) {
             fprintf(stderr, CS_PROG ": error: %s:%lu: field 12 of `ref`, '%.40s', is not a "
                     "call number\n", path, lineno, tok[12]);
@@ -127,7 +147,7 @@ static bool record(const char *path, unsigned long lineno, char *line, struct cs
         }
         n--;
     }
-    if (r == 2 && n == 12) { /* a ref's optional access, r or w */
+    if (r == REF && n == 12) { /* a ref's optional access, r or w */
         if (strcmp(tok[11], "r") && strcmp(tok[11], "w")) {
             fprintf(stderr, CS_PROG ": error: %s:%lu: field 11 of `ref`, '%.40s', is not r "
                     "or w\n", path, lineno, tok[11]);
@@ -141,55 +161,74 @@ static bool record(const char *path, unsigned long lineno, char *line, struct cs
                 lineno, tok[0], strlen(fields), n - 1);
         return false;
     }
-    uint64_t u[10] = {0};
-    int64_t v[10] = {0};
+    uint64_t u[12] = {0};
+    int64_t v[12] = {0};
     unsigned sched = 0;
     for (unsigned i = 0; fields[i]; i++) {
         const char *w = tok[i + 1];
         bool ok = fields[i] == 'u'   ? unsigned_number(w, &u[i])
                   : fields[i] == 's' ? signed_number(w, &v[i])
+                  : fields[i] == 'D' ? letter(w, "fv", &u[i])
+                  : fields[i] == 'W' ? letter(w, "rw", &u[i])
                                      : schedule_of(w, &sched);
         if (!ok) {
             fprintf(stderr, CS_PROG ": error: %s:%lu: field %u of `%s`, '%.40s', is not %s\n",
                     path, lineno, i + 1, tok[0], w,
                     fields[i] == 'u'   ? "an unsigned number"
                     : fields[i] == 's' ? "a number"
+                    : fields[i] == 'D' ? "f or v"
+                    : fields[i] == 'W' ? "r or w"
                                        : "a schedule (even, blocked or cyclic[-reverse])");
             return false;
         }
     }
     switch (r) {
-    case 0:
+    case PAGE:
         if (!u[0] || (u[0] & (u[0] - 1))) {
             fprintf(stderr, CS_PROG ": error: %s:%lu: page %llu is not a power of two\n", path,
                     lineno, (unsigned long long)u[0]);
             return false;
         }
         return true;
-    case 1:
+    case ARRAY:
         if (!more((void **)&s->arrays, s->narrays, &s->carrays, sizeof *s->arrays))
             goto nomem;
         s->arrays[s->narrays++] = (struct fs_color_array){.base = u[0], .bytes = u[1]};
         return true;
-    case 2:
+    case REF:
         if (u[7] < 1 || u[7] > FS_COLOR_MAX_CPUS || u[9] > 1 || u[8] > UINT32_MAX) {
             fprintf(stderr, CS_PROG ": error: %s:%lu: `ref` needs NTHREADS 1..%d, LOOP below "
                     "2^32 and WRAP 0 or 1\n", path, lineno, FS_COLOR_MAX_CPUS);
             return false;
         }
         if (!more((void **)&s->calls, s->nrefs, &s->ccalls, sizeof *s->calls) ||
+            !more((void **)&s->again, s->nrefs, &s->cagain, sizeof *s->again) ||
             !more((void **)&s->refs, s->nrefs, &s->crefs, sizeof *s->refs))
             goto nomem;
         s->calls[s->nrefs] = (uint32_t)call;
+        s->again[s->nrefs] = again != 0;
         s->refs[s->nrefs++] = (struct fs_color_ref){
             .base = u[0], .unit = u[1], .first = v[2], .count = v[3], .offset = v[4],
             .chunk = u[5], .schedule = sched, .nthreads = (unsigned)u[7],
             .loop = (unsigned)u[8], .wrap = (int)u[9], .write = write};
         return true;
-    case 3:
+    case GROUP:
         if (!more((void **)&s->groups, s->ngroups, &s->cgroups, sizeof *s->groups))
             goto nomem;
         s->groups[s->ngroups++] = (struct fs_color_group){.a = u[0], .b = u[1]};
+        return true;
+    case ACCESS:
+        if (u[7] > UINT32_MAX || u[8] > UINT32_MAX || u[9] > UINT32_MAX) {
+            fprintf(stderr, CS_PROG ": error: %s:%lu: `access` needs LOOP, PHASE and SEQ "
+                    "below 2^32\n", path, lineno);
+            return false;
+        }
+        if (!more((void **)&s->accesses, s->naccesses, &s->caccesses, sizeof *s->accesses))
+            goto nomem;
+        s->accesses[s->naccesses++] = (struct fs_color_access){
+            .base = u[0], .unit = u[1], .first = v[2], .count = v[3], .shift = v[4],
+            .within = v[5], .stride = v[6], .loop = (unsigned)u[7], .phase = (unsigned)u[8],
+            .seq = (unsigned)u[9], .reverse = (int)u[10], .write = (int)u[11]};
         return true;
     default: /* run: the program's own plan */
         return true;
@@ -258,6 +297,8 @@ void cs_map_free(struct cs_map *m)
     free(m->refs);
     free(m->calls);
     free(m->groups);
+    free(m->accesses);
+    free(m->again);
     memset(m, 0, sizeof *m);
 }
 

@@ -3,14 +3,15 @@
  * it: the issue's "streams generated from the summaries", fast enough to sweep machines.
  * The summaries say, per statically scheduled parallel loop, which units of which arrays
  * each iteration touches and which thread runs it; the model runs each loop as its
- * threads would: every thread its own iterations, in the order it runs them, and in
- * each iteration the units of all the loop's references side by side, line by line (the
- * inner loop of a stencil walks x[j+1][i], x[j-1][i], rx[j][i] together: that walk is
- * what makes arrays collide in a cache), the threads interleaved one line step each.
- * One access per line and use: the element accesses a real run adds within a line are
- * hits, and no miss is left out.  What the summaries do not say is not modelled: serial
- * code, the order of references within an iteration beyond side by side, and every
- * array a loop touches that its summary leaves out.
+ * threads would: every thread its own iterations, in the order it runs them, the threads
+ * interleaved one step each.  With the loop's `access` records (how each reference walks
+ * its unit: run_walks), an iteration's references go side by side element by element,
+ * phase by phase (the body's inner loops in source order), so references colliding in a
+ * cache set miss on every element as the program's do; without them (run_loop), the
+ * units of all its references side by side, one access per line.  What the map does not
+ * say is not modelled: serial code, loads the compiler adds or removes, the order of
+ * the loops inside one phase, and every array a loop touches that its summary leaves
+ * out.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -137,13 +138,136 @@ static int run_loop(struct cs_sim *sim, const struct fs_color_ref **refs,
     return 0;
 }
 
+/* The steps of the walk of phase-sorted accesses acc[k..], which share a phase, into
+ * *end (one past them): the most unit / |stride| of any of them, at least 1. */
+static uint64_t phase_steps(const struct fs_color_access **acc, size_t k, size_t na, size_t *end)
+{
+    uint64_t n = 1;
+    size_t j = k;
+    for (; j < na && acc[j]->phase == acc[k]->phase; j++) {
+        uint64_t st = acc[j]->stride < 0 ? (uint64_t)0 - (uint64_t)acc[j]->stride
+                                         : (uint64_t)acc[j]->stride;
+        if (st && (acc[j]->unit + st - 1) / st > n)
+            n = (acc[j]->unit + st - 1) / st;
+    }
+    *end = j;
+    return n;
+}
+
+/* One loop walked reference by reference (its `access` records, by phase and seq): each
+ * thread's iteration runs its phases in order, each phase's references side by side, one
+ * step (stride bytes) each; the threads interleaved one step each.  The element accesses
+ * of references that collide in a cache set are what a line-by-line walk misses. */
+static int run_walks(struct cs_sim *sim, const struct fs_color_ref *lead,
+                     const struct fs_color_access **acc, const struct fs_color_array **arrs,
+                     size_t na)
+{
+    unsigned p = lead->nthreads;
+    struct walker w[FS_COLOR_MAX_CPUS];
+    struct {
+        size_t k, end; /* the phase's accesses */
+        uint64_t steps;
+    } at[FS_COLOR_MAX_CPUS];
+    unsigned active = 0;
+    for (unsigned t = 0; t < p; t++) {
+        memset(&w[t], 0, sizeof w[t]);
+        w[t].done = !next_block(lead, t, &w[t]);
+        active += !w[t].done;
+        at[t].k = 0;
+        at[t].steps = phase_steps(acc, 0, na, &at[t].end);
+    }
+    while (active) {
+        for (unsigned t = 0; t < p; t++) {
+            struct walker *x = &w[t];
+            if (x->done)
+                continue;
+            for (size_t j = at[t].k; j < at[t].end; j++) {
+                const struct fs_color_access *a = acc[j];
+                struct fs_color_ref r = {.base = a->base, .unit = a->unit, .first = a->first,
+                                         .count = a->count, .offset = a->shift,
+                                         .schedule = a->reverse ? FS_COLOR_REVERSE : 0};
+                uint64_t lo, hi;
+                if (!arrs[j] || !unit_of(&r, arrs[j], x->i, &lo, &hi))
+                    continue;
+                uint64_t st = a->stride < 0 ? (uint64_t)0 - (uint64_t)a->stride
+                                            : (uint64_t)a->stride;
+                uint64_t e = a->stride < 0 ? at[t].steps - 1 - x->line : x->line;
+                uint64_t addr = lo + (uint64_t)a->within + e * st;
+                if (addr < arrs[j]->base || addr >= arrs[j]->base + arrs[j]->bytes)
+                    continue;
+                if (cs_access(sim, t, addr, 1, a->write))
+                    return -1;
+            }
+            if (++x->line < at[t].steps)
+                continue;
+            x->line = 0; /* the phase is done: the next, or the next iteration */
+            at[t].k = at[t].end == na ? 0 : at[t].end;
+            at[t].steps = phase_steps(acc, at[t].k, na, &at[t].end);
+            if (at[t].k == 0 && ++x->i >= x->i_end && !next_block(lead, t, x)) {
+                x->done = true;
+                active--;
+            }
+        }
+    }
+    cs_barrier(sim);
+    return 0;
+}
+
+static int by_phase(const void *a, const void *b)
+{
+    const struct fs_color_access *x = *(const struct fs_color_access *const *)a,
+                                 *y = *(const struct fs_color_access *const *)b;
+    if (x->phase != y->phase)
+        return x->phase > y->phase ? 1 : -1;
+    return x->seq != y->seq ? (x->seq > y->seq ? 1 : -1) : (x < y ? -1 : x > y);
+}
+
+static const struct cs_map *sorting; /* the map by_loop sorts the refs of */
+
+static int by_loop(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    unsigned lx = sorting->refs[x].loop, ly = sorting->refs[y].loop;
+    return lx != ly ? (lx > ly ? 1 : -1) : (x > y) - (x < y);
+}
+
+/* Per ref, into once[]: its loop ran once (no summary of it passed again, one run) while
+ * another loop ran more than once; false for all when none did.  The model's steps are
+ * the program's steady state, without its one-time phases (initialisation). */
+static int one_time_loops(const struct cs_map *m, bool *once)
+{
+    size_t *ix = malloc((m->nrefs + 1) * sizeof *ix);
+    if (!ix)
+        return -1;
+    for (size_t i = 0; i < m->nrefs; i++)
+        ix[i] = i;
+    sorting = m;
+    qsort(ix, m->nrefs, sizeof *ix, by_loop);
+    bool any = false;
+    for (size_t i = 0, j; i < m->nrefs; i = j) {
+        bool repeated = false;
+        for (j = i; j < m->nrefs && m->refs[ix[j]].loop == m->refs[ix[i]].loop; j++)
+            repeated |= m->again[ix[j]] || m->calls[ix[j]] != m->calls[ix[i]];
+        for (size_t k = i; k < j; k++)
+            once[ix[k]] = !repeated;
+        any |= repeated;
+    }
+    if (!any)
+        memset(once, 0, m->nrefs * sizeof *once);
+    free(ix);
+    return 0;
+}
+
 int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, unsigned cpus)
 {
     const struct fs_color_ref **refs = malloc((m->nrefs + 1) * sizeof *refs);
-    const struct fs_color_array **arrs = malloc((m->nrefs + 1) * sizeof *arrs);
+    size_t na_max = m->nrefs > m->naccesses ? m->nrefs : m->naccesses;
+    const struct fs_color_array **arrs = malloc((na_max + 1) * sizeof *arrs);
+    const struct fs_color_access **acc = malloc((m->naccesses + 1) * sizeof *acc);
     bool *done = calloc(m->nrefs + 1, sizeof *done);
+    bool *once = calloc(m->nrefs + 1, sizeof *once);
     int rc = 0;
-    if (!refs || !arrs || !done) {
+    if (!refs || !arrs || !acc || !done || !once || one_time_loops(m, once)) {
         errno = ENOMEM;
         rc = -1;
     }
@@ -151,7 +275,7 @@ int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, uns
      * one loop's, from one call, of one iteration count (a summary of another partition
      * cannot be walked with the first) */
     for (size_t i = 0; rc == 0 && i < m->nrefs; i++) {
-        if (done[i])
+        if (done[i] || once[i])
             continue;
         size_t nr = 0;
         const struct fs_color_ref *lead = &m->refs[i];
@@ -165,15 +289,41 @@ int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, uns
             done[j] = true;
             if (r->unit == 0 || r->count <= 0 || r->nthreads < 1 || r->nthreads > cpus)
                 continue;
-            refs[nr] = r;
-            arrs[nr] = array_of(m, r->base);
-            nr++;
+            refs[nr++] = r;
         }
-        if (nr && run_loop(sim, refs, arrs, nr, line))
-            rc = -1;
+        if (!nr)
+            continue;
+        /* the run's references' walks, when the program passed them (a walk is this
+         * run's when a reference of the run has its array, unit and first unit) */
+        size_t na = 0;
+        for (size_t j = 0; j < m->naccesses; j++) {
+            const struct fs_color_access *a = &m->accesses[j];
+            if (a->loop != lead->loop || a->count != lead->count)
+                continue;
+            for (size_t k = 0; k < nr; k++)
+                if (refs[k]->base == a->base && refs[k]->unit == a->unit &&
+                    refs[k]->first == a->first) {
+                    acc[na++] = a;
+                    break;
+                }
+        }
+        if (na) {
+            qsort(acc, na, sizeof *acc, by_phase);
+            for (size_t j = 0; j < na; j++)
+                arrs[j] = array_of(m, acc[j]->base);
+            if (run_walks(sim, refs[0], acc, arrs, na))
+                rc = -1;
+        } else {
+            for (size_t j = 0; j < nr; j++)
+                arrs[j] = array_of(m, refs[j]->base);
+            if (run_loop(sim, refs, arrs, nr, line))
+                rc = -1;
+        }
     }
     free(refs);
+    free(acc);
     free(arrs);
     free(done);
+    free(once);
     return rc;
 }

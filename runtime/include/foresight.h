@@ -2232,6 +2232,9 @@ void foresight__color_ref(const void *array, size_t unit, long first, long count
                           unsigned schedule, size_t chunk, unsigned nthreads, unsigned loop)
     FORESIGHT__WEAK;
 void foresight__color_group(const void *a, const void *b) FORESIGHT__WEAK;
+void foresight__color_access(const void *array, size_t unit, long first, long count,
+                             long shift, long within, long stride, unsigned flags,
+                             unsigned loop, unsigned phase, unsigned seq) FORESIGHT__WEAK;
 void foresight__color_apply(int in_parallel) FORESIGHT__WEAK;
 
 /* An array whose pages get colors: [base, base + bytes).  Pages no summary below
@@ -2273,6 +2276,25 @@ static inline void foresight_color_comm(const void *array, size_t unit, long fir
         return;
 #endif
     foresight__color_ref(array, unit, first, count, offset, schedule, chunk, nthreads, loop);
+}
+
+/* How one reference of loop `loop` walks its unit (for the cache simulator's model;
+ * the colors ignore it): in iteration k, unit first + k + shift (as for
+ * foresight_color_partition, FORESIGHT_COLOR_REVERSE in `flags`), from its byte `within`,
+ * `stride` bytes per iteration of the innermost loop holding it, the `phase`-th such loop
+ * of the body in source order (0: the parallel loop's own body); FORESIGHT_COLOR_WRITE
+ * in `flags` for a store; `seq` its place among the body's references. */
+static inline void foresight_color_access(const void *array, size_t unit, long first,
+                                          long count, long shift, long within, long stride,
+                                          unsigned flags, unsigned loop, unsigned phase,
+                                          unsigned seq)
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (!foresight__color_access)
+        return;
+#endif
+    foresight__color_access(array, unit, first, count, shift, within, stride, flags, loop,
+                            phase, seq);
 }
 
 /* Group access: two arrays used together (beyond those of one `loop` number). */

@@ -27,18 +27,21 @@
 #define MAX_ARRAYS 4096
 #define MAX_REFS 16384
 #define MAX_GROUPS 4096
-#define HASH_SLOTS 65536 /* a power of two, 2.7 times the records at most */
+#define MAX_ACCESSES 16384
+#define HASH_SLOTS 65536 /* a power of two, 1.6 times the records at most */
 #define REWRITE_NS 1000000000ull /* sim: the map rewritten at most once a second */
 
-enum kind { ARRAY = 1, REF, GROUP };
+enum kind { ARRAY = 1, REF, GROUP, ACCESS };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fs_color_array arrays[MAX_ARRAYS];
 static struct fs_color_ref refs[MAX_REFS];
 static struct fs_color_group groups[MAX_GROUPS];
-static size_t narrays, nrefs, ngroups;
+static struct fs_color_access accesses[MAX_ACCESSES];
+static size_t narrays, nrefs, ngroups, naccesses;
 static uint32_t seen[HASH_SLOTS]; /* kind << 24 | index + 1, 0 = empty */
 static uint32_t ref_call[MAX_REFS]; /* the apply call that came after a ref's first sight */
+static bool ref_again[MAX_REFS];    /* a ref passed again: its loop ran more than once */
 static unsigned long dropped;     /* calls whose summary found the tables full */
 static unsigned long bad_input;   /* summaries the plan could not use */
 static uint32_t calls;            /* foresight_color_apply calls so far */
@@ -59,35 +62,38 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xff51afd7ed558ccdull;
 }
 
-static bool same(enum kind k, uint32_t i, const void *rec)
+/* The table of records of kind K, its count and its capacity. */
+static void *table(enum kind k, size_t **n, size_t *cap, size_t *size)
 {
     switch (k) {
-    case ARRAY: return memcmp(&arrays[i], rec, sizeof arrays[i]) == 0;
-    case REF: return memcmp(&refs[i], rec, sizeof refs[i]) == 0;
-    default: return memcmp(&groups[i], rec, sizeof groups[i]) == 0;
+    case ARRAY: *n = &narrays, *cap = MAX_ARRAYS, *size = sizeof arrays[0]; return arrays;
+    case REF: *n = &nrefs, *cap = MAX_REFS, *size = sizeof refs[0]; return refs;
+    case GROUP: *n = &ngroups, *cap = MAX_GROUPS, *size = sizeof groups[0]; return groups;
+    default: *n = &naccesses, *cap = MAX_ACCESSES, *size = sizeof accesses[0]; return accesses;
     }
 }
 
-/* Keeps a record not seen before; false when it was known or there is no room. */
-static bool keep(enum kind k, const void *rec, size_t size, uint64_t h)
+/* Keeps a record not seen before: true, its index in *AT.  False when it was known (its
+ * index in *AT) or there is no room (*AT = SIZE_MAX). */
+static bool keep(enum kind k, const void *rec, size_t size, uint64_t h, size_t *at)
 {
-    size_t *n = k == ARRAY ? &narrays : k == REF ? &nrefs : &ngroups;
-    size_t cap = k == ARRAY ? MAX_ARRAYS : k == REF ? MAX_REFS : MAX_GROUPS;
+    size_t *n, cap, rsize;
+    unsigned char *t = table(k, &n, &cap, &rsize);
     for (size_t s = h & (HASH_SLOTS - 1);; s = (s + 1) & (HASH_SLOTS - 1)) {
         uint32_t e = seen[s];
         if (e == 0) {
             if (*n == cap) {
                 dropped++;
+                *at = SIZE_MAX;
                 return false;
             }
-            void *dst = k == ARRAY ? (void *)&arrays[*n] : k == REF ? (void *)&refs[*n]
-                                                                    : (void *)&groups[*n];
-            memcpy(dst, rec, size);
+            memcpy(t + *n * rsize, rec, size);
             seen[s] = (uint32_t)k << 24 | (uint32_t)(*n + 1);
-            (*n)++;
+            *at = (*n)++;
             return true;
         }
-        if (e >> 24 == (uint32_t)k && same(k, (e & 0xffffff) - 1, rec))
+        *at = (e & 0xffffff) - 1;
+        if (e >> 24 == (uint32_t)k && memcmp(t + *at * rsize, rec, size) == 0)
             return false;
     }
 }
@@ -108,10 +114,14 @@ static void add(enum kind k, const void *rec, size_t size)
         h = mix(h, v);
     }
     pthread_mutex_lock(&lock);
-    if (collecting() && keep(k, rec, size, h)) {
+    size_t at = SIZE_MAX;
+    if (collecting() && keep(k, rec, size, h, &at)) {
         dirty = true;
         if (k == REF)
-            ref_call[nrefs - 1] = calls;
+            ref_call[at] = calls;
+    } else if (k == REF && at != SIZE_MAX && collecting() && !ref_again[at]) {
+        ref_again[at] = true;
+        dirty = true;
     }
     pthread_mutex_unlock(&lock);
 }
@@ -144,6 +154,29 @@ void foresight__color_ref(const void *array, size_t unit, long first, long count
     r.wrap = (schedule & FORESIGHT_COLOR_ROTATE) != 0;
     r.write = (schedule & FORESIGHT_COLOR_WRITE) != 0;
     add(REF, &r, sizeof r);
+}
+
+void foresight__color_access(const void *array, size_t unit, long first, long count,
+                             long shift, long within, long stride, unsigned flags,
+                             unsigned loop, unsigned phase, unsigned seq)
+{
+    if (fs_cfg.color == 0)
+        return;
+    struct fs_color_access a;
+    memset(&a, 0, sizeof a);
+    a.base = (uint64_t)(uintptr_t)array;
+    a.unit = unit;
+    a.first = first;
+    a.count = count;
+    a.shift = shift;
+    a.within = within;
+    a.stride = stride;
+    a.loop = loop;
+    a.phase = phase;
+    a.seq = seq;
+    a.reverse = (flags & FORESIGHT_COLOR_REVERSE) != 0;
+    a.write = (flags & FORESIGHT_COLOR_WRITE) != 0;
+    add(ACCESS, &a, sizeof a);
 }
 
 void foresight__color_group(const void *a, const void *b)
@@ -242,11 +275,19 @@ static void write_map(const struct fs_color_geometry *geo, const struct fs_color
         const struct fs_color_ref *r = &refs[i];
         if (!fs_color_ref_valid(r))
             continue; /* counted in bad_input */
-        fprintf(f, "ref 0x%llx %llu %lld %lld %lld %llu %s %u %u %d %c %u\n",
+        fprintf(f, "ref 0x%llx %llu %lld %lld %lld %llu %s %u %u %d %c %u %d\n",
                 (unsigned long long)r->base, (unsigned long long)r->unit, (long long)r->first,
                 (long long)r->count, (long long)r->offset, (unsigned long long)r->chunk,
                 schedule_name(r->schedule), r->nthreads, r->loop, r->wrap, r->write ? 'w' : 'r',
-                ref_call[i]);
+                ref_call[i], ref_again[i]);
+    }
+    for (size_t i = 0; i < naccesses; i++) {
+        const struct fs_color_access *a = &accesses[i];
+        fprintf(f, "access 0x%llx %llu %lld %lld %lld %lld %lld %u %u %u %c %c\n",
+                (unsigned long long)a->base, (unsigned long long)a->unit, (long long)a->first,
+                (long long)a->count, (long long)a->shift, (long long)a->within,
+                (long long)a->stride, a->loop, a->phase, a->seq, a->reverse ? 'v' : 'f',
+                a->write ? 'w' : 'r');
     }
     for (size_t i = 0; i < ngroups; i++)
         fprintf(f, "group 0x%llx 0x%llx\n", (unsigned long long)groups[i].a,

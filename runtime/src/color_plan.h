@@ -55,6 +55,27 @@ struct fs_color_ref {
     int write;         /* the loop stores to these units (for the simulator's model) */
 };
 
+/* How a reference walks its unit in each iteration, for the cache simulator's model only
+ * (the plan ignores it): the unit index as a ref's (first, count, offset = shift,
+ * schedule's REVERSE), then, in the innermost loop holding it (`phase`, in source order:
+ * 0 is the parallel loop's own body), from byte `within` of the unit, `stride` bytes per
+ * iteration (negative: the loop runs down; 0: the same bytes every iteration). */
+struct fs_color_access {
+    uint64_t base;
+    uint64_t unit;
+    int64_t first;
+    int64_t count;
+    int64_t shift;
+    int64_t within;
+    int64_t stride;
+    unsigned loop;
+    unsigned phase;
+    unsigned seq;      /* its place in the loop body's references (order, and apart) */
+    int reverse;
+    int write;
+    unsigned pad;
+};
+
 struct fs_color_group {
     uint64_t a, b; /* bases of two arrays used together */
 };

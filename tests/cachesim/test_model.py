@@ -425,7 +425,11 @@ def test_bad_geometry_and_options(tmp_path, args, message):
     ("foresight-color-map 1\nref 0 8 0 4 0 0 even 4 0 0 x\n",
      "m.map:2: field 11 of `ref`, 'x', is not r or w"),
     ("foresight-color-map 1\nref 0 8 0 4 0 0 even 4 0 0 w 1 2\n",
-     "m.map:2: `ref` takes 10 fields, not 13"),
+     "m.map:2: field 13 of `ref`, '2', is not 0 or 1"),
+    ("foresight-color-map 1\nref 0 8 0 4 0 0 even 4 0 0 w 1 1 9\n",
+     "m.map:2: `ref` takes 10 fields, not 14"),
+    ("foresight-color-map 1\naccess 0 8 0 4 0 0 8 1 1 0 f\n",
+     "m.map:2: `access` takes 12 fields, not 11"),
     ("foresight-color-map 1\nref 0 8 0 4 0 0 even 4 0 0 w x\n",
      "m.map:2: field 12 of `ref`, 'x', is not a call number"),
 ])

@@ -101,3 +101,72 @@ def test_model_needs_a_map_and_no_trace(tmp_path):
     assert p.returncode == 2 and "one of them" in p.stderr
     p = simulate(tmp_path, "--cpus", "2", "--preset", "sgi", "--model", "0", "--map", "m.map")
     assert p.returncode == 2 and "--model '0'" in p.stderr
+
+
+def write_walk_map(path: Path, walks: bool) -> None:
+    """Two arrays 1 MiB apart (so page coloring puts their equal offsets in the same
+    direct-mapped set), one loop over their pages on one thread whose inner loop reads
+    a[k][i] and b[k][i] element by element (8 bytes); with WALKS, its `access` records."""
+    a, b = 0x10000000, 0x10000000 + ARRAY
+    lines = ["foresight-color-map 1", f"page {PAGE}", f"array {a:#x} {ARRAY}",
+             f"array {b:#x} {ARRAY}"]
+    for base in (a, b):
+        lines.append(f"ref {base:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 r")
+    if walks:
+        for seq, base in enumerate((a, b)):
+            lines.append(f"access {base:#x} {PAGE} 0 {ROWS} 0 0 8 9 1 {seq} f r")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_access_records_walk_each_element_and_colliding_references_miss_on_each(tmp_path):
+    write_walk_map(tmp_path / "m.map", walks=True)
+    r = model(tmp_path, "pc", cpus=1, steps=2)
+    assert r["accesses"] == 2 * 2 * ARRAY // 8          # every element of both, per step
+    # a and b evict each other at every element: a miss each, capacity misses only for
+    # the first element of a line (the two arrays are twice the cache)
+    assert r["misses"]["total"] == r["accesses"]
+    assert r["misses"]["capacity"] == 2 * 2 * ARRAY // 128
+    write_walk_map(tmp_path / "m.map", walks=False)
+    lines = model(tmp_path, "pc", cpus=1, steps=2)
+    assert lines["accesses"] == lines["misses"]["total"] == 2 * 2 * ARRAY // 128
+    # CDPC puts the two arrays on different colors: no conflict either way
+    write_walk_map(tmp_path / "m.map", walks=True)
+    assert model(tmp_path, "cdpc", cpus=1, steps=2)["misses"]["conflict"] == 0
+
+
+def test_a_reference_that_stays_is_one_access_per_iteration(tmp_path):
+    # stride 0 (b[k][0] in the parallel loop's own body, phase 0) beside a walk of a
+    a, b = 0x10000000, 0x10000000 + ARRAY
+    (tmp_path / "m.map").write_text("\n".join([
+        "foresight-color-map 1", f"page {PAGE}", f"array {a:#x} {ARRAY}",
+        f"array {b:#x} {ARRAY}", f"ref {a:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 r",
+        f"ref {b:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 w",
+        f"access {b:#x} {PAGE} 0 {ROWS} 0 0 0 9 0 0 f w",
+        f"access {a:#x} {PAGE} 0 {ROWS} 0 0 -8 9 1 1 v r"]) + "\n")
+    r = model(tmp_path, "pc", cpus=1, steps=1)
+    assert r["accesses"] == ROWS * (1 + PAGE // 8)
+    assert r["writes"] == ROWS
+
+
+def test_a_bad_access_record_is_one_message(tmp_path):
+    (tmp_path / "m.map").write_text(
+        f"foresight-color-map 1\npage {PAGE}\naccess 0x1000 4096 0 8 0 0 8 9 1 0 x r\n")
+    p = simulate(tmp_path, "--cpus", "1", "--l2", "1M,1,128", "--page", "4K", "--policy",
+                 "pc", "--map", "m.map", "--model", "1")
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "field 11 of `access`, 'x', is not f or v" in p.stderr
+
+
+def test_a_step_leaves_out_the_loops_that_ran_once(tmp_path):
+    # loop 1 (initialisation, AGAIN 0) writes a; loop 2 (the time step, AGAIN 1) reads b:
+    # a step is loop 2 alone.  Without any AGAIN both run each step.
+    a, b = 0x10000000, 0x10000000 + ARRAY
+    head = ["foresight-color-map 1", f"page {PAGE}", f"array {a:#x} {ARRAY}",
+            f"array {b:#x} {ARRAY}"]
+    for again, want in (("1", ARRAY // 128), ("0", 2 * ARRAY // 128)):
+        (tmp_path / "m.map").write_text("\n".join([
+            *head, f"ref {a:#x} {PAGE} 0 {ROWS} 0 0 even 1 1 0 w 0 0",
+            f"ref {b:#x} {PAGE} 0 {ROWS} 0 0 even 1 2 0 r 1 {again}"]) + "\n")
+        r = model(tmp_path, "pc", cpus=1, steps=1)
+        assert r["accesses"] == want, again
+        assert r["writes"] == (0 if again == "1" else ARRAY // 128)

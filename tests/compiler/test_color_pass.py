@@ -133,7 +133,7 @@ def test_map_holds_the_loops_partitions(tmp_path):
     assert sorted(arrays.values()) == [300 * 4] + [300 * row] * 4
     by = {}
     for r in refs:
-        base, unit, first, count, off, chunk, sched, p, loop, wrap, access, _call = r
+        base, unit, first, count, off, chunk, sched, p, loop, wrap, access, _call, _again = r
         by.setdefault(loop, []).append((int(base, 16), int(unit), int(first), int(count),
                                         int(off), int(chunk), sched, int(p), access))
     loops = list(by.values())
@@ -155,6 +155,37 @@ def test_map_holds_the_loops_partitions(tmp_path):
     # `omp for` inside `omp parallel`: the team's size
     assert sum(1 for *_, s, p, a in sum(loops, []) if p == 3) >= 4
     assert runs and all(0 <= int(r.split()[3]) < 256 for r in runs)
+
+
+def test_map_holds_how_each_reference_walks_its_unit(tmp_path):
+    # For the simulator's model: each reference of a loop body in source order, its
+    # byte offset in the unit, its stride in the innermost loop holding it; and which
+    # loops ran more than once (the three time-step loops, not the initialisation).
+    prog = build(tmp_path, "-fopenmp")
+    m = tmp_path / "p.map"
+    run(prog, "300", "x", threads=3, FORESIGHT_COLOR="sim", FORESIGHT_COLOR_MAP=str(m))
+    lines = [ln.split() for ln in m.read_text().splitlines()]
+    again = {f[9]: f[13] for f in lines if f[0] == "ref"}
+    walks: dict[str, list[tuple]] = {}
+    for f in lines:
+        if f[0] == "access":
+            base, _unit, first, count, shift, within, stride, loop, phase, seq, way, rw = \
+                f[1:]
+            walks.setdefault(loop, []).append((int(seq), int(first), int(count), int(shift),
+                                               int(within), int(stride), int(phase), way,
+                                               rw))
+    init = next(loop for loop, w in walks.items() if len(w) == 3)
+    assert again[init] == "0"
+    assert sorted(v for k, v in again.items() if k != init) == ["1"] * (len(again) - 1)
+    # rx[j][i] = x[j + 1][i] - x[j - 1][i] + y[j][i + 1] * w[j][i]: one phase (the i loop)
+    sten = next(w for w in walks.values() if len(w) == 5)
+    assert sorted(w[0] for w in sten) == [0, 1, 2, 3, 4]
+    assert {(sh, wi, st, ph) for _, _, _, sh, wi, st, ph, _, _ in sten} == \
+        {(0, 0, 8, 1), (1, 0, 8, 1), (-1, 0, 8, 1), (0, 8, 8, 1)}
+    # y[n - 1 - j][0] += x[j][1] in the parallel loop's own body: phase 0, no stride
+    body = next(w for w in walks.values() if len(w) == 2 and all(ph == 0 for *_, ph, _, _ in w))
+    assert {(wi, st, way) for _, _, _, _, wi, st, _, way, _ in body} == {(0, 0, "v"),
+                                                                         (8, 0, "f")}
 
 
 def test_report_names_what_is_not_summarised(tmp_path):

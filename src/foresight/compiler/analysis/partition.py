@@ -18,7 +18,7 @@ and says why.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from foresight.compiler.ir import ArrayRef, Loop, LoopNest, OmpLoop, Sym, sym_str, sym_value
 
@@ -36,6 +36,14 @@ class PartitionRef:
     sign: int            # +1 or -1: the coefficient of v in it
     is_write: bool
     object_bytes: int | None  # the whole array's size, when the source fixes it
+    # How an iteration walks the unit, for the cache simulator's model (docs/coloring.md):
+    # the innermost loop holding the reference, numbered in source order among the loops
+    # of the parallel loop's body that hold references (0: the parallel loop's own body);
+    # the reference's constant byte offset inside the unit (x[j][i+1]: +8); and the bytes
+    # it moves per iteration of that loop, signed by the loop's direction ({}: it stays).
+    phase: int = 0
+    within: int = 0
+    stride: Sym = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,30 @@ def _subtree_refs(lp: Loop) -> list[ArrayRef]:
     return refs
 
 
+def _holders(lp: Loop) -> list[Loop]:
+    """LP and the loops inside it, in source order (preorder)."""
+    out, stack = [], [lp]
+    while stack:
+        cur = stack.pop()
+        out.append(cur)
+        stack.extend(reversed(cur.children))
+    return out
+
+
+def _walk(p: PartitionRef, r: ArrayRef, holder: Loop, phase: int, lp: Loop) -> PartitionRef:
+    """P with how the innermost loop HOLDER walks its unit (see PartitionRef)."""
+    d = next(d for d, sub in enumerate(r.subscripts) if sub.coeff(lp.var))
+    within = 0
+    for sub, stride in zip(r.subscripts[d + 1:], r.strides[d + 1:], strict=True):
+        k, b = sym_value(sub.const), sym_value(stride)
+        within += k * b if k is not None and b is not None else 0
+    stride = {}
+    if holder is not lp and holder.step:
+        sign = 1 if holder.step > 0 else -1
+        stride = {m: sign * v for m, v in r.offset.coeff(holder.var).items()}
+    return replace(p, phase=phase, within=within, stride=stride)
+
+
 def _loop_vars(lp: Loop) -> set[str]:
     out, stack = set(), [lp]
     while stack:
@@ -120,12 +152,13 @@ def _summarise(nest: LoopNest, lp: Loop, omp: OmpLoop) -> ParallelLoop:
         cur = stack.pop()
         unsummarised += [(None, p) for p in cur.problems]
         stack.extend(cur.children)
-    for r in _subtree_refs(lp):
-        found = _partition_ref(r, lp, inner)
-        if isinstance(found, str):
-            unsummarised.append((r.text, found))
-        else:
-            refs.append(found)
+    for phase, holder in enumerate(_holders(lp)):
+        for r in holder.refs:
+            found = _partition_ref(r, lp, inner)
+            if isinstance(found, str):
+                unsummarised.append((r.text, found))
+            else:
+                refs.append(_walk(found, r, holder, phase, lp))
     # An array with one unsummarised reference is unsummarised: its pages' processors are
     # not all known.
     bad = {r.base for r in _subtree_refs(lp)

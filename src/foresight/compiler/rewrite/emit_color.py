@@ -14,6 +14,7 @@ from __future__ import annotations
 import zlib
 
 from foresight.compiler.analysis.partition import ParallelLoop, PartitionRef
+from foresight.compiler.ir import sym_value
 from foresight.compiler.rewrite import cexpr as c
 from foresight.compiler.rewrite.splice import Insertion, line_name
 
@@ -33,6 +34,11 @@ def unevaluable(pl: ParallelLoop) -> str | None:
         return (f"its chunk or num_threads (`{omp.chunk or omp.num_threads}`) may have "
                 "side effects: not evaluated twice")
     return None
+
+
+def _long(a) -> str:
+    v = sym_value(a)
+    return f"{v}L" if v is not None else c.cast("long", c.sym(a))
 
 
 def _bound(aff) -> str:
@@ -115,6 +121,22 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
             args.append(str(shift))
         args += [" | ".join(flags), chunk, THREADS, ident + "u"]
         calls.append(c.stmt(c.call(fn, *args)))
+    # Each reference's walk of its unit, in source order, for the cache simulator's model:
+    # a read repeated with no store in between is one load (the compiler keeps the value
+    # in a register; after a store through a pointer that may alias, it loads again).
+    walks, stores = {}, 0
+    for r in pl.refs:
+        stores += r.is_write
+        walks.setdefault((r.base, c.sym(r.unit), *_first(r, forward), r.within,
+                          _long(r.stride), r.phase, r.is_write, stores), None)
+    for seq, (base, unit, first, shift, rev, within, stride, phase, write, _) in \
+            enumerate(walks):
+        flags = " | ".join(["0u", *(["FORESIGHT_COLOR_REVERSE"] if rev else []),
+                            *(["FORESIGHT_COLOR_WRITE"] if write else [])])
+        calls.append(c.stmt(c.call(
+            "foresight_color_access", c.cast("const void *", base), c.cast("size_t", unit),
+            first, COUNT, f"{shift}L", f"{within}L", stride, flags, ident + "u",
+            f"{phase}u", f"{seq}u")))
     for base, size in pl.others:   # used without a summary: every thread's pages
         calls.append(c.stmt(c.call("foresight_color_array", c.cast("const void *", base),
                                    str(size))))
