@@ -1272,3 +1272,35 @@ int main(int argc, char **argv)
 """)
     assert sl.ok, sl.refusals
     assert 10 in kept_lines(program, sl, "main")            # char line[MAXLINE];
+
+
+def test_a_main_whose_reads_are_in_another_file_is_told_so(tmp_path):
+    # Each file is sliced alone: main's file gets no thread, and foresight cc says so
+    # (file:line of main), not only in --report.
+    import subprocess
+    import sys
+    (tmp_path / "m1.c").write_text(HEAD + """\
+long sum_file(int fd, long n);
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    printf("%ld\\n", sum_file(fd, 8));
+    return 0;
+}
+""")
+    (tmp_path / "m2.c").write_text(HEAD + """\
+long sum_file(int fd, long n)
+{
+    char b[4096];
+    long s = 0;
+    for (long i = n - 1; i >= 0; i--)
+        s += pread(fd, b, sizeof b, i * 4096) > 0 ? b[0] : 0;
+    return s;
+}
+""")
+    p = subprocess.run([sys.executable, "-m", "foresight.cli", "cc", "--prefetch-thread",
+                        "-O2", "m1.c", "m2.c", "-o", "m"], cwd=tmp_path, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stderr
+    assert "m1.c:6: foresight: no prefetch thread: main reaches no read of a file" in p.stderr
+    assert "other files are not followed" in p.stderr and "m2.c" not in p.stderr

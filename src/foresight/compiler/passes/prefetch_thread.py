@@ -37,9 +37,12 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
             no_thread(line, why + (f" (and {more} more)" if more else ""))
             return out
         if not sl.io_sites:
-            out.report.append({"file": unit.path, "line": 0, "message":
-                               "no prefetch thread: main reaches no read of a file in "
-                               "this file (read, pread, fread, fgets, getline, fscanf)"})
+            # Said, not only reported: the reads may be in another file of the program
+            # (each file is sliced alone).
+            main = next(f for f in program.functions if f.name == "main")
+            no_thread(main.line, "main reaches no read of a file in this file (read, pread, "
+                      "fread, fgets, getline, fscanf); reads in the program's other files "
+                      "are not followed")
             return out
         insertions = thread_insertions(sl, unit.data, unit.path)
     except Refused as e:
