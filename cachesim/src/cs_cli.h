@@ -62,11 +62,14 @@ void cs_map_free(struct cs_map *m);
 /* model.c: the accesses of M's loop runs, each once, in order (a barrier after each):
  * a run is the summaries of one loop that came with one call (a loop run with other
  * arrays or bounds is another run); each thread walks its iterations in the order it
- * runs them, and in each iteration the units of every reference of the run side by
- * side, one LINE-byte line of each at a time, the threads interleaved a line step at a
- * time.  0, or -1 with errno from cs_access.  Runs of more threads than CPUS are left
- * out. */
-int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, unsigned cpus);
+ * runs them, and in each iteration its references' `access` walks phase by phase, one
+ * stride of each at a time, or without them the units of every reference of the run
+ * side by side, one LINE-byte line of each at a time; the threads interleaved a step at
+ * a time.  STEADY: the loops that ran only once are left out where others ran again (a
+ * time step; the first step, all of them, touches the pages in the program's order).
+ * 0, or -1 with errno from cs_access.  Runs of more threads than CPUS are left out. */
+int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, unsigned cpus,
+                  bool steady);
 
 struct cs_run_info {
     const struct cs_config *cfg;

@@ -286,13 +286,13 @@ int main(int argc, char **argv)
     double t0 = cpu_seconds();
     if (steps) {
         for (unsigned k = 0; k <= steps; k++) {
-            if (cs_model_step(sim, &m, cfg.line, cfg.cpus)) {
+            if (cs_model_step(sim, &m, cfg.line, cfg.cpus, k > 0)) {
                 fprintf(stderr, CS_PROG ": error: %s: the model's accesses: %s\n", map,
                         strerror(errno));
                 goto out;
             }
             if (k == 0)
-                cs_reset_stats(sim); /* the first step warms the caches */
+                cs_reset_stats(sim); /* the first step, every loop, warms the caches */
         }
     } else {
         t = cs_trace_open(trace, cfg.cpus);

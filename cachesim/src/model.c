@@ -156,8 +156,10 @@ static uint64_t phase_steps(const struct fs_color_access **acc, size_t k, size_t
 
 /* One loop walked reference by reference (its `access` records, by phase and seq): each
  * thread's iteration runs its phases in order, each phase's references side by side, one
- * step (stride bytes) each; the threads interleaved one step each.  The element accesses
- * of references that collide in a cache set are what a line-by-line walk misses. */
+ * step (stride bytes) each; the threads take turns an access at a time (as a trace's
+ * merge deals its records, memtrace.c), which orders the pages' first touches.  The
+ * element accesses of references that collide in a cache set are what a line-by-line
+ * walk misses. */
 static int run_walks(struct cs_sim *sim, const struct fs_color_ref *lead,
                      const struct fs_color_access **acc, const struct fs_color_array **arrs,
                      size_t na)
@@ -165,7 +167,7 @@ static int run_walks(struct cs_sim *sim, const struct fs_color_ref *lead,
     unsigned p = lead->nthreads;
     struct walker w[FS_COLOR_MAX_CPUS];
     struct {
-        size_t k, end; /* the phase's accesses */
+        size_t k, end, j; /* the phase's accesses, the next one */
         uint64_t steps;
     } at[FS_COLOR_MAX_CPUS];
     unsigned active = 0;
@@ -173,39 +175,45 @@ static int run_walks(struct cs_sim *sim, const struct fs_color_ref *lead,
         memset(&w[t], 0, sizeof w[t]);
         w[t].done = !next_block(lead, t, &w[t]);
         active += !w[t].done;
-        at[t].k = 0;
+        at[t].k = at[t].j = 0;
         at[t].steps = phase_steps(acc, 0, na, &at[t].end);
     }
     while (active) {
         for (unsigned t = 0; t < p; t++) {
             struct walker *x = &w[t];
-            if (x->done)
-                continue;
-            for (size_t j = at[t].k; j < at[t].end; j++) {
-                const struct fs_color_access *a = acc[j];
-                struct fs_color_ref r = {.base = a->base, .unit = a->unit, .first = a->first,
-                                         .count = a->count, .offset = a->shift,
-                                         .schedule = a->reverse ? FS_COLOR_REVERSE : 0};
-                uint64_t lo, hi;
-                if (!arrs[j] || !unit_of(&r, arrs[j], x->i, &lo, &hi))
+            bool made = false;
+            while (!x->done && !made) {
+                if (at[t].j < at[t].end) { /* the step's next reference */
+                    size_t j = at[t].j++;
+                    const struct fs_color_access *a = acc[j];
+                    struct fs_color_ref r = {.base = a->base, .unit = a->unit,
+                                             .first = a->first, .count = a->count,
+                                             .offset = a->shift,
+                                             .schedule = a->reverse ? FS_COLOR_REVERSE : 0};
+                    uint64_t lo, hi;
+                    if (!arrs[j] || !unit_of(&r, arrs[j], x->i, &lo, &hi))
+                        continue;
+                    uint64_t st = a->stride < 0 ? (uint64_t)0 - (uint64_t)a->stride
+                                                : (uint64_t)a->stride;
+                    uint64_t e = a->stride < 0 ? at[t].steps - 1 - x->line : x->line;
+                    uint64_t addr = lo + (uint64_t)a->within + e * st;
+                    if (addr < arrs[j]->base || addr >= arrs[j]->base + arrs[j]->bytes)
+                        continue;
+                    if (cs_access(sim, t, addr, 1, a->write))
+                        return -1;
+                    made = true;
                     continue;
-                uint64_t st = a->stride < 0 ? (uint64_t)0 - (uint64_t)a->stride
-                                            : (uint64_t)a->stride;
-                uint64_t e = a->stride < 0 ? at[t].steps - 1 - x->line : x->line;
-                uint64_t addr = lo + (uint64_t)a->within + e * st;
-                if (addr < arrs[j]->base || addr >= arrs[j]->base + arrs[j]->bytes)
+                }
+                at[t].j = at[t].k; /* the step is done: the next */
+                if (++x->line < at[t].steps)
                     continue;
-                if (cs_access(sim, t, addr, 1, a->write))
-                    return -1;
-            }
-            if (++x->line < at[t].steps)
-                continue;
-            x->line = 0; /* the phase is done: the next, or the next iteration */
-            at[t].k = at[t].end == na ? 0 : at[t].end;
-            at[t].steps = phase_steps(acc, at[t].k, na, &at[t].end);
-            if (at[t].k == 0 && ++x->i >= x->i_end && !next_block(lead, t, x)) {
-                x->done = true;
-                active--;
+                x->line = 0; /* the phase is done: the next, or the next iteration */
+                at[t].k = at[t].j = at[t].end == na ? 0 : at[t].end;
+                at[t].steps = phase_steps(acc, at[t].k, na, &at[t].end);
+                if (at[t].k == 0 && ++x->i >= x->i_end && !next_block(lead, t, x)) {
+                    x->done = true;
+                    active--;
+                }
             }
         }
     }
@@ -258,7 +266,8 @@ static int one_time_loops(const struct cs_map *m, bool *once)
     return 0;
 }
 
-int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, unsigned cpus)
+int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, unsigned cpus,
+                  bool steady)
 {
     const struct fs_color_ref **refs = malloc((m->nrefs + 1) * sizeof *refs);
     size_t na_max = m->nrefs > m->naccesses ? m->nrefs : m->naccesses;
@@ -267,7 +276,7 @@ int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, uns
     bool *done = calloc(m->nrefs + 1, sizeof *done);
     bool *once = calloc(m->nrefs + 1, sizeof *once);
     int rc = 0;
-    if (!refs || !arrs || !acc || !done || !once || one_time_loops(m, once)) {
+    if (!refs || !arrs || !acc || !done || !once || (steady && one_time_loops(m, once))) {
         errno = ENOMEM;
         rc = -1;
     }

@@ -276,20 +276,20 @@ def replacement(r: dict) -> int:
 def checks(results: list[dict], real: dict, traced_results: list[dict] = ()) -> list[dict]:
     """The issue's expected results, each with the figures behind it."""
     out = []
-    worst = None
+    gaps = []
     for t in traced_results:
         r = _find(results, t["program"], t["machine"], t["cpus"], t["policy"])
-        if r is None:
-            continue
-        gap = abs(r["misses"]["total"] - t["misses"]["total"]) / max(1, t["misses"]["total"])
-        if worst is None or gap > worst[0]:
-            worst = (gap, t, r)
-    if worst is not None:
-        gap, t, r = worst
+        if r is not None:
+            gaps.append((abs(r["misses"]["total"] - t["misses"]["total"])
+                         / max(1, t["misses"]["total"]), t, r))
+    if gaps:
+        gap, t, r = max(gaps, key=lambda g: g[0])
+        within = sum(g <= TRACED_GAP for g, _, _ in gaps)
         out.append({"what": f"generated (model) and traced misses within {TRACED_GAP:.0%}",
-                    "value": f"worst {gap:.0%}: {t['program']}, {t['machine']}, {t['cpus']} "
-                    f"CPUs, {t['policy']}: {r['misses']['total']:,} modelled against "
-                    f"{t['misses']['total']:,} traced", "met": gap <= TRACED_GAP})
+                    "value": f"{within} of {len(gaps)} runs; worst {gap:.0%}: {t['program']}, "
+                    f"{t['machine']}, {t['cpus']} CPUs, {t['policy']}: "
+                    f"{r['misses']['total']:,} modelled against {t['misses']['total']:,} "
+                    "traced", "met": within == len(gaps)})
     for name, r in real.items():
         if r["not_root"] or r["no_thp"]:
             continue   # said in the real-mode table
@@ -410,16 +410,16 @@ class Coloring(suite.Suite):
                 row += [f"{ts[p]['true_sharing'] + ts[p]['false_sharing']:,}" for p in pols]
                 if "pc" in ts and "cdpc" in ts:
                     row.append(f"{ts['cdpc']['conflict'] / max(1, ts['pc']['conflict']):.1%}")
-                for p in ("pc", "cdpc"):
+                for p in pols:
                     r = _find(res["results"], *key, p)
-                    if p in ts and r is not None:
-                        row.append(f"{r['misses']['total'] / max(1, ts[p]['total']):.2f}")
+                    row.append("-" if p not in ts or r is None else
+                               f"{r['misses']['total'] / max(1, ts[p]['total']):.2f}")
                 rows.append(tuple(row))
             cols = (["program", "machine", "CPUs"] + [f"conflict {p}" for p in pols] +
                     [f"replacement {p}" for p in pols] + [f"sharing {p}" for p in pols])
             if "pc" in pols and "cdpc" in pols:
                 cols.append("CDPC/PC conflict")
-            cols += [f"model/traced total {p}" for p in ("pc", "cdpc") if p in pols]
+            cols += [f"model/traced total {p}" for p in pols]
             out.append(Table(f"traced runs (foresight cc --trace-mem: the programs' own loads "
                              f"and stores, clang and libomp): misses per {res['steps']} steps "
                              "(a run of 1 + steps iterations less a run of 1)",
