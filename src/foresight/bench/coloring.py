@@ -443,7 +443,8 @@ class Coloring(suite.Suite):
         ok = ", ".join(f"{n} {'yes' if v else 'NO'}" for n, v in res["verified"].items())
         return [f"outputs of the colored build equal the plain build's (1 and 3 threads): {ok}",
                 "replacement = capacity + conflict misses; sharing = true + false sharing; "
-                "counts are line references of the model (model.c), summed over all CPUs",
+                "misses of the model's accesses (model.c: each reference's walk of its "
+                "unit), summed over all CPUs",
                 machine(res["environment"])]
 
     def plot(self, res: dict, directory: str) -> list[str]:
