@@ -4,9 +4,11 @@ and what makes the compiler refuse a thread."""
 
 from __future__ import annotations
 
+import pytest
+
 from foresight.compiler.analysis.ioslice import slice_program
 from foresight.compiler.frontend.program import parse_program
-from foresight.compiler.rewrite.prefetch_thread import thread_insertions
+from foresight.compiler.rewrite.prefetch_thread import Refused, thread_insertions
 from foresight.compiler.rewrite.splice import splice
 
 HEAD = """\
@@ -356,7 +358,6 @@ int main(int argc, char **argv)
 def test_a_static_initialised_with_a_global_refuses_the_thread(tmp_path):
     """`static const char *const in[] = {name};` in a clone cannot name the thread's copy
     of `name` (not a constant): refused with the line, not left to fail to compile."""
-    import pytest
 
     from foresight.compiler.rewrite.prefetch_thread import Refused
 
@@ -1304,3 +1305,35 @@ long sum_file(int fd, long n)
     assert p.returncode == 0, p.stderr
     assert "m1.c:6: foresight: no prefetch thread: main reaches no read of a file" in p.stderr
     assert "other files are not followed" in p.stderr and "m2.c" not in p.stderr
+
+
+def test_fprintf_to_a_file_is_a_write_the_thread_does_not_format(tmp_path):
+    # The program's log: a write the slice keeps (its file may be one the program reads),
+    # made on the thread as a no-op that passes neither format nor arguments (s, the
+    # computation's, is not sliced); an I/O call in those arguments refuses the thread.
+    body = """\
+int main(int argc, char **argv)
+{
+    int fd = open(argv[1], O_RDONLY);
+    FILE *log = fopen("log.txt", "w");
+    char b[4096];
+    long s = 0;
+    for (long i = 99; i >= 0; i--) {
+        if (pread(fd, b, sizeof b, i * 4096) != (ssize_t)sizeof b)
+            return 1;
+        s += b[0];
+        if (i % 10 == 0)
+            fprintf(log, "%ld %ld\\n", i, LOGGED);
+    }
+    fclose(log);
+    printf("%ld\\n", s);
+    return 0;
+}
+"""
+    program, sl, data = sliced(tmp_path, body.replace("LOGGED", "s"))
+    assert sl.ok, sl.refusals
+    assert 10 not in kept_lines(program, sl, "main")          # long s = 0;
+    assert "foresight_pt_fprintf(log);" in thread_text(sl, data)
+    program, sl, data = sliced(tmp_path, body.replace("LOGGED", "lseek(fd, 0, SEEK_CUR)"))
+    with pytest.raises(Refused, match="`lseek` is in the data of `fprintf`"):
+        thread_text(sl, data)

@@ -126,10 +126,23 @@ WRITES_INTO = {"memcpy": 0, "memmove": 0, "memset": 0, "strcpy": 0, "strncpy": 0
 # The program's writes, where the slice needs their result (`if (write(out, b, n) != n)
 # return 1;`): the thread writes nothing and predicts that each succeeds whole
 # (foresight_pt_KIND).  name -> (kind, index of the data argument, which is not passed).
+# fprintf's data is its format and everything after it (FORMATTED).
 WRITES = {"write": ("write", 1), "pwrite": ("pwrite", 1), "pwrite64": ("pwrite", 1),
           "fwrite": ("fwrite", 0), "fputs": ("fputs", 0), "fputc": ("fputc", -1),
           "putc": ("fputc", -1), "fflush": ("fflush", -1), "ftruncate": ("done", -1),
-          "ftruncate64": ("done", -1), "fsync": ("done", -1), "fdatasync": ("done", -1)}
+          "ftruncate64": ("done", -1), "fsync": ("done", -1), "fdatasync": ("done", -1),
+          "fprintf": ("fprintf", 1)}
+FORMATTED = frozenset({"fprintf"})
+
+
+def write_data(c: Call) -> set[int]:
+    """The arguments of a write (WRITES) the thread never passes: its data."""
+    kind = WRITES.get(c.callee or "")
+    if kind is None or kind[1] < 0:
+        return set()
+    if c.callee in FORMATTED:
+        return set(range(kind[1], len(c.args)))
+    return {kind[1]} if kind[1] < len(c.args) else set()
 
 # The channel (Section 4.1's sync points, send_XXX/receive_XXX): library calls whose
 # results the thread takes from the program instead of making them again, which would
@@ -566,7 +579,7 @@ class _Slicer:
             if c.indirect or c.callee in self.fns or c.callee in MOVES_ONLY:
                 continue
             io = io_name(c)
-            filled = {IO_CALLS[io][1]} if io else set()
+            filled = {IO_CALLS[io][1]} if io else write_data(c)   # (never passed)
             if c.callee in WRITES_INTO:
                 filled.add(WRITES_INTO[c.callee])
             if c.callee in STORES_FROM:
@@ -741,10 +754,10 @@ class _Slicer:
             name = io_name(c)
             if name and self.s.lead(c):
                 continue
-            data = (IO_CALLS[name][1] if name else WRITES[c.callee][1]
-                    if c.callee in WRITES else -1)
-            if 0 <= data < len(c.args):
-                skip |= self.only_in(f, st, [c.args[data]])
+            data = {IO_CALLS[name][1]} if name else write_data(c)
+            data = [c.args[i] for i in data if 0 <= i < len(c.args)]
+            if data:
+                skip |= self.only_in(f, st, data)
             elif c.callee in EXITS:
                 skip |= self.only_in(f, st, list(c.args))
         return skip

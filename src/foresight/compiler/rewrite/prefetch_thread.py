@@ -27,6 +27,7 @@ from foresight.compiler.analysis.ioslice import (
     ALLOC,
     DESCRIPTOR_READS,
     EXITS,
+    FORMATTED,
     IO_CALLS,
     NULL_TEXTS,
     RENAMED,
@@ -615,8 +616,18 @@ class ThreadWriter:
             if any(a.start < 0 for a in c.args):
                 raise Refused(c.line, f"an argument of `{name}` is made by a macro")
             out = [(*ren, f"foresight_pt_{kind}")]
-            if 0 <= data < len(c.args) - 1:     # the data goes, with its comma
+            if name in FORMATTED:   # fprintf(f, fmt, ...) -> foresight_pt_fprintf(f)
+                if len(c.args) > 1:
+                    out.append((c.args[0].end, c.args[-1].end, ""))
+            elif 0 <= data < len(c.args) - 1:     # the data goes, with its comma
                 out.append((c.args[data].start, c.args[data + 1].start, ""))
+            for lo, hi, _ in out[1:]:
+                for st in fn.stmts:
+                    for c2 in st.calls:
+                        if lo <= c2.start < hi and (io_name(c2) or channel(c2)
+                                                    or c2.callee in self.fns):
+                            raise Refused(c.line, f"`{c2.name}` is in the data of "
+                                          f"`{name}`, which the thread does not pass")
             return out
         if name in EXITS:
             return [(c.start, c.end, "foresight_pt_exit()")]
