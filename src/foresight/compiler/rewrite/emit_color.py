@@ -125,7 +125,11 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
     # a read repeated with no store in between is one load (the compiler keeps the value
     # in a register; after a store through a pointer that may alias, it loads again).
     walks, stores = {}, 0
-    for r in pl.refs:
+    # A stride naming what the unit does not (known to be in scope: the unit is passed)
+    # leaves the loop without walks: the model walks its units a line at a time.
+    named = {a for r in pl.refs for m in r.unit for a in m}
+    walked = all(all(a in named for m in r.stride for a in m) for r in pl.refs)
+    for r in pl.refs if walked else ():
         stores += r.is_write
         walks.setdefault((r.base, c.sym(r.unit), *_first(r, forward), r.within,
                           _long(r.stride), r.phase, r.is_write, stores), None)
