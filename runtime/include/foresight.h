@@ -2137,11 +2137,16 @@ static inline int foresight_pt_fputs(FILE *f)
     return 1;
 }
 
-/* fprintf's format and arguments are not passed: the thread formats nothing (its count
- * of characters is not known; 0 says success to a `< 0` check). */
+/* fprintf's and printf's format and arguments are not passed: the thread formats
+ * nothing (its count of characters is not known; 0 says success to a `< 0` check). */
 static inline int foresight_pt_fprintf(FILE *f)
 {
     (void)f;
+    return 0;
+}
+
+static inline int foresight_pt_printf(void)
+{
     return 0;
 }
 

@@ -126,13 +126,13 @@ WRITES_INTO = {"memcpy": 0, "memmove": 0, "memset": 0, "strcpy": 0, "strncpy": 0
 # The program's writes, where the slice needs their result (`if (write(out, b, n) != n)
 # return 1;`): the thread writes nothing and predicts that each succeeds whole
 # (foresight_pt_KIND).  name -> (kind, index of the data argument, which is not passed).
-# fprintf's data is its format and everything after it (FORMATTED).
+# fprintf's and printf's data is the format and everything after it (FORMATTED).
 WRITES = {"write": ("write", 1), "pwrite": ("pwrite", 1), "pwrite64": ("pwrite", 1),
           "fwrite": ("fwrite", 0), "fputs": ("fputs", 0), "fputc": ("fputc", -1),
           "putc": ("fputc", -1), "fflush": ("fflush", -1), "ftruncate": ("done", -1),
           "ftruncate64": ("done", -1), "fsync": ("done", -1), "fdatasync": ("done", -1),
-          "fprintf": ("fprintf", 1)}
-FORMATTED = frozenset({"fprintf"})
+          "fprintf": ("fprintf", 1), "printf": ("printf", 0)}
+FORMATTED = frozenset({"fprintf", "printf"})
 
 
 def write_data(c: Call) -> set[int]:
@@ -530,7 +530,10 @@ class _Slicer:
             return None
         e = top[0]
         outside = [c for c in st.calls if not (e.start <= c.start and c.end <= e.end)]
-        if not outside or all(self.runnable(c) for c in outside):
+        # (fprintf and printf run as a prediction that drops their arguments: the call
+        # inside them is made alone)
+        if not outside or all(self.runnable(c) and c.callee not in FORMATTED
+                              for c in outside):
             return None
         if re.search(rb"\?|&&|\|\|", self.data[st.start:e.start] + self.data[e.end:st.end]):
             return None     # the call may not run (`x && printf("%d", f(fd))`)
@@ -815,6 +818,20 @@ class _Slicer:
         name = c.callee or ""
         if name in self.fns:
             self.relevant(name)   # its value (and its stores through pointers) are needed
+            return
+        if name in FORMATTED:
+            # Made as a prediction that passes none of its data (write_data): nothing it
+            # would store (%n, a format not a literal) or call there can be the thread's.
+            data = [c.args[i] for i in sorted(write_data(c))]
+            if any(a.pointer and a.writable for a in data):
+                self.refuse(c.line, f"`{name}` may store through its arguments (%n, or a "
+                            "format that is not a literal)")
+            lo, hi = (data[0].start, data[-1].end) if data else (0, 0)
+            for c2 in st.calls:
+                if c2 is not c and lo <= c2.start < hi and (
+                        io_name(c2) or channel(c2) or c2.callee in self.fns):
+                    self.refuse(c.line, f"`{c2.name}` is in the data of `{name}`, which "
+                                "the thread does not pass")
             return
         if channel(c):
             # A sync point: the program sends what it got, so both threads must make

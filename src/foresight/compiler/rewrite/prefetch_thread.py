@@ -459,7 +459,10 @@ class ThreadWriter:
         sync = []
         for sid in sorted(kept):
             st = fn.stmts[sid]
+            e = self.sl.reduced.get((fn.name, sid))
             for c in st.calls:
+                if e is not None and not (e.start <= c.start and c.end <= e.end):
+                    continue    # the text around the one call goes
                 if live(c.start):
                     call_edits += self.call(fn, c)
                     if (fn.name, c.start) in self.chan_sites:
@@ -617,11 +620,12 @@ class ThreadWriter:
                 raise Refused(c.line, f"an argument of `{name}` is made by a macro")
             out = [(*ren, f"foresight_pt_{kind}")]
             if name in FORMATTED:   # fprintf(f, fmt, ...) -> foresight_pt_fprintf(f)
-                if len(c.args) > 1:
-                    out.append((c.args[0].end, c.args[-1].end, ""))
+                if len(c.args) > data:
+                    out.append((c.args[data - 1].end if data else c.args[0].start,
+                                c.args[-1].end, ""))
             elif 0 <= data < len(c.args) - 1:     # the data goes, with its comma
                 out.append((c.args[data].start, c.args[data + 1].start, ""))
-            for lo, hi, _ in out[1:]:
+            for lo, hi, _ in out[1:]:   # (fprintf's: the slicer refused already)
                 for st in fn.stmts:
                     for c2 in st.calls:
                         if lo <= c2.start < hi and (io_name(c2) or channel(c2)
