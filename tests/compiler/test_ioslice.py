@@ -1339,6 +1339,12 @@ int main(int argc, char **argv)
     thread = thread_text(sl, data)
     assert "{ (void)(foresight_pt_lseek(fd, 0, SEEK_CUR" in thread
     assert "fprintf" not in thread.split("#pragma GCC diagnostic ignored")[-1]
+    # i-- among the arguments: dropping them would leave the thread's loop endless
+    _, sl, _ = sliced(tmp_path, body.replace("i--) {", ") {").replace("LOGGED", "i--"))
+    assert (16, "the data of `fprintf` changes a variable (the thread does not pass it)") \
+        in sl.refusals
+    _, sl, _ = sliced(tmp_path, body.replace('"%ld %ld', '"i=%ld %ld').replace("LOGGED", "s"))
+    assert sl.ok, sl.refusals                                  # `=` in the format
 
 
 def test_printf_of_a_streams_state_is_predicted_not_refused(tmp_path):

@@ -135,6 +135,12 @@ WRITES = {"write": ("write", 1), "pwrite": ("pwrite", 1), "pwrite64": ("pwrite",
 FORMATTED = frozenset({"fprintf", "printf"})
 
 
+# An assignment, ++ or -- in C text, and the string and character literals to take out of
+# it first (`fprintf(log, "i=%d", i--)`).
+_ASSIGNS = re.compile(rb"\+\+|--|(?<![=!<>])=(?!=)")
+_LITERALS = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+
+
 def write_data(c: Call) -> set[int]:
     """The arguments of a write (WRITES) the thread never passes: its data."""
     kind = WRITES.get(c.callee or "")
@@ -827,6 +833,9 @@ class _Slicer:
                 self.refuse(c.line, f"`{name}` may store through its arguments (%n, or a "
                             "format that is not a literal)")
             lo, hi = (data[0].start, data[-1].end) if data else (0, 0)
+            if lo < hi and _ASSIGNS.search(_LITERALS.sub(b'""', self.data[lo:hi])):
+                self.refuse(c.line, f"the data of `{name}` changes a variable (the thread "
+                            "does not pass it)")
             for c2 in st.calls:
                 if c2 is not c and lo <= c2.start < hi and (
                         io_name(c2) or channel(c2) or c2.callee in self.fns):
