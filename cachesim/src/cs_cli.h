@@ -44,8 +44,9 @@ struct cs_map {
     bool *again;     /* per ref: passed again (its loop ran more than once) */
     struct fs_color_group *groups;
     struct fs_color_access *accesses; /* how references walk their units (model.c) */
+    uint32_t *access_calls;           /* per access: the loop's run it came with */
     size_t narrays, nrefs, ngroups, naccesses, carrays, crefs, ccalls, cagain, cgroups,
-        caccesses;
+        caccesses, caccess_calls;
 };
 
 /* Reads the color map at PATH into *M: 0, or -1 after printing why (M then empty). */

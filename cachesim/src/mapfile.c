@@ -139,6 +139,14 @@ static bool record(const char *path, unsigned long lineno, char *line, struct cs
         }
         n--;
     }
+    if (r == ACCESS && n == 14) { /* an access's optional call number */
+        if (!unsigned_number(tok[13], &call) || call > UINT32_MAX) {
+            fprintf(stderr, CS_PROG ": error: %s:%lu: field 13 of `access`, '%.40s', is not "
+                    "a call number\n", path, lineno, tok[13]);
+            return false;
+        }
+        n--;
+    }
     if (r == REF && n == 13) { /* a ref's optional call number */
         if (!unsigned_number(tok[12], &call) || call > UINT32_MAX) {
             fprintf(stderr, CS_PROG ": error: %s:%lu: field 12 of `ref`, '%.40s', is not a "
@@ -223,8 +231,11 @@ static bool record(const char *path, unsigned long lineno, char *line, struct cs
                     "below 2^32\n", path, lineno);
             return false;
         }
-        if (!more((void **)&s->accesses, s->naccesses, &s->caccesses, sizeof *s->accesses))
+        if (!more((void **)&s->access_calls, s->naccesses, &s->caccess_calls,
+                  sizeof *s->access_calls) ||
+            !more((void **)&s->accesses, s->naccesses, &s->caccesses, sizeof *s->accesses))
             goto nomem;
+        s->access_calls[s->naccesses] = (uint32_t)call;
         s->accesses[s->naccesses++] = (struct fs_color_access){
             .base = u[0], .unit = u[1], .first = v[2], .count = v[3], .shift = v[4],
             .within = v[5], .stride = v[6], .loop = (unsigned)u[7], .phase = (unsigned)u[8],
@@ -298,6 +309,7 @@ void cs_map_free(struct cs_map *m)
     free(m->calls);
     free(m->groups);
     free(m->accesses);
+    free(m->access_calls);
     free(m->again);
     memset(m, 0, sizeof *m);
 }

@@ -193,11 +193,16 @@ static int run_walks(struct cs_sim *sim, const struct fs_color_ref *lead,
                     uint64_t lo, hi;
                     if (!arrs[j] || !unit_of(&r, arrs[j], x->i, &lo, &hi))
                         continue;
+                    /* its own steps over its unit, again as often as the phase's
+                     * longest walk takes (a row re-read for each row of a plane) */
                     uint64_t st = a->stride < 0 ? (uint64_t)0 - (uint64_t)a->stride
                                                 : (uint64_t)a->stride;
-                    uint64_t e = a->stride < 0 ? at[t].steps - 1 - x->line : x->line;
+                    uint64_t own = st ? (a->unit + st - 1) / st : 1;
+                    uint64_t e = x->line % own;
+                    if (a->stride < 0)
+                        e = own - 1 - e;
                     uint64_t addr = lo + (uint64_t)a->within + e * st;
-                    if (addr < arrs[j]->base || addr >= arrs[j]->base + arrs[j]->bytes)
+                    if (addr < lo || addr >= hi)
                         continue;
                     if (cs_access(sim, t, addr, 1, a->write))
                         return -1;
@@ -307,7 +312,8 @@ int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, uns
         size_t na = 0;
         for (size_t j = 0; j < m->naccesses; j++) {
             const struct fs_color_access *a = &m->accesses[j];
-            if (a->loop != lead->loop || a->count != lead->count)
+            if (a->loop != lead->loop || a->count != lead->count ||
+                m->access_calls[j] != m->calls[i] || !array_of(m, a->base))
                 continue;
             for (size_t k = 0; k < nr; k++)
                 if (refs[k]->base == a->base && refs[k]->unit == a->unit &&

@@ -42,6 +42,9 @@ static size_t narrays, nrefs, ngroups, naccesses;
 static uint32_t seen[HASH_SLOTS]; /* kind << 24 | index + 1, 0 = empty */
 static uint32_t ref_call[MAX_REFS]; /* the apply call that came after a ref's first sight */
 static bool ref_again[MAX_REFS];    /* a ref passed again: its loop ran more than once */
+static pthread_t ref_thread[MAX_REFS]; /* who passed it first: the team of an orphaned
+                                        * `omp for` passes it once each, which is no repeat */
+static uint32_t access_call[MAX_ACCESSES]; /* as ref_call, for access records */
 static unsigned long dropped;     /* calls whose summary found the tables full */
 static unsigned long bad_input;   /* summaries the plan could not use */
 static uint32_t calls;            /* foresight_color_apply calls so far */
@@ -117,9 +120,14 @@ static void add(enum kind k, const void *rec, size_t size)
     size_t at = SIZE_MAX;
     if (collecting() && keep(k, rec, size, h, &at)) {
         dirty = true;
-        if (k == REF)
+        if (k == REF) {
             ref_call[at] = calls;
-    } else if (k == REF && at != SIZE_MAX && collecting() && !ref_again[at]) {
+            ref_thread[at] = pthread_self();
+        } else if (k == ACCESS) {
+            access_call[at] = calls;
+        }
+    } else if (k == REF && at != SIZE_MAX && collecting() && !ref_again[at] &&
+               pthread_equal(ref_thread[at], pthread_self())) {
         ref_again[at] = true;
         dirty = true;
     }
@@ -283,11 +291,11 @@ static void write_map(const struct fs_color_geometry *geo, const struct fs_color
     }
     for (size_t i = 0; i < naccesses; i++) {
         const struct fs_color_access *a = &accesses[i];
-        fprintf(f, "access 0x%llx %llu %lld %lld %lld %lld %lld %u %u %u %c %c\n",
+        fprintf(f, "access 0x%llx %llu %lld %lld %lld %lld %lld %u %u %u %c %c %u\n",
                 (unsigned long long)a->base, (unsigned long long)a->unit, (long long)a->first,
                 (long long)a->count, (long long)a->shift, (long long)a->within,
                 (long long)a->stride, a->loop, a->phase, a->seq, a->reverse ? 'v' : 'f',
-                a->write ? 'w' : 'r');
+                a->write ? 'w' : 'r', access_call[i]);
     }
     for (size_t i = 0; i < ngroups; i++)
         fprintf(f, "group 0x%llx 0x%llx\n", (unsigned long long)groups[i].a,

@@ -170,3 +170,39 @@ def test_a_step_leaves_out_the_loops_that_ran_once(tmp_path):
         r = model(tmp_path, "pc", cpus=1, steps=1)
         assert r["accesses"] == want, again
         assert r["writes"] == (0 if again == "1" else ARRAY // 128)
+
+
+def test_walks_belong_to_the_run_they_came_with(tmp_path):
+    # One loop run twice with its arrays swapped (step(a, b); step(b, a)): calls 1 and 2.
+    # Each run walks its own two references, not the other run's too.
+    a, b = 0x10000000, 0x10000000 + 2 * ARRAY
+    lines = ["foresight-color-map 1", f"page {PAGE}", f"array {a:#x} {ARRAY}",
+             f"array {b:#x} {ARRAY}"]
+    for call, (src, dst) in ((1, (a, b)), (2, (b, a))):
+        lines += [f"ref {src:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 r {call} 1",
+                  f"ref {dst:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 w {call} 1",
+                  f"access {src:#x} {PAGE} 0 {ROWS} 0 0 8 9 1 0 f r {call}",
+                  f"access {dst:#x} {PAGE} 0 {ROWS} 0 0 8 9 1 1 f w {call}"]
+    (tmp_path / "m.map").write_text("\n".join(lines) + "\n")
+    r = model(tmp_path, "pc", cpus=1, steps=1)
+    assert r["accesses"] == 2 * 2 * ARRAY // 8
+    assert r["writes"] == 2 * ARRAY // 8
+
+
+def test_a_walk_stays_in_its_own_unit(tmp_path):
+    # a[j][l] inside the walk of v[j][k][l]: a's unit (a page) is walked again for each of
+    # v's four pages, never into the next thread's rows.  Each of a's pages: one CPU.
+    a, v = 0x10000000, 0x20000000
+    (tmp_path / "m.map").write_text("\n".join([
+        "foresight-color-map 1", f"page {PAGE}", f"array {a:#x} {ARRAY}",
+        f"array {v:#x} {4 * ARRAY}", f"ref {a:#x} {PAGE} 0 {ROWS} 0 0 blocked 2 9 0 r",
+        f"ref {v:#x} {4 * PAGE} 0 {ROWS} 0 0 blocked 2 9 0 w",
+        f"access {v:#x} {4 * PAGE} 0 {ROWS} 0 0 8 9 2 0 f w",
+        f"access {a:#x} {PAGE} 0 {ROWS} 0 0 8 9 2 1 f r"]) + "\n")
+    p = simulate(tmp_path, "--cpus", "2", "--l2", "1M,1,128", "--page", "4K", "--policy",
+                 "pc", "--map", "m.map", "--model", "1", "--pages")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["accesses"] == 2 * ROWS * 4 * PAGE // 8
+    a_pages = [mask for vp, _, mask in r["pages"] if a >> 12 <= vp < (a + ARRAY) >> 12]
+    assert len(a_pages) == ROWS and all(mask in (1, 2) for mask in a_pages)

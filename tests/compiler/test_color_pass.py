@@ -169,8 +169,8 @@ def test_map_holds_how_each_reference_walks_its_unit(tmp_path):
     walks: dict[str, list[tuple]] = {}
     for f in lines:
         if f[0] == "access":
-            base, _unit, first, count, shift, within, stride, loop, phase, seq, way, rw = \
-                f[1:]
+            base, _unit, first, count, shift, within, stride, loop, phase, seq, way, rw, \
+                _call = f[1:]
             walks.setdefault(loop, []).append((int(seq), int(first), int(count), int(shift),
                                                int(within), int(stride), int(phase), way,
                                                rw))
@@ -186,6 +186,53 @@ def test_map_holds_how_each_reference_walks_its_unit(tmp_path):
     body = next(w for w in walks.values() if len(w) == 2 and all(ph == 0 for *_, ph, _, _ in w))
     assert {(wi, st, way) for _, _, _, _, wi, st, _, way, _ in body} == {(0, 0, "v"),
                                                                          (8, 0, "f")}
+
+
+ONCE_AND_AGAIN = r"""
+#include <stdio.h>
+#define N 256
+static double a[N][N], b[N][N];
+int main(void)
+{
+    #pragma omp parallel
+    {
+        #pragma omp for
+        for (int j = 0; j < N; j++)
+            for (int i = 0; i < N; i++)
+                a[j][i] = i + j;
+    }
+    for (int t = 0; t < 3; t++) {
+        #pragma omp parallel for
+        for (int j = 0; j < N; j++)
+            for (int i = N - 1; i >= 1; i -= 2)
+                b[j][i] += a[j][i - 1];
+    }
+    printf("%.1f\n", b[7][9]);
+    return 0;
+}
+"""
+
+
+def test_a_loop_the_team_shares_once_is_not_run_again_and_strides_take_the_step(tmp_path):
+    # The orphaned `omp for` runs once, but each of the team's threads passes its summary:
+    # AGAIN 0; the time-step loop's AGAIN 1.  i -= 2 walks 16 bytes down a row.
+    (tmp_path / "o.c").write_text(ONCE_AND_AGAIN)
+    p = subprocess.run([FORESIGHT, "cc", "--color", "-fopenmp", "-O2", "o.c", "-o", "o"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    m = tmp_path / "o.map"
+    run(tmp_path / "o", threads=3, FORESIGHT_COLOR="sim", FORESIGHT_COLOR_MAP=str(m))
+    lines = [ln.split() for ln in m.read_text().splitlines()]
+    again = {f[9]: f[13] for f in lines if f[0] == "ref"}
+    walks = {}
+    for f in lines:
+        if f[0] == "access":
+            walks.setdefault(f[8], []).append((int(f[6]), int(f[7]), f[12]))
+    assert sorted(again.values()) == ["0", "1"]
+    once = next(loop for loop, a in again.items() if a == "0")
+    assert walks[once] == [(0, 8, "w")]
+    step = next(w for loop, w in walks.items() if loop != once)
+    assert sorted(step) == [(-8, -16, "r"), (0, -16, "w")]     # (+= is the store only)
 
 
 def test_report_names_what_is_not_summarised(tmp_path):

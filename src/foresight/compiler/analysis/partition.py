@@ -37,10 +37,11 @@ class PartitionRef:
     is_write: bool
     object_bytes: int | None  # the whole array's size, when the source fixes it
     # How an iteration walks the unit, for the cache simulator's model (docs/coloring.md):
-    # the innermost loop holding the reference, numbered in source order among the loops
-    # of the parallel loop's body that hold references (0: the parallel loop's own body);
-    # the reference's constant byte offset inside the unit (x[j][i+1]: +8); and the bytes
-    # it moves per iteration of that loop, signed by the loop's direction ({}: it stays).
+    # the innermost loop holding the reference, numbered in source order (preorder) among
+    # the parallel loop (0) and the loops inside it; the reference's constant byte offset
+    # inside the unit (x[j][i+1]: +8); and the bytes it moves per iteration of that loop
+    # (its coefficient times the loop's step, negative when the loop runs down; {}: it
+    # stays).
     phase: int = 0
     within: int = 0
     stride: Sym = field(default_factory=dict)
@@ -113,9 +114,8 @@ def _walk(p: PartitionRef, r: ArrayRef, holder: Loop, phase: int, lp: Loop) -> P
         k, b = sym_value(sub.const), sym_value(stride)
         within += k * b if k is not None and b is not None else 0
     stride = {}
-    if holder is not lp and holder.step:
-        sign = 1 if holder.step > 0 else -1
-        stride = {m: sign * v for m, v in r.offset.coeff(holder.var).items()}
+    if holder is not lp and holder.step:   # bytes per iteration: coefficient x step
+        stride = {m: holder.step * v for m, v in r.offset.coeff(holder.var).items()}
     return replace(p, phase=phase, within=within, stride=stride)
 
 
