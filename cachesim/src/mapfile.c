@@ -139,18 +139,11 @@ static bool record(const char *path, unsigned long lineno, char *line, struct cs
         }
         n--;
     }
-    if (r == ACCESS && n == 14) { /* an access's optional call number */
-        if (!unsigned_number(tok[13], &call) || call > UINT32_MAX) {
-            fprintf(stderr, CS_PROG ": error: %s:%lu: field 13 of `access`, '%.40s', is not "
-                    "a call number\n", path, lineno, tok[13]);
-            return false;
-        }
-        n--;
-    }
-    if (r == REF && n == 13) { /* a ref's optional call number */
-        if (!unsigned_number(tok[12], &call) || call > UINT32_MAX) {
-            fprintf(stderr, CS_PROG ": error: %s:%lu: field 12 of `ref`, '%.40s', is not a "
-                    "call number\n", path, lineno, tok[12]);
+    /* the optional call number: a ref's field 12, an access's 13 */
+    if ((r == REF && n == 13) || (r == ACCESS && n == 14)) {
+        if (!unsigned_number(tok[n - 1], &call) || call > UINT32_MAX) {
+            fprintf(stderr, CS_PROG ": error: %s:%lu: field %u of `%s`, '%.40s', is not a "
+                    "call number\n", path, lineno, n - 1, tok[0], tok[n - 1]);
             return false;
         }
         n--;
