@@ -364,6 +364,7 @@
 #pragma push_macro("path")
 #pragma push_macro("pbytes")
 #pragma push_macro("perm")
+#pragma push_macro("phase")
 #pragma push_macro("pipe")
 #pragma push_macro("pipes")
 #pragma push_macro("plen")
@@ -383,6 +384,8 @@
 #pragma push_macro("s")
 #pragma push_macro("schedule")
 #pragma push_macro("scope")
+#pragma push_macro("seq")
+#pragma push_macro("shift")
 #pragma push_macro("short_or_held")
 #pragma push_macro("site")
 #pragma push_macro("sites")
@@ -391,6 +394,7 @@
 #pragma push_macro("step")
 #pragma push_macro("str")
 #pragma push_macro("streams")
+#pragma push_macro("stride")
 #pragma push_macro("t")
 #pragma push_macro("text")
 #pragma push_macro("trail")
@@ -404,6 +408,7 @@
 #pragma push_macro("volume")
 #pragma push_macro("wake_at")
 #pragma push_macro("whence")
+#pragma push_macro("within")
 #pragma push_macro("word")
 #pragma push_macro("worksharing_only")
 #undef a
@@ -530,6 +535,7 @@
 #undef path
 #undef pbytes
 #undef perm
+#undef phase
 #undef pipe
 #undef pipes
 #undef plen
@@ -549,6 +555,8 @@
 #undef s
 #undef schedule
 #undef scope
+#undef seq
+#undef shift
 #undef short_or_held
 #undef site
 #undef sites
@@ -557,6 +565,7 @@
 #undef step
 #undef str
 #undef streams
+#undef stride
 #undef t
 #undef text
 #undef trail
@@ -570,6 +579,7 @@
 #undef volume
 #undef wake_at
 #undef whence
+#undef within
 #undef word
 #undef worksharing_only
 
@@ -2509,6 +2519,7 @@ static inline void foresight_color_apply(void)
 #pragma pop_macro("path")
 #pragma pop_macro("pbytes")
 #pragma pop_macro("perm")
+#pragma pop_macro("phase")
 #pragma pop_macro("pipe")
 #pragma pop_macro("pipes")
 #pragma pop_macro("plen")
@@ -2528,6 +2539,8 @@ static inline void foresight_color_apply(void)
 #pragma pop_macro("s")
 #pragma pop_macro("schedule")
 #pragma pop_macro("scope")
+#pragma pop_macro("seq")
+#pragma pop_macro("shift")
 #pragma pop_macro("short_or_held")
 #pragma pop_macro("site")
 #pragma pop_macro("sites")
@@ -2536,6 +2549,7 @@ static inline void foresight_color_apply(void)
 #pragma pop_macro("step")
 #pragma pop_macro("str")
 #pragma pop_macro("streams")
+#pragma pop_macro("stride")
 #pragma pop_macro("t")
 #pragma pop_macro("text")
 #pragma pop_macro("trail")
@@ -2549,6 +2563,7 @@ static inline void foresight_color_apply(void)
 #pragma pop_macro("volume")
 #pragma pop_macro("wake_at")
 #pragma pop_macro("whence")
+#pragma pop_macro("within")
 #pragma pop_macro("word")
 #pragma pop_macro("worksharing_only")
 
