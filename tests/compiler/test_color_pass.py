@@ -182,8 +182,9 @@ def test_map_holds_how_each_reference_walks_its_unit(tmp_path):
     assert sorted(w[0] for w in sten) == [0, 1, 2, 3, 4]
     assert {(sh, wi, st, ph) for _, _, _, sh, wi, st, ph, _, _ in sten} == \
         {(0, 0, 8, 1), (1, 0, 8, 1), (-1, 0, 8, 1), (0, 8, 8, 1)}
-    # y[n - 1 - j][0] += x[j][1] in the parallel loop's own body: phase 0, no stride
-    body = next(w for w in walks.values() if len(w) == 2 and all(ph == 0 for *_, ph, _, _ in w))
+    # y[n - 1 - j][0] += x[j][1] in the parallel loop's own body: phase 0, no stride (y read
+    # and stored)
+    body = next(w for w in walks.values() if len(w) == 3 and all(ph == 0 for *_, ph, _, _ in w))
     assert {(wi, st, way) for _, _, _, _, wi, st, _, way, _ in body} == {(0, 0, "v"),
                                                                          (8, 0, "f")}
 
@@ -215,7 +216,8 @@ int main(void)
 
 def test_a_loop_the_team_shares_once_is_not_run_again_and_strides_take_the_step(tmp_path):
     # The orphaned `omp for` runs once, but each of the team's threads passes its summary:
-    # AGAIN 0; the time-step loop's AGAIN 1.  i -= 2 walks 16 bytes down a row.
+    # AGAIN 0; the time-step loop's AGAIN 1.  i -= 2 walks 16 bytes down a row, and
+    # b[j][i] += ... loads b[j][i] before it stores it.
     (tmp_path / "o.c").write_text(ONCE_AND_AGAIN)
     p = subprocess.run([FORESIGHT, "cc", "--color", "-fopenmp", "-O2", "o.c", "-o", "o"],
                        cwd=tmp_path, capture_output=True, text=True)
@@ -232,7 +234,7 @@ def test_a_loop_the_team_shares_once_is_not_run_again_and_strides_take_the_step(
     once = next(loop for loop, a in again.items() if a == "0")
     assert walks[once] == [(0, 8, "w")]
     step = next(w for loop, w in walks.items() if loop != once)
-    assert sorted(step) == [(-8, -16, "r"), (0, -16, "w")]     # (+= is the store only)
+    assert sorted(step) == [(-8, -16, "r"), (0, -16, "r"), (0, -16, "w")]   # += reads b
 
 
 def test_report_names_what_is_not_summarised(tmp_path):

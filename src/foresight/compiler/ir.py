@@ -135,6 +135,9 @@ class ArrayRef:
     # declared in another file (an #include'd header), None when not known.  Code placed
     # before a loop may name the base only when this is before the loop.
     base_decl: int | None = None
+    # A store that reads the element first (`x[i] += ...`, `x[i]++`): for the cache
+    # simulator's model of the loop (analysis/partition.py); the hints see one reference.
+    also_read: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         # Derived once, at construction (an indirect reference has no affine offset).

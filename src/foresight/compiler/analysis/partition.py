@@ -45,6 +45,7 @@ class PartitionRef:
     phase: int = 0
     within: int = 0
     stride: Sym = field(default_factory=dict)
+    also_read: bool = False   # a store that reads the element first (`x[i] += ...`)
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def _walk(p: PartitionRef, r: ArrayRef, holder: Loop, phase: int, lp: Loop) -> P
     stride = {}
     if holder is not lp and holder.step:   # bytes per iteration: coefficient x step
         stride = {m: holder.step * v for m, v in r.offset.coeff(holder.var).items()}
-    return replace(p, phase=phase, within=within, stride=stride)
+    return replace(p, phase=phase, within=within, stride=stride, also_read=r.also_read)
 
 
 def _loop_vars(lp: Loop) -> set[str]:

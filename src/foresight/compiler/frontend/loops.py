@@ -558,7 +558,8 @@ class _Loops:
             lhs = strip(kids[0])
             if len(found.refs) > before and self.t.in_file(lhs) and \
                     found.refs[before].text == self.t.text(lhs):
-                found.refs[before] = replace(found.refs[before], is_write=True)
+                found.refs[before] = replace(found.refs[before], is_write=True,
+                                             also_read=not (c.kind == K.BINARY_OPERATOR))
             for k in kids[1:]:
                 self.body(k, depth, found, loops, nest_start, conditional)
             return

@@ -130,9 +130,12 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
     named = {a for r in pl.refs for m in r.unit for a in m}
     walked = all(all(a in named for m in r.stride for a in m) for r in pl.refs)
     for r in pl.refs if walked else ():
+        key = (r.base, c.sym(r.unit), *_first(r, forward), r.within, _long(r.stride),
+               r.phase)
+        if r.is_write and r.also_read:      # x[i] += ...: the load, then the store
+            walks.setdefault((*key, False, stores), None)
         stores += r.is_write
-        walks.setdefault((r.base, c.sym(r.unit), *_first(r, forward), r.within,
-                          _long(r.stride), r.phase, r.is_write, stores), None)
+        walks.setdefault((*key, r.is_write, stores), None)
     for seq, (base, unit, first, shift, rev, within, stride, phase, write, _) in \
             enumerate(walks):
         flags = " | ".join(["0u", *(["FORESIGHT_COLOR_REVERSE"] if rev else []),
