@@ -103,19 +103,22 @@ def test_model_needs_a_map_and_no_trace(tmp_path):
     assert p.returncode == 2 and "--model '0'" in p.stderr
 
 
+def map_lines(*arrays: tuple[int, int], refs: list[str]) -> str:
+    """A color map's text: its page, the ARRAYS (base, bytes) and the records REFS."""
+    return "\n".join(["foresight-color-map 1", f"page {PAGE}",
+                      *(f"array {base:#x} {size}" for base, size in arrays), *refs]) + "\n"
+
+
 def write_walk_map(path: Path, walks: bool) -> None:
     """Two arrays 1 MiB apart (so page coloring puts their equal offsets in the same
     direct-mapped set), one loop over their pages on one thread whose inner loop reads
     a[k][i] and b[k][i] element by element (8 bytes); with WALKS, its `access` records."""
     a, b = 0x10000000, 0x10000000 + ARRAY
-    lines = ["foresight-color-map 1", f"page {PAGE}", f"array {a:#x} {ARRAY}",
-             f"array {b:#x} {ARRAY}"]
-    for base in (a, b):
-        lines.append(f"ref {base:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 r")
+    refs = [f"ref {base:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 r" for base in (a, b)]
     if walks:
-        for seq, base in enumerate((a, b)):
-            lines.append(f"access {base:#x} {PAGE} 0 {ROWS} 0 0 8 9 1 {seq} f r")
-    path.write_text("\n".join(lines) + "\n")
+        refs += [f"access {base:#x} {PAGE} 0 {ROWS} 0 0 8 9 1 {seq} f r"
+                 for seq, base in enumerate((a, b))]
+    path.write_text(map_lines((a, ARRAY), (b, ARRAY), refs=refs))
 
 
 def test_access_records_walk_each_element_and_colliding_references_miss_on_each(tmp_path):
@@ -137,12 +140,11 @@ def test_access_records_walk_each_element_and_colliding_references_miss_on_each(
 def test_a_reference_that_stays_is_one_access_per_iteration(tmp_path):
     # stride 0 (b[k][0] in the parallel loop's own body, phase 0) beside a walk of a
     a, b = 0x10000000, 0x10000000 + ARRAY
-    (tmp_path / "m.map").write_text("\n".join([
-        "foresight-color-map 1", f"page {PAGE}", f"array {a:#x} {ARRAY}",
-        f"array {b:#x} {ARRAY}", f"ref {a:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 r",
+    (tmp_path / "m.map").write_text(map_lines((a, ARRAY), (b, ARRAY), refs=[
+        f"ref {a:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 r",
         f"ref {b:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 w",
         f"access {b:#x} {PAGE} 0 {ROWS} 0 0 0 9 0 0 f w",
-        f"access {a:#x} {PAGE} 0 {ROWS} 0 0 -8 9 1 1 v r"]) + "\n")
+        f"access {a:#x} {PAGE} 0 {ROWS} 0 0 -8 9 1 1 v r"]))
     r = model(tmp_path, "pc", cpus=1, steps=1)
     assert r["accesses"] == ROWS * (1 + PAGE // 8)
     assert r["writes"] == ROWS
@@ -161,12 +163,10 @@ def test_a_step_leaves_out_the_loops_that_ran_once(tmp_path):
     # loop 1 (initialisation, AGAIN 0) writes a; loop 2 (the time step, AGAIN 1) reads b:
     # a step is loop 2 alone.  Without any AGAIN both run each step.
     a, b = 0x10000000, 0x10000000 + ARRAY
-    head = ["foresight-color-map 1", f"page {PAGE}", f"array {a:#x} {ARRAY}",
-            f"array {b:#x} {ARRAY}"]
     for again, want in (("1", ARRAY // 128), ("0", 2 * ARRAY // 128)):
-        (tmp_path / "m.map").write_text("\n".join([
-            *head, f"ref {a:#x} {PAGE} 0 {ROWS} 0 0 even 1 1 0 w 0 0",
-            f"ref {b:#x} {PAGE} 0 {ROWS} 0 0 even 1 2 0 r 1 {again}"]) + "\n")
+        (tmp_path / "m.map").write_text(map_lines((a, ARRAY), (b, ARRAY), refs=[
+            f"ref {a:#x} {PAGE} 0 {ROWS} 0 0 even 1 1 0 w 0 0",
+            f"ref {b:#x} {PAGE} 0 {ROWS} 0 0 even 1 2 0 r 1 {again}"]))
         r = model(tmp_path, "pc", cpus=1, steps=1)
         assert r["accesses"] == want, again
         assert r["writes"] == (0 if again == "1" else ARRAY // 128)
@@ -176,14 +176,13 @@ def test_walks_belong_to_the_run_they_came_with(tmp_path):
     # One loop run twice with its arrays swapped (step(a, b); step(b, a)): calls 1 and 2.
     # Each run walks its own two references, not the other run's too.
     a, b = 0x10000000, 0x10000000 + 2 * ARRAY
-    lines = ["foresight-color-map 1", f"page {PAGE}", f"array {a:#x} {ARRAY}",
-             f"array {b:#x} {ARRAY}"]
+    refs = []
     for call, (src, dst) in ((1, (a, b)), (2, (b, a))):
-        lines += [f"ref {src:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 r {call} 1",
-                  f"ref {dst:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 w {call} 1",
-                  f"access {src:#x} {PAGE} 0 {ROWS} 0 0 8 9 1 0 f r {call}",
-                  f"access {dst:#x} {PAGE} 0 {ROWS} 0 0 8 9 1 1 f w {call}"]
-    (tmp_path / "m.map").write_text("\n".join(lines) + "\n")
+        refs += [f"ref {src:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 r {call} 1",
+                 f"ref {dst:#x} {PAGE} 0 {ROWS} 0 0 even 1 9 0 w {call} 1",
+                 f"access {src:#x} {PAGE} 0 {ROWS} 0 0 8 9 1 0 f r {call}",
+                 f"access {dst:#x} {PAGE} 0 {ROWS} 0 0 8 9 1 1 f w {call}"]
+    (tmp_path / "m.map").write_text(map_lines((a, ARRAY), (b, ARRAY), refs=refs))
     r = model(tmp_path, "pc", cpus=1, steps=1)
     assert r["accesses"] == 2 * 2 * ARRAY // 8
     assert r["writes"] == 2 * ARRAY // 8
@@ -193,12 +192,11 @@ def test_a_walk_stays_in_its_own_unit(tmp_path):
     # a[j][l] inside the walk of v[j][k][l]: a's unit (a page) is walked again for each of
     # v's four pages, never into the next thread's rows.  Each of a's pages: one CPU.
     a, v = 0x10000000, 0x20000000
-    (tmp_path / "m.map").write_text("\n".join([
-        "foresight-color-map 1", f"page {PAGE}", f"array {a:#x} {ARRAY}",
-        f"array {v:#x} {4 * ARRAY}", f"ref {a:#x} {PAGE} 0 {ROWS} 0 0 blocked 2 9 0 r",
+    (tmp_path / "m.map").write_text(map_lines((a, ARRAY), (v, 4 * ARRAY), refs=[
+        f"ref {a:#x} {PAGE} 0 {ROWS} 0 0 blocked 2 9 0 r",
         f"ref {v:#x} {4 * PAGE} 0 {ROWS} 0 0 blocked 2 9 0 w",
         f"access {v:#x} {4 * PAGE} 0 {ROWS} 0 0 8 9 2 0 f w",
-        f"access {a:#x} {PAGE} 0 {ROWS} 0 0 8 9 2 1 f r"]) + "\n")
+        f"access {a:#x} {PAGE} 0 {ROWS} 0 0 8 9 2 1 f r"]))
     p = simulate(tmp_path, "--cpus", "2", "--l2", "1M,1,128", "--page", "4K", "--policy",
                  "pc", "--map", "m.map", "--model", "1", "--pages")
     assert p.returncode == 0, p.stderr
