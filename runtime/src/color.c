@@ -44,6 +44,9 @@ static uint32_t ref_call[MAX_REFS]; /* the apply call that came after a ref's fi
 static bool ref_again[MAX_REFS];    /* a ref passed again: its loop ran more than once */
 static pthread_t ref_thread[MAX_REFS]; /* who passed it first: the team of an orphaned
                                         * `omp for` passes it once each, which is no repeat */
+static uint32_t ref_passes[MAX_REFS];  /* how often it was passed: more often than its team
+                                        * has threads is a repeat too (the first passer may
+                                        * be a worker the runtime has since let go) */
 static uint32_t access_call[MAX_ACCESSES]; /* as ref_call, for access records */
 static unsigned long dropped;     /* calls whose summary found the tables full */
 static unsigned long bad_input;   /* summaries the plan could not use */
@@ -123,13 +126,18 @@ static void add(enum kind k, const void *rec, size_t size)
         if (k == REF) {
             ref_call[at] = calls;
             ref_thread[at] = pthread_self();
+            ref_passes[at] = 1;
         } else if (k == ACCESS) {
             access_call[at] = calls;
         }
-    } else if (k == REF && at != SIZE_MAX && collecting() && !ref_again[at] &&
-               pthread_equal(ref_thread[at], pthread_self())) {
-        ref_again[at] = true;
-        dirty = true;
+    } else if (k == REF && at != SIZE_MAX && collecting() && !ref_again[at]) {
+        if (ref_passes[at] < UINT32_MAX)
+            ref_passes[at]++;
+        if (pthread_equal(ref_thread[at], pthread_self()) ||
+            ref_passes[at] > refs[at].nthreads) {
+            ref_again[at] = true;
+            dirty = true;
+        }
     }
     pthread_mutex_unlock(&lock);
 }
