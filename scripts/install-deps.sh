@@ -23,6 +23,8 @@ command -v fusermount3 >/dev/null || need+=(fuse3)
 # I/O node's clients (its test builds one with mpicc)
 command -v mpiexec >/dev/null || need+=(mpich)
 command -v mpicc >/dev/null || need+=(libmpich-dev)
+# liburing: the prefetch thread's requests through io_uring (FORESIGHT_PT_ISSUE=uring)
+[ -e /usr/include/liburing.h ] || need+=(liburing-dev)
 # clang's own headers (stdatomic.h, stddef.h) for the front end's libclang, which the
 # libclang wheel lacks; gcc's <stdatomic.h> is not parseable by clang
 compgen -G '/usr/lib/llvm-*/lib/clang/*/include/stdatomic.h' >/dev/null || need+=(libclang-common-16-dev)

@@ -252,6 +252,8 @@ void fs_config_load(void)
     }
     static const char *const scheds[] = {"window", "eq1"};
     fs_cfg.pt_eq1 = env_choice("FORESIGHT_PT_SCHED", scheds, 2, 0) == 1;
+    static const char *const issues[] = {"fadvise", "uring"};
+    fs_cfg.pt_uring = env_choice("FORESIGHT_PT_ISSUE", issues, 2, 0) == 1;
     fs_cfg.pt_slack_ns = 1000u * env_ulong("FORESIGHT_PT_SLACK", 0, 10000000, 5000);
     fs_cfg.pt_drain = env_choice("FORESIGHT_PT_DRAIN", off_on, 2, 0) == 1;
     fs_cfg.lookahead_bytes = 4u << 20;

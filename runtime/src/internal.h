@@ -94,6 +94,7 @@ struct fs_config {
     unsigned pt_queue;      /* FORESIGHT_PT_QUEUE: calls the thread may run ahead */
     uint64_t pt_ahead;      /* FORESIGHT_PT_AHEAD: predicted bytes it may run ahead */
     bool pt_eq1;            /* FORESIGHT_PT_SCHED=eq1: the paper's Eq. (1) issues (window) */
+    bool pt_uring;          /* FORESIGHT_PT_ISSUE=uring: requests by io_uring (fadvise) */
     uint64_t pt_slack_ns;   /* FORESIGHT_PT_SLACK: Eq. (1)'s Time_Threshold (5 ms) */
     bool pt_drain;          /* FORESIGHT_PT_DRAIN=on: exit waits for the thread (tests) */
     int color;              /* FORESIGHT_COLOR: 0 off, 1 sim, 2 real (color.c) */
@@ -447,6 +448,11 @@ void fs_pt_flush(int fd);                   /* issue what is pending for FD (-1:
 /* Issue what is due: all of it under the window, what Eq. (1) and (2) allow under eq1. */
 void fs_pt_schedule(void);
 void fs_pt_drop_pending(void);              /* forget what is pending (mispredicted) */
+/* On the prefetch thread, its descriptor table its own and before its seccomp filter
+ * (which refuses io_uring_setup): the ring of FORESIGHT_PT_ISSUE=uring. */
+void fs_pt_issue_open(void);
+extern const char *fs_global_pt_issue;      /* how requests go to the kernel (stats) */
+extern unsigned long fs_global_pt_issue_failed; /* requests the kernel refused */
 /* pt_chan.c: the channel of sync points' values (the program sends, the thread receives). */
 bool fs_pt_chan_init(void);                 /* open (mapped once): false without memory */
 void fs_pt_chan_close(void);                /* the thread ended: sends are no-ops */

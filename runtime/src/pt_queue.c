@@ -12,6 +12,11 @@
  * paper's residency check before a prefetch goes to the disk.  (On older kernels every
  * request is issued; WILLNEED itself skips cached pages, so the check saves the
  * request's walk of the cache, and says how much of the thread's work was needed.)
+ * Under FORESIGHT_PT_ISSUE=uring the same requests are IORING_OP_FADVISE entries of a
+ * ring of the thread's own (liburing), submitted together at the end of a flush: the
+ * kernel's io-wq workers start the reads, and the thread goes on.  Without the ring (not
+ * built with liburing, io_uring refused) they are posix_fadvise calls, and the statistics
+ * say why.
  *
  * Flushed when 64 are pending, before the thread sleeps, at a close (that descriptor's),
  * and when the thread ends.  Only the prefetch thread touches the queue.
@@ -30,6 +35,9 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#ifdef FORESIGHT_HAVE_URING
+#include <liburing.h>
+#endif
 
 #include "internal.h"
 
@@ -75,6 +83,104 @@ static bool cached(int fd, uint64_t off, uint64_t len)
     return cs.nr_cache >= pages;
 }
 
+const char *fs_global_pt_issue = "fadvise";
+unsigned long fs_global_pt_issue_failed;
+
+#ifdef FORESIGHT_HAVE_URING
+#define RING_ENTRIES 64u
+static struct io_uring ring;
+static bool ring_open;
+static unsigned in_flight; /* submitted, not yet reaped */
+
+/* Completions so far: what the kernel refused is counted (the request was counted issued). */
+static void reap(void)
+{
+    struct io_uring_cqe *cqe;
+    while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+        if (cqe->res < 0)
+            __atomic_fetch_add(&fs_global_pt_issue_failed, 1, __ATOMIC_RELAXED);
+        io_uring_cqe_seen(&ring, cqe);
+        in_flight--;
+    }
+}
+
+static void submit(void)
+{
+    if (!ring_open)
+        return;
+    const int e = errno;
+    const int n = io_uring_submit(&ring);
+    if (n > 0)
+        in_flight += (unsigned)n;
+    reap();
+    errno = e;
+}
+
+/* Before the thread closes a descriptor: its requests have found their file (a worker
+ * resolves the number when it starts one, and the number may name another file next). */
+static void settle(void)
+{
+    if (!ring_open)
+        return;
+    const int e = errno;
+    submit();
+    while (in_flight > 0) {
+        struct io_uring_cqe *cqe;
+        if (io_uring_wait_cqe(&ring, &cqe) != 0)
+            break;
+        reap();
+    }
+    errno = e;
+}
+#else
+static void submit(void)
+{
+}
+
+static void settle(void)
+{
+}
+#endif
+
+void fs_pt_issue_open(void)
+{
+    if (!fs_cfg.pt_uring)
+        return;
+#ifdef FORESIGHT_HAVE_URING
+    const int r = io_uring_queue_init(RING_ENTRIES, &ring, 0);
+    if (r == 0) {
+        ring_open = true;
+        fs_global_pt_issue = "uring";
+    } else if (r == -ENOSYS || r == -EPERM) {
+        fs_global_pt_issue = "fadvise (FORESIGHT_PT_ISSUE=uring: io_uring is off in this "
+                             "kernel or for this process)";
+    } else {
+        fs_global_pt_issue = "fadvise (FORESIGHT_PT_ISSUE=uring: io_uring_queue_init failed)";
+    }
+#else
+    fs_global_pt_issue = "fadvise (FORESIGHT_PT_ISSUE=uring: built without liburing)";
+#endif
+}
+
+/* One WILLNEED request: into the ring, else to posix_fadvise.  False: refused. */
+static bool advise(int fd, uint64_t off, uint64_t n)
+{
+#ifdef FORESIGHT_HAVE_URING
+    if (ring_open) {
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+        if (sqe == NULL) { /* full: what is in it goes first */
+            submit();
+            sqe = io_uring_get_sqe(&ring);
+        }
+        if (sqe != NULL) {
+            io_uring_prep_fadvise(sqe, fd, off, (off_t)n, POSIX_FADV_WILLNEED);
+            return true;
+        }
+    }
+#endif
+    return posix_fadvise(fd, (off_t)off, (off_t)n, POSIX_FADV_WILLNEED) == 0;
+}
+
 static void issue(int fd, uint64_t off, uint64_t len)
 {
     while (len > 0) {
@@ -82,7 +188,7 @@ static void issue(int fd, uint64_t off, uint64_t len)
         if (cached(fd, off, n)) {
             __atomic_fetch_add(&fs_global_pt_cached, 1, __ATOMIC_RELAXED);
             __atomic_fetch_add(&fs_global_pt_cached_bytes, n, __ATOMIC_RELAXED);
-        } else if (posix_fadvise(fd, (off_t)off, (off_t)n, POSIX_FADV_WILLNEED) == 0) {
+        } else if (advise(fd, off, n)) {
             __atomic_fetch_add(&fs_global_pt_issued, 1, __ATOMIC_RELAXED);
             __atomic_fetch_add(&fs_global_pt_issued_bytes, n, __ATOMIC_RELAXED);
         }
@@ -180,11 +286,14 @@ static void flush(int fd, bool all)
         end = e_end;
     }
     issue(cfd, start, end - start);
+    submit();
 }
 
 void fs_pt_flush(int fd)
 {
     flush(fd, true);
+    if (fd >= 0)
+        settle();
 }
 
 void fs_pt_schedule(void)

@@ -273,6 +273,7 @@ static const char *confine(int *err)
         *err = errno;
         return "no descriptor table of its own (close_range)";
     }
+    fs_pt_issue_open(); /* its ring, if any, before the filter refuses io_uring_setup */
 #ifndef PT_AUDIT_ARCH
     return "no seccomp filter for this architecture";
 #else

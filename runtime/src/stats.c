@@ -113,8 +113,10 @@ static const struct {
     {&fs_global_pt_lead_bytes, "pt_lead_bytes", "bytes of lead reads"},
     {&fs_global_pt_expired, "pt_expired", "predictions expired: the program was there first"},
     {&fs_global_pt_issued, "pt_issued", "prefetch requests from the prefetch thread "
-                                        "(POSIX_FADV_WILLNEED)"},
+                                        "(WILLNEED, by posix_fadvise or io_uring)"},
     {&fs_global_pt_issued_bytes, "pt_issued_bytes", "bytes of those requests"},
+    {&fs_global_pt_issue_failed, "pt_issue_failed", "prefetch requests the kernel refused "
+                                                    "(io_uring completions with an error)"},
     {&fs_global_pt_cached, "pt_cached", "prefetch requests not issued: cachestat found "
                                         "every page cached"},
     {&fs_global_pt_cached_bytes, "pt_cached_bytes", "bytes of those requests"},
@@ -152,6 +154,8 @@ static void write_json_pt(FILE *f)
         fprintf(f, "%s\"%s\": %lu", i ? ", " : "", pt_counters[i].name,
                 __atomic_load_n(pt_counters[i].count, __ATOMIC_RELAXED));
     fprintf(f, ", \"pt_cpu_seconds\": %.6f", fs_pt_cpu_seconds());
+    fputs(", \"pt_issue\": ", f);
+    json_string(f, fs_global_pt_issue);
     char text[256];
     fputs(", \"pt_stopped\": ", f);
     if (pt_stopped(text, sizeof text))
@@ -334,8 +338,10 @@ static void write_table(FILE *f)
     const char *pin_ended = __atomic_load_n(&fs_pin_ended, __ATOMIC_RELAXED);
     if (pin_ended != NULL)
         fprintf(f, "threads put on one CPU no more: %s\n", pin_ended);
-    if (__atomic_load_n(&fs_global_pt_started, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&fs_global_pt_started, __ATOMIC_RELAXED)) {
         fprintf(f, "%.3f s of CPU time on the prefetch thread\n", fs_pt_cpu_seconds());
+        fprintf(f, "prefetch thread requests by %s\n", fs_global_pt_issue);
+    }
     char text[256];
     if (pt_stopped(text, sizeof text))
         fprintf(f, "prefetch thread stopped early: %s\n", text);

@@ -44,6 +44,9 @@
  *   writes      the program's writes on the thread write nothing and predict success (the
  *               shared offset moves); a file the program creates opens before it exists,
  *               reading nothing; a read-only open of a missing file still fails
+ *   window (pt_window_uring, pt_fork_uring) the same under FORESIGHT_PT_ISSUE=uring: the
+ *               requests go through the thread's io_uring (posix_fadvise where the
+ *               library was built without liburing, and the statistics say so)
  *   eq1         FORESIGHT_PT_SCHED=eq1: predictions issued only when the paper's Eq. (1)
  *               says they are due (the program's next 64 calls while its pace is unknown,
  *               a few calls ahead of a program making one every 2 ms), never the whole
@@ -455,6 +458,11 @@ static void scenario_window(void)
     CHECK(wait_flag(&run_done));
     CHECK_EQ(get(&fs_global_pt_mispredicts), 0);
     CHECK(get(&fs_global_pt_issued) > 0);
+    CHECK_EQ(get(&fs_global_pt_issue_failed), 0);
+    /* How the requests went (pt_window_uring): the ring, or posix_fadvise and why not. */
+    const char *want = getenv("TEST_PT_ISSUE");
+    if (want != NULL)
+        CHECK(strncmp(fs_global_pt_issue, want, strlen(want)) == 0);
     unlink(path);
 }
 
