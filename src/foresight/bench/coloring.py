@@ -55,6 +55,8 @@ PROGRAMS = {            # name: (arguments at Table 1's size, a short run's)
     "mgrid": (("6", "4"), ("6", "1")),
     "hydro2d": (("402", "320", "10"), ("402", "320", "1")),
     "applu": (("33", "5"), ("33", "1")),
+    "su2cor": (("16", "4"), ("16", "1")),
+    "turb3d": (("64", "3"), ("64", "1")),
 }
 MACHINES = {            # name: cachesim options
     "sgi": ("--preset", "sgi"),
