@@ -1,8 +1,8 @@
 """The programs of `foresight bench coloring` (benchmarks/coloring), at small sizes:
 built with `foresight cc --color -fopenmp` each prints what `cc -fopenmp` prints with as
 many threads (1, 3, and 2 while writing its color map), and the map holds the arrays it uses;
-what the summaries cannot describe (su2cor's neighbour tables, turb3d's z lines) is
-said in --report."""
+what the summaries cannot describe (su2cor's neighbour tables, turb3d's z lines,
+apsi's columns, wave5's fields at the particles' cells) is said in --report."""
 
 from __future__ import annotations
 
@@ -18,10 +18,12 @@ PROGRAMS = Path(__file__).resolve().parents[2] / "benchmarks" / "coloring"
 
 SMALL = {"tomcatv": ("33", "2"), "swim": ("32", "2"), "mgrid": ("3", "1"),
          "hydro2d": ("24", "16", "2"), "applu": ("9", "1"), "su2cor": ("4", "2"),
-         "turb3d": ("16", "2")}
+         "turb3d": ("16", "2"), "wave5": ("1", "2"), "apsi": ("16", "16", "8", "2")}
 # What --report must say of the loops no summary describes.
 REPORTED = {"su2cor": "u[up[s][mu]][nu]: index is not affine",
-            "turb3d": "j partitions an inner dimension while an outer subscript is not 0"}
+            "apsi": "j partitions an inner dimension while an outer subscript is not 0",
+            "turb3d": "j partitions an inner dimension while an outer subscript is not 0",
+            "wave5": "ex[cj][ci]: index is not affine"}
 
 
 def run(exe: Path, args, threads: int, **env: str) -> str:

@@ -57,6 +57,8 @@ PROGRAMS = {            # name: (arguments at Table 1's size, a short run's)
     "applu": (("33", "5"), ("33", "1")),
     "su2cor": (("16", "4"), ("16", "1")),
     "turb3d": (("64", "3"), ("64", "1")),
+    "wave5": (("16", "5"), ("16", "1")),
+    "apsi": (("64", "64", "32", "10"), ("64", "64", "32", "1")),
 }
 MACHINES = {            # name: cachesim options
     "sgi": ("--preset", "sgi"),
