@@ -5,9 +5,9 @@
  * neighbour tables), with OpenMP loops over one colour's sites as a parallelizing
  * compiler makes them.  The lattice is L^3 x 2L sites (L = 16: 131,072 sites); per site
  * four links of four doubles (an SU(2) matrix as a unit quaternion, 16 MiB in all), the
- * up and down neighbour tables (4 MiB), the staples (4 MiB) and the plaquettes (1 MiB):
- * about the paper's 23 MB, carved out of one block back to back and initialised in
- * parallel.  Every access to the links goes through the site list or the neighbour
+ * up and down neighbour tables (4 MiB), the staples (4 MiB), the plaquettes (1 MiB) and
+ * the checkerboard's site list (0.5 MiB): 25.5 MiB (the paper's Table 1: 23 MB), carved
+ * out of one block back to back and initialised in parallel.  Every access to the links goes through the site list or the neighbour
  * tables: which pages a thread touches is known only at run time (the paper's su2cor,
  * whose arrays no summary described).  A site's new links depend only on sites of the
  * other colour, so the result is the same for any number of threads.

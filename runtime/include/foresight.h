@@ -165,6 +165,11 @@
  *                                each when the paper's Eq. (1) says it is due, C*(j-i) -
  *                                (K+1)*T <= FORESIGHT_PT_SLACK (eq1)
  *   FORESIGHT_PT_SLACK=US        Eq. (1)'s Time_Threshold in microseconds (default 5000)
+ *   FORESIGHT_PT_ISSUE=fadvise|uring  how its requests reach the kernel: posix_fadvise
+ *                                (default), or IORING_OP_FADVISE entries of an io_uring of
+ *                                its own (falls back to posix_fadvise where io_uring is
+ *                                off or the library was built without liburing; the
+ *                                statistics' pt_issue says which)
  *   FORESIGHT_PT_DRAIN=0|1       1 (for tests): the program's exit waits, 5 s at most, until
  *                                the thread has made every covered call the program made or
  *                                has ended, so its counters show what its slice did

@@ -133,8 +133,10 @@ static void add(enum kind k, const void *rec, size_t size)
     } else if (k == REF && at != SIZE_MAX && collecting() && !ref_again[at]) {
         if (ref_passes[at] < UINT32_MAX)
             ref_passes[at]++;
+        /* (A team of one passes it once per run only where no enclosing team runs it:
+         * a nested region's summary says 1 thread, and each outer thread passes it.) */
         if (pthread_equal(ref_thread[at], pthread_self()) ||
-            ref_passes[at] > refs[at].nthreads) {
+            (refs[at].nthreads > 1 && ref_passes[at] > refs[at].nthreads)) {
             ref_again[at] = true;
             dirty = true;
         }

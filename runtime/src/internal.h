@@ -451,6 +451,7 @@ void fs_pt_drop_pending(void);              /* forget what is pending (mispredic
 /* On the prefetch thread, its descriptor table its own and before its seccomp filter
  * (which refuses io_uring_setup): the ring of FORESIGHT_PT_ISSUE=uring. */
 void fs_pt_issue_open(void);
+bool fs_pt_ring_in_use(void); /* a ring was made (main_exit.c counts its kernel workers) */
 extern const char *fs_global_pt_issue;      /* how requests go to the kernel (stats) */
 extern unsigned long fs_global_pt_issue_failed; /* requests the kernel refused */
 /* pt_chan.c: the channel of sync points' values (the program sends, the thread receives). */

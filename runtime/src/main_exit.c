@@ -19,7 +19,8 @@
  * times out each second, so a wake it does not get is not missed.  From then on
  * it looks every PERIOD_NS whether only library threads are left: the main thread a
  * zombie (/proc/self/stat's state Z) and the process's thread count, less that zombie,
- * no more than the library's live threads.  The library counts a thread of its own only
+ * no more than the library's live threads (with the kernel's io_uring workers of the
+ * prefetch thread's ring, when it has one).  The library counts a thread of its own only
  * once it runs and uncounts it before it ends, the count is read before the thread
  * count, and a look during which a library thread ended is not trusted, so every race
  * makes the watcher wait one more period, never end the process early.  Then, after
@@ -35,11 +36,13 @@
  * other threads of the program outlive it (the process then ends with the last one's
  * status: the main thread's is used).
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -103,13 +106,49 @@ __attribute__((constructor)) static void register_fork_handler(void)
 
 /* Whether the main thread has ended and no thread of the program is left; if so, the
  * main thread's exit status (proc(5)'s exit_code, as waitpid reports it) in *STATUS. */
+/* The kernel's io_uring workers of the prefetch thread's ring (FORESIGHT_PT_ISSUE=uring):
+ * threads of the process named iou-wrk-TID, which live as long as the ring. */
+static unsigned ring_workers(void)
+{
+    if (!fs_pt_ring_in_use())
+        return 0;
+    const int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return 0;
+    char buf[1024] __attribute__((aligned(8)));
+    unsigned n = 0;
+    long got;
+    while ((got = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+        for (long off = 0; off < got;) {
+            const struct dirent64 *d = (const struct dirent64 *)(buf + off);
+            off += d->d_reclen;
+            if (d->d_name[0] < '0' || d->d_name[0] > '9')
+                continue;
+            char path[sizeof d->d_name + 8], comm[32] = {0};
+            snprintf(path, sizeof path, "%s/comm", d->d_name);
+            const int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                continue;
+            const ssize_t r = read(fd, comm, sizeof comm - 1);
+            close(fd);
+            if (r > 0 && strncmp(comm, "iou-wrk-", 8) == 0)
+                n++;
+        }
+    }
+    close(dir);
+    return n;
+}
+
 static bool only_library_threads_left(int *status)
 {
     /* A library thread that ends between reading the count and reading the kernel's
      * (uncounted here, still there) would pass for one of the program's gone: a look
      * during which one ended is not trusted. */
     const unsigned long ended_before = __atomic_load_n(&ended, __ATOMIC_SEQ_CST);
-    const unsigned ours = __atomic_load_n(&library_threads, __ATOMIC_SEQ_CST);
+    unsigned ours = __atomic_load_n(&library_threads, __ATOMIC_SEQ_CST);
+    /* The ring's workers come and go: counted before and after the kernel's count, the
+     * fewer of the two (one that came or went meanwhile makes the watcher wait a period). */
+    const unsigned workers_before = ring_workers();
     char buf[1024];
     if (fs_kept_pread(FS_KEPT_SELF_STAT, buf, sizeof buf, 0) <= 0) {
         /* Kept open (ownfd.c) unless the program closed it: then opened here, once the
@@ -143,6 +182,10 @@ static bool only_library_threads_left(int *status)
             threads = strtol(q + 1, NULL, 10);
         else if (field == 52)
             *status = (int)strtol(q + 1, NULL, 10);
+    }
+    if (state == 'Z' && workers_before > 0) {
+        const unsigned workers_after = ring_workers();
+        ours += workers_after < workers_before ? workers_after : workers_before;
     }
     return state == 'Z' && threads >= 1 && (unsigned long)(threads - 1) <= ours &&
            __atomic_load_n(&ended, __ATOMIC_SEQ_CST) == ended_before;

@@ -13,8 +13,9 @@
  * request is issued; WILLNEED itself skips cached pages, so the check saves the
  * request's walk of the cache, and says how much of the thread's work was needed.)
  * Under FORESIGHT_PT_ISSUE=uring the same requests are IORING_OP_FADVISE entries of a
- * ring of the thread's own (liburing), submitted together at the end of a flush: the
- * kernel's io-wq workers start the reads, and the thread goes on.  Without the ring (not
+ * ring of the thread's own (liburing; restricted to that operation), submitted together
+ * at the end of a flush and whenever the ring is full: the kernel's io-wq workers start
+ * the reads, and the thread goes on.  Without the ring (not
  * built with liburing, io_uring refused) they are posix_fadvise calls, and the statistics
  * say why.
  *
@@ -83,8 +84,15 @@ static bool cached(int fd, uint64_t off, uint64_t len)
     return cs.nr_cache >= pages;
 }
 
-const char *fs_global_pt_issue = "fadvise";
+const char *fs_global_pt_issue = "fadvise"; /* read with __atomic_load_n (stats.c) */
 unsigned long fs_global_pt_issue_failed;
+
+static int ring_used; /* a ring was made: the process may have io_uring workers */
+
+static void say_issue(const char *how)
+{
+    __atomic_store_n(&fs_global_pt_issue, how, __ATOMIC_RELEASE);
+}
 
 #ifdef FORESIGHT_HAVE_URING
 #define RING_ENTRIES 64u
@@ -104,33 +112,82 @@ static void reap(void)
     }
 }
 
+/* Waits for one completion (retrying when a signal interrupts); false: it cannot. */
+static bool wait_one(void)
+{
+    struct io_uring_cqe *cqe;
+    int r;
+    while ((r = io_uring_wait_cqe(&ring, &cqe)) == -EINTR)
+        ;
+    if (r != 0)
+        return false;
+    reap();
+    return true;
+}
+
+/* Hands the prepared entries to the kernel.  The completions never outrun their queue
+ * (twice the ring): at that many in flight, the oldest are waited for first. */
 static void submit(void)
 {
     if (!ring_open)
         return;
     const int e = errno;
-    const int n = io_uring_submit(&ring);
+    reap();
+    while (in_flight + io_uring_sq_ready(&ring) > 2 * RING_ENTRIES && wait_one())
+        ;
+    int n;
+    while ((n = io_uring_submit(&ring)) == -EINTR)
+        ;
     if (n > 0)
         in_flight += (unsigned)n;
     reap();
     errno = e;
 }
 
-/* Before the thread closes a descriptor: its requests have found their file (a worker
- * resolves the number when it starts one, and the number may name another file next). */
+/* Before the thread closes a descriptor: every request is submitted and has ended (a
+ * worker resolves the number when it starts one, and the number may name another file
+ * next).  If the kernel takes none, the ring is given up: posix_fadvise from then on. */
 static void settle(void)
 {
     if (!ring_open)
         return;
     const int e = errno;
     submit();
-    while (in_flight > 0) {
-        struct io_uring_cqe *cqe;
-        if (io_uring_wait_cqe(&ring, &cqe) != 0)
-            break;
-        reap();
+    while (in_flight > 0 && wait_one())
+        ;
+    if (io_uring_sq_ready(&ring) > 0 || in_flight > 0) {
+        io_uring_queue_exit(&ring); /* cancels and waits for what is left */
+        ring_open = false;
+        say_issue("fadvise (FORESIGHT_PT_ISSUE=uring: the ring failed; posix_fadvise since)");
     }
     errno = e;
+}
+
+/* The ring takes WILLNEED advice and nothing else (the thread's seccomp filter lets
+ * io_uring_enter pass: what the ring may do is fixed here), on a descriptor above the
+ * thread's handles.  0: ready; else a negative errno. */
+static int ring_init(void)
+{
+    int r = io_uring_queue_init(RING_ENTRIES, &ring, IORING_SETUP_R_DISABLED);
+    if (r != 0)
+        return r;
+    struct io_uring_restriction only = {.opcode = IORING_RESTRICTION_SQE_OP,
+                                        .sqe_op = IORING_OP_FADVISE};
+    r = io_uring_register_restrictions(&ring, &only, 1);
+    if (r == 0)
+        r = io_uring_enable_rings(&ring);
+    if (r == 0 && ring.ring_fd < FS_PT_FILES) {
+        const int up = (int)syscall(SYS_fcntl, ring.ring_fd, F_DUPFD_CLOEXEC, FS_PT_FILES);
+        if (up < 0) {
+            r = -errno;
+        } else {
+            close(ring.ring_fd);
+            ring.ring_fd = ring.enter_ring_fd = up;
+        }
+    }
+    if (r != 0)
+        io_uring_queue_exit(&ring);
+    return r;
 }
 #else
 static void submit(void)
@@ -142,23 +199,31 @@ static void settle(void)
 }
 #endif
 
+bool fs_pt_ring_in_use(void)
+{
+    return __atomic_load_n(&ring_used, __ATOMIC_ACQUIRE) != 0;
+}
+
 void fs_pt_issue_open(void)
 {
     if (!fs_cfg.pt_uring)
         return;
 #ifdef FORESIGHT_HAVE_URING
-    const int r = io_uring_queue_init(RING_ENTRIES, &ring, 0);
+    const int e = errno;
+    const int r = ring_init();
+    errno = e;
     if (r == 0) {
         ring_open = true;
-        fs_global_pt_issue = "uring";
+        __atomic_store_n(&ring_used, 1, __ATOMIC_RELEASE);
+        say_issue("uring");
     } else if (r == -ENOSYS || r == -EPERM) {
-        fs_global_pt_issue = "fadvise (FORESIGHT_PT_ISSUE=uring: io_uring is off in this "
-                             "kernel or for this process)";
+        say_issue("fadvise (FORESIGHT_PT_ISSUE=uring: io_uring is off in this kernel or for "
+                  "this process)");
     } else {
-        fs_global_pt_issue = "fadvise (FORESIGHT_PT_ISSUE=uring: io_uring_queue_init failed)";
+        say_issue("fadvise (FORESIGHT_PT_ISSUE=uring: the ring could not be made)");
     }
 #else
-    fs_global_pt_issue = "fadvise (FORESIGHT_PT_ISSUE=uring: built without liburing)";
+    say_issue("fadvise (FORESIGHT_PT_ISSUE=uring: built without liburing)");
 #endif
 }
 

@@ -155,7 +155,7 @@ static void write_json_pt(FILE *f)
                 __atomic_load_n(pt_counters[i].count, __ATOMIC_RELAXED));
     fprintf(f, ", \"pt_cpu_seconds\": %.6f", fs_pt_cpu_seconds());
     fputs(", \"pt_issue\": ", f);
-    json_string(f, fs_global_pt_issue);
+    json_string(f, __atomic_load_n(&fs_global_pt_issue, __ATOMIC_ACQUIRE));
     char text[256];
     fputs(", \"pt_stopped\": ", f);
     if (pt_stopped(text, sizeof text))
@@ -340,7 +340,8 @@ static void write_table(FILE *f)
         fprintf(f, "threads put on one CPU no more: %s\n", pin_ended);
     if (__atomic_load_n(&fs_global_pt_started, __ATOMIC_RELAXED)) {
         fprintf(f, "%.3f s of CPU time on the prefetch thread\n", fs_pt_cpu_seconds());
-        fprintf(f, "prefetch thread requests by %s\n", fs_global_pt_issue);
+        fprintf(f, "prefetch thread requests by %s\n",
+                __atomic_load_n(&fs_global_pt_issue, __ATOMIC_ACQUIRE));
     }
     char text[256];
     if (pt_stopped(text, sizeof text))

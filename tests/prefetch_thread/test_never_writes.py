@@ -30,8 +30,9 @@ ALLOWED = {"openat", "close", "read", "pread64", "lseek", "statx", "fstat", "new
            "nanosleep", "sched_yield", "gettid", "getpid", "fcntl", "timer_create",
            "timer_settime", "timer_delete"}
 # FORESIGHT_PT_ISSUE=uring: the ring is made before the thread's seccomp filter (which
-# refuses io_uring_setup) and takes its requests (IORING_OP_FADVISE) by io_uring_enter.
-URING = {"io_uring_setup", "io_uring_enter"}
+# refuses io_uring_setup), restricted to IORING_OP_FADVISE and enabled (io_uring_register),
+# and takes its requests by io_uring_enter.
+URING = {"io_uring_setup", "io_uring_register", "io_uring_enter"}
 WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
 
 PROGRAM = r"""
