@@ -104,8 +104,6 @@ __attribute__((constructor)) static void register_fork_handler(void)
     pthread_atfork(NULL, NULL, after_fork_child);
 }
 
-/* Whether the main thread has ended and no thread of the program is left; if so, the
- * main thread's exit status (proc(5)'s exit_code, as waitpid reports it) in *STATUS. */
 /* The kernel's io_uring workers of the prefetch thread's ring (FORESIGHT_PT_ISSUE=uring):
  * threads of the process named iou-wrk-TID, which live as long as the ring. */
 static unsigned ring_workers(void)
@@ -139,6 +137,8 @@ static unsigned ring_workers(void)
     return n;
 }
 
+/* Whether the main thread has ended and no thread of the program is left; if so, the
+ * main thread's exit status (proc(5)'s exit_code, as waitpid reports it) in *STATUS. */
 static bool only_library_threads_left(int *status)
 {
     /* A library thread that ends between reading the count and reading the kernel's
