@@ -2119,7 +2119,10 @@ static inline int foresight_pt_chan_getopt(unsigned site, int *longindex, char *
  * open and the program writes through the same descriptor: its later reads are after it).
  * A file the program opens to write but the thread cannot open for reading (one the
  * program creates, not there yet while the thread runs ahead; one it may only write)
- * opens as a handle that reads nothing, so the thread goes on as the program will.
+ * opens as a handle that reads nothing, so the thread goes on as the program will, until
+ * the file can be opened (each use of the handle tries again; a lead read, which waits for
+ * the program's call, finds the file the program has made); a later read-only open of
+ * that path which finds nothing opens so too.
  */
 static inline long foresight_pt_write(int h, size_t n)
 {

@@ -46,6 +46,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -71,6 +72,8 @@ struct pt_file {
     uint64_t next;     /* where the last prediction ended (UINT64_MAX: none yet) */
     unsigned run;      /* predictions in a row that started where the previous one ended */
     unsigned serial;   /* which open this is: a stream (pt_stdio.c) never survives a reuse */
+    char *later;       /* a placeholder's path (arena), opened once it can be (open_later) */
+    int later_flags;   /* the program's flags for it */
 };
 static struct pt_file files[FS_PT_FILES]; /* a private table: handles from 3 */
 static unsigned opens;                    /* opens so far: the next serial */
@@ -79,6 +82,18 @@ static struct {
 } written[WRITTEN_MAX];                   /* files the program opened for writing */
 static unsigned nwritten;
 static bool written_all;                  /* more than WRITTEN_MAX: every file is */
+
+#define CREATED_MAX 16                /* paths of files the program creates */
+static char *created[CREATED_MAX];    /* (arena copies) placeholders' paths */
+static unsigned ncreated;
+
+static bool is_created(const char *path)
+{
+    for (unsigned i = 0; i < ncreated; i++)
+        if (strcmp(created[i], path) == 0)
+            return true;
+    return false;
+}
 
 static bool describe(int fd, struct pt_file *f)
 {
@@ -104,12 +119,18 @@ static void close_quietly(int fd)
     errno = e;
 }
 
+static void open_later(int h);
+
+/* Handle H's entry, a placeholder replaced by its file first if that can be opened now;
+ * NULL and EBADF for no handle. */
 static struct pt_file *handle(int h)
 {
     if (h < FS_PT_FIRST_HANDLE || h >= FS_PT_FILES || !files[h].open) {
         errno = EBADF;
         return NULL;
     }
+    if (files[h].later != NULL)
+        open_later(h);
     return &files[h];
 }
 
@@ -140,7 +161,7 @@ static void mark_written(uint64_t dev, uint64_t ino)
 
 static int open_file(const char *path, int flags);
 
-static int placeholder(void);
+static int placeholder(const char *path, int flags);
 
 int foresight__pt_open(const char *path, int flags, unsigned site)
 {
@@ -151,7 +172,9 @@ int foresight__pt_open(const char *path, int flags, unsigned site)
     }
     int h = open_file(path, flags);
     if (h < 0 && (flags & (O_WRONLY | O_RDWR | O_CREAT)) && (errno == ENOENT || errno == EACCES))
-        h = placeholder();
+        h = placeholder(path, flags);
+    else if (h < 0 && errno == ENOENT && is_created(path))
+        h = placeholder(path, flags | O_CREAT); /* created since, by the program: written */
     const int e = errno;
     fs_pt_outcome(h >= 0);
     errno = e;
@@ -164,13 +187,50 @@ static int open_file(const char *path, int flags);
  * creates (it is not there yet: the thread runs ahead of the program's open) or may only
  * write.  The program's open will most likely succeed, so the thread's does too: a handle
  * on /dev/null (O_PATH), which reads nothing, predicts nothing and takes the program's
- * writes (foresight_pt_write) as the file would. */
-static int placeholder(void)
+ * writes (foresight_pt_write) as the file would, until the file can be opened (open_later):
+ * each use of the handle tries again, and a lead read, which waits for the program's own
+ * call (the file is written), finds it there once the program has created it.  The path is
+ * remembered (CREATED_MAX of them): a later open of it that finds nothing, read-only too,
+ * is of the file the program creates, not there yet either. */
+static int placeholder(const char *path, int flags)
 {
     const int h = open_file("/dev/null", O_WRONLY);
-    if (h >= 0)
-        errno = 0;
+    if (h < 0)
+        return h;
+    const size_t n = strlen(path) + 1;
+    files[h].later = foresight__pt_malloc(n);
+    if (files[h].later != NULL) {
+        memcpy(files[h].later, path, n);
+        if (ncreated < CREATED_MAX && !is_created(path)) {
+            created[ncreated] = foresight__pt_malloc(n);
+            if (created[ncreated] != NULL)
+                memcpy(created[ncreated++], path, n);
+        }
+    }
+    files[h].later_flags = flags;
+    errno = 0;
     return h;
+}
+
+/* Placeholder H becomes the file it stands for, if that can be opened now: the same
+ * handle number (dup3), its offset (the program's writes moved it) and serial kept. */
+static void open_later(int h)
+{
+    const int e = errno;
+    const int real = open_file(files[h].later, files[h].later_flags);
+    if (real >= 0) {
+        struct pt_file f = files[real];
+        files[real].open = false;
+        const bool moved = syscall(SYS_dup3, real, h, O_CLOEXEC) == h;
+        close_quietly(real);
+        if (moved) {
+            f.off = files[h].off;
+            f.serial = files[h].serial;
+            foresight__pt_free(files[h].later);
+            files[h] = f;
+        }
+    }
+    errno = e;
 }
 
 long foresight__pt_write(int h, size_t n)
@@ -282,6 +342,7 @@ bool fs_pt_lead_now(int h, uint64_t id)
         errno = EIO;
         return false;
     }
+    handle(h); /* a placeholder: the program has made its open by now */
     errno = e;
     return true;
 }
@@ -444,6 +505,8 @@ int foresight__pt_close(int h, unsigned site)
         return -1;
     fs_pt_flush(h);
     files[h].open = false;
+    foresight__pt_free(files[h].later);
+    files[h].later = NULL;
     const long r = syscall(SYS_close, h);
     const int e = errno;
     fs_pt_check_sites();

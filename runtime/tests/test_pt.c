@@ -472,19 +472,24 @@ static void scenario_window(void)
 
 /* The program's writes as the thread makes them: nothing written, each predicted whole;
  * a file the program creates opens on the thread before it exists, as a handle reading
- * nothing; a file opened only to read and not there still fails. */
-static int writes_ok;
+ * nothing, and so does a read-only open of that path; once the program has made the file,
+ * a lead read (which waits for the program's call) reads it; a file opened only to read
+ * and never created still fails. */
+static int writes_ok, created_ok, writes_checked;
+static const char created_text[] = "made by the program";
 
 static void run_writes(void)
 {
-    char created[4096 + 16];
+    char created[4096 + 16], never[4096 + 16];
     snprintf(created, sizeof created, "%s.new", path);
+    snprintf(never, sizeof never, "%s.none", path);
     const int c = foresight_pt_open(created, O_WRONLY | O_CREAT | O_TRUNC, 1);
     const int r = foresight_pt_open(created, O_RDONLY, 2);
-    const int r_errno = errno;
+    const int n = foresight_pt_open(never, O_RDONLY, 2);
+    const int n_errno = errno;
     const int h = foresight_pt_open(path, O_RDWR, 3);
     char b[16];
-    writes_ok = c >= 3 && r == -1 && r_errno == ENOENT && h >= 3 &&
+    writes_ok = c >= 3 && r >= 3 && n == -1 && n_errno == ENOENT && h >= 3 &&
                 foresight_pt_write(c, 4096) == 4096 &&
                 foresight_pt_read(c, NULL, 4096, 4) == 0 && /* reads nothing */
                 foresight_pt_write(h, 100) == 100 &&
@@ -494,6 +499,12 @@ static void run_writes(void)
                 foresight_pt_fwrite(8, 3, NULL) == 3 && foresight_pt_fputc(0x1ff, NULL) == 0xff;
     foresight_pt_close(c, 7);
     foresight_pt_close(h, 8);
+    publish(&writes_checked, 1);
+    /* Call 3: waits for the program's third, after which the file is there. */
+    char got[sizeof created_text] = {0};
+    created_ok = foresight_pt_pread(r, got, sizeof got, 0, 9) == (long)sizeof got &&
+                 memcmp(got, created_text, sizeof got) == 0;
+    foresight_pt_close(r, 10);
     publish(&run_done, 1);
 }
 
@@ -502,12 +513,23 @@ static void scenario_writes(void)
     cold_file("pt_writes.dat");
     struct stat before;
     CHECK(stat(path, &before) == 0);
-    CHECK(foresight_pt_start(NULL, run_writes) != NULL);
-    CHECK(wait_flag(&run_done));
-    CHECK(writes_ok);
     char created[4096 + 16];
     snprintf(created, sizeof created, "%s.new", path);
+    unlink(created);
+    struct foresight_pt_clock *clock = foresight_pt_start(NULL, run_writes);
+    CHECK(clock != NULL);
+    CHECK(wait_flag(&writes_checked));
+    CHECK(writes_ok);
     CHECK(access(created, F_OK) != 0); /* the thread created nothing */
+    const int fd = open(created, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && write(fd, created_text, sizeof created_text) == (ssize_t)sizeof created_text);
+    close(fd);
+    foresight_pt_tick(clock, 4);
+    foresight_pt_tick(clock, 6);
+    foresight_pt_tick(clock, 9);
+    CHECK(wait_flag(&run_done));
+    CHECK(created_ok);
+    unlink(created);
     struct stat after;
     CHECK(stat(path, &after) == 0);
     CHECK(after.st_size == before.st_size && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
