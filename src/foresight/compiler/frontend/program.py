@@ -33,13 +33,14 @@ _KINDS = {
 }
 
 
-def parse_program(path: Path | str, clang_args: list[str]) -> Program:
-    """The statement IR of the C file at `path`, parsed as `foresight cc` parses it
-    (unit.load: the same arguments and builtin headers; ParseFailure on errors)."""
-    data = Path(path).read_bytes()
+def parse_program(path: Path | str, clang_args: list[str], text: bytes | None = None) -> Program:
+    """The statement IR of the C file at `path` (or of `text`, as that file), parsed as
+    `foresight cc` parses it (unit.load: the same arguments and builtin headers;
+    ParseFailure on errors)."""
+    data = Path(path).read_bytes() if text is None else text
     # The prefetch thread's statements: code under an OpenMP directive stays one
     # statement that may write anything it mentions (Builder: StmtKind.OTHER).
-    tu = load(Path(path), clang_args, hide_openmp=True)
+    tu = load(Path(path), clang_args, hide_openmp=True, text=text)
     return build(tu, data, str(tu.spelling), clang_args)
 
 

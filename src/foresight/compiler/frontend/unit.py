@@ -172,20 +172,23 @@ def _without_openmp(arg: str) -> str:
     return "-D_OPENMP=201511" if openmp(arg) else arg
 
 
-def load(source: Path, clang_args: list[str], hide_openmp: bool = False) -> ci.TranslationUnit:
+def load(source: Path, clang_args: list[str], hide_openmp: bool = False,
+         text: bytes | None = None) -> ci.TranslationUnit:
     """`source` parsed by libclang with the compiler's arguments; ParseFailure when it
     has errors.  Where the file or one of its own headers tells compilers apart
     (`#if __GNUC__ >= 5`, `#ifdef __clang__`), it is parsed as cc reads it.  Under
     -fopenmp the statements under OpenMP directives are shown as plain statements, or,
-    with `hide_openmp`, hidden in directive cursors (kinds OMP_*)."""
+    with `hide_openmp`, hidden in directive cursors (kinds OMP_*).  `text`: the file's
+    contents to parse instead of what is on disk (its includes found as the file's)."""
     args = ["-x", "c", *(clang_args if hide_openmp else map(_without_openmp, clang_args)),
             *_builtin_headers(), *_GCC_ONLY, "-Wno-everything"]
     opts = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     try:
         # `./-x.c` is `-x.c` as a Path, which libclang would take for an option.
         name = str(source) if not str(source).startswith("-") else f"./{source}"
+        own = [(name, text)] if text is not None else []
         forget_files()
-        tu = ci.Index.create().parse(name, args=args, options=opts)
+        tu = ci.Index.create().parse(name, args=args, unsaved_files=own, options=opts)
         # A header not found may be one cc finds where libclang does not look: an MPI
         # compiler wrapper (FORESIGHT_CC=mpicc) adds its own -I for <mpi.h>.  Searched
         # before the files are looked at for identity macros: a missing header is a
@@ -194,20 +197,21 @@ def load(source: Path, clang_args: list[str], hide_openmp: bool = False) -> ci.T
                for d in tu.diagnostics) and _cc_include_dirs():
             args = [*args, *_cc_include_dirs()]
             forget_files()
-            tu = ci.Index.create().parse(name, args=args, options=opts)
+            tu = ci.Index.create().parse(name, args=args, unsaved_files=own, options=opts)
         unsaved = []
         for f in _user_files(tu, name):
             try:
-                text = Path(f).read_bytes()
+                contents = text if text is not None and f == name else Path(f).read_bytes()
             except OSError:
                 continue
-            if _IDENTITY.search(text):
-                unsaved.append((f, _as_cc_sees(text)))
+            if _IDENTITY.search(contents):
+                unsaved.append((f, _as_cc_sees(contents)))
         # cc is asked only then (a compiler run the driver's signal handling does not
         # know of, short as it is).
         cc = _cc_identity() if unsaved else None
         if cc is not None:
             forget_files()
+            unsaved += [u for u in own if u[0] not in {f for f, _ in unsaved}]
             tu = ci.Index.create().parse(name, args=[*args, *_stand_ins(cc)],
                                          unsaved_files=unsaved, options=opts)
     except ci.TranslationUnitLoadError as e:

@@ -9,53 +9,122 @@ from foresight.compiler.options import CompileOptions
 from foresight.compiler.passes.api import PassResult, Unit
 
 
-def run(unit: Unit, opts: CompileOptions) -> PassResult:
-    out = PassResult()
-    if not opts.prefetch_thread:
-        return out
-    from foresight.compiler.analysis.ioslice import IO_CALLS, TICKED, slice_program
+class _NoThread(Exception):
+    def __init__(self, line: int, why: str, said: bool = True):
+        super().__init__(why)
+        self.line, self.why, self.said = line, why, said
+
+
+def _thread(unit: Unit, text: bytes | None):
+    """(program, slice, insertions) of the file, or of `text` as the file; _NoThread."""
+    from foresight.compiler.analysis.ioslice import slice_program
     from foresight.compiler.frontend.program import parse_program
     from foresight.compiler.rewrite.prefetch_thread import Refused, thread_insertions
 
-    def no_thread(line: int, why: str) -> None:
-        out.report.append({"file": unit.path, "line": line,
-                           "message": f"no prefetch thread: {why}"})
-        out.warnings.append(f"{unit.path}:{line}: foresight: no prefetch thread: {why}")
-
+    data = unit.data if text is None else text
     try:
-        program = parse_program(unit.path, list(unit.clang_args))
+        program = parse_program(unit.path, list(unit.clang_args), text)
         if not any(f.name == "main" for f in program.functions):
             # A file of a program whose main is elsewhere: the thread starts there (and
             # follows only main's file).
-            out.report.append({"file": unit.path, "line": 0, "message":
-                               "no prefetch thread here: main is not in this file"})
-            return out
-        sl = slice_program(program, unit.data)
+            raise _NoThread(0, "no prefetch thread here: main is not in this file", False)
+        sl = slice_program(program, data)
         if sl.refusals:
             line, why = sl.refusals[0]
             more = len(sl.refusals) - 1
-            no_thread(line, why + (f" (and {more} more)" if more else ""))
-            return out
+            raise _NoThread(line, why + (f" (and {more} more)" if more else ""))
         if not sl.io_sites:
             # Said, not only reported: the reads may be in another file of the program
             # (each file is sliced alone).
             main = next(f for f in program.functions if f.name == "main")
-            no_thread(main.line, "main reaches no read of a file in this file (read, pread, "
-                      "fread, fgets, getline, fscanf); reads in the program's other files "
-                      "are not followed")
-            return out
-        insertions = thread_insertions(sl, unit.data, unit.path)
+            raise _NoThread(main.line, "main reaches no read of a file in this file (read, "
+                            "pread, fread, fgets, getline, fscanf); reads in the program's "
+                            "other files are not followed")
+        return program, sl, thread_insertions(sl, data, unit.path)
     except Refused as e:
-        no_thread(e.line, e.why)
-        return out
+        raise _NoThread(e.line, e.why) from e
+    except _NoThread:
+        raise
     except Exception as e:  # noqa: BLE001 - an analysis bug must never break a build
-        no_thread(0, f"internal error in the slicer ({type(e).__name__}: {e})")
+        raise _NoThread(0, f"internal error in the slicer ({type(e).__name__}: {e})") from e
+
+
+def _expanded(unit: Unit):
+    """_thread of the file with its I/O macros expanded (frontend/macro_io.py), its
+    insertions in the file's offsets; None when there is nothing to expand or the thread
+    is refused anyway."""
+    from foresight.compiler.analysis.ioslice import CHANNEL, CHANNEL_STDIN, IO_CALLS, WRITES
+    from foresight.compiler.frontend.macro_io import expand_io_macros
+
+    names = frozenset(IO_CALLS) | frozenset(WRITES) | frozenset(CHANNEL) | frozenset(CHANNEL_STDIN)
+    try:
+        found = expand_io_macros(unit.path, list(unit.clang_args), unit.data, names)
+    except Exception:  # noqa: BLE001 - as _thread: the file is then refused as before
+        return None
+    if found is None:
+        return None
+    text, expansions = found
+    try:
+        program, sl, insertions = _thread(unit, text)
+    except _NoThread:
+        return None
+    return program, sl, _back(insertions, expansions), len(expansions)
+
+
+def _back(insertions: list, expansions: list) -> list:
+    """Insertions made in the expanded text, in the original file: those inside an
+    expansion (its ends included) go into its text, which replaces the invocation."""
+    from dataclasses import replace
+
+    from foresight.compiler.rewrite.splice import REPLACES, Insertion, splice
+
+    spans, shift = [], 0
+    for e in expansions:
+        a = e.start + shift
+        n = len(e.text.encode())
+        spans.append((a, a + n, e))
+        shift += n - (e.end - e.start)
+    inside: dict[int, list] = {}
+    out = []
+    for ins in insertions:
+        k = next((k for k, (a, b, _) in enumerate(spans) if a <= ins.offset <= b), None)
+        if k is not None:
+            inside.setdefault(k, []).append(replace(ins, offset=ins.offset - spans[k][0]))
+            continue
+        back = sum((b - a) - (e.end - e.start) for a, b, e in spans if b <= ins.offset)
+        out.append(replace(ins, offset=ins.offset - back))
+    for k, (_, _, e) in enumerate(spans):
+        text = splice(e.text.encode(), inside.get(k, [])).decode(errors="surrogateescape")
+        out.append(Insertion(e.start, REPLACES, 0, text, replaces=e.end - e.start))
+    return out
+
+
+def run(unit: Unit, opts: CompileOptions) -> PassResult:
+    out = PassResult()
+    if not opts.prefetch_thread:
         return out
+    from foresight.compiler.analysis.ioslice import IO_CALLS, TICKED
+
+    expanded = 0
+    try:
+        program, sl, insertions = _thread(unit, None)
+    except _NoThread as e:
+        again = _expanded(unit) if e.said and "macro" in e.why else None
+        if again is None:
+            out.report.append({"file": unit.path, "line": e.line,
+                               "message": f"no prefetch thread: {e.why}" if e.said else e.why})
+            if e.said:
+                out.warnings.append(f"{unit.path}:{e.line}: foresight: no prefetch thread: "
+                                    f"{e.why}")
+            return out
+        program, sl, insertions, expanded = again
     main = next(f for f in program.functions if f.name == "main")
     what = "prefetch thread" if opts.prefetch else "prefetch thread (not inserted: --no-prefetch)"
     out.report.append({"file": unit.path, "line": main.line, "message":
                        f"{what}: {len(sl.kept)} function(s) sliced, "
-                       f"{sum(len(k) for k in sl.kept.values())} statements kept"})
+                       f"{sum(len(k) for k in sl.kept.values())} statements kept"
+                       + (f"; {expanded} invocation(s) of macros that make I/O calls "
+                          "expanded in the compiled text" if expanded else "")})
     functions = {f.name: f for f in program.functions}
     for name, ids in sl.kept.items():
         fn = functions[name]

@@ -35,15 +35,30 @@ class Insertion:
     # An optimisation the C compiler may refuse (a forced inline): the driver compiles
     # the text without it when cc rejects the text with it (Transformed.plain).
     optional: bool = field(default=False, compare=False)
+    # Bytes of the file the text replaces (a macro invocation the prefetch thread's pass
+    # expands: frontend/macro_io.py); such an insertion sorts after the others at its
+    # offset (closing_first REPLACES).
+    replaces: int = field(default=0, compare=False)
+
+
+REPLACES = 2   # closing_first of an insertion that replaces bytes
+
+
+class InsideReplaced(Exception):
+    """An insertion falls inside bytes another insertion replaces."""
 
 
 def splice(data: bytes, insertions: list[Insertion]) -> bytes:
-    """`data` with every insertion's text at its offset (ties in Insertion order)."""
+    """`data` with every insertion's text at its offset (ties in Insertion order), and
+    the bytes a replacing insertion replaces left out (InsideReplaced when another
+    insertion falls inside them)."""
     out, pos = [], 0
     for ins in sorted(insertions):
+        if ins.offset < pos:
+            raise InsideReplaced(ins.offset)
         out.append(data[pos:ins.offset])
         out.append(encode_source(ins.text))
-        pos = ins.offset
+        pos = ins.offset + ins.replaces
     out.append(data[pos:])
     return b"".join(out)
 
