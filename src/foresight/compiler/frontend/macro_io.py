@@ -33,6 +33,7 @@ import clang.cindex as ci
 
 from foresight.compiler.frontend.cursors import K, end_of, start_of
 from foresight.compiler.frontend.unit import load
+from foresight.compiler.options import decode_source, encode_source
 
 ROUNDS = 4   # expansions of expansions (a macro whose text invokes another)
 
@@ -66,7 +67,7 @@ def expand_io_macros(path: Path | str, clang_args: list[str], data: bytes,
 def apply(data: bytes, expansions: list[Expansion]) -> bytes:
     out, pos = [], 0
     for e in expansions:
-        out += [data[pos:e.start], e.text.encode()]
+        out += [data[pos:e.start], encode_source(e.text)]
         pos = e.end
     out.append(data[pos:])
     return b"".join(out)
@@ -83,8 +84,8 @@ def _compose(data: bytes, rounds: list[list[Expansion]]) -> list[Expansion]:
         spans, shift = [], 0
         for e in current:
             a = e.start + shift
-            spans.append((a, a + len(e.text.encode()), e))
-            shift += len(e.text.encode()) - (e.end - e.start)
+            spans.append((a, a + len(encode_source(e.text)), e))
+            shift += len(encode_source(e.text)) - (e.end - e.start)
         merged: list[Expansion] = []
         todo = list(later)
         for a, b, e in spans:
@@ -92,7 +93,7 @@ def _compose(data: bytes, rounds: list[list[Expansion]]) -> list[Expansion]:
             todo = [x for x in todo if not (a <= x.start and x.end <= b)]
             if inside:
                 local = [Expansion(x.start - a, x.end - a, x.text) for x in inside]
-                e = Expansion(e.start, e.end, apply(e.text.encode(), local).decode())
+                e = Expansion(e.start, e.end, decode_source(apply(encode_source(e.text), local)))
             merged.append(e)
         for x in todo:   # outside every earlier expansion: back to the file's offsets
             before = [(a, b, e) for a, b, e in spans if b <= x.start]
@@ -221,7 +222,7 @@ class _Macro:
                 args.append((first, t.extent.start.offset))
                 first = t.extent.end.offset
         args.append((first, toks[-1].extent.start.offset))
-        texts = [data[a:b].decode(errors="surrogateescape").strip() for a, b in args]
+        texts = [decode_source(data[a:b]).strip() for a, b in args]
         n = len(self.params)
         if texts == [""] and n == 0 and not self.variadic:
             texts = []
@@ -230,8 +231,8 @@ class _Macro:
         value = dict(zip(self.params, texts[:n], strict=True))
         if self.variadic:
             rest = args[n:]
-            value["__VA_ARGS__"] = (data[rest[0][0]:rest[-1][1]].decode(
-                errors="surrogateescape").strip() if rest else "")
+            value["__VA_ARGS__"] = (decode_source(data[rest[0][0]:rest[-1][1]]).strip()
+                                    if rest else "")
         if any("\n" in v or "//" in v or "/*" in v for v in value.values()):
             # (kept on one line: a comment or a line break in an argument)
             value = {k: re.sub(r"\s+", " ", _no_comments(v)).strip() for k, v in value.items()}

@@ -76,12 +76,13 @@ def _back(insertions: list, expansions: list) -> list:
     expansion (its ends included) go into its text, which replaces the invocation."""
     from dataclasses import replace
 
+    from foresight.compiler.options import decode_source, encode_source
     from foresight.compiler.rewrite.splice import REPLACES, Insertion, splice
 
     spans, shift = [], 0
     for e in expansions:
         a = e.start + shift
-        n = len(e.text.encode())
+        n = len(encode_source(e.text))
         spans.append((a, a + n, e))
         shift += n - (e.end - e.start)
     inside: dict[int, list] = {}
@@ -94,7 +95,7 @@ def _back(insertions: list, expansions: list) -> list:
         back = sum((b - a) - (e.end - e.start) for a, b, e in spans if b <= ins.offset)
         out.append(replace(ins, offset=ins.offset - back))
     for k, (_, _, e) in enumerate(spans):
-        text = splice(e.text.encode(), inside.get(k, [])).decode(errors="surrogateescape")
+        text = decode_source(splice(encode_source(e.text), inside.get(k, [])))
         out.append(Insertion(e.start, REPLACES, 0, text, replaces=e.end - e.start))
     return out
 
