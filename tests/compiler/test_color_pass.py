@@ -417,3 +417,73 @@ def test_timestamp_is_the_sources(tmp_path):
         assert p.returncode == 0, p.stderr
     assert run(tmp_path / "c") == run(tmp_path / "o")
     assert "2020" in run(tmp_path / "c")
+
+
+RESTRICT = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 64;
+    double (*fine)[n] = malloc(sizeof(double) * 2 * (size_t)n * (size_t)n);
+    double (*coarse)[n] = malloc(sizeof(double) * (size_t)n * (size_t)n);
+    #pragma omp parallel for
+    for (int j = 0; j < 2 * n; j++)
+        for (int i = 0; i < n; i++)
+            fine[j][i] = i + 0.5 * j;
+    #pragma omp parallel for
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+            coarse[j][i] = 0.5 * (fine[2 * j][i] + fine[2 * j + 1][i]);
+            fine[2 * j][i] *= 0.5;
+        }
+    #pragma omp parallel for
+    for (int j = 1; j < n - 1; j++)
+        for (int i = 0; i < n; i++) {
+            double t = 0;
+            for (int d = -1; d <= 1; d++)
+                t += fine[2 * j + d][i];
+            coarse[j][i] += t;
+        }
+    double s = 0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+            s += coarse[j][i] + fine[2 * j + 1][i];
+    printf("%.6f\n", s);
+    free(fine);
+    free(coarse);
+    return 0;
+}
+"""
+
+
+def test_a_coefficient_of_two_makes_a_unit_of_two_strides(tmp_path):
+    # The restriction of a multigrid: fine[2*j] and fine[2*j + 1] are unit j of two rows,
+    # the second a row into it; coarse[j] one row.  The fine grid's extent counts in
+    # bytes across both loops (rows of one, units of two).
+    (tmp_path / "p.c").write_text(RESTRICT)
+    plain, colored = tmp_path / "po", tmp_path / "pc"
+    for cmd, out in ((["cc"], plain), ([FORESIGHT, "cc", "--color"], colored)):
+        p = subprocess.run([*cmd, "-O2", "-fopenmp", "-Wall", "-Werror", "p.c", "-o", str(out)],
+                           cwd=tmp_path, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+    m = tmp_path / "r.map"
+    for threads in (1, 2, 3):
+        assert run(colored, "64", threads=threads, FORESIGHT_COLOR="sim",
+                   FORESIGHT_COLOR_MAP=str(m)) == run(plain, "64", threads=threads)
+    arrays, refs, _ = read_map(m)
+    row = 64 * 8
+    assert sorted(arrays.values()) == [64 * row, 128 * row]
+    units = {(int(r[1]), int(r[3]), r[10]) for r in refs}   # unit, count, access
+    assert (row, 128, "w") in units                      # fine, initialised by rows
+    assert (2 * row, 64, "w") in units                   # fine[2*j], fine[2*j + 1]
+    assert (row, 64, "w") in units                       # coarse
+    walks = [ln.split() for ln in m.read_text().splitlines() if ln.startswith("access")]
+    within = sorted(int(f[6]) for f in walks if int(f[2]) == 2 * row)
+    assert within == [0, 0, row], within                 # fine[2*j] twice, fine[2*j + 1]
+    # fine[2*j + d], d from -1 to 1: rows 2j-1..2j+1, units j-1 and j (a shift of -1), and
+    # no walks for that loop (which unit a step of d is in is not one stride)
+    sten = {r[8] for r in refs if int(r[1]) == 2 * row and int(r[4]) == -1}
+    assert len(sten) == 1 and {int(r[4]) for r in refs if r[8] in sten and
+                               int(r[1]) == 2 * row} == {-1, 0}
+    assert not [f for f in walks if f[8] in sten]

@@ -3,16 +3,17 @@
 
 For a loop under `#pragma omp [parallel] for` whose iterations the OpenMP runtime deals
 out statically, each affine reference that the parallel variable v indexes through one
-subscript with coefficient ±1 (and no other loop variable in that subscript) touches, in
-the iteration with v, one *partitioning unit* of its array: the byte stride of that
-subscript.  A[j+1][i] beside A[j][i] is the same partition shifted by one unit: the
-paper's shift communication.  Arrays referenced in the same loop are used together (its
-group access).  Which thread runs which iteration is the schedule's: `static` (or no
-schedule clause) gives each thread one contiguous block, `static, c` deals chunks of c
-round robin; `dynamic`, `guided`, `runtime` and `auto` decide at run time, so such a loop
-has no summary.  A reference the summary cannot describe (indirect, a base read from
-memory, v in two subscripts, a stride of v other than ±1) leaves its array unsummarised,
-and says why.
+subscript with an integer coefficient c (and no other loop variable in that subscript)
+touches, in the iteration with v, one *partitioning unit* of its array: |c| times the
+byte stride of that subscript (A[2*j][i] and A[2*j+1][i]: rows 2j and 2j+1 are unit j).
+A[j+1][i] beside A[j][i] is the same partition shifted by one unit: the paper's shift
+communication.  Arrays referenced in the same loop are used together (its group
+access).  Which thread runs which iteration is the schedule's: `static` (or no schedule
+clause) gives each thread one contiguous block, `static, c` deals chunks of c round
+robin; `dynamic`, `guided`, `runtime` and `auto` decide at run time, so such a loop has
+no summary.  A reference the summary cannot describe (indirect, a base read from memory,
+v in two subscripts, a symbolic constant in v's subscript that is not a multiple of its
+coefficient) leaves its array unsummarised, and says why.
 """
 
 from __future__ import annotations
@@ -30,22 +31,24 @@ class PartitionRef:
 
     text: str
     base: str            # C expression of the array's address
-    unit: Sym            # bytes per unit: the stride of the partitioned subscript
+    unit: Sym            # bytes per unit: the stride of the partitioned subscript times
+    #                      the magnitude of v's coefficient in it
     offset: Sym          # the symbolic part of that subscript's constant (`n - 1` of n-1-j)
     shift: int           # its numeric part: ±k is shift communication with neighbours
-    sign: int            # +1 or -1: the coefficient of v in it
+    sign: int            # +1 or -1: the sign of v's coefficient in it
     is_write: bool
     object_bytes: int | None  # the whole array's size, when the source fixes it
     # How an iteration walks the unit, for the cache simulator's model (docs/coloring.md):
     # the innermost loop holding the reference, numbered in source order (preorder) among
-    # the parallel loop (0) and the loops inside it; the reference's constant byte offset
-    # inside the unit (x[j][i+1]: +8); and the bytes it moves per iteration of that loop
+    # the parallel loop (0) and the loops inside it; the reference's byte offset inside the
+    # unit (x[j][i+1]: +8; x[2*j+1][i]: a row); and the bytes it moves per iteration of that loop
     # (its coefficient times the loop's step, negative when the loop runs down; {}: it
     # stays).
     phase: int = 0
-    within: int = 0
+    within: Sym = field(default_factory=dict)
     stride: Sym = field(default_factory=dict)
     also_read: bool = False   # a store that reads the element first (`x[i] += ...`)
+    ranged: bool = False      # one of the units an inner loop's few values reach (no walk)
 
 
 @dataclass(frozen=True)
@@ -110,10 +113,10 @@ def _holders(lp: Loop) -> list[Loop]:
 def _walk(p: PartitionRef, r: ArrayRef, holder: Loop, phase: int, lp: Loop) -> PartitionRef:
     """P with how the innermost loop HOLDER walks its unit (see PartitionRef)."""
     d = next(d for d, sub in enumerate(r.subscripts) if sub.coeff(lp.var))
-    within = 0
+    within = dict(p.within)   # (where the partitioned subscript's coefficient puts it)
     for sub, stride in zip(r.subscripts[d + 1:], r.strides[d + 1:], strict=True):
         k, b = sym_value(sub.const), sym_value(stride)
-        within += k * b if k is not None and b is not None else 0
+        within[()] = within.get((), 0) + (k * b if k is not None and b is not None else 0)
     stride = {}
     if holder is not lp and holder.step:   # bytes per iteration: coefficient x step
         stride = {m: holder.step * v for m, v in r.offset.coeff(holder.var).items()}
@@ -159,7 +162,8 @@ def _summarise(nest: LoopNest, lp: Loop, omp: OmpLoop) -> ParallelLoop:
             if isinstance(found, str):
                 unsummarised.append((r.text, found))
             else:
-                refs.append(_walk(found, r, holder, phase, lp))
+                refs += [_walk(f, r, holder, phase, lp)
+                         for f in (found if isinstance(found, list) else [found])]
     # An array with one unsummarised reference is unsummarised: its pages' processors are
     # not all known.
     bad = {r.base for r in _subtree_refs(lp)
@@ -174,7 +178,8 @@ def _summarise(nest: LoopNest, lp: Loop, omp: OmpLoop) -> ParallelLoop:
     return ParallelLoop(lp, omp, kept, tuple(unsummarised), others=tuple(others.items()))
 
 
-def _partition_ref(r: ArrayRef, lp: Loop, inner: set[str]) -> PartitionRef | str:
+def _partition_ref(r: ArrayRef, lp: Loop,
+                   inner: set[str]) -> PartitionRef | list[PartitionRef] | str:
     v = lp.var
     if r.indirect is not None:
         return "indirect: which pages each thread touches is not known before the loop"
@@ -192,12 +197,28 @@ def _partition_ref(r: ArrayRef, lp: Loop, inner: set[str]) -> PartitionRef | str
     d = dims[0]
     sub = r.subscripts[d]
     coeff = sym_value(sub.coeff(v))
-    if coeff not in (1, -1):
-        return f"{v} indexes it with a coefficient other than 1 or -1"
-    if any(var != v for var in sub.coeffs):
-        return f"another loop variable shares {v}'s subscript"
-    shift = sub.const.get((), 0)
-    offset = {atoms: k for atoms, k in sub.const.items() if atoms}
+    if coeff is None or coeff == 0:
+        return f"{v}'s coefficient in its subscript is not a number"
+    # An inner loop of a few constant iterations in the same subscript (a stencil's
+    # r[2*k - 1 + dk], dk from -1 to 1): the iteration touches the units of each of its
+    # values, shifts of one another.
+    low = high = 0
+    for var in sub.coeffs:
+        if var == v:
+            continue
+        span = _small_range(lp, var, sym_value(sub.coeff(var)))
+        if span is None:
+            return f"another loop variable shares {v}'s subscript"
+        low, high = low + span[0], high + span[1]
+    # With coefficient c (a[2*v + 1]), iteration v touches unit v of |c| subscripts'
+    # strides, at (constant mod |c|) strides into it.
+    c = abs(coeff)
+    base_shift = sub.const.get((), 0)
+    shift, inside = divmod(base_shift, c)
+    if any(k % c for atoms, k in sub.const.items() if atoms):
+        return (f"its subscript of {v} adds {sym_str({a: k for a, k in sub.const.items() if a})}"
+                f", not a multiple of {v}'s coefficient {coeff}")
+    offset = {atoms: k // c for atoms, k in sub.const.items() if atoms}
     names = {a for atoms in offset for a in atoms}
     bounds = " ".join(t for t in (lp.lower, lp.upper) if t)
     if any(not a.isidentifier() or not re.search(rf"\b{re.escape(a)}\b", bounds)
@@ -208,6 +229,34 @@ def _partition_ref(r: ArrayRef, lp: Loop, inner: set[str]) -> PartitionRef | str
     if any(outer.coeffs or sym_value(outer.const) != 0 for outer in r.subscripts[:d]):
         # A[k][j][i] with j parallel: a strip of every plane per thread, not one range.
         return f"{v} partitions an inner dimension while an outer subscript is not 0"
-    return PartitionRef(text=r.text, base=r.base, unit=r.strides[d], offset=offset,
-                        shift=shift, sign=coeff, is_write=r.is_write,
-                        object_bytes=r.object_bytes)
+    ref = PartitionRef(text=r.text, base=r.base,
+                       unit={m: c * k for m, k in r.strides[d].items()}, offset=offset,
+                       shift=shift, sign=1 if coeff > 0 else -1, is_write=r.is_write,
+                       object_bytes=r.object_bytes,
+                       within={m: inside * k for m, k in r.strides[d].items()} if inside
+                       else {})
+    if low == high == 0:
+        return ref
+    # (the units touched, each once; no walk for the model: which unit a step of the
+    # inner loop is in is not one stride)
+    shifts = range((base_shift + low) // c, (base_shift + high) // c + 1)
+    return [replace(ref, shift=k if coeff > 0 else -k, within={}, ranged=True)
+            for k in shifts]
+
+
+RANGE_MAX = 8   # values of an inner loop taken as shifts of one reference
+
+
+def _small_range(lp: Loop, var: str, coeff: int | None) -> tuple[int, int] | None:
+    """(lowest, highest) of coeff * var over the loop inside LP that runs VAR, when it is
+    the only such loop and runs at most RANGE_MAX constant values; else None."""
+    loops = [x for x in _holders(lp) if x.var == var and x is not lp]
+    if coeff is None or len(loops) != 1:
+        return None
+    w = loops[0]
+    first = sym_value(w.lower_sym) if w.lower_sym is not None else None
+    if first is None or w.trip is None or not w.step or not 0 < w.trip <= RANGE_MAX:
+        return None
+    last = first + (w.trip - 1) * w.step
+    a, b = coeff * first, coeff * last
+    return min(a, b), max(a, b)

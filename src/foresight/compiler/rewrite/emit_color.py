@@ -102,12 +102,16 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
             if object_bytes is not None:
                 extent = str(object_bytes)
             else:
-                ends = list(dict.fromkeys(c.paren(c.plus(f, c.plus(COUNT, f"{s}L")))
-                                          for b, _, f, s, _, _ in parts if b == base))
+                # (in bytes: references with coefficients 1 and 2 have units of one
+                # and of two strides)
+                ends = list(dict.fromkeys(
+                    c.paren(c.times(c.cast("size_t", c.paren(c.plus(f, c.plus(COUNT, f"{s}L")))),
+                                    u))
+                    for b, u, f, s, _, _ in parts if b == base))
                 top = ends[0]
                 for e in ends[1:]:
                     top = c.paren(c.ternary(c.cmp(e, ">", top), e, top))
-                extent = c.times(c.cast("size_t", top), unit)
+                extent = top
             calls.append(c.stmt(c.call("foresight_color_array",
                                        c.cast("const void *", base), extent)))
         flags = [SCHED]
@@ -128,9 +132,10 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
     # A stride naming what the unit does not (known to be in scope: the unit is passed)
     # leaves the loop without walks: the model walks its units a line at a time.
     named = {a for r in pl.refs for m in r.unit for a in m}
-    walked = all(all(a in named for m in r.stride for a in m) for r in pl.refs)
+    walked = all(all(a in named for m in r.stride for a in m) and not r.ranged
+                 for r in pl.refs)
     for r in pl.refs if walked else ():
-        key = (r.base, c.sym(r.unit), *_first(r, forward), r.within, _long(r.stride),
+        key = (r.base, c.sym(r.unit), *_first(r, forward), _long(r.within), _long(r.stride),
                r.phase)
         if r.is_write and r.also_read:      # x[i] += ...: the load, then the store
             walks.setdefault((*key, False, stores), None)
@@ -142,7 +147,7 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
                             *(["FORESIGHT_COLOR_WRITE"] if write else [])])
         calls.append(c.stmt(c.call(
             "foresight_color_access", c.cast("const void *", base), c.cast("size_t", unit),
-            first, COUNT, f"{shift}L", f"{within}L", stride, flags, ident + "u",
+            first, COUNT, f"{shift}L", within, stride, flags, ident + "u",
             f"{phase}u", f"{seq}u")))
     for base, size in pl.others:   # used without a summary: every thread's pages
         calls.append(c.stmt(c.call("foresight_color_array", c.cast("const void *", base),
