@@ -188,8 +188,9 @@ static int open_file(const char *path, int flags);
  * write.  The program's open will most likely succeed, so the thread's does too: a handle
  * on /dev/null (O_PATH), which reads nothing, predicts nothing and takes the program's
  * writes (foresight_pt_write) as the file would, until the file can be opened (open_later):
- * each use of the handle tries again, and a lead read, which waits for the program's own
- * call (the file is written), finds it there once the program has created it.  The path is
+ * each use of the handle tries again (until the file is there), and a lead read, which
+ * waits for the program's own call (the file is written), finds it there once the program
+ * has created it.  The path is
  * remembered (CREATED_MAX of them): a later open of it that finds nothing, read-only too,
  * is of the file the program creates, not there yet either. */
 static int placeholder(const char *path, int flags)
@@ -218,6 +219,10 @@ static void open_later(int h)
 {
     const int e = errno;
     const int real = open_file(files[h].later, files[h].later_flags);
+    if (real < 0 && errno != ENOENT) { /* there, but not for the thread: no more tries */
+        foresight__pt_free(files[h].later);
+        files[h].later = NULL;
+    }
     if (real >= 0) {
         struct pt_file f = files[real];
         files[real].open = false;
