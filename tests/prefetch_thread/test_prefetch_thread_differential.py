@@ -303,19 +303,26 @@ def test_every_program_gets_a_thread_or_a_reason(plain, tmp_path):
 # first, finds nothing and must still read them once the program has written them: one
 # through the descriptor that wrote it, one written, closed and opened again read-only
 # (20 + 20 + 21 + 20 calls).  macro_io reads through macros whose own text makes the call
-# (pread, read, fread; one macro through another): 86 + 55 + 20 + 47 calls.
+# (pread, read, fread; one macro through another): 86 + 55 + 20 + 47 calls.  index_fread
+# reads 20,000 records by fseek + fread in the order of an index array its loop also walks
+# (a loop nest the hints would otherwise copy without the ticks).
 # time_checks picks its first record and checks a deadline before each read by
 # gettimeofday and clock_gettime, whose results the thread takes from the channel.
 # getopt_flags and getopt_flags_local read backward when a getopt_long flag option (a
 # file-scope table, main's own table) says so: the thread sets its own flags.
 FOLLOWS = {"getopt_options": 256, "config_strtok": 242, "macro_checks": 245,
            "stdin_getline": 21, "stdin_variable": 22, "stdin_fd": 17, "readv_preadv": 105,
-           "raw_index": 80, "created_late": 81, "macro_io": 208, "time_checks": 61,
+           "raw_index": 80, "created_late": 81, "macro_io": 208, "index_fread": 20000,
+           "time_checks": 61,
            "getopt_flags": 214, "getopt_flags_local": 120}
 
 
+@pytest.mark.parametrize("incore", ["skip", "hint"])
 @pytest.mark.parametrize("name", sorted(FOLLOWS))
-def test_the_thread_predicts_every_call(plain, tmp_path, name):
+def test_the_thread_predicts_every_call(plain, tmp_path, name, incore):
+    # incore: which version of a hinted loop nest runs with the data in memory, the
+    # unhinted copy (skip, what users get) or the hinted one (the suite's default, which
+    # hid nests copied without the program's ticks).
     p = next(q for q in PROGRAMS if q.name == name)
     b = plain[p.name]
     assert b.error is None, b.error
@@ -323,7 +330,8 @@ def test_the_thread_predicts_every_call(plain, tmp_path, name):
     # (the exit waits for the thread: these programs take milliseconds, over before the
     # thread has run at all when the machine is busy)
     behave(b.p, p, tmp_path / "run", b.maker,
-           {"FORESIGHT_STATS": str(stats), "FORESIGHT_PT_FILES": "*", "FORESIGHT_PT_DRAIN": "1"})
+           {"FORESIGHT_STATS": str(stats), "FORESIGHT_PT_FILES": "*", "FORESIGHT_PT_DRAIN": "1",
+            "FORESIGHT_INCORE": incore})
     g = json.loads(stats.read_text())["global"]
     assert g["pt_started"] == 1 and g["pt_stopped"] is None, g
     assert g["pt_calls"] == FOLLOWS[name] and g["pt_mispredicts"] == 0, g

@@ -3,22 +3,21 @@ hints and their code (paper 1: compiler-inserted I/O prefetching and releasing).
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from foresight.compiler.analysis.locality import analyse
 from foresight.compiler.options import CompileOptions
+from foresight.compiler.passes import prefetch_thread
 from foresight.compiler.passes.api import PassResult, Unit
 from foresight.compiler.report import nest_report
 from foresight.compiler.rewrite.emit import NestEmitter, inline_insertions
 from foresight.compiler.schedule.plan import schedule
 
-_IO = re.compile(rb"\b(read|pread|pread64|lseek|lseek64|open|open64|close)\s*\(")
-
 
 def run(unit: Unit, opts: CompileOptions) -> PassResult:
     out = PassResult()
     forced: set[int] = set()   # offsets of forced inlines: a function nests share, once
+    taken = prefetch_thread.claimed(unit, opts)   # what the thread's pass changes
     for n, nest in enumerate(unit.nests):
         omp = next((lp.omp for lp in nest.loops() if lp.omp is not None), None)
         if omp is not None and not nest.skipped:
@@ -29,9 +28,10 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
         if nest.omp_region and not nest.skipped:
             nest = replace(nest, skipped=f"inside an OpenMP directive's statement (line "
                            f"{nest.omp_region}): run by a team of threads, not hinted")
-        if (opts.prefetch_thread and not nest.skipped and nest.root is not None
-                and _IO.search(unit.data[nest.root.start:nest.root.end])):
-            # Its copies would repeat the read()s whose call IDs the thread counts.
+        if (not nest.skipped and nest.root is not None
+                and any(nest.root.start <= a < nest.root.end for a, _ in taken)):
+            # Its copies (the unhinted version) would hold the I/O calls without the
+            # ticks that advance the call IDs the thread counts.
             nest = replace(nest, skipped="holds I/O calls the prefetch thread mirrors "
                            "(--prefetch-thread)")
         if nest.skipped:

@@ -100,7 +100,25 @@ def _back(insertions: list, expansions: list) -> list:
     return out
 
 
+_last: list = []   # [(key, PassResult)]: the last file's result, which both passes ask
+
+
 def run(unit: Unit, opts: CompileOptions) -> PassResult:
+    key = (unit.path, unit.data, unit.clang_args, opts)
+    if not _last or _last[0][0] != key:
+        _last[:] = [(key, _run(unit, opts))]
+    return _last[0][1]
+
+
+def claimed(unit: Unit, opts: CompileOptions) -> list[tuple[int, int]]:
+    """The bytes of the file this pass changes (each insertion's offset, and what it
+    replaces): code another pass copies must not hold them (passes/prefetch.py)."""
+    if not opts.prefetch_thread:
+        return []
+    return [(i.offset, i.offset + i.replaces) for i in run(unit, opts).insertions]
+
+
+def _run(unit: Unit, opts: CompileOptions) -> PassResult:
     out = PassResult()
     if not opts.prefetch_thread:
         return out
