@@ -170,11 +170,13 @@ int foresight__pt_open(const char *path, int flags, unsigned site)
         errno = EPERM;
         return -1;
     }
+    /* A path a placeholder stood for is a file the program creates and writes, whether
+     * or not it is there by this open (its writes may still be to come). */
+    if (is_created(path))
+        flags |= O_CREAT;
     int h = open_file(path, flags);
     if (h < 0 && (flags & (O_WRONLY | O_RDWR | O_CREAT)) && (errno == ENOENT || errno == EACCES))
         h = placeholder(path, flags);
-    else if (h < 0 && errno == ENOENT && is_created(path))
-        h = placeholder(path, flags | O_CREAT); /* created since, by the program: written */
     const int e = errno;
     fs_pt_outcome(h >= 0);
     errno = e;
@@ -190,9 +192,9 @@ static int open_file(const char *path, int flags);
  * writes (foresight_pt_write) as the file would, until the file can be opened (open_later):
  * each use of the handle tries again (until the file is there), and a lead read, which
  * waits for the program's own call (the file is written), finds it there once the program
- * has created it.  The path is
- * remembered (CREATED_MAX of them): a later open of it that finds nothing, read-only too,
- * is of the file the program creates, not there yet either. */
+ * has created it.  The path is remembered (CREATED_MAX of them): a later open of it,
+ * read-only too, is of the file the program creates and writes, there yet or not
+ * (written, so its lead reads wait for the program's). */
 static int placeholder(const char *path, int flags)
 {
     const int h = open_file("/dev/null", O_WRONLY);
