@@ -558,7 +558,10 @@ static void scenario_eq1(void)
         foresight_pt_tick(c, 3);
         usleep(2000);
     }
-    a = calls_at(101, 102, &len); /* 2 and 4 ms away from the program, due (5 ms) */
+    /* 2 ms away from the program, due (5 ms); call 102 (4 ms) is due too at the pace
+     * asked, but a loaded machine stretches the 2 ms sleeps, and at a measured 8 ms a
+     * call it is not (a helper's finding: 1 run in 3 under load, ASan) */
+    a = calls_at(101, 101, &len);
     CHECK(wait_fraction(a, len, 1.0, 0, 20));
     a = calls_at(400, q, &len);
     CHECK(resident_fraction(a, len) == 0); /* 300 calls (0.6 s) ahead: not due */

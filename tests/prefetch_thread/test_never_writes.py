@@ -83,36 +83,44 @@ def test_the_thread_makes_only_reading_system_calls(tmp_path, issue):
     cfg = tmp_path / "cfg.txt"
     cfg.write_text("skip 3\n")
     before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (index, data, cfg)}
-    fd = os.open(data, os.O_RDONLY)       # out of the page cache: its prefetches are issued
-    try:                                  # (cachestat finds cached pages and skips them)
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-    log = tmp_path / "trace.log"
-    stats = tmp_path / "stats.json"
-    run = subprocess.run(["strace", "-f", "-qq", "-o", str(log), str(exe), str(index),
-                          str(data), str(cfg)], capture_output=True, text=True, timeout=120,
-                         env={"PATH": "/usr/bin:/bin", "FORESIGHT_PT_ISSUE": issue,
-                              "FORESIGHT_STATS": str(stats)})
-    assert run.returncode == 0, run.stderr
     plain = subprocess.run([str(exe), str(index), str(data), str(cfg)], capture_output=True,
                            text=True, env={"FORESIGHT_PT": "0", "PATH": "/usr/bin:/bin"})
-    assert run.stdout == plain.stdout
-    lines = log.read_text().splitlines()
-    # The thread is the one that gives itself a descriptor table of its own.
-    (tid,) = {ln.split()[0] for ln in lines if "CLOSE_RANGE_UNSHARE" in ln}
-    calls = [ln.split(None, 1)[1] for ln in lines if ln.split()[0] == tid]
-    names = {re.match(r"(\w+)\(", c).group(1) for c in calls if re.match(r"\w+\(", c)}
-    used = json.loads(stats.read_text())["global"]["pt_issue"]
-    allowed = ALLOWED | URING if used == "uring" else ALLOWED
-    assert names <= allowed, names - allowed
-    assert all("F_DUPFD_CLOEXEC" in c for c in calls if c.startswith("fcntl("))
+    # A thread that gets no CPU before the program ends (a loaded machine) shows nothing:
+    # up to five runs until one where it ran ahead; every run is checked.
+    for _ in range(5):
+        fd = os.open(data, os.O_RDONLY)   # out of the page cache: its prefetches are issued
+        try:                              # (cachestat finds cached pages and skips them)
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        log = tmp_path / "trace.log"
+        stats = tmp_path / "stats.json"
+        run = subprocess.run(["strace", "-f", "-qq", "-o", str(log), str(exe), str(index),
+                              str(data), str(cfg)], capture_output=True, text=True,
+                             timeout=120, env={"PATH": "/usr/bin:/bin",
+                                               "FORESIGHT_PT_ISSUE": issue,
+                                               "FORESIGHT_STATS": str(stats)})
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == plain.stdout
+        lines = log.read_text().splitlines()
+        # The thread is the one that gives itself a descriptor table of its own.
+        tids = {ln.split()[0] for ln in lines if "CLOSE_RANGE_UNSHARE" in ln}
+        assert len(tids) <= 1, tids
+        calls = [ln.split(None, 1)[1] for ln in lines if ln.split()[0] in tids]
+        names = {re.match(r"(\w+)\(", c).group(1) for c in calls if re.match(r"\w+\(", c)}
+        used = json.loads(stats.read_text())["global"]["pt_issue"]
+        allowed = ALLOWED | URING if used == "uring" else ALLOWED
+        assert names <= allowed, names - allowed
+        assert all("F_DUPFD_CLOEXEC" in c for c in calls if c.startswith("fcntl("))
+        for c in calls:
+            if c.startswith("openat("):
+                assert not any(f in c for f in WRITE_FLAGS), c
+        ran = {"io_uring_enter" if used == "uring" else "fadvise64", "pread64"} <= names
+        if ran:
+            break
     # it predicted (by the ring where the library has one), and read the index
-    assert {"io_uring_enter" if used == "uring" else "fadvise64", "pread64"} <= names
+    assert ran, names
     assert used == issue or used.startswith("fadvise (FORESIGHT_PT_ISSUE=uring: ")
-    for c in calls:
-        if c.startswith("openat("):
-            assert not any(f in c for f in WRITE_FLAGS), c
     after = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (index, data, cfg)}
     assert after == before
