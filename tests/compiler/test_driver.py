@@ -985,3 +985,18 @@ def test_misleading_indentation_is_reported_as_cc_reports_it(tmp_path):
         assert r.returncode == rc and "misleading-indentation" in r.stderr, r.stderr
         assert (tmp_path / "m.o").exists() == (rc == 0)
         (tmp_path / "m.o").unlink(missing_ok=True)
+
+
+def test_report_json_per_c_input_of_one_command(project):
+    # One command compiling several files: a directory or a % name writes one report per
+    # file, each with its own entries (a helper's probe: one file held both).
+    (project / "reports").mkdir()
+    fcc("--report-json", "reports/", "-c", "./kernel.c", "main.c", cwd=project)
+    fcc("--report-json", "reports/%.json", "-c", "kernel.c", "main.c", cwd=project)
+    names = sorted(p.name for p in (project / "reports").iterdir())
+    assert names == ["kernel.c.json", "kernel.json", "main.c.json", "main.json"]
+    for name, source in (("kernel.c.json", "./kernel.c"), ("kernel.json", "kernel.c")):
+        entries = json.loads((project / "reports" / name).read_text())
+        assert {e["source"] for e in entries} == {source} and len(entries) == 2
+    for name in ("main.c.json", "main.json"):
+        assert json.loads((project / "reports" / name).read_text()) == []

@@ -94,8 +94,8 @@ def main(argv: list[str]) -> int:
     compiler = cc.underlying() + (cc.TRACE_FLAGS if trace_mem else [])
     outputs.refuse_writes_over_inputs(cl)
     transforms = cl.mode != "-E" and bool(cl.c_inputs)  # else no report, no directory made
-    with outputs.pending(outputs.report_json_path(cl, create=True) if transforms else None,
-                         "--report-json") as report_file:
+    report_paths = (outputs.report_json_paths(cl, create=True) if transforms else None) or {}
+    with outputs.pending_each(list(report_paths.values()), "--report-json") as report_files:
         if cl.mode == "-E" or not cl.c_inputs:
             return _passthrough(compiler, cl)
         if cl.mode in ("-c", "-S") and cl.output is not None and len(cl.inputs) > 1:
@@ -129,7 +129,7 @@ def main(argv: list[str]) -> int:
         warnings = [w for w in warnings if rc == 0 or "cannot parse" not in w]
         for w in warnings:
             _warn(w)
-        _emit_report(cl, report, notes, report_file, warned=len(warnings))
+        _emit_report(cl, report, notes, report_paths, report_files, warned=len(warnings))
     return rc
 
 
@@ -564,9 +564,11 @@ def _with_lang(inputs: list[Input]) -> list[str]:
 
 
 def _emit_report(cl: CommandLine, report: list[dict], notes: list[str],
-                 report_file: outputs.PendingFile | None, warned: int = 0) -> None:
-    """--report's text on stderr and the --report-json file; `warned`: the warnings
-    printed (an input compiled unchanged has none of its nests in the report)."""
+                 paths: dict[str | None, str], files: dict[str, outputs.PendingFile],
+                 warned: int = 0) -> None:
+    """--report's text on stderr and the --report-json files (`paths`: by C input, or
+    None for one file of them all); `warned`: the warnings printed (an input compiled
+    unchanged has none of its nests in the report)."""
     if "--report" in cl.own:
         from foresight.compiler.report import format_report
 
@@ -579,8 +581,9 @@ def _emit_report(cl: CommandLine, report: list[dict], notes: list[str],
                   file=sys.stderr)
         elif not notes:
             print("foresight cc: no loop nests found", file=sys.stderr)
-    if report_file is not None:
-        report_file.write((json.dumps(report, indent=2, default=str) + "\n").encode())
+    for path, f in files.items():
+        mine = [e for e in report if paths.get(e.get("source"), paths.get(None)) == path]
+        f.write((json.dumps(mine, indent=2, default=str) + "\n").encode())
 
 
 def entry() -> None:

@@ -95,8 +95,7 @@ def planned_writes(cl: CommandLine) -> list[Write]:
         for inp in cl.c_inputs:
             path = str(under_directory(d, inp.path))
             writes.append(Write(path, f"--emit-c {d} (writing {path})", False))
-    path = report_json_path(cl)
-    if path is not None:
+    for path in (report_json_paths(cl) or {}).values():
         writes.append(Write(path, f"--report-json {path}", False))
     return [w for w in writes if w.path not in ("-", "")]
 
@@ -115,27 +114,31 @@ def under_directory(directory: str | Path, source: str, suffix: str = "") -> Pat
     return Path(directory) / name.parent / (name.name + suffix)
 
 
-def report_json_path(cl: CommandLine, create: bool = False) -> str | None:
-    """The file `--report-json` names (None: not asked for).  For builds that compile one
-    file per command (`make` with CFLAGS), a directory (one that exists, or a name
-    ending in `/`) takes `NAME.json` after the command's first C input, and a `%` in
-    the name stands for that input's name without its extension: `--report-json
-    reports/` and `--report-json reports/%.json` write `reports/kernel.c.json` and
-    `reports/kernel.json` for `kernel.c` (`reports/a/util.c.json` for `a/util.c`: see
-    under_directory)."""
+def report_json_paths(cl: CommandLine, create: bool = False) -> dict[str | None, str] | None:
+    """Where `--report-json` writes (None: not asked for): {None: FILE} for one file that
+    takes the whole command's report, else one file per C input, by its path.  A
+    directory (one that exists, or a name ending in `/`) takes `NAME.json` after each C
+    input, and a `%` in the name stands for each input's name without its extension:
+    `--report-json reports/` and `--report-json reports/%.json` write
+    `reports/kernel.c.json` and `reports/kernel.json` for `kernel.c`
+    (`reports/a/util.c.json` for `a/util.c`: see under_directory), one per file of a
+    command that compiles several, or of each command of a `make` that compiles one."""
     if "--report-json" not in cl.own:
         return None
     given = str(cl.own["--report-json"])
-    first = Path(cl.c_inputs[0].path) if cl.c_inputs else Path("stdin")
+    sources = [inp.path for inp in cl.c_inputs] or ["stdin"]   # (as entries name them)
     if "%" in given:
-        return given.replace("%", first.stem)
+        return {src: given.replace("%", Path(src).stem) for src in sources}
     if given.endswith("/") or Path(given).is_dir():
-        path = under_directory(given, str(first), ".json")
-        if create and Path(given).is_dir():   # its subdirectories, not the one named
-            with contextlib.suppress(OSError):
-                path.parent.mkdir(parents=True, exist_ok=True)
-        return str(path)
-    return given
+        out = {}
+        for src in sources:
+            path = under_directory(given, src, ".json")
+            if create and Path(given).is_dir():   # its subdirectories, not the one named
+                with contextlib.suppress(OSError):
+                    path.parent.mkdir(parents=True, exist_ok=True)
+            out[src] = str(path)
+        return out
+    return {None: given}
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -254,4 +257,18 @@ def pending(path: str | None, option: str) -> Iterator[PendingFile | None]:
         yield f
     finally:
         if f is not None:
+            f.discard()
+
+
+@contextlib.contextmanager
+def pending_each(paths: list[str], option: str) -> Iterator[dict[str, PendingFile]]:
+    """A PendingFile for each of `paths`, by path, each discarded unless written."""
+    files: dict[str, PendingFile] = {}
+    try:
+        for path in paths:
+            if path not in files:
+                files[path] = PendingFile(path, option)
+        yield files
+    finally:
+        for f in files.values():
             f.discard()
