@@ -146,8 +146,12 @@ void fs_config_load(void)
     if (fs_cfg.color && cmap != NULL && *cmap != 0 && strlen(cmap) < sizeof fs_cfg.color_map)
         strcpy(fs_cfg.color_map, cmap);
     else if (fs_cfg.color == 1) { /* sim is nothing but its map */
-        complain("FORESIGHT_COLOR_MAP", cmap ? cmap : "",
-                 "a file name (FORESIGHT_COLOR=sim writes the map there)");
+        if (cmap == NULL || *cmap == 0)
+            fprintf(stderr, "foresight: FORESIGHT_COLOR=sim needs FORESIGHT_COLOR_MAP, the "
+                    "file it writes the map to; page coloring is off\n");
+        else
+            fprintf(stderr, "foresight: FORESIGHT_COLOR_MAP is longer than %zu bytes; page "
+                    "coloring is off\n", sizeof fs_cfg.color_map - 1);
         fs_cfg.color = 0;
     }
     const char *ccache = getenv("FORESIGHT_COLOR_CACHE");

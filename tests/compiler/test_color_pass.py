@@ -487,3 +487,16 @@ def test_a_coefficient_of_two_makes_a_unit_of_two_strides(tmp_path):
     assert len(sten) == 1 and {int(r[4]) for r in refs if r[8] in sten and
                                int(r[1]) == 2 * row} == {-1, 0}
     assert not [f for f in walks if f[8] in sten]
+
+
+def test_sim_without_a_map_says_so_and_runs(tmp_path):
+    # FORESIGHT_COLOR=sim is nothing but its map: without one, one line says coloring is
+    # off, and the program runs as built.
+    colored = build(tmp_path, "-fopenmp")
+    plain = build(tmp_path, "-fopenmp", color=False)
+    env = {k: v for k, v in os.environ.items() if k != "FORESIGHT_COLOR_MAP"}
+    r = subprocess.run([str(colored), "60"], env={**env, "FORESIGHT_COLOR": "sim"},
+                       capture_output=True, text=True, check=True)
+    assert r.stdout == run(plain, "60")
+    assert r.stderr == ("foresight: FORESIGHT_COLOR=sim needs FORESIGHT_COLOR_MAP, the file "
+                        "it writes the map to; page coloring is off\n")
