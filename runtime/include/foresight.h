@@ -652,6 +652,7 @@ extern "C" {
 #define foresight__pt_write foresight__pt_write_abi10
 #define foresight__pt_vsscanf foresight__pt_vsscanf_abi10
 #define foresight__pt_getline foresight__pt_getline_abi10
+#define foresight__pt_fstat foresight__pt_fstat_abi10
 
 /* Residency is tracked per 4 KiB page (x86-64 and arm64 Linux base page). */
 #define FORESIGHT_PAGE_SHIFT 12
@@ -1361,6 +1362,7 @@ int foresight__pt_ferror(FILE *f) FORESIGHT__WEAK;
 long foresight__pt_write(int h, size_t n) FORESIGHT__WEAK;
 int foresight__pt_vsscanf(const char *str, const char *fmt, va_list ap) FORESIGHT__WEAK;
 long foresight__pt_getline(char **line, size_t *cap, FILE *f, unsigned site) FORESIGHT__WEAK;
+int foresight__pt_fstat(int h, void *st) FORESIGHT__WEAK;
 
 /*
  * Maps the prefetch thread's memory, calls INIT on the calling thread (the compiler's:
@@ -1594,6 +1596,16 @@ static inline int foresight_pt_feof(FILE *f)
 static inline int foresight_pt_ferror(FILE *f)
 {
     return foresight__pt_ferror(f);
+}
+
+/* The prefetch thread's fstat and fstat64 of one of its handles (its ST a struct stat or
+ * stat64: one layout on 64-bit Linux), by the system call: libc's, under ThreadSanitizer,
+ * takes the thread's descriptor for the program's of the same number (the thread's table
+ * is its own) and reports a race.  -1/EBADF for what is not its handle; elsewhere than on
+ * the thread, -1/EPERM. */
+static inline int foresight_pt_fstat(int h, void *st)
+{
+    return foresight__pt_fstat(h, st);
 }
 
 /*

@@ -501,6 +501,21 @@ long foresight__pt_pread(int h, void *buf, size_t n, int64_t off, unsigned site)
     return call(h, buf, n, off, true, site);
 }
 
+int foresight__pt_fstat(int h, void *st)
+{
+    if (!fs_pt_self) {
+        errno = EPERM;
+        return -1;
+    }
+    if (handle(h) == NULL)
+        return -1;
+#ifdef SYS_fstat
+    return (int)syscall(SYS_fstat, h, st);
+#else
+    return (int)syscall(SYS_newfstatat, h, "", st, AT_EMPTY_PATH);
+#endif
+}
+
 int foresight__pt_close(int h, unsigned site)
 {
     (void)site;
