@@ -464,3 +464,31 @@ def test_offsets_and_tokens_read_from_raw_encodings_match_libclangs_answers(tmp_
     got = cshim.lex(tu, data, 0, len(data))
     assert [(s, k, a, b) for s, k, a, b in got] == want
     assert any(s == "total" for s, *_ in got)   # the spliced name, as libclang spells it
+
+
+MACRO_INDEXED = r"""
+#define A(i, j) a[(i) * n + (j)]
+#define M(i) g->rows[1][i]
+struct grid { double *rows[4]; };
+double f(double *a, struct grid *g, int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            s += A(i, j) + M(j);
+    return s;
+}
+"""
+
+
+def test_a_reference_a_macro_makes_is_analysed_through_its_declarations(tmp_path):
+    # `#define A(i, j) a[(i) * n + (j)]` (a helper's probe: never analysed): its hints
+    # need the base's name and the subscript's form, both from declarations, not text;
+    # a base that is not a variable (a member's row pointer) stays unanalysed.
+    nest = nests_of(tmp_path, MACRO_INDEXED)[0]
+    inner = nest.root.children[0]
+    (ref,) = [r for r in inner.refs if r.base == "a"]
+    assert ref.text == "A(i, j) (a)" and not ref.base_loaded
+    assert ref.byte_offset().coeff("j") == {(): 8} and ref.byte_offset().coeff("i")
+    assert any("written inside a macro's expansion with a base other than" in p
+               for p in inner.problems)

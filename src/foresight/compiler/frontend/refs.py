@@ -41,6 +41,12 @@ class References:
     def reference(self, c: ci.Cursor, loops: dict[tuple, str], nest_start: int,
                   conditional: bool) -> ArrayRef | str:
         """An ArrayRef for subscript expression `c`, or why it cannot be analysed."""
+        # Made by a macro's body (`#define A(i, j) a[(i)*n + (j)]`): libclang places it at
+        # the whole macro call, whose text is not this reference.  Its hints need no text
+        # of it, only its base's name and subscripts' forms, which come from declarations
+        # (not from the file's text): allowed for an array or invariant pointer variable
+        # as its base, named in reports after the call.
+        macro_made = False
         if not self.t.spelled(c):
             if not self.t.in_file(c):
                 return ("written in a macro's argument or in an #include'd file: this "
@@ -48,8 +54,7 @@ class References:
             if self.t.reads_counter(c):
                 return ("its text reads __COUNTER__, which repeating it in a hint would "
                         "advance")
-            return ("written inside a macro's expansion: the text there is the macro's "
-                    "call, not this reference")
+            macro_made = True
         levels = []  # (index cursor, element type) from the innermost subscript outwards
         cur = c
         while cur.kind == K.ARRAY_SUBSCRIPT_EXPR:
@@ -64,6 +69,10 @@ class References:
             cur = inner
             break
         levels.reverse()
+        if macro_made and (cur.kind != K.DECL_REF_EXPR or self.base(cur, nest_start) is None
+                           or self.walk_var(cur, loops) is not None):
+            return ("written inside a macro's expansion with a base other than an array or "
+                    "pointer variable: the text there is the macro's call, not this reference")
         walk = self.walk_var(cur, loops)
         if walk is not None:
             return self.walk_ref(c, walk, levels, loops, nest_start, conditional)
@@ -104,6 +113,7 @@ class References:
                 if inner.kind == K.DECL_REF_EXPR:
                     inner = self.v.held_element(inner, nest_start) or inner
                 if (inner.kind == K.ARRAY_SUBSCRIPT_EXPR and len(levels) == 1
+                        and not macro_made
                         and INT_KINDS.__contains__(inner.type.get_canonical().kind)):
                     ix = self.reference(inner, loops, nest_start, conditional)
                     # a[b[i]] or a[c[b[i]]]: at most two levels of indirection
@@ -122,7 +132,8 @@ class References:
                         continue
                 return "index is not affine in the loop variables"
             subs.append(aff)
-        ref = ArrayRef(text=self.t.text(c), line=c.location.line, base=base_text,
+        text = f"{self.t.text(c)} ({base_text})" if macro_made else self.t.text(c)
+        ref = ArrayRef(text=text, line=c.location.line, base=base_text,
                        subscripts=tuple(subs) if indirect is None else (),
                        strides=tuple(strides), elem_size=elem_size, is_write=False,
                        conditional=conditional, indirect=indirect,
