@@ -48,7 +48,6 @@ class PartitionRef:
     within: Sym = field(default_factory=dict)
     stride: Sym = field(default_factory=dict)
     also_read: bool = False   # a store that reads the element first (`x[i] += ...`)
-    ranged: bool = False      # one of the units an inner loop's few values reach (no walk)
 
 
 @dataclass(frozen=True)
@@ -162,8 +161,7 @@ def _summarise(nest: LoopNest, lp: Loop, omp: OmpLoop) -> ParallelLoop:
             if isinstance(found, str):
                 unsummarised.append((r.text, found))
             else:
-                refs += [_walk(f, r, holder, phase, lp)
-                         for f in (found if isinstance(found, list) else [found])]
+                refs.append(_walk(found, r, holder, phase, lp))
     # An array with one unsummarised reference is unsummarised: its pages' processors are
     # not all known.
     bad = {r.base for r in _subtree_refs(lp)
@@ -178,8 +176,7 @@ def _summarise(nest: LoopNest, lp: Loop, omp: OmpLoop) -> ParallelLoop:
     return ParallelLoop(lp, omp, kept, tuple(unsummarised), others=tuple(others.items()))
 
 
-def _partition_ref(r: ArrayRef, lp: Loop,
-                   inner: set[str]) -> PartitionRef | list[PartitionRef] | str:
+def _partition_ref(r: ArrayRef, lp: Loop, inner: set[str]) -> PartitionRef | str:
     v = lp.var
     if r.indirect is not None:
         return "indirect: which pages each thread touches is not known before the loop"
@@ -199,22 +196,12 @@ def _partition_ref(r: ArrayRef, lp: Loop,
     coeff = sym_value(sub.coeff(v))
     if coeff is None or coeff == 0:
         return f"{v}'s coefficient in its subscript is not a number"
-    # An inner loop of a few constant iterations in the same subscript (a stencil's
-    # r[2*k - 1 + dk], dk from -1 to 1): the iteration touches the units of each of its
-    # values, shifts of one another.
-    low = high = 0
-    for var in sub.coeffs:
-        if var == v:
-            continue
-        span = _small_range(lp, var, sym_value(sub.coeff(var)))
-        if span is None:
-            return f"another loop variable shares {v}'s subscript"
-        low, high = low + span[0], high + span[1]
+    if any(var != v for var in sub.coeffs):
+        return f"another loop variable shares {v}'s subscript"
     # With coefficient c (a[2*v + 1]), iteration v touches unit v of |c| subscripts'
     # strides, at (constant mod |c|) strides into it.
     c = abs(coeff)
-    base_shift = sub.const.get((), 0)
-    shift, inside = divmod(base_shift, c)
+    shift, inside = divmod(sub.const.get((), 0), c)
     if any(k % c for atoms, k in sub.const.items() if atoms):
         return (f"its subscript of {v} adds {sym_str({a: k for a, k in sub.const.items() if a})}"
                 f", not a multiple of {v}'s coefficient {coeff}")
@@ -229,34 +216,9 @@ def _partition_ref(r: ArrayRef, lp: Loop,
     if any(outer.coeffs or sym_value(outer.const) != 0 for outer in r.subscripts[:d]):
         # A[k][j][i] with j parallel: a strip of every plane per thread, not one range.
         return f"{v} partitions an inner dimension while an outer subscript is not 0"
-    ref = PartitionRef(text=r.text, base=r.base,
-                       unit={m: c * k for m, k in r.strides[d].items()}, offset=offset,
-                       shift=shift, sign=1 if coeff > 0 else -1, is_write=r.is_write,
-                       object_bytes=r.object_bytes,
-                       within={m: inside * k for m, k in r.strides[d].items()} if inside
-                       else {})
-    if low == high == 0:
-        return ref
-    # (the units touched, each once; no walk for the model: which unit a step of the
-    # inner loop is in is not one stride)
-    shifts = range((base_shift + low) // c, (base_shift + high) // c + 1)
-    return [replace(ref, shift=k if coeff > 0 else -k, within={}, ranged=True)
-            for k in shifts]
-
-
-RANGE_MAX = 8   # values of an inner loop taken as shifts of one reference
-
-
-def _small_range(lp: Loop, var: str, coeff: int | None) -> tuple[int, int] | None:
-    """(lowest, highest) of coeff * var over the loop inside LP that runs VAR, when it is
-    the only such loop and runs at most RANGE_MAX constant values; else None."""
-    loops = [x for x in _holders(lp) if x.var == var and x is not lp]
-    if coeff is None or len(loops) != 1:
-        return None
-    w = loops[0]
-    first = sym_value(w.lower_sym) if w.lower_sym is not None else None
-    if first is None or w.trip is None or not w.step or not 0 < w.trip <= RANGE_MAX:
-        return None
-    last = first + (w.trip - 1) * w.step
-    a, b = coeff * first, coeff * last
-    return min(a, b), max(a, b)
+    return PartitionRef(text=r.text, base=r.base,
+                        unit={m: c * k for m, k in r.strides[d].items()}, offset=offset,
+                        shift=shift, sign=1 if coeff > 0 else -1, is_write=r.is_write,
+                        object_bytes=r.object_bytes,
+                        within={m: inside * k for m, k in r.strides[d].items()} if inside
+                        else {})

@@ -132,8 +132,7 @@ def summary_insertions(pl: ParallelLoop, directive_at: int, directive_line: int,
     # A stride naming what the unit does not (known to be in scope: the unit is passed)
     # leaves the loop without walks: the model walks its units a line at a time.
     named = {a for r in pl.refs for m in r.unit for a in m}
-    walked = all(all(a in named for m in r.stride for a in m) and not r.ranged
-                 for r in pl.refs)
+    walked = all(all(a in named for m in r.stride for a in m) for r in pl.refs)
     for r in pl.refs if walked else ():
         key = (r.base, c.sym(r.unit), *_first(r, forward), _long(r.within), _long(r.stride),
                r.phase)
