@@ -1602,9 +1602,11 @@ static inline int foresight_pt_ferror(FILE *f)
  * stat64: one layout on 64-bit Linux), by the system call: libc's, under ThreadSanitizer,
  * takes the thread's descriptor for the program's of the same number (the thread's table
  * is its own) and reports a race.  -1/EBADF for what is not its handle; elsewhere than on
- * the thread, -1/EPERM. */
+ * the thread, -1/EPERM; -1 with a library older than this entry point. */
 static inline int foresight_pt_fstat(int h, void *st)
 {
+    if (!foresight__pt_fstat)
+        return -1; /* a library from before it: the thread takes its error path */
     return foresight__pt_fstat(h, st);
 }
 

@@ -492,3 +492,19 @@ def test_a_reference_a_macro_makes_is_analysed_through_its_declarations(tmp_path
     assert ref.byte_offset().coeff("j") == {(): 8} and ref.byte_offset().coeff("i")
     assert any("written inside a macro's expansion with a base other than" in p
                for p in inner.problems)
+
+
+def test_a_store_a_macro_makes_is_a_store(tmp_path):
+    # `#define SET(i, j) a[(i) * n + (j)] = b[(i) * n + (j)]`: the reference to a is
+    # stored to, b read (a reviewer's finding: both were taken for reads).
+    nest = nests_of(tmp_path, r"""
+#define SET(i, j) a[(i) * n + (j)] = b[(i) * n + (j)]
+void f(double *a, const double *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            SET(i, j);
+}
+""")[0]
+    refs = {r.base: r for r in nest.root.children[0].refs}
+    assert refs["a"].is_write and not refs["b"].is_write

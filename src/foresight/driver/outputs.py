@@ -250,17 +250,6 @@ def write_atomically(path: str | Path, data: bytes, option: str) -> None:
 
 
 @contextlib.contextmanager
-def pending(path: str | None, option: str) -> Iterator[PendingFile | None]:
-    """A PendingFile for path (None: no file asked for), discarded unless written."""
-    f = None if path is None else PendingFile(path, option)
-    try:
-        yield f
-    finally:
-        if f is not None:
-            f.discard()
-
-
-@contextlib.contextmanager
 def pending_each(paths: list[str], option: str) -> Iterator[dict[str, PendingFile]]:
     """A PendingFile for each of `paths`, by path, each discarded unless written."""
     files: dict[str, PendingFile] = {}

@@ -499,6 +499,18 @@ class _Loops:
             return None
         return rows, ones[0], a_hi
 
+    def _is_ref_of(self, ref, lhs: ci.Cursor) -> bool:
+        """Whether `ref` is the reference `lhs` makes: by its text, or, for one a macro's
+        body makes (refs.py names it `CALL (base)`), by the call's text and its base's
+        name."""
+        if ref.text == self.t.text(lhs):
+            return True
+        b = lhs
+        while b.kind == K.ARRAY_SUBSCRIPT_EXPR:
+            b = strip(children(b)[0])
+        return (b.kind == K.DECL_REF_EXPR and b.referenced is not None
+                and ref.text == f"{self.t.text(lhs)} ({b.referenced.spelling})")
+
     def body(self, c: ci.Cursor, depth: int, found: _Body, loops: dict[tuple, str],
              nest_start: int, conditional: bool) -> None:
         """Collect the references of the loop at `depth` into `found`; inner for-loops
@@ -557,7 +569,7 @@ class _Loops:
             self.body(kids[0], depth, found, loops, nest_start, conditional)
             lhs = strip(kids[0])
             if len(found.refs) > before and self.t.in_file(lhs) and \
-                    found.refs[before].text == self.t.text(lhs):
+                    self._is_ref_of(found.refs[before], lhs):
                 found.refs[before] = replace(found.refs[before], is_write=True,
                                              also_read=not (c.kind == K.BINARY_OPERATOR))
             for k in kids[1:]:

@@ -61,7 +61,10 @@ def expand_io_macros(path: Path | str, clang_args: list[str], data: bytes,
         text = apply(text, found)
     if not rounds or not _same_tokens(path, clang_args, data, text):
         return None
-    return text, _compose(data, rounds)
+    composed = _compose(data, rounds)
+    if composed is None or apply(data, composed) != text:
+        return None
+    return text, composed
 
 
 def apply(data: bytes, expansions: list[Expansion]) -> bytes:
@@ -73,35 +76,51 @@ def apply(data: bytes, expansions: list[Expansion]) -> bytes:
     return b"".join(out)
 
 
-def _compose(data: bytes, rounds: list[list[Expansion]]) -> list[Expansion]:
+def _compose(data: bytes, rounds: list[list[Expansion]]) -> list[Expansion] | None:
     """The expansions of several rounds, each in the text the one before made, as
     expansions of the original file: a later round's expansion lies inside an earlier
-    one's text or outside all of them."""
+    one's text (an edit of that text), around whole earlier ones (`CLAMP(READ(x))`, whose
+    text holds theirs), or apart from them; None for anything else."""
     current = rounds[0]
-    text = apply(data, current)
     for later in rounds[1:]:
-        # Each of `current` occupies [a, a + len) in `text`.
-        spans, shift = [], 0
+        spans, shift = [], 0     # each of `current` at [a, b) in the text it made
         for e in current:
             a = e.start + shift
             spans.append((a, a + len(encode_source(e.text)), e))
             shift += len(encode_source(e.text)) - (e.end - e.start)
-        merged: list[Expansion] = []
-        todo = list(later)
-        for a, b, e in spans:
-            inside = [x for x in todo if a <= x.start and x.end <= b]
-            todo = [x for x in todo if not (a <= x.start and x.end <= b)]
-            if inside:
-                local = [Expansion(x.start - a, x.end - a, x.text) for x in inside]
-                e = Expansion(e.start, e.end, decode_source(apply(encode_source(e.text), local)))
+
+        inside: dict[int, list[Expansion]] = {}
+        outer: list[Expansion] = []
+        covered: set[int] = set()
+        for x in later:
+            k = next((k for k, (a, b, _) in enumerate(spans) if a <= x.start and x.end <= b),
+                     None)
+            if k is not None:
+                a = spans[k][0]
+                inside.setdefault(k, []).append(Expansion(x.start - a, x.end - a, x.text))
+                continue
+            held = [k for k, (a, b, _) in enumerate(spans) if x.start <= a and b <= x.end]
+            if any(a < x.end and x.start < b for k, (a, b, _) in enumerate(spans)
+                   if k not in held):
+                return None      # partly over an earlier expansion
+            covered.update(held)
+            outer.append(Expansion(_back(spans, x.start), _back(spans, x.end), x.text))
+        merged = list(outer)
+        for k, (_, _, e) in enumerate(spans):
+            if k in covered:
+                continue
+            if k in inside:
+                e = Expansion(e.start, e.end,
+                              decode_source(apply(encode_source(e.text), inside[k])))
             merged.append(e)
-        for x in todo:   # outside every earlier expansion: back to the file's offsets
-            before = [(a, b, e) for a, b, e in spans if b <= x.start]
-            back = sum((b - a) - (e.end - e.start) for a, b, e in before)
-            merged.append(Expansion(x.start - back, x.end - back, x.text))
         current = sorted(merged, key=lambda e: e.start)
-        text = apply(text, later)
     return current
+
+
+def _back(spans: list, at: int) -> int:
+    """Offset `at` of a text the expansions at `spans` ([a, b) each) made, outside every
+    one of them, in the text before them."""
+    return at - sum((b - a) - (e.end - e.start) for a, b, e in spans if b <= at)
 
 
 def _expansions(tu: ci.TranslationUnit, data: bytes, main: str,
@@ -150,7 +169,9 @@ def _expansions(tu: ci.TranslationUnit, data: bytes, main: str,
             continue     # in a macro's own text
         text = m.expand(tu, c, data, s, e)
         if text is not None:
-            out.append(Expansion(s, e, text + "\n" * data[s:e].count(b"\n")))
+            # (a space each side: `-NEG(x)` with `#define NEG(x) -(x)` is `- -(x)`, never
+            # the `--` that pasting the text on would make)
+            out.append(Expansion(s, e, f" {text} " + "\n" * data[s:e].count(b"\n")))
     return out
 
 
@@ -264,7 +285,11 @@ def _same_tokens(path: Path | str, clang_args: list[str], before: bytes, after: 
     return a is not None and b is not None and _tokens(a) == _tokens(b)
 
 
-_TOKEN = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[A-Za-z_0-9.]+|\S')
+# C's tokens: literals, identifiers, preprocessing numbers, punctuators longest first
+# (`- -` and `--` differ; `p.x` and `p . x` do not)
+_TOKEN = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[A-Za-z_][A-Za-z_0-9]*'
+                    rb'|\.?[0-9](?:[eEpP][-+]|[A-Za-z_0-9.])*'
+                    rb'|\.\.\.|<<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=|##|\S')
 
 
 def _tokens(text: bytes) -> list[bytes]:
