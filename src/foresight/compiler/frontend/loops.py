@@ -455,17 +455,22 @@ class _Loops:
         lhs, rhs = children(cond)
         ls, rs = strip(lhs), strip(rhs)
         if ls.kind == K.DECL_REF_EXPR and ls.referenced and decl_key(ls.referenced) == key:
-            bound = rhs
+            bound, var = rhs, ls
         elif rs.kind == K.DECL_REF_EXPR and rs.referenced and decl_key(rs.referenced) == key:
-            bound, op = lhs, _FLIP[op]
+            bound, var, op = lhs, rs, _FLIP[op]
         else:
             return None
         # The comparison must not mix signedness in a way that changes its meaning, nor
         # be made in floating point (`i > lo`, lo a double: the hints' integer arithmetic
         # would convert a negative or huge value, undefined in C); the bound is repeated
-        # in hints, so the file's text must spell it.
-        if is_unsigned(ls.type.get_canonical()) != is_unsigned(rs.type.get_canonical()) or \
-                not self.t.spelled(bound) or strip(bound).type.get_canonical().kind in _FLOATING:
+        # in hints, so the file's text must spell it.  An unsigned index against a
+        # constant that is not negative (`size_t k; k < 7`) means what it says.
+        if is_unsigned(ls.type.get_canonical()) != is_unsigned(rs.type.get_canonical()):
+            value = evaluate_int(strip(bound))
+            if not (is_unsigned(var.type.get_canonical()) and value is not None
+                    and value >= 0):
+                return None
+        if not self.t.spelled(bound) or strip(bound).type.get_canonical().kind in _FLOATING:
             return None
         return _Cond(op, bound, self.t.text(bound), self.v.affine(bound, outer, nest_start))
 
