@@ -83,11 +83,7 @@ def _compose(data: bytes, rounds: list[list[Expansion]]) -> list[Expansion] | No
     text holds theirs), or apart from them; None for anything else."""
     current = rounds[0]
     for later in rounds[1:]:
-        spans, shift = [], 0     # each of `current` at [a, b) in the text it made
-        for e in current:
-            a = e.start + shift
-            spans.append((a, a + len(encode_source(e.text)), e))
-            shift += len(encode_source(e.text)) - (e.end - e.start)
+        spans = spans_of(current)
 
         inside: dict[int, list[Expansion]] = {}
         outer: list[Expansion] = []
@@ -104,7 +100,7 @@ def _compose(data: bytes, rounds: list[list[Expansion]]) -> list[Expansion] | No
                    if k not in held):
                 return None      # partly over an earlier expansion
             covered.update(held)
-            outer.append(Expansion(_back(spans, x.start), _back(spans, x.end), x.text))
+            outer.append(Expansion(back_offset(spans, x.start), back_offset(spans, x.end), x.text))
         merged = list(outer)
         for k, (_, _, e) in enumerate(spans):
             if k in covered:
@@ -117,9 +113,20 @@ def _compose(data: bytes, rounds: list[list[Expansion]]) -> list[Expansion] | No
     return current
 
 
-def _back(spans: list, at: int) -> int:
-    """Offset `at` of a text the expansions at `spans` ([a, b) each) made, outside every
-    one of them, in the text before them."""
+def spans_of(expansions: list[Expansion]) -> list[tuple[int, int, Expansion]]:
+    """Where each expansion's text lies, [a, b), in the text they make."""
+    out, shift = [], 0
+    for e in expansions:
+        a = e.start + shift
+        n = len(encode_source(e.text))
+        out.append((a, a + n, e))
+        shift += n - (e.end - e.start)
+    return out
+
+
+def back_offset(spans: list[tuple[int, int, Expansion]], at: int) -> int:
+    """Offset `at` of a text the expansions at `spans` made, outside every one of them,
+    in the text before them."""
     return at - sum((b - a) - (e.end - e.start) for a, b, e in spans if b <= at)
 
 

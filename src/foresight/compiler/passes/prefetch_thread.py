@@ -76,15 +76,11 @@ def _back(insertions: list, expansions: list) -> list:
     expansion (its ends included) go into its text, which replaces the invocation."""
     from dataclasses import replace
 
+    from foresight.compiler.frontend.macro_io import back_offset, spans_of
     from foresight.compiler.options import decode_source, encode_source
     from foresight.compiler.rewrite.splice import REPLACES, Insertion, splice
 
-    spans, shift = [], 0
-    for e in expansions:
-        a = e.start + shift
-        n = len(encode_source(e.text))
-        spans.append((a, a + n, e))
-        shift += n - (e.end - e.start)
+    spans = spans_of(expansions)
     inside: dict[int, list] = {}
     out = []
     for ins in insertions:
@@ -92,8 +88,7 @@ def _back(insertions: list, expansions: list) -> list:
         if k is not None:
             inside.setdefault(k, []).append(replace(ins, offset=ins.offset - spans[k][0]))
             continue
-        back = sum((b - a) - (e.end - e.start) for a, b, e in spans if b <= ins.offset)
-        out.append(replace(ins, offset=ins.offset - back))
+        out.append(replace(ins, offset=back_offset(spans, ins.offset)))
     for k, (_, _, e) in enumerate(spans):
         text = decode_source(splice(encode_source(e.text), inside.get(k, [])))
         out.append(Insertion(e.start, REPLACES, 0, text, replaces=e.end - e.start))
