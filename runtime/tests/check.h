@@ -130,12 +130,14 @@ static inline int make_cold_file(const char *path, size_t len)
     return fd;
 }
 
-/* A cold file of LEN bytes (make_cold_file) at $TMPDIR/NAME, its path written to PATH,
- * mapped shared and read-only with MADV_RANDOM, so that its residency comes from hints
- * and touches alone (no fault-time readahead); NULL on failure. */
+/* A cold file of LEN bytes (make_cold_file) at $TMPDIR/PID-NAME (the process's own: two
+ * tests of one scenario, run at once by ctest -j, must not share it), its path written to
+ * PATH, mapped shared and read-only with MADV_RANDOM, so that its residency comes from
+ * hints and touches alone (no fault-time readahead); NULL on failure. */
 static inline const char *map_cold_file(const char *name, size_t len, char path[4096], int *fd)
 {
-    snprintf(path, 4096, "%s/%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
+    snprintf(path, 4096, "%s/%ld-%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (long)getpid(), name);
     *fd = make_cold_file(path, len);
     if (*fd < 0)
         return NULL;
