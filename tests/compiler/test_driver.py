@@ -953,6 +953,24 @@ def test_a_programs_own_foresight_h_does_not_hide_the_runtimes(tmp_path):
     assert out == "v3 0\n"
 
 
+def test_a_program_calling_the_api_itself_is_analysed_and_built_with_werror(tmp_path):
+    """A program that includes <foresight.h> to call the API itself: the analysis finds
+    the header as cc does (it was "compiled unchanged": libclang could not find it), and
+    -Werror's check of the file as written finds it too (it failed)."""
+    foresight = str(Path(sys.prefix) / "bin" / "foresight")
+    (tmp_path / "p.c").write_text(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <foresight.h>\nint main(void) {\n"
+        "  long n = 1L << 18; double *a = calloc(n, 8), s = 0;\n"
+        '  FORESIGHT_SITE(head, "a head");\n  foresight_prefetch_at(&head, a, 4096);\n'
+        "  for (long i = 0; i < n; i++) s += a[i];\n"
+        '  printf("%.0f\\n", s);\n  return 0;\n}\n')
+    r = subprocess.run([foresight, "cc", "-O2", "-Wall", "-Wextra", "-Werror", "--report",
+                        "-o", "p", "p.c"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0 and "warning" not in r.stderr and "1 hinted" in r.stderr, r.stderr
+    out = subprocess.run([str(tmp_path / "p")], capture_output=True, text=True).stdout
+    assert out == "0\n"
+
+
 def test_mmd_lists_what_cc_lists_not_the_runtimes_header(tmp_path):
     """-MMD -MP of a hinted file: the same .d as cc's (the runtime's header, which only
     the hints include, is no dependency of the user's build)."""

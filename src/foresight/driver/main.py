@@ -149,7 +149,10 @@ def _passthrough(compiler: list[str], cl: CommandLine) -> int:
 def _transform_all(cl: CommandLine, opts, tmp: Path):
     """{input index: (path to compile, changed)}, the report entries of every nest, the
     warnings (printed once the underlying compiler has run) and notes for --report."""
-    pp = [*preprocessor_args(cl.args), *cc.flag_macros(cc.common_flags(cl, keep_deps=False))]
+    # The runtime's header found as the C compiler finds it (_tu_command): a program
+    # that calls the API itself includes <foresight.h>.
+    pp = [*preprocessor_args(cl.args), *cc.flag_macros(cc.common_flags(cl, keep_deps=False)),
+          *(f"-isystem{f[2:]}" if f.startswith("-I") else f for f in cc.runtime_cflags())]
     sources: dict[int, tuple[Path, bool, Path | None]] = {}
     report: list[dict] = []
     warnings: list[str] = []
@@ -310,10 +313,11 @@ def _tu_command(compiler: list[str], cl: CommandLine, inp: Input, path: Path, ch
     cmd = [*compiler]
     if changed:
         # Before the user's -iquote directories: `#include "x.h"` finds the source's own
-        # directory's x.h first, as it does compiling the source where it is.  The
-        # runtime's header as a system header: its code is not the user's to warn on.
-        cmd += ["-iquote", str(Path(inp.path).parent),
-                *(f"-isystem{f[2:]}" if f.startswith("-I") else f for f in cc.runtime_cflags())]
+        # directory's x.h first, as it does compiling the source where it is.
+        cmd += ["-iquote", str(Path(inp.path).parent)]
+    # The runtime's header as a system header: its code is not the user's to warn on.  In
+    # every unit, changed or not: a program may call the API itself (<foresight.h>).
+    cmd += [f"-isystem{f[2:]}" if f.startswith("-I") else f for f in cc.runtime_cflags()]
     flags = cc.common_flags(cl, keep_deps=False)
     if cl.mode == "link":   # a compile step of a link build: the link comes later
         flags = cc.compile_step_flags(flags)
