@@ -306,6 +306,10 @@ static unsigned plan_release(struct foresight_site *site, const void *addr, size
             return 0;
         }
         fs_deferred_flush();
+        if (fs_reuse_skip(site)) { /* its marks stay: the pages do */
+            __atomic_add_fetch(&fs_global_releases_early, 1, __ATOMIC_RELAXED);
+            return 0;
+        }
     }
     fs_residency_clear(first, n);
     *out = (struct fs_request){.page = first, .npages = n, .kind = FS_REQ_RELEASE, .site = site,

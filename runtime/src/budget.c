@@ -310,8 +310,9 @@ static bool swapped(bool *known)
 }
 
 /*
- * Whether memory is too small for the program (looked at every 100 ms, while memory in
- * use is at 3/4 of the limit: refaults from before such a stretch may count): its address
+ * Whether memory is too small for the program (read again once the last reading is
+ * older than MAX_AGE_NS: 100 ms for releases, while memory in use is at 3/4 of the
+ * limit, so refaults from before such a stretch may count; 10 ms for the gate): its address
  * space exceeds the limit by more than an eighth, or within the last 10 seconds the
  * process had pages in swap or the memory the limit bounds refaulted (pages the kernel
  * evicted were needed again); true when none of this can be read, and under
@@ -331,15 +332,16 @@ static bool swapped(bool *known)
  */
 static bool much_larger = true; /* the address space is clearly larger than the limit */
 
-static bool memory_short(uint64_t now)
+static bool memory_short(uint64_t now, uint64_t max_age_ns)
 {
-    static uint64_t last_count, next_ns, seen_ns;
+    static uint64_t last_count, read_ns, seen_ns;
     static int known = -1;  /* -1 not read yet, 0 unreadable, 1 read */
     static bool had_count;  /* last_count is the refaults' last reading */
     if (fs_cfg.mem_override)
         return true;
-    if (now >= __atomic_load_n(&next_ns, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&next_ns, now + 100000000u, __ATOMIC_RELAXED);
+    const uint64_t read = __atomic_load_n(&read_ns, __ATOMIC_RELAXED);
+    if (read == 0 || now < read || now - read >= max_age_ns) {
+        __atomic_store_n(&read_ns, now, __ATOMIC_RELAXED);
         const uint64_t space = (uint64_t)fs_address_space() << FORESIGHT_PAGE_SHIFT;
         __atomic_store_n(&much_larger, space == 0 || space > limit_bytes + limit_bytes / 8,
                          __ATOMIC_RELAXED);
@@ -399,10 +401,21 @@ bool fs_budget_pressure(void)
             over = c < used && used - c >= limit_bytes / 4 * 3;
         }
         if (over && used != 0)
-            over = memory_short(now);
+            over = memory_short(now, 100000000u);
         __atomic_store_n(&pressed, over, __ATOMIC_RELAXED);
     }
     return __atomic_load_n(&pressed, __ATOMIC_RELAXED);
+}
+
+/* Whether memory has lately been too small for the program (memory_short), for the gate
+ * (gate.c): looked at again after 10 ms, not 100: a nest entered twice within 100 ms
+ * (a stencil's second sweep, 72 ms after its first over data in memory) would be
+ * judged by what was in swap before the first. */
+bool fs_budget_short(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return memory_short((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, 10000000u);
 }
 
 /* Whether the program's address space was, when last looked at, clearly larger than

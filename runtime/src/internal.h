@@ -151,7 +151,7 @@ int fs_hold_hints(void);
 void fs_release_hints(int was);
 
 /* gate.c: whether a nest's hints can pay (the program's memory exceeds the limit). */
-bool fs_gate_open(void);
+bool fs_gate_open(const void *nest);
 unsigned long fs_address_space(void); /* the program's, in pages (gate.c); 0 unknown */
 void fs_gate_reset(void); /* after fork */
 extern unsigned long fs_global_gate_closed; /* nest entries run without hints */
@@ -230,6 +230,7 @@ size_t fs_budget_call_pages(void);             /* the most pages one prefetch ma
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
 bool fs_budget_pressure(void);                 /* in use >= 3/4 of the limit, and too small */
 bool fs_budget_much_larger(void);             /* address space > 9/8 of the limit */
+bool fs_budget_short(void);                   /* ... or swap or refaults lately */
 const char *fs_budget_stat_path(void);         /* the limiting cgroup's memory.stat, or "" */
 bool fs_budget_limited(void);                  /* a cgroup limit or FORESIGHT_MEM in force */
 bool fs_budget_cgroup_pressure(void);          /* its usage >= 3/4 of its limit */
@@ -249,11 +250,17 @@ void fs_reuse_advance(size_t npages); /* the clock: pages asked for by prefetche
  * pageout logged and mapped again since count against its site.  MAPPED gets which
  * pages are mapped now, 16 bits per block from page's; false when unknown. */
 bool fs_reuse_check(uintptr_t page, size_t npages, uint16_t mapped[FS_REUSE_BLOCKS]);
-/* After a pageout of [page, page+npages): log the pages it targeted (BEFORE[i] == 1)
- * and took out of the page table (mapped in MAPPED_BEFORE, from fs_reuse_check). */
+/* After a pageout of [page, page+npages): log the pages it targeted (BEFORE[i] == 1; a
+ * PROBE's == 2) and took out of the page table (mapped in MAPPED_BEFORE, from
+ * fs_reuse_check); a probe's pages count as back only when mapped within half the
+ * window. */
 void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
-                  const unsigned char *before, const uint16_t mapped_before[FS_REUSE_BLOCKS]);
+                  const unsigned char *before, const uint16_t mapped_before[FS_REUSE_BLOCKS],
+                  bool probe);
+bool fs_reuse_probed(uintptr_t page); /* its block (16 pages) is one a probe pages out */
 bool fs_reuse_trusted(const struct foresight_site *site); /* page its releases out */
+bool fs_reuse_probing(void);                   /* releases deactivate and probe (issue.c) */
+bool fs_reuse_skip(const struct foresight_site *site); /* leave its releases out */
 void fs_reuse_init(void);                                 /* at start-up: the pagemap open */
 void fs_reuse_reset(void);                                /* after fork */
 
@@ -385,6 +392,7 @@ extern unsigned long fs_global_reconcile_cleared;  /* marks cleared by reconcili
 extern unsigned long fs_global_pageouts;           /* releases done with MADV_PAGEOUT */
 extern unsigned long fs_global_memcg_flushes;      /* reads of memory.stat (memcg.c) */
 extern unsigned long fs_global_releases_idle;      /* auto releases skipped: no pressure */
+extern unsigned long fs_global_releases_early;     /* skipped: a small overflow, site early */
 extern unsigned long fs_global_random_pages;       /* pages advised MADV_RANDOM (random.c) */
 extern unsigned long fs_global_random_readaround;  /* runs of sites left to read-around */
 extern unsigned long fs_global_releases_page_cache; /* releases left to the kernel's reclaim */

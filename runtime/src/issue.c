@@ -279,9 +279,36 @@ static enum fs_release_mode release_mode(const struct foresight_site *site)
     }
 }
 
+/* The probe's pages of a deactivating release (fs_reuse_probing): the resident,
+ * unmarked pages of the sampled blocks (fs_reuse_probed) are paged out, marked 2 in VEC
+ * so the rest go cold. */
+static size_t probe_pageout(uintptr_t page, unsigned char *vec, size_t n)
+{
+    size_t done = 0;
+    for (size_t i = 0; i < n;) {
+        if (vec[i] != 1 || !fs_reuse_probed(page + i)) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && vec[j] == 1 && fs_reuse_probed(page + j))
+            vec[j++] = 2;
+        release_pageout(page + i, j - i);
+        done += j - i;
+        i = j;
+    }
+    return done;
+}
+
+static bool probed_or_unmarked(unsigned char v)
+{
+    return v == 1 || v == 2;
+}
+
 static void fs_issue_release(const struct fs_request *r)
 {
     enum fs_release_mode mode = release_mode(r->site);
+    const bool probing = mode == FS_REL_COLD && fs_reuse_probing();
     if (mode == FS_REL_PAGEOUT) {
         __atomic_add_fetch(&fs_global_pageouts, 1, __ATOMIC_RELAXED);
         fs_pin_paging();
@@ -306,18 +333,20 @@ static void fs_issue_release(const struct fs_request *r)
         for (size_t i = 0; i < n; i++)
             if (fs_residency_test(p + i))
                 vec[i] = 0x40;
-        size_t targeted = for_each_run(p, vec, n, resident_unmarked,
-                                       mode == FS_REL_PAGEOUT ? release_pageout : release_cold);
+        size_t probed = probing && known ? probe_pageout(p, vec, n) : 0;
+        size_t targeted = probed + for_each_run(p, vec, n, resident_unmarked,
+                                                mode == FS_REL_PAGEOUT ? release_pageout
+                                                                       : release_cold);
         if (targeted == 0)
             continue;
         fs_resident_vector(p, n, after);
         size_t freed = 0;
         for (size_t i = 0; i < n; i++)
-            freed += vec[i] == 1 && !(after[i] & 1);
+            freed += probed_or_unmarked(vec[i]) && !(after[i] & 1);
         fs_count(r->site, FS_PAGES_FREED, freed);
         fs_count(r->site, FS_PAGES_DEACTIVATED, targeted - freed);
-        if (known && mode == FS_REL_PAGEOUT)
-            fs_reuse_log(r->site, p, n, vec, mapped);
+        if (known && (mode == FS_REL_PAGEOUT || probed))
+            fs_reuse_log(r->site, p, n, vec, mapped, probed != 0);
     }
     if (!any_mapped)
         fs_count(r->site, FS_BAD_INPUT, 1);

@@ -29,6 +29,15 @@
  * page is read back from swap or its file when touched, so no data is ever at stake
  * here.  Without a readable pagemap no site is trusted: releases deactivate, as in auto.
  *
+ * A program over its limit by less than an eighth of its address space (budget.c)
+ * deactivates what it releases, and pages out only one 16-page block in 32 of it, the
+ * same blocks by address each time: a probe, logged as above but counted back within
+ * half the window.  A site with more than an eighth of its probed pages back that soon
+ * has its releases left out (fs_reuse_skip): its next sweep reads first what this one
+ * passed last (NAS LU's forward and backward sweeps), and deactivating it handed
+ * exactly that data to the kernel's reclaim, where the LRU lists alone keep it.  A
+ * cyclic sweep's probed pages come back a whole sweep later, and its releases go on.
+ *
  * The default (FORESIGHT_RELEASE=adaptive) since the look-ahead was capped, though under
  * a cgroup v1 memory cap it makes the memory cgroup's OOM killer likelier.  NAS CG, 64 MiB under 32 MiB, killed in 5 of 34 runs against 0 of
  * 20 with auto (6 of 10 with every release paged out): data paged out eagerly at the
@@ -54,6 +63,8 @@ struct logged {
     struct foresight_site *site; /* the pageout's site */
     uint64_t clock;              /* the clock when paged out */
     uint16_t out;                /* pages of the block the pageout unmapped, a bit each */
+    bool probe;                  /* a probe's pageout (a small overflow): back within half
+                                    a limit's worth of prefetching counts */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -124,7 +135,7 @@ bool fs_reuse_check(uintptr_t page, size_t npages, uint16_t mapped[FS_REUSE_BLOC
         if (e->block != b)
             continue;
         uint16_t back = e->out & mapped[b - first];
-        if (back && now - e->clock < window)
+        if (back && now - e->clock < (e->probe ? window / 2 : window))
             fs_count(e->site, FS_PAGES_BACK, (unsigned long)__builtin_popcount(back));
         e->out &= (uint16_t)~back; /* each page counts once; those still out wait */
         if (e->out == 0)
@@ -135,7 +146,8 @@ bool fs_reuse_check(uintptr_t page, size_t npages, uint16_t mapped[FS_REUSE_BLOC
 }
 
 void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
-                  const unsigned char *before, const uint16_t mapped_before[FS_REUSE_BLOCKS])
+                  const unsigned char *before, const uint16_t mapped_before[FS_REUSE_BLOCKS],
+                  bool probe)
 {
     uint64_t now = __atomic_load_n(&clock_pages, __ATOMIC_RELAXED);
     uintptr_t first = page >> BLOCK_SHIFT, last = (page + npages - 1) >> BLOCK_SHIFT;
@@ -151,7 +163,7 @@ void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
         uint16_t out = 0;
         for (unsigned i = 0; i < BLOCK_PAGES; i++) {
             uintptr_t p = (b << BLOCK_SHIFT) + i;
-            if (p >= page && p < page + npages && before[p - page] == 1)
+            if (p >= page && p < page + npages && before[p - page] == (probe ? 2 : 1))
                 out |= (uint16_t)(1u << i);
         }
         /* Mapped before the release, not after: a page already out (in the swap cache,
@@ -160,9 +172,38 @@ void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
         if (out == 0)
             continue;
         fs_count(site, FS_PAGES_PAGED_OUT, (unsigned long)__builtin_popcount(out));
-        *slot(b) = (struct logged){.block = b, .site = site, .clock = now, .out = out};
+        *slot(b) = (struct logged){.block = b, .site = site, .clock = now, .out = out,
+                                   .probe = probe};
     }
     pthread_mutex_unlock(&lock);
+}
+
+/* Whether PAGE's block is one of the few a probe pages out: one block in 32 by a hash
+ * of its address, the same blocks at every release, so the next release of a sampled
+ * block finds what the last one logged. */
+bool fs_reuse_probed(uintptr_t page)
+{
+    return (((uint64_t)(page >> BLOCK_SHIFT) * 0x9E3779B97F4A7C15ull) >> 59) == 0;
+}
+
+/* Releases deactivate their pages and page out the probe's blocks (fs_reuse_probed):
+ * FORESIGHT_RELEASE=adaptive, the program's address space within 9/8 of the limit
+ * (a small overflow, where paging out every page a sweep passed costs more than the
+ * kernel's reclaim takes), the page table readable. */
+bool fs_reuse_probing(void)
+{
+    return fs_cfg.release == FS_REL_ADAPTIVE && !fs_budget_much_larger() &&
+           __atomic_load_n(&pagemap_state, __ATOMIC_RELAXED) == 1;
+}
+
+/* A release of SITE is left out: under FORESIGHT_RELEASE=adaptive, with the program's
+ * address space within 9/8 of the limit (budget.c), its probes' pages came back within
+ * half a limit's worth of prefetching: the next sweep reads what this one passed
+ * first (LU's forward and backward sweeps), and the kernel's LRU lists keep such data
+ * better than a release can. */
+bool fs_reuse_skip(const struct foresight_site *site)
+{
+    return fs_reuse_probing() && !fs_reuse_trusted(site);
 }
 
 bool fs_reuse_trusted(const struct foresight_site *site)

@@ -17,6 +17,7 @@ unsigned long fs_global_reconcile_cleared;
 unsigned long fs_global_pageouts;
 unsigned long fs_global_memcg_flushes;
 unsigned long fs_global_releases_idle;
+unsigned long fs_global_releases_early;
 unsigned long fs_global_random_pages;
 unsigned long fs_global_random_readaround;
 unsigned long fs_global_random_fits;
@@ -196,7 +197,8 @@ static void write_json(FILE *f)
     json_counts(f, total);
     fprintf(f, ", \"footprint_pages\": %zu, \"footprint_peak_pages\": %zu, "
                "\"reconcile_cleared_pages\": %lu, \"pageout_releases\": %lu, "
-               "\"releases_idle\": %lu, \"releases_page_cache\": %lu, \"coalesced\": %zu, "
+               "\"releases_idle\": %lu, \"releases_early\": %lu, \"releases_page_cache\": %lu, "
+               "\"coalesced\": %zu, "
                "\"random_advised_pages\": %lu, "
                "\"random_left_to_readaround\": %lu, \"random_fits\": %lu, "
                "\"nest_entries_unhinted\": %lu, \"nest_entries_refused\": %lu, "
@@ -207,6 +209,7 @@ static void write_json(FILE *f)
             __atomic_load_n(&fs_global_reconcile_cleared, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_pageouts, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_releases_idle, __ATOMIC_RELAXED),
+            __atomic_load_n(&fs_global_releases_early, __ATOMIC_RELAXED),
             __atomic_load_n(&fs_global_releases_page_cache, __ATOMIC_RELAXED),
             fs_queue_global ? fs_queue_coalesced(fs_queue_global) : 0,
             __atomic_load_n(&fs_global_random_pages, __ATOMIC_RELAXED),
@@ -303,6 +306,8 @@ static void write_table(FILE *f)
         const char *what;
     } lines[] = {
         {&fs_global_releases_idle, "releases skipped: memory in use below 3/4 of the limit"},
+        {&fs_global_releases_early, "releases skipped: a small overflow, and the site's probes "
+                                    "came back soon"},
         {&fs_global_random_pages, "pages of indirect targets advised MADV_RANDOM"},
         {&fs_global_gate_closed, "loop nest entries without hints: the program's memory fit "
                                  "in its budget (FORESIGHT_INCORE=hint keeps them)"},

@@ -529,7 +529,7 @@ int foresight__nest_enter(const struct foresight_nest *nest, struct foresight_st
         __atomic_add_fetch(&fs_global_refused, 1, __ATOMIC_RELAXED);
         return 0;
     }
-    if (!fs_gate_open())
+    if (!fs_gate_open(nest))
         return 0; /* the program fits in memory: this run of the nest goes unhinted */
     const uintptr_t ahead = foresight__lookahead();
     for (unsigned k = 0; k < nest->n_streams; k++) {
