@@ -408,14 +408,17 @@ bool fs_budget_pressure(void)
 }
 
 /* Whether memory has lately been too small for the program (memory_short), for the gate
- * (gate.c): looked at again after 10 ms, not 100: a nest entered twice within 100 ms
- * (a stencil's second sweep, 72 ms after its first over data in memory) would be
- * judged by what was in swap before the first. */
+ * (gate.c): looked at again after 10 ms, not 100, while the address space was within
+ * 9/8 of the limit: a nest entered twice within 100 ms (a stencil's second sweep, 72 ms
+ * after its first over data in memory) would be judged by what was in swap before the
+ * first.  Clearly larger, the answer is yes without the statistics, read every 100 ms. */
 bool fs_budget_short(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return memory_short((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, 10000000u);
+    const bool larger = __atomic_load_n(&much_larger, __ATOMIC_RELAXED);
+    return memory_short((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+                        larger ? 100000000u : 10000000u);
 }
 
 /* Whether the program's address space was, when last looked at, clearly larger than
