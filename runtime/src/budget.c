@@ -293,20 +293,21 @@ static bool refaults(uint64_t *count)
     return true;
 }
 
-/* Whether the process has pages in swap (VmSwap in /proc/self/status, about 700
- * bytes in); false when unknown. */
-static bool swapped(bool *known)
+/* The process's pages in swap (VmSwap in /proc/self/status, about 700 bytes in) into
+ * *PAGES; *KNOWN says whether it could be read. */
+static void swapped(bool *known, uint64_t *pages)
 {
     char buf[2048];
     *known = false;
+    *pages = 0;
     if (fs_kept_pread(FS_KEPT_STATUS, buf, sizeof buf, 0) <= 0)
-        return false;
+        return;
     const char *p = strstr(buf, "\nVmSwap:");
     if (p == NULL)
-        return false;
+        return;
     *known = true;
     bool ok;
-    return decimal(p + 8, &ok) != 0;
+    *pages = (decimal(p + 8, &ok) << 10) >> FORESIGHT_PAGE_SHIFT;
 }
 
 /*
@@ -314,9 +315,10 @@ static bool swapped(bool *known)
  * older than MAX_AGE_NS: 100 ms for releases, while memory in use is at 3/4 of the
  * limit, so refaults from before such a stretch may count; 10 ms for the gate): its address
  * space exceeds the limit by more than an eighth, or within the last 10 seconds the
- * process had pages in swap or the memory the limit bounds refaulted (pages the kernel
- * evicted were needed again); true when none of this can be read, and under
- * FORESIGHT_MEM (a limit the kernel does not enforce).
+ * memory the limit bounds refaulted (pages the kernel evicted were needed again) or,
+ * where SWAP_COUNTS, the process had pages in swap, either beyond what the release
+ * probes paged out; true when none of this can be read, and under FORESIGHT_MEM (a
+ * limit the kernel does not enforce).
  * Releases that page out data which fits in memory only make it come back: with the
  * data at 0.75 times a cgroup limit (NAS IS, 128 MiB under 171 MiB), the hinted run
  * released 377,000 pages, paged out 39,000 of which 24,000 came back, and took 1.41 s
@@ -332,9 +334,9 @@ static bool swapped(bool *known)
  */
 static bool much_larger = true; /* the address space is clearly larger than the limit */
 
-static bool memory_short(uint64_t now, uint64_t max_age_ns)
+static bool memory_short(uint64_t now, uint64_t max_age_ns, bool swap_counts)
 {
-    static uint64_t last_count, read_ns, seen_ns;
+    static uint64_t last_count, last_probed, read_ns, seen_swap_ns, seen_refault_ns;
     static int known = -1;  /* -1 not read yet, 0 unreadable, 1 read */
     static bool had_count;  /* last_count is the refaults' last reading */
     if (fs_cfg.mem_override)
@@ -343,25 +345,39 @@ static bool memory_short(uint64_t now, uint64_t max_age_ns)
     if (read == 0 || now < read || now - read >= max_age_ns) {
         __atomic_store_n(&read_ns, now, __ATOMIC_RELAXED);
         const uint64_t space = (uint64_t)fs_address_space() << FORESIGHT_PAGE_SHIFT;
-        __atomic_store_n(&much_larger, space == 0 || space > limit_bytes + limit_bytes / 8,
-                         __ATOMIC_RELAXED);
-        uint64_t c = 0;
-        bool swap_known;
-        const bool in_swap = swapped(&swap_known);
-        const bool counted = refaults(&c);
-        const bool grew = counted && __atomic_load_n(&had_count, __ATOMIC_RELAXED) &&
-                          c != __atomic_load_n(&last_count, __ATOMIC_RELAXED);
-        if (in_swap || grew)
-            __atomic_store_n(&seen_ns, now, __ATOMIC_RELAXED);
-        if (counted)
-            __atomic_store_n(&last_count, c, __ATOMIC_RELAXED);
-        __atomic_store_n(&had_count, counted, __ATOMIC_RELAXED);
-        __atomic_store_n(&known, counted || swap_known, __ATOMIC_RELAXED);
+        const bool larger = space == 0 || space > limit_bytes + limit_bytes / 8;
+        __atomic_store_n(&much_larger, larger, __ATOMIC_RELAXED);
+        if (larger) { /* the answer without the statistics; a fresh baseline after */
+            __atomic_store_n(&had_count, false, __ATOMIC_RELAXED);
+        } else {
+            /* The release probes' own pageouts (reuse.c) are no evidence: they sit in
+             * swap, and come back as refaults, in a program that fits. */
+            const uint64_t probed = fs_reuse_probed_pages();
+            uint64_t c = 0, swap_pages = 0;
+            bool swap_known;
+            swapped(&swap_known, &swap_pages);
+            const bool counted = refaults(&c);
+            const bool grew = counted && __atomic_load_n(&had_count, __ATOMIC_RELAXED) &&
+                              c - __atomic_load_n(&last_count, __ATOMIC_RELAXED) >
+                                  probed - __atomic_load_n(&last_probed, __ATOMIC_RELAXED);
+            if (swap_pages > probed)
+                __atomic_store_n(&seen_swap_ns, now, __ATOMIC_RELAXED);
+            if (grew)
+                __atomic_store_n(&seen_refault_ns, now, __ATOMIC_RELAXED);
+            if (counted)
+                __atomic_store_n(&last_count, c, __ATOMIC_RELAXED);
+            __atomic_store_n(&last_probed, probed, __ATOMIC_RELAXED);
+            __atomic_store_n(&had_count, counted, __ATOMIC_RELAXED);
+            __atomic_store_n(&known, counted || swap_known, __ATOMIC_RELAXED);
+        }
     }
-    const uint64_t seen = __atomic_load_n(&seen_ns, __ATOMIC_RELAXED);
-    return __atomic_load_n(&much_larger, __ATOMIC_RELAXED) ||
-           __atomic_load_n(&known, __ATOMIC_RELAXED) != 1 ||
-           (seen != 0 && (now < seen || now - seen < 10000000000u));
+    if (__atomic_load_n(&much_larger, __ATOMIC_RELAXED) ||
+        __atomic_load_n(&known, __ATOMIC_RELAXED) != 1)
+        return true;
+    const uint64_t refault = __atomic_load_n(&seen_refault_ns, __ATOMIC_RELAXED),
+                   swap = swap_counts ? __atomic_load_n(&seen_swap_ns, __ATOMIC_RELAXED) : 0;
+    const uint64_t seen = refault > swap ? refault : swap;
+    return seen != 0 && (now < seen || now - seen < 10000000000u);
 }
 
 /*
@@ -401,24 +417,24 @@ bool fs_budget_pressure(void)
             over = c < used && used - c >= limit_bytes / 4 * 3;
         }
         if (over && used != 0)
-            over = memory_short(now, 100000000u);
+            over = memory_short(now, 100000000u, true);
         __atomic_store_n(&pressed, over, __ATOMIC_RELAXED);
     }
     return __atomic_load_n(&pressed, __ATOMIC_RELAXED);
 }
 
-/* Whether memory has lately been too small for the program (memory_short), for the gate
- * (gate.c): looked at again after 10 ms, not 100, while the address space was within
- * 9/8 of the limit: a nest entered twice within 100 ms (a stencil's second sweep, 72 ms
- * after its first over data in memory) would be judged by what was in swap before the
- * first.  Clearly larger, the answer is yes without the statistics, read every 100 ms. */
+/* Whether memory has lately been too small for the program, for the gate (gate.c):
+ * memory_short by refaults alone, not pages in swap (a program that fits keeps in swap
+ * what the kernel took from its initialisation: NAS CG at 1 times its cap, 127 MiB
+ * swapped out and 8 MiB read back), looked at again after 10 ms, not 100: a nest
+ * entered twice within 100 ms (a stencil's second sweep, 72 ms after its first over
+ * data in memory) would be judged by what had refaulted before the first. */
 bool fs_budget_short(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    const bool larger = __atomic_load_n(&much_larger, __ATOMIC_RELAXED);
-    return memory_short((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
-                        larger ? 100000000u : 10000000u);
+    return memory_short((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, 10000000u,
+                        false);
 }
 
 /* Whether the program's address space was, when last looked at, clearly larger than

@@ -15,8 +15,8 @@
  * 0.15-0.16 s with the gate at the limit against 0.33-0.42 s for the original and
  * 0.42-0.43 s at the budget (`foresight run --mem 342M --cold`, two rounds).
  * Past the limit by less than an eighth, a nest runs hinted at its first entry, and at
- * later ones only while the program has lately been short of memory (budget.c's
- * memory_short: pages in swap, or refaults): a program whose address space is over the
+ * later ones only while the program has lately been short of memory (fs_budget_short:
+ * refaults beyond the release probes' own): a program whose address space is over the
  * limit by its libraries and reservations while what it touches fits pages nothing,
  * and its hinted copies only cost time (NAS FT and MG with their data at 1 times a
  * 128 MiB cap, no swap in any run: 1.28 and 1.11 times the original's time), while a
@@ -36,6 +36,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -121,4 +122,5 @@ bool fs_gate_open(const void *nest)
 void fs_gate_reset(void)
 {
     open_gate = -1;
+    memset(seen, 0, sizeof seen); /* a child's first entries are its own */
 }

@@ -258,6 +258,7 @@ void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
                   const unsigned char *before, const uint16_t mapped_before[FS_REUSE_BLOCKS],
                   bool probe);
 bool fs_reuse_probed(uintptr_t page); /* its block (16 pages) is one a probe pages out */
+uint64_t fs_reuse_probed_pages(void);  /* pages the probes paged out so far */
 bool fs_reuse_trusted(const struct foresight_site *site); /* page its releases out */
 bool fs_reuse_probing(void);                   /* releases deactivate and probe (issue.c) */
 bool fs_reuse_skip(const struct foresight_site *site); /* leave its releases out */

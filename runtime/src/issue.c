@@ -264,7 +264,9 @@ static bool resident_unmarked(unsigned char v)
  * is written out and read back.  Data at 1 times a cgroup cap (`foresight run --mem
  * 256M --cold`, 256 MiB, two alternated rounds): heat3d 0.81-1.00 s deactivating,
  * 1.89-2.13 s paging out, the original 0.73 s; cholqr 0.89-1.01 against 1.22-1.33
- * (0.87-0.96); NAS SP at 128 MiB 1.36-1.37 against 1.67-1.90 (0.99-1.00). */
+ * (0.87-0.96); NAS SP at 128 MiB 1.36-1.37 against 1.67-1.90 (0.99-1.00).  Below that,
+ * under adaptive, a deactivating release also pages out its probe's few blocks
+ * (probe_pageout, reuse.c). */
 static enum fs_release_mode release_mode(const struct foresight_site *site)
 {
     switch (fs_cfg.release) {

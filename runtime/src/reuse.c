@@ -69,6 +69,34 @@ struct logged {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct logged table[1u << SLOT_BITS];
+
+/* The probes' own account per site (its counters hold every pageout, probe or not):
+ * 256 sites, filled in order under the lock; a site that finds no slot is never
+ * judged by its probes. */
+#define PROBE_SITES 256
+static struct probe_account {
+    const struct foresight_site *site;
+    unsigned long out, back;
+} probes[PROBE_SITES];
+static uint64_t probed_pages; /* pages the probes paged out, all sites */
+
+/* SITE's probe account; ADD makes one (caller holds the lock to add).  NULL when it
+ * has none. */
+static struct probe_account *probe_account(const struct foresight_site *site, bool add)
+{
+    for (unsigned i = 0; i < PROBE_SITES; i++) {
+        const struct foresight_site *s = __atomic_load_n(&probes[i].site, __ATOMIC_ACQUIRE);
+        if (s == site)
+            return &probes[i];
+        if (s == NULL) {
+            if (!add)
+                return NULL;
+            __atomic_store_n(&probes[i].site, site, __ATOMIC_RELEASE);
+            return &probes[i];
+        }
+    }
+    return NULL;
+}
 static bool used;           /* anything logged yet */
 static struct fs_own pagemap = {.fd = -1};
 static int pagemap_state; /* 0: not opened yet, 1: open, -1: unreadable */
@@ -135,8 +163,13 @@ bool fs_reuse_check(uintptr_t page, size_t npages, uint16_t mapped[FS_REUSE_BLOC
         if (e->block != b)
             continue;
         uint16_t back = e->out & mapped[b - first];
-        if (back && now - e->clock < (e->probe ? window / 2 : window))
+        if (back && now - e->clock < (e->probe ? window / 2 : window)) {
             fs_count(e->site, FS_PAGES_BACK, (unsigned long)__builtin_popcount(back));
+            struct probe_account *a = e->probe ? probe_account(e->site, false) : NULL;
+            if (a != NULL)
+                __atomic_add_fetch(&a->back, (unsigned long)__builtin_popcount(back),
+                                   __ATOMIC_RELAXED);
+        }
         e->out &= (uint16_t)~back; /* each page counts once; those still out wait */
         if (e->out == 0)
             e->block = 0;
@@ -172,6 +205,14 @@ void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
         if (out == 0)
             continue;
         fs_count(site, FS_PAGES_PAGED_OUT, (unsigned long)__builtin_popcount(out));
+        if (probe) {
+            struct probe_account *a = probe_account(site, true);
+            if (a != NULL)
+                __atomic_add_fetch(&a->out, (unsigned long)__builtin_popcount(out),
+                                   __ATOMIC_RELAXED);
+            __atomic_add_fetch(&probed_pages, (uint64_t)__builtin_popcount(out),
+                               __ATOMIC_RELAXED);
+        }
         *slot(b) = (struct logged){.block = b, .site = site, .clock = now, .out = out,
                                    .probe = probe};
     }
@@ -180,10 +221,16 @@ void fs_reuse_log(struct foresight_site *site, uintptr_t page, size_t npages,
 
 /* Whether PAGE's block is one of the few a probe pages out: one block in 32 by a hash
  * of its address, the same blocks at every release, so the next release of a sampled
- * block finds what the last one logged. */
+ * block finds what the last one logged.  Not slot()'s hash: the probed blocks would all
+ * fall in a 32nd of the table. */
 bool fs_reuse_probed(uintptr_t page)
 {
-    return (((uint64_t)(page >> BLOCK_SHIFT) * 0x9E3779B97F4A7C15ull) >> 59) == 0;
+    return (((uint64_t)(page >> BLOCK_SHIFT) * 0xD6E8FEB86659FD93ull) >> 59) == 0;
+}
+
+uint64_t fs_reuse_probed_pages(void)
+{
+    return __atomic_load_n(&probed_pages, __ATOMIC_RELAXED);
 }
 
 /* Releases deactivate their pages and page out the probe's blocks (fs_reuse_probed):
@@ -203,15 +250,26 @@ bool fs_reuse_probing(void)
  * better than a release can. */
 bool fs_reuse_skip(const struct foresight_site *site)
 {
-    return fs_reuse_probing() && !fs_reuse_trusted(site);
+    if (!fs_reuse_probing())
+        return false;
+    const struct probe_account *a = probe_account(site, false);
+    return a != NULL && __atomic_load_n(&a->back, __ATOMIC_RELAXED) >
+                            __atomic_load_n(&a->out, __ATOMIC_RELAXED) / 8;
 }
 
+/* SITE's pageouts (its probes' left out) proved right: few came back within the
+ * window. */
 bool fs_reuse_trusted(const struct foresight_site *site)
 {
     if (__atomic_load_n(&pagemap_state, __ATOMIC_RELAXED) == -1)
         return false;
     unsigned long out = __atomic_load_n(&site->fs_stat[FS_PAGES_PAGED_OUT], __ATOMIC_RELAXED);
     unsigned long back = __atomic_load_n(&site->fs_stat[FS_PAGES_BACK], __ATOMIC_RELAXED);
+    const struct probe_account *a = probe_account(site, false);
+    if (a != NULL) {
+        out -= __atomic_load_n(&a->out, __ATOMIC_RELAXED);
+        back -= __atomic_load_n(&a->back, __ATOMIC_RELAXED);
+    }
     return back <= out / 8;
 }
 
@@ -233,6 +291,8 @@ void fs_reuse_reset(void)
     pthread_mutex_init(&lock, NULL);
     if (used && slot_bits != 0) /* the parent's entries describe the parent's page table */
         memset(table, 0, ((size_t)1 << slot_bits) * sizeof table[0]);
+    memset(probes, 0, sizeof probes);
+    probed_pages = 0;
     used = false;
     slot_bits = 0;
     fs_own_close(&pagemap); /* the parent's page table: the child opens its own */

@@ -309,8 +309,9 @@ static void write_table(FILE *f)
         {&fs_global_releases_early, "releases skipped: a small overflow, and the site's probes "
                                     "came back soon"},
         {&fs_global_random_pages, "pages of indirect targets advised MADV_RANDOM"},
-        {&fs_global_gate_closed, "loop nest entries without hints: the program's memory fit "
-                                 "in its budget (FORESIGHT_INCORE=hint keeps them)"},
+        {&fs_global_gate_closed, "loop nest entries without hints: the program fit in its "
+                                 "memory limit, or overflowed it a little without refaults "
+                                 "(FORESIGHT_INCORE=hint keeps them)"},
         {&fs_global_refused, "loop nest entries without hints: on a signal handler's "
                              "short alternate stack, or under seccomp"},
         {&fs_global_runs_continued, "short runs continued an earlier run at their site: "
