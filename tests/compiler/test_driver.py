@@ -1018,3 +1018,17 @@ def test_report_json_per_c_input_of_one_command(project):
         assert {e["source"] for e in entries} == {source} and len(entries) == 2
     for name in ("main.c.json", "main.json"):
         assert json.loads((project / "reports" / name).read_text()) == []
+
+
+def test_report_json_pattern_refuses_two_inputs_of_one_name(project):
+    # `%` is a file's name without its extension: kernel.c and sub/kernel.c of one
+    # command would share reports/kernel.json (their entries were merged into it).
+    (project / "sub").mkdir()
+    (project / "sub" / "kernel.c").write_text("int other(void) { return 2; }\n")
+    p = fcc("--report-json", "reports/%.json", "-c", "kernel.c", "sub/kernel.c",
+            cwd=project, check=False)
+    assert p.returncode == 2 and not (project / "reports").exists()
+    assert p.stderr.strip() == ("foresight cc: error: --report-json reports/%.json: kernel.c "
+                                "and sub/kernel.c would both write reports/kernel.json (a "
+                                "directory, --report-json reports/, keeps them apart)")
+    assert not list(project.glob("*.o")) and not list((project / "sub").glob("*.o"))

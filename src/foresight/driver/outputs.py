@@ -128,7 +128,15 @@ def report_json_paths(cl: CommandLine, create: bool = False) -> dict[str | None,
     given = str(cl.own["--report-json"])
     sources = [inp.path for inp in cl.c_inputs] or ["stdin"]   # (as entries name them)
     if "%" in given:
-        return {src: given.replace("%", Path(src).stem) for src in sources}
+        out = {src: given.replace("%", Path(src).stem) for src in sources}
+        first: dict[str, str] = {}
+        for src, path in out.items():
+            if path in first and first[path] != src:
+                raise UsageError(f"--report-json {given}: {first[path]} and {src} would both "
+                                 f"write {path} (a directory, --report-json "
+                                 f"{Path(given).parent}/, keeps them apart)")
+            first.setdefault(path, src)
+        return out
     if given.endswith("/") or Path(given).is_dir():
         out = {}
         for src in sources:
