@@ -935,40 +935,35 @@ def test_a_c99_inline_definition_links_as_with_cc(tmp_path):
     assert out == "1747625\n"
 
 
-def test_a_programs_own_foresight_h_does_not_hide_the_runtimes(tmp_path):
-    """A project header called foresight.h in an -I directory is the program's; the
-    hints still get the runtime's header (included by its absolute path)."""
+FORESIGHT_H_CASES = {
+    # A project header called foresight.h in an -I directory is the program's; the hints
+    # still get the runtime's header (included by its absolute path).
+    "own": ('#include "foresight.h"', ['-Iinc'], '  printf("v%d %.0f\\n", PROJECT_VERSION, s);\n',
+            "v3 0\n"),
+    # A program that includes <foresight.h> to call the API itself: the analysis finds
+    # the header as cc does (it was "compiled unchanged": libclang could not find it), and
+    # -Werror's check of the file as written finds it too (it failed).
+    "runtimes": ("#include <foresight.h>", ["-Wextra"],
+                 '  FORESIGHT_SITE(head, "a head");\n  foresight_prefetch_at(&head, a, 4096);\n'
+                 '  printf("%.0f\\n", s);\n', "0\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORESIGHT_H_CASES))
+def test_a_foresight_h_the_program_includes_is_found_as_cc_finds_it(tmp_path, case):
+    include, flags, tail, expected = FORESIGHT_H_CASES[case]
     foresight = str(Path(sys.prefix) / "bin" / "foresight")
     (tmp_path / "inc").mkdir()
     (tmp_path / "inc" / "foresight.h").write_text("#define PROJECT_VERSION 3\n")
     (tmp_path / "p.c").write_text(
-        '#include <stdio.h>\n#include <stdlib.h>\n#include "foresight.h"\nint main(void) {\n'
+        f"#include <stdio.h>\n#include <stdlib.h>\n{include}\nint main(void) {{\n"
         "  long n = 1L << 18; double *a = calloc(n, 8), s = 0;\n"
-        "  for (long i = 0; i < n; i++) s += a[i];\n"
-        '  printf("v%d %.0f\\n", PROJECT_VERSION, s);\n  return 0;\n}\n')
-    r = subprocess.run([foresight, "cc", "-O2", "-Wall", "-Werror", "-Iinc", "--report",
+        f"  for (long i = 0; i < n; i++) s += a[i];\n{tail}  return 0;\n}}\n")
+    r = subprocess.run([foresight, "cc", "-O2", "-Wall", "-Werror", *flags, "--report",
                         "-o", "p", "p.c"], cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0 and "warning" not in r.stderr and "1 hinted" in r.stderr, r.stderr
     out = subprocess.run([str(tmp_path / "p")], capture_output=True, text=True).stdout
-    assert out == "v3 0\n"
-
-
-def test_a_program_calling_the_api_itself_is_analysed_and_built_with_werror(tmp_path):
-    """A program that includes <foresight.h> to call the API itself: the analysis finds
-    the header as cc does (it was "compiled unchanged": libclang could not find it), and
-    -Werror's check of the file as written finds it too (it failed)."""
-    foresight = str(Path(sys.prefix) / "bin" / "foresight")
-    (tmp_path / "p.c").write_text(
-        "#include <stdio.h>\n#include <stdlib.h>\n#include <foresight.h>\nint main(void) {\n"
-        "  long n = 1L << 18; double *a = calloc(n, 8), s = 0;\n"
-        '  FORESIGHT_SITE(head, "a head");\n  foresight_prefetch_at(&head, a, 4096);\n'
-        "  for (long i = 0; i < n; i++) s += a[i];\n"
-        '  printf("%.0f\\n", s);\n  return 0;\n}\n')
-    r = subprocess.run([foresight, "cc", "-O2", "-Wall", "-Wextra", "-Werror", "--report",
-                        "-o", "p", "p.c"], cwd=tmp_path, capture_output=True, text=True)
-    assert r.returncode == 0 and "warning" not in r.stderr and "1 hinted" in r.stderr, r.stderr
-    out = subprocess.run([str(tmp_path / "p")], capture_output=True, text=True).stdout
-    assert out == "0\n"
+    assert out == expected
 
 
 def test_mmd_lists_what_cc_lists_not_the_runtimes_header(tmp_path):
