@@ -58,11 +58,44 @@
  *     references (and nothing else: invalidations do not touch it), holds the line at
  *     this reference, capacity if it does not.
  *
+ * The L1 (optional: l1_bytes 0 leaves it out).  Each CPU may have an on-chip L1 data
+ * cache in front of its L2, of `l1_bytes` in `l1_assoc`-way LRU sets with the L2's line,
+ * indexed by the *virtual* line (the paper's on-chip caches), and inclusive: a line the
+ * L2 loses by replacement or invalidation leaves the L1 too.  It holds no coherence
+ * state of its own.  A reference the L1 holds is an l1_hit and goes no further (the L2's
+ * LRU order, its shadow and the directory do not see it) when it is a read, or a write
+ * to a line this CPU holds Modified with no word history kept; every other reference
+ * goes to the L2 as above (a write to a Shared line is the L2's upgrade), and then puts
+ * its line in the L1.  Without the L1, l1_hits is 0 and every reference is the L2's.
+ *
+ * Time (optional: mhz 0 leaves it out).  A model of the paper's machine (Section 3.3),
+ * per CPU: every access costs one cycle (the instruction that makes it: a trace has no
+ * other instructions, so stall cycles are counted per access, not per instruction);
+ * with an L1, a reference the L1 misses and the L2 holds stalls `l2_cycles`; an L2 miss
+ * stalls `remote_ns` when another CPU held the line Modified (the data comes from its
+ * cache), else `mem_ns`, plus its wait for the bus; an upgrade waits for the bus and
+ * holds it for one word; writebacks hold the bus but stall nobody.  The bus moves
+ * `bus_mbs` * 10^6 bytes a second: a miss or a writeback holds it for line / bandwidth,
+ * an upgrade for 8 / bandwidth.  Barriers (cs_barrier) divide the run into phases; a
+ * phase lasts T = max(B, max over CPUs of (cycles / mhz + latencies + n * W)), where B
+ * is the bus's busy time in the phase, n the CPU's misses and upgrades, and W its mean
+ * wait for the bus: an M/D/1 queue of the other CPUs' transactions (its own never
+ * overlap: it stalls on each) at utilisation rho = min((B - B_cpu) / T, 0.95), B_cpu the
+ * bus time of the transactions its references made, with the phase's mean hold time S:
+ * W = S * rho / (2 (1 - rho)).  T is the fixed point (found by bisection).  A CPU's
+ * idle time is T minus its own (the paper's synchronisation overhead: load imbalance).
+ * The run's time is the sum of its phases', the phase still open (since
+ * the last barrier) included.
+ *
  * Counters (per CPU; the total is their sum): accesses (reads + writes, as given to
- * cs_access), reads, writes, refs (line references), hits, the five miss classes,
- * writebacks (of this CPU's Modified copies), upgrades and invalidations (caused by this
- * CPU's writes), and bus_bytes = (misses + writebacks) * line: every miss fills a line,
- * every writeback writes one; upgrades and invalidations move no data.
+ * cs_access), reads, writes, refs (line references), l1_hits, hits (the L2's), the five
+ * miss classes (refs = l1_hits + hits + misses), writebacks (of this CPU's Modified
+ * copies), upgrades and invalidations (caused by this CPU's writes), and bus_bytes =
+ * (misses + writebacks) * line: every miss fills a line, every writeback writes one;
+ * upgrades and invalidations move no data.  With time: stall_ns (per class: l2, the
+ * five miss classes and upgrade, their bus waits included), busy_ns (a cycle per
+ * access) and idle_ns per CPU (their totals the sums), and for the run time_ns and
+ * bus_busy_ns.
  */
 #ifndef FORESIGHT_CACHESIM_H
 #define FORESIGHT_CACHESIM_H
@@ -90,15 +123,28 @@ struct cs_config {
     uint64_t page;        /* bytes, a power of two >= line, at most 65536 lines */
     enum cs_policy policy;
     uint64_t seed;        /* CS_RANDOM's PRNG */
+    /* The L1 (above): bytes, a power of two from one line up, 0 for none; ways,
+     * dividing its lines. */
+    uint64_t l1_bytes;
+    uint32_t l1_assoc;
+    /* Time (above): the clock in MHz (0: no time), an L1 miss served by the L2 in
+     * cycles, an L2 miss served by memory or by another CPU's Modified copy in ns (the
+     * minimum: no wait for the bus), the bus's bandwidth in 10^6 bytes a second. */
+    uint32_t mhz, l2_cycles, mem_ns, remote_ns, bus_mbs;
 };
+
+enum cs_stall { CS_STALL_L2, CS_STALL_COLD, CS_STALL_CAPACITY, CS_STALL_CONFLICT,
+                CS_STALL_TRUE_SHARING, CS_STALL_FALSE_SHARING, CS_STALL_UPGRADE,
+                CS_STALLS };
 
 struct cs_cpu_stats {
     uint64_t accesses, reads, writes;
-    uint64_t refs, hits;
+    uint64_t refs, l1_hits, hits;
     uint64_t cold, capacity, conflict, true_sharing, false_sharing; /* misses */
     uint64_t misses;                                                /* their sum */
     uint64_t writebacks, upgrades, invalidations;
     uint64_t bus_bytes;
+    double stall_ns[CS_STALLS], busy_ns, idle_ns; /* with time (above), else 0 */
 };
 
 struct cs_stats {
@@ -107,6 +153,7 @@ struct cs_stats {
     struct cs_cpu_stats cpu[CS_MAX_CPUS]; /* the first `cpus` are used */
     struct cs_cpu_stats total;
     uint64_t barriers;                    /* cs_barrier calls */
+    double time_ns, bus_busy_ns;          /* with time (above), else 0 */
     uint64_t pages;                       /* virtual pages mapped */
     const uint64_t *pages_per_color;      /* [ncolors], the simulator's own: live until cs_free */
 };
@@ -137,7 +184,7 @@ int cs_set_hints(struct cs_sim *sim, const struct fs_color_run *runs, size_t n);
 int cs_access(struct cs_sim *sim, unsigned cpu, uint64_t vaddr, uint32_t size, int write);
 
 /* A barrier of all CPUs.  The trace's order is already the global order, so it changes
- * no cache state; it is counted. */
+ * no cache state; it is counted, and with time it ends a phase (above). */
 void cs_barrier(struct cs_sim *sim);
 
 /* The counters so far (see above) into *OUT. */

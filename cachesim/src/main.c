@@ -19,6 +19,8 @@
 static const char USAGE[] =
     "usage: foresight cachesim --cpus N (--preset sgi|alpha8400 | --l2 SIZE,ASSOC,LINE\n"
     "         --page SIZE) [--policy pc|bh|random|cdpc|cdpc-bh] [--seed S] [--map FILE]\n"
+    "         [--l1 SIZE,ASSOC] [--time] [--mhz N] [--l2-cycles N] [--mem-ns N]\n"
+    "         [--remote-ns N] [--bus-mbs N]\n"
     "         (--trace FILE | --model STEPS) [--pages] [--json OUT]\n"
     "\n"
     "Replays a multiprocessor's data accesses (a trace: binary FSCTRC1, or text lines\n"
@@ -41,7 +43,17 @@ static const char USAGE[] =
     "             dealt over --cpus threads; one step warms the caches, STEPS more are\n"
     "             measured\n"
     "  --pages    also list every page (virtual page, frame, and the CPUs that touched\n"
-    "             it in the measured part: a bit mask) as `pages` in the JSON\n";
+    "             it in the measured part: a bit mask) as `pages` in the JSON\n"
+    "  --l1       an on-chip L1 data cache in front of each L2: bytes, ways (the L2's\n"
+    "             line, virtually indexed, inclusive)\n"
+    "  --time     model time (stalls per miss class, bus occupancy, phases between\n"
+    "             barriers) with the preset's L1 and parameters: sgi 32K,2 L1, 400 MHz,\n"
+    "             10-cycle L2 hit, 500 ns from memory, 750 ns from another cache, bus\n"
+    "             1200 MB/s (the paper's, but the L2 hit's, which it does not give);\n"
+    "             alpha8400 8K,1 L1, 350 MHz, the rest as sgi's (its memory system is not\n"
+    "             in the paper); without a preset, sgi's\n"
+    "  --mhz, --l2-cycles, --mem-ns, --remote-ns, --bus-mbs\n"
+    "             set one of those (each implies --time)\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -131,8 +143,17 @@ int main(int argc, char **argv)
         {"preset", required_argument, 0, 'r'}, {"trace", required_argument, 0, 't'},
         {"json", required_argument, 0, 'j'},   {"help", no_argument, 0, 'h'},
         {"model", required_argument, 0, 'M'},  {"pages", no_argument, 0, 'g'},
+        {"l1", required_argument, 0, '1'},     {"time", no_argument, 0, 'T'},
+        {"mhz", required_argument, 0, 'z'},    {"l2-cycles", required_argument, 0, 'y'},
+        {"mem-ns", required_argument, 0, 'e'}, {"remote-ns", required_argument, 0, 'o'},
+        {"bus-mbs", required_argument, 0, 'b'},
         {0, 0, 0, 0},
     };
+    /* --time's values as given: UINT32_MAX where the preset decides */
+    uint32_t tv[5] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
+    bool timed = false, have_l1 = false;
+    uint64_t l1 = 0;
+    uint32_t l1_assoc = 0;
     struct cs_config cfg = {.policy = CS_PC, .seed = 1};
     uint64_t l2 = 0, line = 0, page = 0;
     uint32_t assoc = 1;
@@ -209,6 +230,40 @@ int main(int argc, char **argv)
             steps = (unsigned)v;
             break;
         }
+        case '1': {
+            char buf[64], *comma;
+            uint64_t ways;
+            if (strlen(optarg) >= sizeof buf || !(comma = strchr(strcpy(buf, optarg), ',')))
+                return usage_error("--l1 '%s': expected SIZE,ASSOC (e.g. 32K,2)", optarg);
+            *comma = '\0';
+            if (!cli_parse_size(buf, &l1) || !cli_parse_size(comma + 1, &ways) || ways == 0 ||
+                ways > UINT32_MAX)
+                return usage_error("--l1 '%s': expected SIZE,ASSOC (e.g. 32K,2)", optarg);
+            l1_assoc = (uint32_t)ways;
+            have_l1 = true;
+            break;
+        }
+        case 'T':
+            timed = true;
+            break;
+        case 'z': case 'y': case 'e': case 'o': case 'b': {
+            const int k = ch == 'z' ? 0 : ch == 'y' ? 1 : ch == 'e' ? 2 : ch == 'o' ? 3 : 4;
+            char *end;
+            errno = 0;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (errno || *end || *optarg < '0' || *optarg > '9' || v > 100000000 ||
+                ((k == 0 || k == 4) && v == 0)) {
+                static const char *const names[5] = {"--mhz", "--l2-cycles", "--mem-ns",
+                                                     "--remote-ns", "--bus-mbs"};
+                char what[160];
+                snprintf(what, sizeof what, "%s '%%s': expected a whole number from %d to "
+                         "100000000", names[k], k == 0 || k == 4 ? 1 : 0);
+                return usage_error(what, optarg);
+            }
+            tv[k] = (uint32_t)v;
+            timed = true;
+            break;
+        }
         case 'h':
             fputs(USAGE, stdout);
             return 0;
@@ -231,6 +286,19 @@ int main(int argc, char **argv)
     } else if (!have_l2 || !have_page) {
         return usage_error("%s", "the machine needs --l2 and --page, or --preset");
     }
+    if (timed) { /* the preset's (above), sgi's without one; what was given wins */
+        const bool alpha = preset && !strcmp(preset, "alpha8400");
+        const uint32_t dflt[5] = {alpha ? 350 : 400, 10, 500, 750, 1200};
+        for (int k = 0; k < 5; k++)
+            if (tv[k] == UINT32_MAX)
+                tv[k] = dflt[k];
+        cfg.mhz = tv[0], cfg.l2_cycles = tv[1], cfg.mem_ns = tv[2], cfg.remote_ns = tv[3];
+        cfg.bus_mbs = tv[4];
+        if (!have_l1)
+            l1 = alpha ? 8 << 10 : 32 << 10, l1_assoc = alpha ? 1 : 2;
+    }
+    cfg.l1_bytes = l1;
+    cfg.l1_assoc = l1_assoc;
     if (!have_cpus)
         return usage_error("%s", "--cpus N is required");
     if (!trace == !steps)

@@ -10,6 +10,10 @@
  * CPU keeps its recent pages' translations, the shadow its recent lines in a small
  * array, and a write hit on a line the CPU already holds Modified, with no word history
  * kept, touches nothing but the directory entry.
+ *
+ * The optional L1 and time (foresight_cachesim.h) are here too: the L1 is one more
+ * cs_cache per CPU in front of the L2, and time adds up per access what it stalls, and
+ * at each barrier closes the phase (phase_time).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,11 +32,21 @@ struct cs_tlb {
     uint32_t page;  /* its index in mapping order */
 };
 
+/* A CPU's part of the phase still open (time): what phase_time needs. */
+struct cs_phase {
+    uint64_t cycles;          /* a cycle per access, and the L2 hits' stalls */
+    double lat_ns;            /* its bus transactions' latencies without waiting */
+    double bus_ns;            /* the bus time of the transactions it made */
+    uint64_t waits[CS_STALLS]; /* its bus transactions that stall it, per class */
+};
+
 struct cs_cpu {
     struct cs_cache cache;
+    struct cs_cache l1; /* with an L1 */
     struct cs_shadow shadow;
     struct cs_tlb tlb[CS_TLB];
     struct cs_cpu_stats st;
+    struct cs_phase ph;
 };
 
 struct cs_sim {
@@ -42,6 +56,12 @@ struct cs_sim {
     struct cs_mapping map;
     struct cs_directory dir;
     uint64_t barriers;
+    uint32_t l1_mask;       /* with an L1: its sets - 1 */
+    double ns_per_cycle;    /* with time: 1000 / mhz; 0 without */
+    double line_ns, word_ns; /* the bus's hold of a line and of an upgrade */
+    double ph_bus_ns;       /* the open phase's bus busy time */
+    uint64_t ph_holds;      /* ... and its bus transactions */
+    double time_ns, bus_busy_ns; /* the closed phases' */
     struct cs_cpu cpu[];
 };
 
@@ -83,6 +103,20 @@ static int check(const struct cs_config *cfg, char *err, size_t errlen)
                  cfg->assoc, l2 / line);
     else if ((unsigned)cfg->policy > CS_CDPC_BH)
         snprintf(err, errlen, "unknown page-mapping policy %u", (unsigned)cfg->policy);
+    else if (cfg->l1_bytes && (!pow2(cfg->l1_bytes) || cfg->l1_bytes < line))
+        snprintf(err, errlen, "L1 size %llu is not a power of two of at least a line (%llu)",
+                 (unsigned long long)cfg->l1_bytes, line);
+    else if (cfg->l1_bytes && cfg->l1_bytes / line > (1u << 20))
+        snprintf(err, errlen, "L1 of %llu lines: at most %u",
+                 (unsigned long long)(cfg->l1_bytes / line), 1u << 20);
+    else if (cfg->l1_bytes && (cfg->l1_assoc < 1 || (cfg->l1_bytes / line) % cfg->l1_assoc))
+        snprintf(err, errlen, "L1 associativity %u does not divide its %llu lines",
+                 cfg->l1_assoc, (unsigned long long)(cfg->l1_bytes / line));
+    else if (cfg->mhz && cfg->bus_mbs == 0)
+        snprintf(err, errlen, "a bus bandwidth of 0: time needs one");
+    else if (cfg->mhz > 1000000 || cfg->l2_cycles > 1000000 || cfg->mem_ns > 100000000 ||
+             cfg->remote_ns > 100000000)
+        snprintf(err, errlen, "a clock over 1 THz or a latency over 0.1 s");
     else
         return 0;
     return -1;
@@ -117,11 +151,19 @@ struct cs_sim *cs_create(const struct cs_config *cfg, char *err, size_t errlen)
                         CS_MAX_LINE_IDS >> s->lpp_shift) ||
         cs_directory_init(&s->dir, cfg->cpus, cfg->line))
         goto nomem;
+    if (cfg->mhz) {
+        s->ns_per_cycle = 1000.0 / cfg->mhz;
+        s->line_ns = cfg->line * 1000.0 / cfg->bus_mbs;
+        s->word_ns = 8 * 1000.0 / cfg->bus_mbs;
+    }
+    uint32_t l1_sets = cfg->l1_bytes ? (uint32_t)(cfg->l1_bytes / cfg->line / cfg->l1_assoc) : 0;
+    s->l1_mask = l1_sets ? l1_sets - 1 : 0;
     for (unsigned i = 0; i < cfg->cpus; i++) {
         struct cs_cpu *c = &s->cpu[i];
         for (unsigned e = 0; e < CS_TLB; e++)
             c->tlb[e].vpage = UINT64_MAX;
-        if (cs_cache_init(&c->cache, sets, cfg->assoc) || cs_shadow_init(&c->shadow, lines))
+        if (cs_cache_init(&c->cache, sets, cfg->assoc) || cs_shadow_init(&c->shadow, lines) ||
+            (l1_sets && cs_cache_init(&c->l1, l1_sets, cfg->l1_assoc)))
             goto nomem;
     }
     return s;
@@ -138,6 +180,8 @@ void cs_free(struct cs_sim *s)
         return;
     for (unsigned i = 0; i < s->cfg.cpus; i++) {
         cs_cache_free(&s->cpu[i].cache);
+        if (s->cfg.l1_bytes)
+            cs_cache_free(&s->cpu[i].l1);
         cs_shadow_free(&s->cpu[i].shadow);
     }
     cs_mapping_free(&s->map);
@@ -155,9 +199,115 @@ int cs_set_hints(struct cs_sim *s, const struct fs_color_run *runs, size_t n)
     return cs_mapping_set_hints(&s->map, runs, n);
 }
 
+/* A CPU's mean wait for the bus in the open phase, were the phase T ns long: an M/D/1
+ * queue of the other CPUs' transactions (its own never overlap: it stalls on each). */
+static double bus_wait(const struct cs_sim *s, const struct cs_phase *p, double t)
+{
+    if (t <= 0 || s->ph_holds == 0)
+        return 0;
+    double rho = (s->ph_bus_ns - p->bus_ns) / t;
+    if (rho > 0.95)
+        rho = 0.95;
+    return rho > 0 ? s->ph_bus_ns / (double)s->ph_holds * rho / (2 * (1 - rho)) : 0;
+}
+
+/* The open phase's length if it were T ns long (foresight_cachesim.h, "Time"):
+ * decreasing in T. */
+static double phase_f(const struct cs_sim *s, double t)
+{
+    double f = s->ph_bus_ns;
+    for (unsigned i = 0; i < s->cfg.cpus; i++) {
+        const struct cs_phase *p = &s->cpu[i].ph;
+        uint64_t n = 0;
+        for (int k = 0; k < CS_STALLS; k++)
+            n += p->waits[k];
+        const double own = (double)p->cycles * s->ns_per_cycle + p->lat_ns +
+                           (double)n * bus_wait(s, p, t);
+        if (own > f)
+            f = own;
+    }
+    return f;
+}
+
+/* The open phase's length: the T with T = phase_f(T), by bisection between phase_f
+ * without waits and phase_f of that. */
+static double phase_time(const struct cs_sim *s)
+{
+    double lo = phase_f(s, 0), hi = phase_f(s, lo);
+    for (int it = 0; it < 200 && hi - lo > 1e-9 * hi; it++) {
+        const double mid = lo + (hi - lo) / 2;
+        if (mid - phase_f(s, mid) < 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
+/* Adds the open phase (time) to the counters in ST (per CPU) and *TIME, *BUS. */
+static void phase_add(const struct cs_sim *s, struct cs_cpu_stats *st, double *time,
+                      double *bus)
+{
+    const double t = phase_time(s);
+    for (unsigned i = 0; i < s->cfg.cpus; i++) {
+        const struct cs_phase *p = &s->cpu[i].ph;
+        const double w = bus_wait(s, p, t);
+        double own = (double)p->cycles * s->ns_per_cycle + p->lat_ns;
+        for (int k = 0; k < CS_STALLS; k++) {
+            st[i].stall_ns[k] += (double)p->waits[k] * w;
+            own += (double)p->waits[k] * w;
+        }
+        st[i].idle_ns += t - own > 0 ? t - own : 0;
+    }
+    *time += t;
+    *bus += s->ph_bus_ns;
+}
+
+static void phase_clear(struct cs_sim *s)
+{
+    for (unsigned i = 0; i < s->cfg.cpus; i++)
+        memset(&s->cpu[i].ph, 0, sizeof s->cpu[i].ph);
+    s->ph_bus_ns = 0;
+    s->ph_holds = 0;
+}
+
 void cs_barrier(struct cs_sim *s)
 {
     s->barriers++;
+    if (!s->cfg.mhz)
+        return;
+    struct cs_cpu_stats st[CS_MAX_CPUS];
+    for (unsigned i = 0; i < s->cfg.cpus; i++)
+        st[i] = s->cpu[i].st;
+    phase_add(s, st, &s->time_ns, &s->bus_busy_ns);
+    for (unsigned i = 0; i < s->cfg.cpus; i++)
+        s->cpu[i].st = st[i];
+    phase_clear(s);
+}
+
+/* CPU C's reference holds the bus for HOLD ns (time). */
+static inline void bus_hold(struct cs_sim *s, struct cs_cpu *c, double hold)
+{
+    s->ph_bus_ns += hold;
+    s->ph_holds++;
+    c->ph.bus_ns += hold;
+}
+
+/* CPU stalls on a bus transaction of class K with latency LAT ns, holding the bus HOLD
+ * ns (time). */
+static inline void bus_stall(struct cs_sim *s, struct cs_cpu *c, int k, double lat, double hold)
+{
+    bus_hold(s, c, hold);
+    c->ph.lat_ns += lat;
+    c->ph.waits[k]++;
+    c->st.stall_ns[k] += lat;
+}
+
+/* The virtual line of line id ID (its page is mapped). */
+static inline uint64_t vline_of(const struct cs_sim *s, uint32_t id)
+{
+    const uint32_t low = (UINT32_C(1) << s->lpp_shift) - 1;
+    return (s->map.vpage[id >> s->lpp_shift] << s->lpp_shift) | (id & low);
 }
 
 /* VPAGE's translation into E, from the mapping (which maps the page now if no CPU
@@ -175,11 +325,16 @@ static int translate(struct cs_sim *s, struct cs_tlb *e, uint64_t vpage)
     return 0;
 }
 
-/* Takes line ID (in SET) out of the caches of the CPUs in MASK. */
-static void invalidate(struct cs_sim *s, uint64_t mask, uint32_t set, uint32_t id)
+/* Takes line ID (in SET, at virtual line VLINE) out of the caches of the CPUs in MASK. */
+static void invalidate(struct cs_sim *s, uint64_t mask, uint32_t set, uint32_t id,
+                       uint64_t vline)
 {
-    for (; mask; mask &= mask - 1)
-        cs_cache_remove(&s->cpu[__builtin_ctzll(mask)].cache, set, id);
+    for (; mask; mask &= mask - 1) {
+        struct cs_cpu *c = &s->cpu[__builtin_ctzll(mask)];
+        cs_cache_remove(&c->cache, set, id);
+        if (s->cfg.l1_bytes)
+            cs_cache_remove(&c->l1, (uint32_t)(vline & s->l1_mask), id);
+    }
 }
 
 /* One reference by CPU to virtual line VLINE, accessing its words WLO..WHI. */
@@ -198,12 +353,29 @@ static int reference(struct cs_sim *s, unsigned cpu, uint64_t vline, unsigned wl
         s->map.cpus[e->page] |= UINT64_C(1) << cpu;
     struct cs_cpu_stats *st = &c->st;
     st->refs++;
+    const bool l1 = s->cfg.l1_bytes != 0;
+    const uint32_t l1_set = (uint32_t)(vline & s->l1_mask);
+    const bool in_l1 = l1 && cs_cache_lookup(&c->l1, l1_set, id);
+    if (in_l1) {
+        const struct cs_line *l = &s->dir.line[id];
+        if (!write || (l->dirty && l->excl == (int)cpu && !l->record)) {
+            st->l1_hits++;
+            return 0;
+        }
+    }
     bool in_shadow = cs_shadow_touch(&c->shadow, id);
     uint64_t inv;
     bool upgrade;
 
     if (cs_cache_lookup(&c->cache, set, id)) {
         st->hits++;
+        if (l1 && !in_l1) { /* (in it: a write that must reach the L2) */
+            cs_cache_insert(&c->l1, l1_set, id);
+            if (s->ns_per_cycle) {
+                c->ph.cycles += s->cfg.l2_cycles;
+                st->stall_ns[CS_STALL_L2] += s->cfg.l2_cycles * s->ns_per_cycle;
+            }
+        }
         if (!write)
             return 0;
         const struct cs_line *l = &s->dir.line[id];
@@ -213,40 +385,67 @@ static int reference(struct cs_sim *s, unsigned cpu, uint64_t vline, unsigned wl
             return -1;
         st->upgrades += upgrade;
         st->invalidations += (uint64_t)__builtin_popcountll(inv);
-        invalidate(s, inv, set, id);
+        invalidate(s, inv, set, id, vline);
+        if (upgrade && s->ns_per_cycle)
+            bus_stall(s, c, CS_STALL_UPGRADE, s->word_ns, s->word_ns);
         return 0;
     }
 
+    int kind;
     switch (cs_coherence_miss_kind(&s->dir, id, cpu, wlo, whi)) {
     case CS_COLD:
         st->cold++;
+        kind = CS_STALL_COLD;
         break;
     case CS_TRUE_SHARING:
         st->true_sharing++;
+        kind = CS_STALL_TRUE_SHARING;
         break;
     case CS_FALSE_SHARING:
         st->false_sharing++;
+        kind = CS_STALL_FALSE_SHARING;
         break;
-    case CS_REPLACED:
-        if (in_shadow)
+    default: /* CS_REPLACED */
+        if (in_shadow) {
             st->conflict++;
-        else
+            kind = CS_STALL_CONFLICT;
+        } else {
             st->capacity++;
+            kind = CS_STALL_CAPACITY;
+        }
         break;
     }
+    bool remote; /* another CPU held it Modified: its cache sends the line */
     if (write) {
+        const struct cs_line *l = &s->dir.line[id];
+        remote = l->dirty && l->excl >= 0 && l->excl != (int)cpu;
         if (cs_coherence_write(&s->dir, id, cpu, false, wlo, whi, &inv, &upgrade))
             return -1;
         st->invalidations += (uint64_t)__builtin_popcountll(inv);
-        invalidate(s, inv, set, id);
+        invalidate(s, inv, set, id, vline);
     } else {
         int wb = cs_coherence_read_miss(&s->dir, id, cpu);
-        if (wb >= 0)
+        remote = wb >= 0;
+        if (wb >= 0) {
             s->cpu[wb].st.writebacks++;
+            if (s->ns_per_cycle)
+                bus_hold(s, c, s->line_ns);
+        }
     }
+    if (s->ns_per_cycle)
+        bus_stall(s, c, kind, remote ? s->cfg.remote_ns : s->cfg.mem_ns, s->line_ns);
     uint32_t victim = cs_cache_insert(&c->cache, set, id);
-    if (victim != CS_NONE && cs_coherence_evict(&s->dir, victim, cpu))
-        st->writebacks++;
+    if (victim != CS_NONE) {
+        if (cs_coherence_evict(&s->dir, victim, cpu)) {
+            st->writebacks++;
+            if (s->ns_per_cycle)
+                bus_hold(s, c, s->line_ns);
+        }
+        if (l1)
+            cs_cache_remove(&c->l1, (uint32_t)(vline_of(s, victim) & s->l1_mask), victim);
+    }
+    if (l1)
+        cs_cache_insert(&c->l1, l1_set, id);
     return 0;
 }
 
@@ -258,6 +457,10 @@ int cs_access(struct cs_sim *s, unsigned cpu, uint64_t vaddr, uint32_t size, int
     }
     struct cs_cpu_stats *st = &s->cpu[cpu].st;
     st->accesses++;
+    if (s->ns_per_cycle) {
+        s->cpu[cpu].ph.cycles++;
+        st->busy_ns += s->ns_per_cycle;
+    }
     if (write)
         st->writes++;
     else
@@ -284,6 +487,7 @@ static void add(struct cs_cpu_stats *to, const struct cs_cpu_stats *x)
     to->reads += x->reads;
     to->writes += x->writes;
     to->refs += x->refs;
+    to->l1_hits += x->l1_hits;
     to->hits += x->hits;
     to->cold += x->cold;
     to->capacity += x->capacity;
@@ -295,6 +499,10 @@ static void add(struct cs_cpu_stats *to, const struct cs_cpu_stats *x)
     to->upgrades += x->upgrades;
     to->invalidations += x->invalidations;
     to->bus_bytes += x->bus_bytes;
+    for (int k = 0; k < CS_STALLS; k++)
+        to->stall_ns[k] += x->stall_ns[k];
+    to->busy_ns += x->busy_ns;
+    to->idle_ns += x->idle_ns;
 }
 
 void cs_reset_stats(struct cs_sim *s)
@@ -302,6 +510,9 @@ void cs_reset_stats(struct cs_sim *s)
     for (unsigned i = 0; i < s->cfg.cpus; i++)
         memset(&s->cpu[i].st, 0, sizeof s->cpu[i].st);
     s->barriers = 0;
+    phase_clear(s);
+    s->time_ns = 0;
+    s->bus_busy_ns = 0;
     if (s->map.cpus)
         memset(s->map.cpus, 0, (size_t)s->map.npages * sizeof *s->map.cpus);
 }
@@ -337,9 +548,15 @@ void cs_stats(const struct cs_sim *s, struct cs_stats *out)
     memset(out, 0, sizeof *out);
     out->cpus = s->cfg.cpus;
     out->ncolors = s->ncolors;
+    for (unsigned i = 0; i < s->cfg.cpus; i++)
+        out->cpu[i] = s->cpu[i].st;
+    if (s->ns_per_cycle) { /* the closed phases and the open one */
+        out->time_ns = s->time_ns;
+        out->bus_busy_ns = s->bus_busy_ns;
+        phase_add(s, out->cpu, &out->time_ns, &out->bus_busy_ns);
+    }
     for (unsigned i = 0; i < s->cfg.cpus; i++) {
         struct cs_cpu_stats *c = &out->cpu[i];
-        *c = s->cpu[i].st;
         c->misses = c->cold + c->capacity + c->conflict + c->true_sharing + c->false_sharing;
         c->bus_bytes = (c->misses + c->writebacks) * s->cfg.line;
         add(&out->total, c);

@@ -15,7 +15,8 @@ BENCH = [sys.executable, "-m", "foresight.cli", "bench", "coloring"]
 def test_small_coloring_run(tmp_path):
     out, md, plots = tmp_path / "c.json", tmp_path / "c.md", tmp_path / "plots"
     p = subprocess.run([*BENCH, "--programs", "tomcatv", "--machines", "sgi", "--cpus", "1,16",
-                        "--policies", "pc,cdpc", "--steps", "1", "--json", str(out),
+                        "--policies", "pc,cdpc", "--steps", "1", "--timed", "none",
+                        "--json", str(out),
                         "--markdown", str(md), "--plots", str(plots)],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
@@ -44,7 +45,39 @@ def test_small_coloring_run(tmp_path):
     assert (plots / "coloring-pages-tomcatv.png").stat().st_size > 0
 
 
+def test_timed_runs_put_the_model_beside_table_2(tmp_path):
+    """The alpha8400 model (cachesim --time) of tomcatv at 1, 4 and 8 CPUs under bin
+    hopping, page coloring and CDPC, and Figure 2's sgi runs: page coloring's conflicts
+    cost it time at 8 CPUs that CDPC does not pay, and the report sets the ratios beside
+    the paper's."""
+    out, md, plots = tmp_path / "c.json", tmp_path / "c.md", tmp_path / "plots"
+    p = subprocess.run([*BENCH, "--programs", "tomcatv", "--machines", "sgi", "--cpus", "1,8",
+                        "--policies", "pc", "--steps", "1", "--json", str(out),
+                        "--markdown", str(md), "--plots", str(plots)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    res = json.loads(out.read_text())
+    alpha = {(t["policy"], t["cpus"]): t for t in res["timed"] if t["machine"] == "alpha8400"}
+    assert set(alpha) == {(pol, n) for pol in ("bh", "pc", "cdpc") for n in (1, 4, 8)}
+    assert all(t["time_ns"] > 0 and 0 < t["bus_utilization"] <= 1 for t in alpha.values())
+    # more CPUs, less time; page coloring slower than CDPC at 8
+    assert alpha[("cdpc", 8)]["time_ns"] < alpha[("cdpc", 4)]["time_ns"] < \
+        alpha[("cdpc", 1)]["time_ns"]
+    assert alpha[("pc", 8)]["time_ns"] > 1.2 * alpha[("cdpc", 8)]["time_ns"]
+    assert alpha[("pc", 8)]["misses"]["conflict"] > 10 * alpha[("cdpc", 8)]["misses"]["conflict"]
+    sgi = [t for t in res["timed"] if t["machine"] == "sgi"]
+    assert [(t["cpus"], t["policy"]) for t in sgi] == [(1, "pc"), (8, "pc")]
+    check = next(c for c in res["checks"] if c["what"].startswith("tomcatv, alpha8400"))
+    assert "paper, measured: 1.25x, 2.15x" in check["value"]
+    text = md.read_text()
+    assert "Table 2 in the model" in text and "Figure 2 in the model" in text
+    assert (plots / "coloring-table2.png").stat().st_size > 0
+
+
 def test_bad_option_is_one_line():
     p = subprocess.run([*BENCH, "--programs", "spice"], capture_output=True, text=True)
     assert p.returncode == 2 and "--programs 'spice'" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    p = subprocess.run([*BENCH, "--timed", "vax"], capture_output=True, text=True)
+    assert p.returncode == 2 and "--timed 'vax'" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1

@@ -49,11 +49,17 @@ class Line:
     lost: dict[int, int] = field(default_factory=dict)  # cpu -> invalidating write
     excl: int | None = None  # the CPU holding it Exclusive or Modified
     dirty: bool = False
+    recorded: bool = False   # a write has invalidated a copy: its words' history is kept
 
 
 class Model:
-    def __init__(self, cpus: int, l2: int, assoc: int, line: int, page: int):
+    def __init__(self, cpus: int, l2: int, assoc: int, line: int, page: int,
+                 l1: tuple[int, int] | None = None):
         self.cpus, self.line, self.page, self.assoc = cpus, line, page, assoc
+        # the L1 (bytes, ways): virtually indexed, the L2's line, inclusive
+        self.l1_sets, self.l1_assoc = (l1[0] // line // l1[1], l1[1]) if l1 else (0, 0)
+        self.l1 = [[OrderedDict() for _ in range(self.l1_sets)] for _ in range(cpus)]
+        self.vpage_of: dict[int, int] = {}   # frame -> virtual page
         self.nlines = l2 // line
         self.sets = self.nlines // assoc
         self.ncolors = max(1, l2 // assoc // page)
@@ -66,7 +72,7 @@ class Model:
         self.written: dict[tuple[int, int], int] = {}  # (physical line, word) -> write
         self.writes = 0
         self.barriers = 0
-        self.st = [dict.fromkeys(("accesses", "reads", "writes", "line_refs", "hits",
+        self.st = [dict.fromkeys(("accesses", "reads", "writes", "line_refs", "l1_hits", "hits",
                                   *CLASSES, "writebacks", "upgrades", "invalidations"), 0)
                    for _ in range(cpus)]
 
@@ -75,6 +81,7 @@ class Model:
         if vpage not in self.frame:   # pc: color = vpage mod ncolors, frames in order
             color = vpage % self.ncolors
             self.frame[vpage] = color + self.ncolors * self.per_color[color]
+            self.vpage_of[self.frame[vpage]] = vpage
             self.per_color[color] += 1
         return self.frame[vpage] * self.lpp + in_page
 
@@ -93,6 +100,14 @@ class Model:
         pl = self.physical_line(vline)
         cache = self.cache[cpu][pl % self.sets]
         st["line_refs"] += 1
+        l1 = self.l1[cpu][vline % self.l1_sets] if self.l1_sets else None
+        in_l1 = l1 is not None and pl in l1
+        if in_l1:
+            l1.move_to_end(pl)
+            d = self.dir[pl]
+            if not write or (d.excl == cpu and d.dirty and not d.recorded):
+                st["l1_hits"] += 1
+                return
         shadow = self.shadow[cpu]
         in_shadow = pl in shadow
         shadow[pl] = None
@@ -103,6 +118,8 @@ class Model:
         if pl in cache:
             st["hits"] += 1
             cache.move_to_end(pl)
+            if l1 is not None and not in_l1:
+                self.l1_put(l1, pl)
             if write:
                 if d.excl != cpu:
                     st["upgrades"] += 1
@@ -135,13 +152,31 @@ class Model:
                 if v.dirty:
                     st["writebacks"] += 1
                 v.excl, v.dirty = None, False
+            if l1 is not None:
+                self.l1_drop(cpu, victim)
         cache[pl] = None
+        if l1 is not None:
+            self.l1_put(l1, pl)
+
+    def l1_put(self, l1: OrderedDict, pl: int) -> None:
+        if len(l1) == self.l1_assoc:
+            l1.popitem(last=False)
+        l1[pl] = None
+
+    def l1_drop(self, cpu: int, pl: int) -> None:
+        """Physical line PL leaves CPU's L1 (inclusion), found by its virtual line."""
+        frame, in_page = divmod(pl, self.lpp)
+        vline = self.vpage_of[frame] * self.lpp + in_page
+        self.l1[cpu][vline % self.l1_sets].pop(pl, None)
 
     def write(self, cpu: int, pl: int, d: Line, words: range) -> None:
         self.writes += 1
         for other in d.holders - {cpu}:
             del self.cache[other][pl % self.sets][pl]
+            if self.l1_sets:
+                self.l1_drop(other, pl)
             d.lost[other] = self.writes
+            d.recorded = True
             self.st[cpu]["invalidations"] += 1
         d.holders, d.excl, d.dirty = {cpu}, cpu, True
         for w in words:
@@ -152,6 +187,8 @@ class Model:
         def shaped(s: dict) -> dict:
             out = {k: s[k] for k in ("accesses", "reads", "writes", "line_refs", "hits",
                                      "writebacks", "upgrades", "invalidations")}
+            if self.l1_sets:
+                out["l1_hits"] = s["l1_hits"]
             out["misses"] = {k: s[k] for k in CLASSES}
             out["misses"]["total"] = sum(s[k] for k in CLASSES)
             out["bus_bytes"] = (out["misses"]["total"] + s["writebacks"]) * self.line
@@ -166,6 +203,8 @@ def measured(result: dict) -> dict:
     """The same keys from the simulator's JSON."""
     keys = ("accesses", "reads", "writes", "line_refs", "hits", "misses", "writebacks",
             "upgrades", "invalidations", "bus_bytes")
+    if "l1_hits" in result:
+        keys += ("l1_hits",)
     out = {k: result[k] for k in keys}
     out["per_cpu"] = [{k: c[k] for k in keys} for c in result["per_cpu"]]
     for k in ("pages_per_color", "pages_mapped", "barriers"):
@@ -267,6 +306,67 @@ def test_counts_equal_the_model(tmp_path, geometry, cpus):
         assert expect["misses"]["conflict"] == 0
     elif cpus == 2:
         assert all(expect["misses"][k] > 0 for k in CLASSES), expect["misses"]
+
+
+# (L2 geometry, L1 bytes and ways): an L1 of one set, of a page's worth of sets, and a
+# direct-mapped one of more sets than a page holds lines (virtual and physical indexes
+# then differ)
+L1_CASES = [
+    ((4096, 1, 64, 1024), (256, 4)),
+    ((8192, 2, 32, 512), (1024, 2)),
+    ((16384, 16, 64, 1024), (4096, 1)),
+]
+
+
+@pytest.mark.parametrize("case", L1_CASES, ids=lambda c: "{}-{}w-l1-{}-{}w".format(
+    c[0][0], c[0][1], *c[1]))
+@pytest.mark.parametrize("cpus", [1, 3])
+def test_counts_with_an_l1_equal_the_model(tmp_path, case, cpus):
+    (l2, assoc, line, page), (l1, l1_assoc) = case
+    trace = random_trace(l2 + l1 + cpus, cpus, l2, line)
+    expect = replay(Model(cpus, l2, assoc, line, page, (l1, l1_assoc)), trace)
+    path = write_binary(tmp_path / "t.bin", trace)
+    out = tmp_path / "o.json"
+    p = cachesim("--cpus", str(cpus), "--l2", f"{l2},{assoc},{line}", "--page", str(page),
+                 "--l1", f"{l1},{l1_assoc}", "--trace", str(path), "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    result = json.loads(out.read_text())
+    assert measured(result) == expect
+    assert result["config"]["l1_bytes"] == l1
+    # the L1 takes references off the L2, and the L2 still sees misses of every kind
+    assert 0 < expect["l1_hits"] < expect["line_refs"]
+    assert expect["line_refs"] == expect["l1_hits"] + expect["hits"] + expect["misses"]["total"]
+
+
+def test_time_is_deterministic_and_adds_up(tmp_path):
+    trace = write_binary(tmp_path / "t.bin", random_trace(3, 4, 1 << 16, 128, n=20000))
+    texts = []
+    for i in range(2):
+        out = tmp_path / f"{i}.json"
+        p = cachesim("--cpus", "4", "--preset", "sgi", "--time", "--mem-ns", "400",
+                     "--trace", str(trace), "--json", str(out))
+        assert p.returncode == 0, p.stderr
+        texts.append(out.read_text())
+    head = [t[:t.index('  "seconds"')] for t in texts]
+    assert head[0] == head[1]
+    r = json.loads(texts[0])
+    c = r["config"]
+    assert (c["mhz"], c["l2_cycles"], c["mem_ns"], c["remote_ns"], c["bus_mbs"]) == \
+        (400, 10, 400, 750, 1200)
+    assert (c["l1_bytes"], c["l1_assoc"]) == (32768, 2)
+    # every CPU's time is its own (busy and stalls) plus its idle time: the same phases
+    for cpu in r["per_cpu"]:
+        own = cpu["busy_ns"] + cpu["stall_ns"]["total"] + cpu["idle_ns"]
+        assert abs(own - r["time_ns"]) <= 1e-6 * r["time_ns"] + 1
+        assert abs(cpu["busy_ns"] - cpu["accesses"] * 2.5) < 1e-3
+    assert r["bus_busy_ns"] == pytest.approx((r["bus_bytes"] + 8 * r["upgrades"]) / 1.2)
+    assert 0 < r["bus_utilization"] <= 1
+    # the untimed run's JSON has none of it
+    out = tmp_path / "u.json"
+    assert cachesim("--cpus", "4", "--preset", "sgi", "--trace", str(trace),
+                    "--json", str(out)).returncode == 0
+    u = json.loads(out.read_text())
+    assert "time_ns" not in u and "l1_hits" not in u and "mhz" not in u["config"]
 
 
 def test_same_inputs_same_json(tmp_path):
@@ -407,6 +507,15 @@ def test_bad_text_line(tmp_path, line, message):
     (["--cpus", "2", "--preset", "sgi", "--policy", "lru"], "unknown --policy 'lru'"),
     (["--cpus", "2", "--preset", "sgi", "--policy", "cdpc"], "--policy cdpc needs --map FILE"),
     (["--preset", "sgi"], "--cpus N is required"),
+    (["--cpus", "2", "--preset", "sgi", "--l1", "32K"], "--l1 '32K': expected SIZE,ASSOC"),
+    (["--cpus", "2", "--preset", "sgi", "--l1", "96,1"],
+     "L1 size 96 is not a power of two of at least a line (128)"),
+    (["--cpus", "2", "--preset", "sgi", "--l1", "32K,3"],
+     "L1 associativity 3 does not divide its 256 lines"),
+    (["--cpus", "2", "--preset", "sgi", "--mhz", "0"], "--mhz '0': expected a whole number "
+     "from 1"),
+    (["--cpus", "2", "--preset", "sgi", "--mem-ns", "-5"], "--mem-ns '-5': expected a whole "
+     "number from 0"),
 ])
 def test_bad_geometry_and_options(tmp_path, args, message):
     trace = write_text(tmp_path / "t.txt", [(0, READ, 0, 8)])

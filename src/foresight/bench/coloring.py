@@ -28,7 +28,14 @@ how many pages ended at their color, and its output must equal the plain build's
 Machines (one L2 per CPU, physically indexed; the paper's base machine and Figure 7's
 variations): sgi (1 MiB direct mapped, 128-byte lines, 4 KiB pages), sgi-2way (1 MiB
 2-way), sgi-4m (4 MiB direct mapped).  What the model leaves out: the serial code
-between the loops (boundary copies), instruction fetches, the on-chip L1, timing.
+between the loops (boundary copies), instruction fetches.
+
+Timed runs (`cachesim --time`: an on-chip L1, a cycle per access, latencies per miss, a
+bus shared by the CPUs, phases between barriers; foresight_cachesim.h has the model):
+the AlphaServer 8400 of the paper's Table 2 (bh, pc and cdpc at 1, 4 and 8 CPUs) and
+the sgi machine under pc at every --cpus (Figure 2's memory-system behaviour: stall
+cycles by class, bus utilisation, load imbalance).  Their misses differ from the untimed
+runs': the L1 hides references from the L2's LRU order.
 """
 
 from __future__ import annotations
@@ -66,6 +73,29 @@ MACHINES = {            # name: cachesim options
     "sgi-4m": ("--preset", "sgi", "--l2", "4M,1,128"),
 }
 POLICIES = ("pc", "bh", "random", "cdpc")
+TIMED = {               # name: (cachesim options, CPU counts (None: --cpus), policies)
+    "alpha8400": (("--preset", "alpha8400", "--time"), (1, 4, 8), ("bh", "pc", "cdpc")),
+    "sgi": (("--preset", "sgi", "--time"), None, ("pc",)),
+}
+# Table 2 of the paper (AlphaServer 8400, seconds): program -> policy -> (1P, 4P, 8P)
+PAPER_TABLE2 = {
+    "tomcatv": {"bh": (232.5, 50.4, 26.2), "pc": (229.7, 70.2, 45.0), "cdpc": (223.0, 34.1, 20.9)},
+    "swim": {"bh": (296.2, 57.2, 24.9), "pc": (280.1, 77.7, 46.7), "cdpc": (295.3, 36.2, 18.3)},
+    "su2cor": {"bh": (164.2, 50.9, 35.8), "pc": (166.9, 52.3, 37.0),
+               "cdpc": (163.7, 50.6, 35.5)},
+    "hydro2d": {"bh": (254.9, 70.0, 42.5), "pc": (256.8, 75.3, 45.0),
+                "cdpc": (260.0, 65.7, 43.5)},
+    "mgrid": {"bh": (205.2, 49.5, 31.2), "pc": (201.2, 45.2, 29.1), "cdpc": (201.2, 46.4, 29.0)},
+    "applu": {"bh": (324.1, 94.6, 52.3), "pc": (327.3, 94.4, 47.0), "cdpc": (324.0, 93.9, 44.5)},
+    "turb3d": {"bh": (309.2, 85.2, 51.0), "pc": (305.5, 85.7, 50.5),
+               "cdpc": (307.3, 83.9, 48.7)},
+    "apsi": {"bh": (156.4, 157.8, 159.6), "pc": (156.0, 157.8, 159.6),
+             "cdpc": (156.1, 157.7, 159.5)},
+    "wave5": {"bh": (169.9, 153.1, 157.4), "pc": (167.2, 151.6, 156.2),
+              "cdpc": (167.4, 152.6, 155.9)},
+}
+# Section 7: with 8 CPUs, CDPC over bin hopping and over page coloring
+TIME_TARGETS = {"tomcatv": (1.3, 2.2), "swim": (1.4, 2.6)}
 CONFLICT_TARGET = 0.05    # CDPC's conflict misses at 16 CPUs, 1 MiB DM, against PC's
 REPLACEMENT_TARGET = 1.02  # CDPC's replacement misses against min(PC, BH), everywhere
 TARGET_PROGRAMS = ("tomcatv", "swim")
@@ -178,9 +208,10 @@ def measure(ns: argparse.Namespace) -> dict:
         raise UsageError(f"--traced {ns.traced!r}: CPU counts, e.g. 4,16, or none") from None
     if traced_cpus and (traced_cpus[0] < 1 or traced_cpus[-1] > 64):
         raise UsageError(f"--traced {ns.traced!r}: each 1..64")
+    timed = [] if ns.timed == "none" else _list(ns.timed, TIMED, "--timed")
     src = sources("coloring", "tomcatv.c", paths.prefix() / "share" / "foresight" / "coloring",
                   "the coloring programs")
-    results, verified, real, patterns, traced_results = [], {}, {}, {}, []
+    results, verified, real, patterns, traced_results, timed_results = [], {}, {}, {}, [], []
     with tempfile.TemporaryDirectory(prefix="foresight-coloring-") as d:
         tmp = Path(d)
         for name in programs:
@@ -216,6 +247,18 @@ def measure(ns: argparse.Namespace) -> dict:
                                         "accesses": r["accesses"],
                                         "bus_bytes": r["bus_bytes"],
                                         "seconds": r["seconds"]})
+            for m in timed:
+                opts, counts, pols = TIMED[m]
+                for p in counts or cpus:
+                    for pol in pols:
+                        r = simulate(map_file, opts, p, pol, ns.steps, tmp / "out.json")
+                        timed_results.append({
+                            "program": name, "machine": m, "cpus": p, "policy": pol,
+                            "time_ns": r["time_ns"], "bus_utilization": r["bus_utilization"],
+                            "stall_ns": r["stall_ns"], "busy_ns": r["busy_ns"],
+                            "idle_ns": r["idle_ns"], "mcpa": r["mcpa"],
+                            "accesses": r["accesses"], "misses": r["misses"],
+                            "l1_hits": r["l1_hits"], "config": r["config"]})
             if traced_cpus:
                 exe = build_traced(src, tmp, name)
                 verified[name] = verified[name] and all(
@@ -229,8 +272,8 @@ def measure(ns: argparse.Namespace) -> dict:
             "policies": policies, "steps": ns.steps, "verified": verified,
             "arguments": {n: list(PROGRAMS[n][0]) for n in programs},
             "results": results, "traced_cpus": traced_cpus, "traced": traced_results,
-            "real": real, "checks": checks(results, real, traced_results),
-            "page_patterns": patterns,
+            "real": real, "checks": checks(results, real, traced_results, timed_results),
+            "page_patterns": patterns, "timed": timed_results,
             "environment": environment.environment(None)}
 
 
@@ -273,13 +316,33 @@ def _find(results: list[dict], program: str, m: str, cpus: int, policy: str) -> 
                  == (program, m, cpus, policy)), None)
 
 
+def _share(part: int, whole: int) -> str:
+    """PART as a percentage of WHOLE; where WHOLE is 0, `-` (PART alone says it)."""
+    return f"{part / whole:.1%}" if whole else "-"
+
+
 def replacement(r: dict) -> int:
     return r["misses"]["capacity"] + r["misses"]["conflict"]
 
 
-def checks(results: list[dict], real: dict, traced_results: list[dict] = ()) -> list[dict]:
+def _timed(res: list[dict], program: str, m: str, cpus: int, policy: str) -> float | None:
+    r = _find(res, program, m, cpus, policy)
+    return r["time_ns"] if r else None
+
+
+def checks(results: list[dict], real: dict, traced_results: list[dict] = (),
+           timed_results: list[dict] = ()) -> list[dict]:
     """The issue's expected results, each with the figures behind it."""
     out = []
+    for name, (over_bh, over_pc) in TIME_TARGETS.items():
+        bh, pc, cd = (_timed(timed_results, name, "alpha8400", 8, p) for p in ("bh", "pc", "cdpc"))
+        if bh and pc and cd:
+            out.append({"what": f"{name}, alpha8400 model, 8 CPUs: CDPC at least {over_bh}x "
+                        f"as fast as BH and {over_pc}x as fast as PC",
+                        "value": f"{bh / cd:.2f}x BH, {pc / cd:.2f}x PC (paper, measured: "
+                        f"{PAPER_TABLE2[name]['bh'][2] / PAPER_TABLE2[name]['cdpc'][2]:.2f}x, "
+                        f"{PAPER_TABLE2[name]['pc'][2] / PAPER_TABLE2[name]['cdpc'][2]:.2f}x)",
+                        "met": bh / cd >= over_bh and pc / cd >= over_pc})
     gaps = []
     for t in traced_results:
         r = _find(results, t["program"], t["machine"], t["cpus"], t["policy"])
@@ -347,6 +410,10 @@ class Coloring(suite.Suite):
                             help="CPU counts (default 1,2,4,8,16)")
         parser.add_argument("--steps", type=int, default=2,
                             help="model steps counted after the warm-up step (default 2)")
+        parser.add_argument("--timed", default=",".join(TIMED),
+                            help="timed model runs (cachesim --time) on these machines: "
+                            "alpha8400 (the paper's Table 2: bh, pc, cdpc at 1, 4, 8 CPUs), "
+                            "sgi (Figure 2: pc at every --cpus), or none (default both)")
         parser.add_argument("--traced", default="none",
                             help="also trace the programs' own accesses (foresight cc "
                             "--trace-mem, clang 16+) at these CPU counts, e.g. 4,16 "
@@ -369,8 +436,7 @@ class Coloring(suite.Suite):
                     row += [f"{rs[pol]['true_sharing'] + rs[pol]['false_sharing']:,}"
                             for pol in pols]
                     if "pc" in rs and "cdpc" in rs:
-                        share = rs["cdpc"]["conflict"] / max(1, rs["pc"]["conflict"])
-                        row.append(f"{share:.1%}")
+                        row.append(_share(rs["cdpc"]["conflict"], rs["pc"]["conflict"]))
                     rows.append(tuple(row))
                 cols = (["CPUs"] + [f"conflict {p}" for p in pols] +
                         [f"replacement {p}" for p in pols] + [f"sharing {p}" for p in pols])
@@ -379,6 +445,7 @@ class Coloring(suite.Suite):
                 out.append(Table(f"{name} ({' '.join(res['arguments'][name])}) on {m}: "
                                  f"misses per {res['steps']} model steps",
                                  tuple(cols), rows))
+        out += self._timed_tables(res)
         if res.get("page_patterns"):
             rows = []
             for name, pat in res["page_patterns"].items():
@@ -413,7 +480,7 @@ class Coloring(suite.Suite):
                 row += [f"{ts[p]['capacity'] + ts[p]['conflict']:,}" for p in pols]
                 row += [f"{ts[p]['true_sharing'] + ts[p]['false_sharing']:,}" for p in pols]
                 if "pc" in ts and "cdpc" in ts:
-                    row.append(f"{ts['cdpc']['conflict'] / max(1, ts['pc']['conflict']):.1%}")
+                    row.append(_share(ts["cdpc"]["conflict"], ts["pc"]["conflict"]))
                 for p in pols:
                     r = _find(res["results"], *key, p)
                     row.append("-" if p not in ts or r is None else
@@ -443,12 +510,76 @@ class Coloring(suite.Suite):
                           for c in res["checks"]], left=("expectation", "measured")))
         return out
 
+    @staticmethod
+    def _timed_tables(res: dict) -> list[Table]:
+        out = []
+        timed, steps = res.get("timed", []), res["steps"]
+        alpha = [t for t in timed if t["machine"] == "alpha8400"]
+        if alpha:
+            rows = []
+            for name in res["programs"]:
+                ms = {(t["policy"], t["cpus"]): t["time_ns"] / steps / 1e6 for t in alpha
+                      if t["program"] == name}
+                if not ms:
+                    continue
+                row = [name] + [f"{ms[(pol, p)]:.2f}" if (pol, p) in ms else "-"
+                                for pol in ("bh", "pc", "cdpc") for p in (1, 4, 8)]
+                paper = PAPER_TABLE2.get(name)
+                for pol in ("bh", "pc"):
+                    have = (pol, 8) in ms and ("cdpc", 8) in ms
+                    row.append(f"{ms[(pol, 8)] / ms[('cdpc', 8)]:.2f}x" if have else "-")
+                    row.append(f"{paper[pol][2] / paper['cdpc'][2]:.2f}x" if paper else "-")
+                rows.append(tuple(row))
+            cfg = alpha[0]["config"]
+            out.append(Table(
+                f"Table 2 in the model: alpha8400 ({cfg['mhz']} MHz, {cfg['l1_bytes'] // 1024} "
+                f"KiB L1, {cfg['l2_bytes'] >> 20} MiB direct-mapped cache, {cfg['line']}-byte "
+                f"lines, {cfg['page'] // 1024} KiB pages, {cfg['mem_ns']} ns from memory, "
+                f"bus {cfg['bus_mbs']} MB/s), modelled ms per step",
+                ("program", "bh 1", "bh 4", "bh 8", "pc 1", "pc 4", "pc 8", "cdpc 1", "cdpc 4",
+                 "cdpc 8", "BH/CDPC 8", "paper", "PC/CDPC 8", "paper"), rows,
+                left=("program",)))
+        sgi = [t for t in timed if t["machine"] == "sgi"]
+        if sgi:
+            rows = []
+            for t in sgi:
+                n = max(1, t["accesses"])
+                per = {k: v * t["config"]["mhz"] / 1000 / n for k, v in t["stall_ns"].items()}
+                span = t["time_ns"] * t["cpus"]
+                rows.append((t["program"], str(t["cpus"]), t["policy"],
+                             f"{t['time_ns'] / steps / 1e6:.2f}",
+                             f"{t['time_ns'] * t['cpus'] / steps / 1e6:.2f}",
+                             f"{per['l2']:.2f}", f"{per['capacity'] + per['conflict']:.2f}",
+                             f"{per['cold']:.2f}",
+                             f"{per['true_sharing'] + per['false_sharing'] + per['upgrade']:.2f}",
+                             f"{t['mcpa']:.2f}", f"{t['bus_utilization']:.0%}",
+                             f"{t['idle_ns'] / span:.0%}" if span else "-"))
+            cfg = sgi[0]["config"]
+            out.append(Table(
+                f"Figure 2 in the model: sgi ({cfg['mhz']} MHz, {cfg['l1_bytes'] // 1024} KiB "
+                f"{cfg['l1_assoc']}-way L1, 1 MiB direct-mapped L2, {cfg['mem_ns']} / "
+                f"{cfg['remote_ns']} ns from memory / another cache, bus {cfg['bus_mbs']} MB/s), "
+                "page coloring: time per step, memory stall cycles per access by class, bus",
+                ("program", "CPUs", "policy", "ms per step", "combined ms", "L2 hit",
+                 "replacement", "cold", "sharing, upgrades", "MCPA", "bus busy", "idle"), rows,
+                left=("program", "policy")))
+        return out
+
     def notes(self, res: dict) -> list[str]:
         ok = ", ".join(f"{n} {'yes' if v else 'NO'}" for n, v in res["verified"].items())
         return [f"outputs of the colored build equal the plain build's (1 and 3 threads): {ok}",
                 "replacement = capacity + conflict misses; sharing = true + false sharing; "
                 "misses of the model's accesses (model.c: each reference's walk of its "
                 "unit), summed over all CPUs",
+                *(["timed runs (cachesim --time): ms per step is the model's time of one "
+                   "steady-state step (phases between the loops' barriers, each as long as "
+                   "its slowest CPU or its bus); combined = that times the CPUs (the paper's "
+                   "combined execution time); the stall columns are memory stall cycles per "
+                   "access (a cycle per access is the model's only other work, so MCPA is "
+                   "per access, not per instruction); idle = the CPUs' time at barriers "
+                   "(load imbalance) over the combined time; the memory system of alpha8400 "
+                   "is not in the paper: sgi's latencies and bus stand in for it"]
+                  if res.get("timed") else []),
                 machine(res["environment"])]
 
     def plot(self, res: dict, directory: str) -> list[str]:
@@ -472,6 +603,31 @@ class Coloring(suite.Suite):
             files.append(save_figure(fig, directory, f"coloring-{name}.png"))
         for name, pat in res.get("page_patterns", {}).items():
             files.append(self._pattern_plot(plt, name, pat, directory))
+        alpha = [t for t in res.get("timed", []) if t["machine"] == "alpha8400"
+                 and t["cpus"] == 8]
+        names = [n for n in res["programs"] if _find(alpha, n, "alpha8400", 8, "cdpc")]
+        if names:
+            fig, ax = plt.subplots(figsize=(1.2 * len(names) + 2, 3.4))
+            width = 0.2
+            for k, (pol, src) in enumerate((("bh", "model"), ("pc", "model"),
+                                            ("bh", "paper"), ("pc", "paper"))):
+                ys = []
+                for n in names:
+                    if src == "model":
+                        ys.append(_timed(alpha, n, "alpha8400", 8, pol)
+                                  / _timed(alpha, n, "alpha8400", 8, "cdpc"))
+                    else:
+                        t = PAPER_TABLE2.get(n)
+                        ys.append(t[pol][2] / t["cdpc"][2] if t else 0)
+                ax.bar([i + (k - 1.5) * width for i in range(len(names))], ys, width,
+                       label=f"{pol.upper()}/CDPC, {src}",
+                       hatch="//" if src == "paper" else None)
+            ax.axhline(1, color="black", linewidth=0.5)
+            ax.set_xticks(range(len(names)), names)
+            ax.set_ylabel("time / CDPC's time, 8 CPUs")
+            ax.set_title("alpha8400: CDPC's speedup, the model beside the paper's Table 2")
+            ax.legend(fontsize=7)
+            files.append(save_figure(fig, directory, "coloring-table2.png"))
         return files
 
     @staticmethod

@@ -1,0 +1,206 @@
+/*
+ * test_timing.c — the optional L1 and the time model (sim.c; rules in
+ * foresight_cachesim.h), on crafted traces.  A 4 KiB direct-mapped L2 of 64-byte lines,
+ * 1 KiB pages, so a line and the line 4 KiB above it collide in the L2; a 256-byte
+ * 2-way L1 (two sets).  Time at 1000 MHz (a cycle is 1 ns), 10-cycle L2 hits, 100 ns
+ * from memory, 150 ns from another cache, a bus of 640 MB/s (a line holds it 100 ns, an
+ * upgrade 12.5 ns).  It proves:
+ * - an L1 hit goes no further: the L2's counters and LRU order do not see it; a read
+ *   after the L2 lost the line (replacement or invalidation) misses the L1 too
+ *   (inclusion); a write to a Shared line in the L1 is the L2's upgrade;
+ * - a lone CPU's phase is its cycles plus latencies; a miss on a line another CPU holds
+ *   Modified costs the remote latency; stalls are split by class;
+ * - the bus: a lone CPU never waits for its own transactions; a phase whose transfers
+ *   exceed the CPUs' own time is the bus's time, and each CPU waits for the others'
+ *   (M/D/1), charged to the stalling class;
+ * - barriers end phases: the run's time is their sum, a CPU waiting at a barrier idles;
+ *   cs_reset_stats clears the time; without time every time counter is 0, and the
+ *   counters are those of a run without an L1 where the L1 is absent.
+ */
+#include <stdint.h>
+
+#include "check.h"
+#include "foresight_cachesim.h"
+
+static struct cs_config cfg_of(unsigned cpus, int l1, int timed)
+{
+    struct cs_config c = {.cpus = cpus, .l2_bytes = 4096, .assoc = 1, .line = 64,
+                          .page = 1024, .policy = CS_PC};
+    if (l1)
+        c.l1_bytes = 256, c.l1_assoc = 2;
+    if (timed)
+        c.mhz = 1000, c.l2_cycles = 10, c.mem_ns = 100, c.remote_ns = 150, c.bus_mbs = 640;
+    return c;
+}
+
+static int near(double a, double b)
+{
+    double d = a > b ? a - b : b - a;
+    return d <= 1e-6 * (b > 1 ? b : 1);
+}
+
+#define CHECK_NEAR(a, b) CHECK(near((a), (b)))
+
+int main(void)
+{
+    struct cs_stats st;
+    char err[128];
+
+    /* L1: a reread hits the L1; the L2 sees one reference */
+    {
+        struct cs_config c = cfg_of(1, 1, 0);
+        struct cs_sim *s = cs_create(&c, err, sizeof err);
+        CHECK(s != NULL);
+        CHECK_EQ(cs_access(s, 0, 0, 8, 0), 0);
+        CHECK_EQ(cs_access(s, 0, 8, 8, 0), 0);
+        CHECK_EQ(cs_access(s, 0, 16, 8, 1), 0); /* Exclusive: the L2's write hit */
+        CHECK_EQ(cs_access(s, 0, 24, 8, 1), 0); /* Modified now: an L1 hit */
+        cs_stats(s, &st);
+        CHECK_EQ(st.total.refs, 4);
+        CHECK_EQ(st.total.l1_hits, 2);
+        CHECK_EQ(st.total.hits, 1);
+        CHECK_EQ(st.total.cold, 1);
+        /* the line 4 KiB above collides in the L2: the first leaves the L1 with it */
+        CHECK_EQ(cs_access(s, 0, 4096, 8, 0), 0);
+        CHECK_EQ(cs_access(s, 0, 0, 8, 0), 0);
+        cs_stats(s, &st);
+        CHECK_EQ(st.total.l1_hits, 2);
+        CHECK_EQ(st.total.conflict, 1);
+        CHECK_EQ(st.total.writebacks, 1); /* the Modified line's eviction */
+        cs_free(s);
+    }
+
+    /* L1: another CPU's write invalidates the L1 copy; a write to a Shared line in the
+     * L1 is an upgrade */
+    {
+        struct cs_config c = cfg_of(2, 1, 0);
+        struct cs_sim *s = cs_create(&c, err, sizeof err);
+        CHECK(s != NULL);
+        CHECK_EQ(cs_access(s, 0, 0, 8, 0), 0);
+        CHECK_EQ(cs_access(s, 1, 0, 8, 1), 0);
+        CHECK_EQ(cs_access(s, 0, 0, 8, 0), 0); /* true sharing, not an L1 hit */
+        cs_stats(s, &st);
+        CHECK_EQ(st.cpu[0].l1_hits, 0);
+        CHECK_EQ(st.cpu[0].true_sharing, 1);
+        CHECK_EQ(cs_access(s, 0, 0, 8, 1), 0); /* Shared (CPU 1 kept a copy): upgrade */
+        cs_stats(s, &st);
+        CHECK_EQ(st.cpu[0].upgrades, 1);
+        CHECK_EQ(st.cpu[0].hits, 1);
+        CHECK_EQ(st.cpu[0].l1_hits, 0);
+        CHECK_EQ(cs_access(s, 1, 0, 8, 0), 0); /* CPU 1's copy was invalidated */
+        cs_stats(s, &st);
+        CHECK_EQ(st.cpu[1].l1_hits, 0);
+        CHECK_EQ(st.cpu[1].true_sharing, 1);
+        cs_free(s);
+    }
+
+    /* the same accesses without the L1: the L2 sees every reference */
+    {
+        struct cs_config c = cfg_of(1, 0, 0);
+        struct cs_sim *s = cs_create(&c, err, sizeof err);
+        CHECK(s != NULL);
+        for (int i = 0; i < 4; i++)
+            CHECK_EQ(cs_access(s, 0, (uint64_t)i * 8, 8, i >= 2), 0);
+        cs_stats(s, &st);
+        CHECK_EQ(st.total.l1_hits, 0);
+        CHECK_EQ(st.total.hits, 3);
+        CHECK_EQ(st.total.stall_ns[CS_STALL_COLD], 0);
+        CHECK_EQ(st.time_ns, 0);
+        cs_free(s);
+    }
+
+    /* time, one CPU: 2 lines cold (100 ns each), 2 L1 hits, 1 L2 hit after the L1 lost
+     * it (its set holds two lines: a third evicts the first), 7 accesses */
+    {
+        struct cs_config c = cfg_of(1, 1, 1);
+        struct cs_sim *s = cs_create(&c, err, sizeof err);
+        CHECK(s != NULL);
+        CHECK_EQ(cs_access(s, 0, 0, 8, 0), 0);    /* cold, L1 set 0 */
+        CHECK_EQ(cs_access(s, 0, 8, 8, 0), 0);    /* L1 hit */
+        CHECK_EQ(cs_access(s, 0, 128, 8, 0), 0);  /* cold, L1 set 0 */
+        CHECK_EQ(cs_access(s, 0, 136, 8, 0), 0);  /* L1 hit */
+        CHECK_EQ(cs_access(s, 0, 256, 8, 0), 0);  /* cold, L1 set 0: line 0 leaves it */
+        CHECK_EQ(cs_access(s, 0, 0, 8, 0), 0);    /* L2 hit: 10 cycles */
+        CHECK_EQ(cs_access(s, 0, 16, 8, 0), 0);   /* L1 hit */
+        cs_stats(s, &st);
+        CHECK_EQ(st.total.cold, 3);
+        CHECK_EQ(st.total.l1_hits, 3);
+        CHECK_EQ(st.total.hits, 1);
+        CHECK_NEAR(st.total.busy_ns, 7);
+        CHECK_NEAR(st.total.stall_ns[CS_STALL_L2], 10);
+        /* three misses hold the bus 300 ns; a lone CPU never waits for its own */
+        CHECK_NEAR(st.bus_busy_ns, 300);
+        CHECK_NEAR(st.total.stall_ns[CS_STALL_COLD], 300);
+        CHECK_NEAR(st.time_ns, 317);
+        CHECK_NEAR(st.time_ns, st.total.busy_ns + st.total.stall_ns[CS_STALL_L2] +
+                                   st.total.stall_ns[CS_STALL_COLD]);
+        CHECK_NEAR(st.total.idle_ns, 0);
+        cs_free(s);
+    }
+
+    /* time: the remote latency, the upgrade, barriers and idle time */
+    {
+        struct cs_config c = cfg_of(2, 0, 1);
+        c.bus_mbs = 64000000; /* a bus too fast to wait for: latencies alone */
+        struct cs_sim *s = cs_create(&c, err, sizeof err);
+        CHECK(s != NULL);
+        CHECK_EQ(cs_access(s, 1, 0, 8, 1), 0); /* CPU 1: cold write, Modified */
+        cs_barrier(s);
+        CHECK_EQ(cs_access(s, 0, 0, 8, 0), 0); /* from CPU 1's cache: 150 ns */
+        CHECK_EQ(cs_access(s, 0, 0, 8, 1), 0); /* Shared: an upgrade */
+        cs_barrier(s);
+        cs_stats(s, &st);
+        CHECK_EQ(st.cpu[0].true_sharing, 0);
+        CHECK_EQ(st.cpu[0].cold, 1);
+        CHECK_EQ(st.cpu[0].upgrades, 1);
+        CHECK(st.cpu[0].stall_ns[CS_STALL_COLD] >= 150 &&
+              st.cpu[0].stall_ns[CS_STALL_COLD] < 150.01);
+        CHECK(st.cpu[0].stall_ns[CS_STALL_UPGRADE] > 0 &&
+              st.cpu[0].stall_ns[CS_STALL_UPGRADE] < 0.01);
+        /* phase 1: CPU 1 alone (1 + 100 ns), CPU 0 idles; phase 2 the reverse */
+        CHECK(st.cpu[0].idle_ns >= 101 && st.cpu[0].idle_ns < 101.01);
+        CHECK(st.cpu[1].idle_ns >= 152 && st.cpu[1].idle_ns < 152.02);
+        CHECK(st.time_ns >= 253 && st.time_ns < 253.03);
+        CHECK_EQ(st.barriers, 2);
+        cs_reset_stats(s);
+        cs_stats(s, &st);
+        CHECK_EQ(st.time_ns, 0);
+        CHECK_EQ(st.bus_busy_ns, 0);
+        CHECK_EQ(st.total.idle_ns, 0);
+        cs_free(s);
+    }
+
+    /* time: a bus-bound phase.  Two CPUs, each missing 64 lines cold in a row: 128 line
+     * transfers hold the bus 12,800 ns, more than either CPU's own 64 * (1 + 100) */
+    {
+        struct cs_config c = cfg_of(2, 0, 1);
+        c.l2_bytes = 1 << 16;
+        struct cs_sim *s = cs_create(&c, err, sizeof err);
+        CHECK(s != NULL);
+        for (int i = 0; i < 64; i++) {
+            CHECK_EQ(cs_access(s, 0, (uint64_t)i * 64, 8, 0), 0);
+            CHECK_EQ(cs_access(s, 1, (1u << 20) + (uint64_t)i * 64, 8, 0), 0);
+        }
+        cs_barrier(s);
+        cs_stats(s, &st);
+        CHECK_NEAR(st.bus_busy_ns, 12800);
+        CHECK(st.time_ns >= 12800);
+        /* waits at 95% utilisation at most: each CPU's own time stays under the phase's */
+        CHECK(st.cpu[0].stall_ns[CS_STALL_COLD] > 64 * 100);
+        CHECK(st.cpu[0].idle_ns >= 0);
+        cs_free(s);
+    }
+
+    /* bad L1 and time configurations */
+    {
+        struct cs_config c = cfg_of(1, 1, 0);
+        c.l1_bytes = 96;
+        CHECK(cs_create(&c, err, sizeof err) == NULL);
+        c.l1_bytes = 256, c.l1_assoc = 3;
+        CHECK(cs_create(&c, err, sizeof err) == NULL);
+        c = cfg_of(1, 0, 1);
+        c.bus_mbs = 0;
+        CHECK(cs_create(&c, err, sizeof err) == NULL);
+    }
+    return check_done("test_timing");
+}
