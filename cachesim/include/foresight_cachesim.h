@@ -87,15 +87,29 @@
  * The run's time is the sum of its phases', the phase still open (since
  * the last barrier) included.
  *
+ * Prefetches (cs_prefetch; paper Section 6.2: the MIPS R10000's prefetch instruction).
+ * A prefetch is an instruction (a cycle, with time) asking for one line in the CPU's L2,
+ * not its L1.  It is dropped when no CPU has touched the line's page yet (the R10000
+ * drops a prefetch that misses its TLB; the simulator has no TLB, so an unmapped page
+ * stands in), and when the L2 holds the line only makes it the set's most recently used;
+ * otherwise it fills the line
+ * as a read miss would (coherence, bus, a victim's writeback and its leaving the L1), is
+ * no miss of any class, and leaves the shadow alone.  With time the line is in flight
+ * until the latency of that miss has passed on the CPU's clock (its time in the phase
+ * without bus waits); a reference to it before then stalls for the rest (`late`), and
+ * a fifth prefetch while four are in flight stalls (also `late`) until the oldest has
+ * arrived.  A barrier ends every flight.
+ *
  * Counters (per CPU; the total is their sum): accesses (reads + writes, as given to
  * cs_access), reads, writes, refs (line references), l1_hits, hits (the L2's), the five
  * miss classes (refs = l1_hits + hits + misses), writebacks (of this CPU's Modified
- * copies), upgrades and invalidations (caused by this CPU's writes), and bus_bytes =
- * (misses + writebacks) * line: every miss fills a line, every writeback writes one;
- * upgrades and invalidations move no data.  With time: stall_ns (per class: l2, the
- * five miss classes and upgrade, their bus waits included), busy_ns (a cycle per
- * access) and idle_ns per CPU (their totals the sums), and for the run time_ns and
- * bus_busy_ns.
+ * copies), upgrades and invalidations (caused by this CPU's writes), prefetches (issued;
+ * of them prefetch_fills fetched a line and prefetch_drops were dropped), and bus_bytes =
+ * (misses + prefetch_fills + writebacks) * line: every miss or fill brings a line, every
+ * writeback writes one; upgrades and invalidations move no data.  With time: stall_ns
+ * (per class: l2, the five miss classes, upgrade and late, bus waits included), busy_ns
+ * (a cycle per access and per prefetch) and idle_ns per CPU (their totals the sums), and
+ * for the run time_ns and bus_busy_ns.
  */
 #ifndef FORESIGHT_CACHESIM_H
 #define FORESIGHT_CACHESIM_H
@@ -135,7 +149,9 @@ struct cs_config {
 
 enum cs_stall { CS_STALL_L2, CS_STALL_COLD, CS_STALL_CAPACITY, CS_STALL_CONFLICT,
                 CS_STALL_TRUE_SHARING, CS_STALL_FALSE_SHARING, CS_STALL_UPGRADE,
-                CS_STALLS };
+                CS_STALL_LATE, CS_STALLS };
+
+#define CS_PREFETCHES_IN_FLIGHT 4 /* the R10000's outstanding prefetches */
 
 struct cs_cpu_stats {
     uint64_t accesses, reads, writes;
@@ -143,6 +159,7 @@ struct cs_cpu_stats {
     uint64_t cold, capacity, conflict, true_sharing, false_sharing; /* misses */
     uint64_t misses;                                                /* their sum */
     uint64_t writebacks, upgrades, invalidations;
+    uint64_t prefetches, prefetch_fills, prefetch_drops;
     uint64_t bus_bytes;
     double stall_ns[CS_STALLS], busy_ns, idle_ns; /* with time (above), else 0 */
 };
@@ -182,6 +199,10 @@ int cs_set_hints(struct cs_sim *sim, const struct fs_color_run *runs, size_t n);
  * distinct lines touched); after ENOMEM or ERANGE the state is consistent but the
  * access may be partly simulated. */
 int cs_access(struct cs_sim *sim, unsigned cpu, uint64_t vaddr, uint32_t size, int write);
+
+/* CPU prefetches the line holding virtual address VADDR into its L2 (above).  Returns 0,
+ * or -1 with errno EINVAL (cpu >= cpus), ENOMEM or ERANGE as cs_access. */
+int cs_prefetch(struct cs_sim *sim, unsigned cpu, uint64_t vaddr);
 
 /* A barrier of all CPUs.  The trace's order is already the global order, so it changes
  * no cache state; it is counted, and with time it ends a phase (above). */

@@ -68,14 +68,19 @@ void cs_map_free(struct cs_map *m);
  * side by side, one LINE-byte line of each at a time; the threads interleaved a step at
  * a time.  STEADY: the loops that ran only once are left out where others ran again (a
  * time step; the first step, all of them, touches the pages in the program's order).
- * 0, or -1 with errno from cs_access.  Runs of more threads than CPUS are left out. */
+ * PREFETCH > 0: each access of a reference to a line other than its previous access's
+ * is preceded by a prefetch (cs_prefetch) of the line PREFETCH lines further on in the
+ * direction the reference moves (the compiler's software prefetches, once per line:
+ * Section 6.2).  0, or -1 with errno from cs_access.  Runs of more threads than CPUS are
+ * left out. */
 int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, unsigned cpus,
-                  bool steady);
+                  bool steady, unsigned prefetch);
 
 struct cs_run_info {
     const struct cs_config *cfg;
     const char *policy, *trace, *map; /* map: NULL if none; trace: NULL for a model */
     unsigned model_steps;             /* --model: steps measured after the first */
+    unsigned prefetch_lines;          /* --prefetch: the model's prefetch distance, 0 none */
     size_t hint_runs, skipped_summaries;
     const struct cs_sim *pages; /* --pages: the simulator whose tracked pages to list */
     double seconds; /* CPU time of the replay */

@@ -14,7 +14,7 @@ static unsigned long long u(uint64_t v)
 /* The counters of one CPU or all, as the members of an object (no braces); the L1's
  * and time's only where the configuration has them. */
 static void counters(FILE *f, const struct cs_config *cfg, const struct cs_cpu_stats *c,
-                     const char *indent)
+                     bool prefetched, const char *indent)
 {
     fprintf(f, "%s\"accesses\": %llu, \"reads\": %llu, \"writes\": %llu, \"line_refs\": %llu,\n",
             indent, u(c->accesses), u(c->reads), u(c->writes), u(c->refs));
@@ -28,6 +28,10 @@ static void counters(FILE *f, const struct cs_config *cfg, const struct cs_cpu_s
     fprintf(f, "%s\"writebacks\": %llu, \"upgrades\": %llu, \"invalidations\": %llu, "
             "\"bus_bytes\": %llu", indent, u(c->writebacks), u(c->upgrades),
             u(c->invalidations), u(c->bus_bytes));
+    if (prefetched)
+        fprintf(f, ",\n%s\"prefetches\": %llu, \"prefetch_fills\": %llu, "
+                "\"prefetch_drops\": %llu", indent, u(c->prefetches), u(c->prefetch_fills),
+                u(c->prefetch_drops));
     if (!cfg->mhz)
         return;
     /* memory stall cycles per access: the paper's MCPI, per access (a trace has no
@@ -38,10 +42,11 @@ static void counters(FILE *f, const struct cs_config *cfg, const struct cs_cpu_s
     const double mcpa = c->accesses ? stall * cfg->mhz / 1000.0 / (double)c->accesses : 0;
     fprintf(f, ",\n%s\"stall_ns\": {\"l2\": %.1f, \"cold\": %.1f, \"capacity\": %.1f, "
             "\"conflict\": %.1f, \"true_sharing\": %.1f, \"false_sharing\": %.1f, "
-            "\"upgrade\": %.1f, \"total\": %.1f},\n", indent, c->stall_ns[CS_STALL_L2],
-            c->stall_ns[CS_STALL_COLD], c->stall_ns[CS_STALL_CAPACITY],
+            "\"upgrade\": %.1f, \"late\": %.1f, \"total\": %.1f},\n", indent,
+            c->stall_ns[CS_STALL_L2], c->stall_ns[CS_STALL_COLD], c->stall_ns[CS_STALL_CAPACITY],
             c->stall_ns[CS_STALL_CONFLICT], c->stall_ns[CS_STALL_TRUE_SHARING],
-            c->stall_ns[CS_STALL_FALSE_SHARING], c->stall_ns[CS_STALL_UPGRADE], stall);
+            c->stall_ns[CS_STALL_FALSE_SHARING], c->stall_ns[CS_STALL_UPGRADE],
+            c->stall_ns[CS_STALL_LATE], stall);
     fprintf(f, "%s\"busy_ns\": %.1f, \"idle_ns\": %.1f, \"mcpa\": %.4f", indent, c->busy_ns,
             c->idle_ns, mcpa);
 }
@@ -57,6 +62,8 @@ void cs_json_write(FILE *f, const struct cs_run_info *run, const struct cs_stats
     fprintf(f, ", \"seed\": %llu, \"trace\": ", u(cfg->seed));
     cli_json_string(f, run->trace);
     fprintf(f, ", \"model_steps\": %u", run->model_steps);
+    if (run->prefetch_lines)
+        fprintf(f, ", \"prefetch_lines\": %u", run->prefetch_lines);
     fputs(", \"map\": ", f);
     cli_json_string(f, run->map);
     fprintf(f, ", \"hint_runs\": %zu, \"skipped_summaries\": %zu", run->hint_runs,
@@ -68,7 +75,8 @@ void cs_json_write(FILE *f, const struct cs_run_info *run, const struct cs_stats
                 "\"bus_mbs\": %u", cfg->mhz, cfg->l2_cycles, cfg->mem_ns, cfg->remote_ns,
                 cfg->bus_mbs);
     fputs("},\n", f);
-    counters(f, cfg, &st->total, "  ");
+    const bool pf = st->total.prefetches > 0 || run->prefetch_lines > 0;
+    counters(f, cfg, &st->total, pf, "  ");
     if (cfg->mhz)
         fprintf(f, ",\n  \"time_ns\": %.1f, \"bus_busy_ns\": %.1f, \"bus_utilization\": %.4f",
                 st->time_ns, st->bus_busy_ns,
@@ -77,7 +85,7 @@ void cs_json_write(FILE *f, const struct cs_run_info *run, const struct cs_stats
             u(st->barriers), u(st->pages));
     for (unsigned i = 0; i < st->cpus; i++) {
         fprintf(f, "    {\"cpu\": %u,\n", i);
-        counters(f, cfg, &st->cpu[i], "     ");
+        counters(f, cfg, &st->cpu[i], pf, "     ");
         fprintf(f, "}%s\n", i + 1 < st->cpus ? "," : "");
     }
     fputs("  ],\n  \"pages_per_color\": [", f);

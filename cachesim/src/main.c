@@ -20,7 +20,7 @@ static const char USAGE[] =
     "usage: foresight cachesim --cpus N (--preset sgi|alpha8400 | --l2 SIZE,ASSOC,LINE\n"
     "         --page SIZE) [--policy pc|bh|random|cdpc|cdpc-bh] [--seed S] [--map FILE]\n"
     "         [--l1 SIZE,ASSOC] [--time] [--mhz N] [--l2-cycles N] [--mem-ns N]\n"
-    "         [--remote-ns N] [--bus-mbs N]\n"
+    "         [--remote-ns N] [--bus-mbs N] [--prefetch LINES]\n"
     "         (--trace FILE | --model STEPS) [--pages] [--json OUT]\n"
     "\n"
     "Replays a multiprocessor's data accesses (a trace: binary FSCTRC1, or text lines\n"
@@ -53,7 +53,10 @@ static const char USAGE[] =
     "             alpha8400 8K,1 L1, 350 MHz, the rest as sgi's (its memory system is not\n"
     "             in the paper); without a preset, sgi's\n"
     "  --mhz, --l2-cycles, --mem-ns, --remote-ns, --bus-mbs\n"
-    "             set one of those (each implies --time)\n";
+    "             set one of those (each implies --time)\n"
+    "  --prefetch with --model: software prefetches into the L2, LINES lines ahead of\n"
+    "             each reference at each new line it reaches (at most 4 in flight, those\n"
+    "             to untouched pages dropped: the R10000's)\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -146,12 +149,13 @@ int main(int argc, char **argv)
         {"l1", required_argument, 0, '1'},     {"time", no_argument, 0, 'T'},
         {"mhz", required_argument, 0, 'z'},    {"l2-cycles", required_argument, 0, 'y'},
         {"mem-ns", required_argument, 0, 'e'}, {"remote-ns", required_argument, 0, 'o'},
-        {"bus-mbs", required_argument, 0, 'b'},
+        {"bus-mbs", required_argument, 0, 'b'}, {"prefetch", required_argument, 0, 'F'},
         {0, 0, 0, 0},
     };
     /* --time's values as given: UINT32_MAX where the preset decides */
     uint32_t tv[5] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
     bool timed = false, have_l1 = false;
+    unsigned prefetch = 0;
     uint64_t l1 = 0;
     uint32_t l1_assoc = 0;
     struct cs_config cfg = {.policy = CS_PC, .seed = 1};
@@ -246,6 +250,15 @@ int main(int argc, char **argv)
         case 'T':
             timed = true;
             break;
+        case 'F': {
+            char *end;
+            errno = 0;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (errno || *end || *optarg < '0' || *optarg > '9' || v < 1 || v > 4096)
+                return usage_error("--prefetch '%s': lines ahead, 1..4096", optarg);
+            prefetch = (unsigned)v;
+            break;
+        }
         case 'z': case 'y': case 'e': case 'o': case 'b': {
             const int k = ch == 'z' ? 0 : ch == 'y' ? 1 : ch == 'e' ? 2 : ch == 'o' ? 3 : 4;
             char *end;
@@ -305,6 +318,8 @@ int main(int argc, char **argv)
         return usage_error("%s", "give --trace FILE or --model STEPS (one of them)");
     if (steps && !map)
         return usage_error("%s", "--model needs --map FILE (the program's color map)");
+    if (prefetch && !steps)
+        return usage_error("%s", "--prefetch needs --model (a trace holds no prefetches)");
     if ((cfg.policy == CS_CDPC || cfg.policy == CS_CDPC_BH) && !map)
         return usage_error("--policy %s needs --map FILE (the program's color map)",
                            POLICIES[cfg.policy]);
@@ -323,7 +338,7 @@ int main(int argc, char **argv)
         return 2;
     }
     struct cs_run_info run = {.cfg = &cfg, .policy = POLICIES[cfg.policy], .trace = trace,
-                              .map = map, .model_steps = steps};
+                              .map = map, .model_steps = steps, .prefetch_lines = prefetch};
     int rc = 2;
     struct cs_trace *t = NULL;
     struct cs_map m = {0};
@@ -354,7 +369,7 @@ int main(int argc, char **argv)
     double t0 = cpu_seconds();
     if (steps) {
         for (unsigned k = 0; k <= steps; k++) {
-            if (cs_model_step(sim, &m, cfg.line, cfg.cpus, k > 0)) {
+            if (cs_model_step(sim, &m, cfg.line, cfg.cpus, k > 0, prefetch)) {
                 fprintf(stderr, CS_PROG ": error: %s: the model's accesses: %s\n", map,
                         strerror(errno));
                 goto out;

@@ -90,14 +90,37 @@ static const struct fs_color_array *array_of(const struct cs_map *m, uint64_t ba
     return best;
 }
 
+/* Thread T's access at ADDR by the reference whose previous line is *LAST (UINT64_MAX:
+ * none yet): with PREFETCH lines of distance, a new line is prefetched ahead first. */
+static int access_at(struct cs_sim *sim, unsigned t, uint64_t addr, bool write, uint32_t line,
+                     unsigned prefetch, uint64_t *last)
+{
+    if (prefetch) {
+        const uint64_t l = addr / line;
+        if (l != *last) {
+            const uint64_t ahead = (uint64_t)prefetch * line;
+            const bool down = *last != UINT64_MAX && l < *last;
+            *last = l;
+            if (down ? addr >= ahead : addr + ahead > addr) {
+                if (cs_prefetch(sim, t, down ? addr - ahead : addr + ahead))
+                    return -1;
+            }
+        }
+    }
+    return cs_access(sim, t, addr, 1, write);
+}
+
 /* One loop: refs[0..nr) share its loop id; the first decides who runs what. */
 static int run_loop(struct cs_sim *sim, const struct fs_color_ref **refs,
-                    const struct fs_color_array **arrs, size_t nr, uint32_t line)
+                    const struct fs_color_array **arrs, size_t nr, uint32_t line,
+                    unsigned prefetch, uint64_t *prev)
 {
     const struct fs_color_ref *lead = refs[0];
     unsigned p = lead->nthreads;
     struct walker w[FS_COLOR_MAX_CPUS];
     unsigned active = 0;
+    for (size_t k = 0; k < (size_t)p * nr; k++)
+        prev[k] = UINT64_MAX;
     for (unsigned t = 0; t < p; t++) {
         memset(&w[t], 0, sizeof w[t]);
         w[t].done = !next_block(lead, t, &w[t]);
@@ -119,7 +142,7 @@ static int run_loop(struct cs_sim *sim, const struct fs_color_ref **refs,
                 uint64_t at = (first + x->line) * line;
                 if (at < lo)
                     at = lo;
-                if (cs_access(sim, t, at, 1, refs[j]->write))
+                if (access_at(sim, t, at, refs[j]->write, line, prefetch, &prev[t * nr + j]))
                     return -1;
                 any = true;
             }
@@ -162,8 +185,10 @@ static uint64_t phase_steps(const struct fs_color_access **acc, size_t k, size_t
  * walk misses. */
 static int run_walks(struct cs_sim *sim, const struct fs_color_ref *lead,
                      const struct fs_color_access **acc, const struct fs_color_array **arrs,
-                     size_t na)
+                     size_t na, uint32_t line, unsigned prefetch, uint64_t *last)
 {
+    for (size_t k = 0; k < (size_t)lead->nthreads * na; k++)
+        last[k] = UINT64_MAX;
     unsigned p = lead->nthreads;
     struct walker w[FS_COLOR_MAX_CPUS];
     struct {
@@ -204,7 +229,7 @@ static int run_walks(struct cs_sim *sim, const struct fs_color_ref *lead,
                     uint64_t addr = lo + (uint64_t)a->within + e * st;
                     if (addr < lo || addr >= hi)
                         continue;
-                    if (cs_access(sim, t, addr, 1, a->write))
+                    if (access_at(sim, t, addr, a->write, line, prefetch, &last[t * na + j]))
                         return -1;
                     made = true;
                     continue;
@@ -272,7 +297,7 @@ static int one_time_loops(const struct cs_map *m, bool *once)
 }
 
 int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, unsigned cpus,
-                  bool steady)
+                  bool steady, unsigned prefetch)
 {
     const struct fs_color_ref **refs = malloc((m->nrefs + 1) * sizeof *refs);
     size_t na_max = m->nrefs > m->naccesses ? m->nrefs : m->naccesses;
@@ -280,8 +305,11 @@ int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, uns
     const struct fs_color_access **acc = malloc((m->naccesses + 1) * sizeof *acc);
     bool *done = calloc(m->nrefs + 1, sizeof *done);
     bool *once = calloc(m->nrefs + 1, sizeof *once);
+    /* per thread and reference, its previous access's line (prefetches) */
+    uint64_t *last = malloc(((size_t)cpus * (na_max + 1)) * sizeof *last);
     int rc = 0;
-    if (!refs || !arrs || !acc || !done || !once || (steady && one_time_loops(m, once))) {
+    if (!refs || !arrs || !acc || !done || !once || !last ||
+        (steady && one_time_loops(m, once))) {
         errno = ENOMEM;
         rc = -1;
     }
@@ -326,12 +354,12 @@ int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, uns
             qsort(acc, na, sizeof *acc, by_phase);
             for (size_t j = 0; j < na; j++)
                 arrs[j] = array_of(m, acc[j]->base);
-            if (run_walks(sim, refs[0], acc, arrs, na))
+            if (run_walks(sim, refs[0], acc, arrs, na, line, prefetch, last))
                 rc = -1;
         } else {
             for (size_t j = 0; j < nr; j++)
                 arrs[j] = array_of(m, refs[j]->base);
-            if (run_loop(sim, refs, arrs, nr, line))
+            if (run_loop(sim, refs, arrs, nr, line, prefetch, last))
                 rc = -1;
         }
     }
@@ -340,5 +368,6 @@ int cs_model_step(struct cs_sim *sim, const struct cs_map *m, uint32_t line, uns
     free(arrs);
     free(done);
     free(once);
+    free(last);
     return rc;
 }

@@ -35,14 +35,21 @@ struct cs_tlb {
 /* A CPU's part of the phase still open (time): what phase_time needs. */
 struct cs_phase {
     uint64_t cycles;          /* a cycle per access, and the L2 hits' stalls */
-    double lat_ns;            /* its bus transactions' latencies without waiting */
+    double lat_ns;            /* its stalls but the L2 hits', without bus waits */
     double bus_ns;            /* the bus time of the transactions it made */
     uint64_t waits[CS_STALLS]; /* its bus transactions that stall it, per class */
+};
+
+struct cs_flight { /* a prefetched line on its way (time) */
+    uint32_t id;
+    double ready; /* on the CPU's clock in the phase (cpu_clock) */
 };
 
 struct cs_cpu {
     struct cs_cache cache;
     struct cs_cache l1; /* with an L1 */
+    struct cs_flight flight[CS_PREFETCHES_IN_FLIGHT];
+    unsigned nflight;
     struct cs_shadow shadow;
     struct cs_tlb tlb[CS_TLB];
     struct cs_cpu_stats st;
@@ -265,8 +272,10 @@ static void phase_add(const struct cs_sim *s, struct cs_cpu_stats *st, double *t
 
 static void phase_clear(struct cs_sim *s)
 {
-    for (unsigned i = 0; i < s->cfg.cpus; i++)
+    for (unsigned i = 0; i < s->cfg.cpus; i++) {
         memset(&s->cpu[i].ph, 0, sizeof s->cpu[i].ph);
+        s->cpu[i].nflight = 0; /* a barrier ends every flight */
+    }
     s->ph_bus_ns = 0;
     s->ph_holds = 0;
 }
@@ -301,6 +310,34 @@ static inline void bus_stall(struct cs_sim *s, struct cs_cpu *c, int k, double l
     c->ph.lat_ns += lat;
     c->ph.waits[k]++;
     c->st.stall_ns[k] += lat;
+}
+
+/* CPU C's clock in the open phase (time): its cycles and stalls, without bus waits. */
+static inline double cpu_clock(const struct cs_sim *s, const struct cs_cpu *c)
+{
+    return (double)c->ph.cycles * s->ns_per_cycle + c->ph.lat_ns;
+}
+
+/* CPU C stalls D ns for a prefetched line (time). */
+static inline void late(struct cs_cpu *c, double d)
+{
+    if (d > 0) {
+        c->ph.lat_ns += d;
+        c->st.stall_ns[CS_STALL_LATE] += d;
+    }
+}
+
+/* A reference of CPU C to line ID in its L2 (HIT) or not: a prefetch of it still in
+ * flight stalls a hit until it arrives, and is over either way (time). */
+static void flight_end(const struct cs_sim *s, struct cs_cpu *c, uint32_t id, bool hit)
+{
+    for (unsigned k = 0; k < c->nflight; k++)
+        if (c->flight[k].id == id) {
+            if (hit)
+                late(c, c->flight[k].ready - cpu_clock(s, c));
+            c->flight[k] = c->flight[--c->nflight];
+            return;
+        }
 }
 
 /* The virtual line of line id ID (its page is mapped). */
@@ -367,7 +404,10 @@ static int reference(struct cs_sim *s, unsigned cpu, uint64_t vline, unsigned wl
     uint64_t inv;
     bool upgrade;
 
-    if (cs_cache_lookup(&c->cache, set, id)) {
+    const bool hit = cs_cache_lookup(&c->cache, set, id);
+    if (c->nflight)
+        flight_end(s, c, id, hit);
+    if (hit) {
         st->hits++;
         if (l1 && !in_l1) { /* (in it: a write that must reach the L2) */
             cs_cache_insert(&c->l1, l1_set, id);
@@ -481,6 +521,75 @@ int cs_access(struct cs_sim *s, unsigned cpu, uint64_t vaddr, uint32_t size, int
     }
 }
 
+int cs_prefetch(struct cs_sim *s, unsigned cpu, uint64_t vaddr)
+{
+    if (cpu >= s->cfg.cpus) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct cs_cpu *c = &s->cpu[cpu];
+    struct cs_cpu_stats *st = &c->st;
+    st->prefetches++;
+    if (s->ns_per_cycle) {
+        c->ph.cycles++;
+        st->busy_ns += s->ns_per_cycle;
+    }
+    const uint64_t vline = vaddr >> s->line_shift, vpage = vline >> s->lpp_shift;
+    const uint32_t *page = cs_linemap_find(&s->map.pages, vpage);
+    if (!page) { /* no CPU has touched it: dropped */
+        st->prefetch_drops++;
+        return 0;
+    }
+    const uint32_t in_page = (uint32_t)(vline & ((UINT64_C(1) << s->lpp_shift) - 1));
+    const uint32_t id = (*page << s->lpp_shift) | in_page;
+    const uint32_t set =
+        (uint32_t)(((s->map.frame[*page] << s->lpp_shift) | in_page) & s->set_mask);
+    if (cs_cache_lookup(&c->cache, set, id))
+        return 0;
+    if (s->ns_per_cycle) { /* room in flight: the fifth waits for the oldest */
+        const double now = cpu_clock(s, c);
+        unsigned k = 0;
+        while (k < c->nflight)
+            if (c->flight[k].ready <= now)
+                c->flight[k] = c->flight[--c->nflight];
+            else
+                k++;
+        if (c->nflight == CS_PREFETCHES_IN_FLIGHT) {
+            unsigned old = 0;
+            for (k = 1; k < c->nflight; k++)
+                if (c->flight[k].ready < c->flight[old].ready)
+                    old = k;
+            late(c, c->flight[old].ready - now);
+            c->flight[old] = c->flight[--c->nflight];
+        }
+    }
+    (void)cs_coherence_miss_kind(&s->dir, id, cpu, 0, 0); /* it holds the line now */
+    const int wb = cs_coherence_read_miss(&s->dir, id, cpu);
+    if (wb >= 0) {
+        s->cpu[wb].st.writebacks++;
+        if (s->ns_per_cycle)
+            bus_hold(s, c, s->line_ns);
+    }
+    st->prefetch_fills++;
+    if (s->ns_per_cycle) {
+        bus_hold(s, c, s->line_ns);
+        c->flight[c->nflight++] = (struct cs_flight){
+            .id = id,
+            .ready = cpu_clock(s, c) + (wb >= 0 ? s->cfg.remote_ns : s->cfg.mem_ns)};
+    }
+    const uint32_t victim = cs_cache_insert(&c->cache, set, id);
+    if (victim != CS_NONE) {
+        if (cs_coherence_evict(&s->dir, victim, cpu)) {
+            st->writebacks++;
+            if (s->ns_per_cycle)
+                bus_hold(s, c, s->line_ns);
+        }
+        if (s->cfg.l1_bytes)
+            cs_cache_remove(&c->l1, (uint32_t)(vline_of(s, victim) & s->l1_mask), victim);
+    }
+    return 0;
+}
+
 static void add(struct cs_cpu_stats *to, const struct cs_cpu_stats *x)
 {
     to->accesses += x->accesses;
@@ -498,6 +607,9 @@ static void add(struct cs_cpu_stats *to, const struct cs_cpu_stats *x)
     to->writebacks += x->writebacks;
     to->upgrades += x->upgrades;
     to->invalidations += x->invalidations;
+    to->prefetches += x->prefetches;
+    to->prefetch_fills += x->prefetch_fills;
+    to->prefetch_drops += x->prefetch_drops;
     to->bus_bytes += x->bus_bytes;
     for (int k = 0; k < CS_STALLS; k++)
         to->stall_ns[k] += x->stall_ns[k];
@@ -558,7 +670,7 @@ void cs_stats(const struct cs_sim *s, struct cs_stats *out)
     for (unsigned i = 0; i < s->cfg.cpus; i++) {
         struct cs_cpu_stats *c = &out->cpu[i];
         c->misses = c->cold + c->capacity + c->conflict + c->true_sharing + c->false_sharing;
-        c->bus_bytes = (c->misses + c->writebacks) * s->cfg.line;
+        c->bus_bytes = (c->misses + c->prefetch_fills + c->writebacks) * s->cfg.line;
         add(&out->total, c);
     }
     out->barriers = s->barriers;

@@ -15,7 +15,11 @@
  *   (M/D/1), charged to the stalling class;
  * - barriers end phases: the run's time is their sum, a CPU waiting at a barrier idles;
  *   cs_reset_stats clears the time; without time every time counter is 0, and the
- *   counters are those of a run without an L1 where the L1 is absent.
+ *   counters are those of a run without an L1 where the L1 is absent;
+ * - prefetches: one to a page no CPU touched is dropped, one to a line the L2 holds
+ *   fetches nothing; a fill is no miss, lands in the L2 and not the L1, moves a line on
+ *   the bus; a reference before it arrives stalls for the rest (late), one after it
+ *   does not; a fifth in flight waits for the oldest.
  */
 #include <stdint.h>
 
@@ -188,6 +192,54 @@ int main(void)
         /* waits at 95% utilisation at most: each CPU's own time stays under the phase's */
         CHECK(st.cpu[0].stall_ns[CS_STALL_COLD] > 64 * 100);
         CHECK(st.cpu[0].idle_ns >= 0);
+        cs_free(s);
+    }
+
+    /* prefetches */
+    {
+        struct cs_config c = cfg_of(1, 1, 1);
+        c.l2_bytes = 1 << 16;
+        struct cs_sim *s = cs_create(&c, err, sizeof err);
+        CHECK(s != NULL);
+        CHECK_EQ(cs_prefetch(s, 0, 0), 0); /* page 0: no CPU touched it */
+        cs_stats(s, &st);
+        CHECK_EQ(st.total.prefetch_drops, 1);
+        CHECK_EQ(cs_access(s, 0, 0, 8, 0), 0);  /* maps page 0 (lines 0..15) */
+        CHECK_EQ(cs_prefetch(s, 0, 8), 0);      /* its line is in the L2: nothing */
+        CHECK_EQ(cs_prefetch(s, 0, 64), 0);     /* line 1: a fill, 100 ns on its way */
+        cs_stats(s, &st);
+        CHECK_EQ(st.total.prefetches, 3);
+        CHECK_EQ(st.total.prefetch_fills, 1);
+        CHECK_EQ(st.total.bus_bytes, 2 * 64);
+        CHECK_EQ(cs_access(s, 0, 64, 8, 0), 0); /* at once: a late L2 hit, no miss */
+        cs_stats(s, &st);
+        CHECK_EQ(st.total.misses, 1);
+        CHECK_EQ(st.total.hits, 1);
+        CHECK_EQ(st.total.l1_hits, 0);
+        /* it arrives 100 ns after its issue (at 3 ns); the access came at 4 ns */
+        CHECK_NEAR(st.total.stall_ns[CS_STALL_LATE], 99);
+        /* a prefetch far enough ahead: 200 accesses (200 ns) before its use */
+        CHECK_EQ(cs_prefetch(s, 0, 128), 0);
+        for (int i = 0; i < 200; i++)
+            CHECK_EQ(cs_access(s, 0, 0, 8, 0), 0);
+        CHECK_EQ(cs_access(s, 0, 128, 8, 0), 0);
+        cs_stats(s, &st);
+        CHECK_NEAR(st.total.stall_ns[CS_STALL_LATE], 99);
+        CHECK_EQ(st.total.misses, 1);
+        /* five fills in a row: the fifth waits for the first (99 ns more, less the 4
+         * cycles of the prefetches between) */
+        for (int i = 3; i < 8; i++)
+            CHECK_EQ(cs_prefetch(s, 0, (uint64_t)i * 64), 0);
+        cs_stats(s, &st);
+        CHECK_EQ(st.total.prefetch_fills, 7);
+        CHECK_NEAR(st.total.stall_ns[CS_STALL_LATE], 99 + 96);
+        /* the CPU's own 527 ns (212 cycles, two L2 hits, a miss, 195 ns late) are less
+         * than the bus's eight lines: the phase is the bus's */
+        CHECK_NEAR(st.total.busy_ns + st.total.stall_ns[CS_STALL_L2] +
+                       st.total.stall_ns[CS_STALL_COLD] + st.total.stall_ns[CS_STALL_LATE],
+                   527);
+        CHECK_NEAR(st.time_ns, 800);
+        CHECK_NEAR(st.total.idle_ns, 800 - 527);
         cs_free(s);
     }
 
