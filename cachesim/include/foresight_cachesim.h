@@ -79,11 +79,13 @@
  * an upgrade for 8 / bandwidth.  Barriers (cs_barrier) divide the run into phases; a
  * phase lasts T = max(B, max over CPUs of (cycles / mhz + latencies + n * W)), where B
  * is the bus's busy time in the phase, n the CPU's misses and upgrades, and W its mean
- * wait for the bus: an M/D/1 queue of the other CPUs' transactions (its own never
- * overlap: it stalls on each) at utilisation rho = min((B - B_cpu) / T, 0.95), B_cpu the
- * bus time of the transactions its references made, with the phase's mean hold time S:
- * W = S * rho / (2 (1 - rho)).  T is the fixed point (found by bisection).  A CPU's
- * idle time is T minus its own (the paper's synchronisation overhead: load imbalance).
+ * wait for the bus: an M/D/1 queue of every transaction but its own stalling ones (it
+ * never queues behind those: it stalls on each) at utilisation
+ * rho = min((B - B_cpu) / T, 0.95), B_cpu the bus time of its misses and upgrades, with
+ * the phase's mean hold time S: W = S * rho / (2 (1 - rho)).  T is the fixed point
+ * (found by bisection).  A CPU's idle time is T minus its own: waiting at the barrier
+ * for slower CPUs (the paper's synchronisation overhead: load imbalance) or, where the
+ * bus's busy time sets T, for the bus.
  * The run's time is the sum of its phases', the phase still open (since
  * the last barrier) included.
  *
@@ -97,8 +99,9 @@
  * no miss of any class, and leaves the shadow alone.  With time the line is in flight
  * until the latency of that miss has passed on the CPU's clock (its time in the phase
  * without bus waits); a reference to it before then stalls for the rest (`late`), and
- * a fifth prefetch while four are in flight stalls (also `late`) until the oldest has
- * arrived.  A barrier ends every flight.
+ * a fifth prefetch while four are in flight stalls (also `late`) until the first of
+ * them arrives.  A fill of a line still in flight (it left the L2 on the way) replaces
+ * its flight.  A barrier ends every flight.
  *
  * Counters (per CPU; the total is their sum): accesses (reads + writes, as given to
  * cs_access), reads, writes, refs (line references), l1_hits, hits (the L2's), the five
@@ -201,7 +204,7 @@ int cs_set_hints(struct cs_sim *sim, const struct fs_color_run *runs, size_t n);
 int cs_access(struct cs_sim *sim, unsigned cpu, uint64_t vaddr, uint32_t size, int write);
 
 /* CPU prefetches the line holding virtual address VADDR into its L2 (above).  Returns 0,
- * or -1 with errno EINVAL (cpu >= cpus), ENOMEM or ERANGE as cs_access. */
+ * or -1 with errno EINVAL (cpu >= cpus). */
 int cs_prefetch(struct cs_sim *sim, unsigned cpu, uint64_t vaddr);
 
 /* A barrier of all CPUs.  The trace's order is already the global order, so it changes

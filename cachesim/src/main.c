@@ -235,14 +235,17 @@ int main(int argc, char **argv)
             break;
         }
         case '1': {
-            char buf[64], *comma;
-            uint64_t ways;
+            char buf[64], *comma, *end;
             if (strlen(optarg) >= sizeof buf || !(comma = strchr(strcpy(buf, optarg), ',')))
                 return usage_error("--l1 '%s': expected SIZE,ASSOC (e.g. 32K,2)", optarg);
             *comma = '\0';
-            if (!cli_parse_size(buf, &l1) || !cli_parse_size(comma + 1, &ways) || ways == 0 ||
-                ways > UINT32_MAX)
+            errno = 0;
+            unsigned long ways = strtoul(comma + 1, &end, 10);
+            if (!cli_parse_size(buf, &l1) || errno || *end || comma[1] < '0' || comma[1] > '9' ||
+                ways == 0 || ways > UINT32_MAX)
                 return usage_error("--l1 '%s': expected SIZE,ASSOC (e.g. 32K,2)", optarg);
+            if (l1 == 0)
+                return usage_error("--l1 '%s': a size of 0 (leave --l1 out for no L1)", optarg);
             l1_assoc = (uint32_t)ways;
             have_l1 = true;
             break;
@@ -260,17 +263,19 @@ int main(int argc, char **argv)
             break;
         }
         case 'z': case 'y': case 'e': case 'o': case 'b': {
+            static const char *const names[5] = {"--mhz", "--l2-cycles", "--mem-ns",
+                                                 "--remote-ns", "--bus-mbs"};
+            static const unsigned long lo[5] = {1, 0, 0, 0, 1};
+            static const unsigned long hi[5] = {1000000, 1000000, 100000000, 100000000,
+                                                100000000};
             const int k = ch == 'z' ? 0 : ch == 'y' ? 1 : ch == 'e' ? 2 : ch == 'o' ? 3 : 4;
             char *end;
             errno = 0;
             unsigned long v = strtoul(optarg, &end, 10);
-            if (errno || *end || *optarg < '0' || *optarg > '9' || v > 100000000 ||
-                ((k == 0 || k == 4) && v == 0)) {
-                static const char *const names[5] = {"--mhz", "--l2-cycles", "--mem-ns",
-                                                     "--remote-ns", "--bus-mbs"};
+            if (errno || *end || *optarg < '0' || *optarg > '9' || v < lo[k] || v > hi[k]) {
                 char what[160];
-                snprintf(what, sizeof what, "%s '%%s': expected a whole number from %d to "
-                         "100000000", names[k], k == 0 || k == 4 ? 1 : 0);
+                snprintf(what, sizeof what, "%s '%%s': expected a whole number from %lu to %lu",
+                         names[k], lo[k], hi[k]);
                 return usage_error(what, optarg);
             }
             tv[k] = (uint32_t)v;
@@ -307,7 +312,7 @@ int main(int argc, char **argv)
                 tv[k] = dflt[k];
         cfg.mhz = tv[0], cfg.l2_cycles = tv[1], cfg.mem_ns = tv[2], cfg.remote_ns = tv[3];
         cfg.bus_mbs = tv[4];
-        if (!have_l1)
+        if (!have_l1 && (alpha ? 8 << 10 : 32 << 10) >= line) /* (no L1 of under a line) */
             l1 = alpha ? 8 << 10 : 32 << 10, l1_assoc = alpha ? 1 : 2;
     }
     cfg.l1_bytes = l1;

@@ -36,7 +36,7 @@ struct cs_tlb {
 struct cs_phase {
     uint64_t cycles;          /* a cycle per access, and the L2 hits' stalls */
     double lat_ns;            /* its stalls but the L2 hits', without bus waits */
-    double bus_ns;            /* the bus time of the transactions it made */
+    double block_ns;          /* the bus time of its transactions that stall it */
     uint64_t waits[CS_STALLS]; /* its bus transactions that stall it, per class */
 };
 
@@ -121,9 +121,10 @@ static int check(const struct cs_config *cfg, char *err, size_t errlen)
                  cfg->l1_assoc, (unsigned long long)(cfg->l1_bytes / line));
     else if (cfg->mhz && cfg->bus_mbs == 0)
         snprintf(err, errlen, "a bus bandwidth of 0: time needs one");
-    else if (cfg->mhz > 1000000 || cfg->l2_cycles > 1000000 || cfg->mem_ns > 100000000 ||
-             cfg->remote_ns > 100000000)
-        snprintf(err, errlen, "a clock over 1 THz or a latency over 0.1 s");
+    else if (cfg->mhz && (cfg->mhz > 1000000 || cfg->l2_cycles > 1000000 ||
+                          cfg->mem_ns > 100000000 || cfg->remote_ns > 100000000))
+        snprintf(err, errlen, "a clock over 1 THz, an L2 hit over a million cycles, or a "
+                 "miss over 0.1 s");
     else
         return 0;
     return -1;
@@ -207,12 +208,13 @@ int cs_set_hints(struct cs_sim *s, const struct fs_color_run *runs, size_t n)
 }
 
 /* A CPU's mean wait for the bus in the open phase, were the phase T ns long: an M/D/1
- * queue of the other CPUs' transactions (its own never overlap: it stalls on each). */
+ * queue of every transaction but its own stalling ones (it never queues behind those:
+ * it stalls on each). */
 static double bus_wait(const struct cs_sim *s, const struct cs_phase *p, double t)
 {
     if (t <= 0 || s->ph_holds == 0)
         return 0;
-    double rho = (s->ph_bus_ns - p->bus_ns) / t;
+    double rho = (s->ph_bus_ns - p->block_ns) / t;
     if (rho > 0.95)
         rho = 0.95;
     return rho > 0 ? s->ph_bus_ns / (double)s->ph_holds * rho / (2 * (1 - rho)) : 0;
@@ -294,19 +296,19 @@ void cs_barrier(struct cs_sim *s)
     phase_clear(s);
 }
 
-/* CPU C's reference holds the bus for HOLD ns (time). */
-static inline void bus_hold(struct cs_sim *s, struct cs_cpu *c, double hold)
+/* A transaction holds the bus for HOLD ns, stalling nobody (time). */
+static inline void bus_hold(struct cs_sim *s, double hold)
 {
     s->ph_bus_ns += hold;
     s->ph_holds++;
-    c->ph.bus_ns += hold;
 }
 
 /* CPU stalls on a bus transaction of class K with latency LAT ns, holding the bus HOLD
  * ns (time). */
 static inline void bus_stall(struct cs_sim *s, struct cs_cpu *c, int k, double lat, double hold)
 {
-    bus_hold(s, c, hold);
+    bus_hold(s, hold);
+    c->ph.block_ns += hold;
     c->ph.lat_ns += lat;
     c->ph.waits[k]++;
     c->st.stall_ns[k] += lat;
@@ -469,7 +471,7 @@ static int reference(struct cs_sim *s, unsigned cpu, uint64_t vline, unsigned wl
         if (wb >= 0) {
             s->cpu[wb].st.writebacks++;
             if (s->ns_per_cycle)
-                bus_hold(s, c, s->line_ns);
+                bus_hold(s, s->line_ns);
         }
     }
     if (s->ns_per_cycle)
@@ -479,7 +481,7 @@ static int reference(struct cs_sim *s, unsigned cpu, uint64_t vline, unsigned wl
         if (cs_coherence_evict(&s->dir, victim, cpu)) {
             st->writebacks++;
             if (s->ns_per_cycle)
-                bus_hold(s, c, s->line_ns);
+                bus_hold(s, s->line_ns);
         }
         if (l1)
             cs_cache_remove(&c->l1, (uint32_t)(vline_of(s, victim) & s->l1_mask), victim);
@@ -568,11 +570,16 @@ int cs_prefetch(struct cs_sim *s, unsigned cpu, uint64_t vaddr)
     if (wb >= 0) {
         s->cpu[wb].st.writebacks++;
         if (s->ns_per_cycle)
-            bus_hold(s, c, s->line_ns);
+            bus_hold(s, s->line_ns);
     }
     st->prefetch_fills++;
     if (s->ns_per_cycle) {
-        bus_hold(s, c, s->line_ns);
+        bus_hold(s, s->line_ns);
+        for (unsigned k = 0; k < c->nflight; k++)
+            if (c->flight[k].id == id) { /* its earlier fill left the L2 on the way */
+                c->flight[k] = c->flight[--c->nflight];
+                break;
+            }
         c->flight[c->nflight++] = (struct cs_flight){
             .id = id,
             .ready = cpu_clock(s, c) + (wb >= 0 ? s->cfg.remote_ns : s->cfg.mem_ns)};
@@ -582,7 +589,7 @@ int cs_prefetch(struct cs_sim *s, unsigned cpu, uint64_t vaddr)
         if (cs_coherence_evict(&s->dir, victim, cpu)) {
             st->writebacks++;
             if (s->ns_per_cycle)
-                bus_hold(s, c, s->line_ns);
+                bus_hold(s, s->line_ns);
         }
         if (s->cfg.l1_bytes)
             cs_cache_remove(&c->l1, (uint32_t)(vline_of(s, victim) & s->l1_mask), victim);

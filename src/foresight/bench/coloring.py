@@ -125,7 +125,7 @@ TRACED_GAP = 0.03          # the model's misses against the traced program's
 
 
 def _list(text: str, allowed, what: str) -> list[str]:
-    out = [w for w in text.split(",") if w]
+    out = list(dict.fromkeys(w for w in text.split(",") if w))
     bad = [w for w in out if w not in allowed]
     if bad or not out:
         raise UsageError(f"{what} {text!r}: choose from {', '.join(allowed)}")
@@ -573,7 +573,8 @@ class Coloring(suite.Suite):
                 f"lines, {cfg['page'] // 1024} KiB pages, {cfg['mem_ns']} ns from memory, "
                 f"bus {cfg['bus_mbs']} MB/s), modelled ms per step",
                 ("program", "bh 1", "bh 4", "bh 8", "pc 1", "pc 4", "pc 8", "cdpc 1", "cdpc 4",
-                 "cdpc 8", "BH/CDPC 8", "paper", "PC/CDPC 8", "paper"), rows,
+                 "cdpc 8", "BH/CDPC 8", "paper BH/CDPC 8", "PC/CDPC 8", "paper PC/CDPC 8"),
+                rows,
                 left=("program",)))
         sgi = [t for t in timed if t["machine"] == "sgi" and t["policy"] == "pc"
                and not t.get("prefetch")]
@@ -598,7 +599,8 @@ class Coloring(suite.Suite):
                 f"{cfg['remote_ns']} ns from memory / another cache, bus {cfg['bus_mbs']} MB/s), "
                 "page coloring: time per step, memory stall cycles per access by class, bus",
                 ("program", "CPUs", "policy", "ms per step", "combined ms", "L2 hit",
-                 "replacement", "cold", "sharing, upgrades", "MCPA", "bus busy", "idle"), rows,
+                 "replacement", "cold", "sharing, upgrades", "MCPA", "bus busy",
+                 "idle or bus-bound"), rows,
                 left=("program", "policy")))
         rows = []
         for name in res["programs"]:
@@ -633,8 +635,10 @@ class Coloring(suite.Suite):
                    "its slowest CPU or its bus); combined = that times the CPUs (the paper's "
                    "combined execution time); the stall columns are memory stall cycles per "
                    "access (a cycle per access is the model's only other work, so MCPA is "
-                   "per access, not per instruction); idle = the CPUs' time at barriers "
-                   "(load imbalance) over the combined time; the memory system of alpha8400 "
+                   "per access, not per instruction); idle or bus-bound = the CPUs' time "
+                   "waiting at barriers for slower CPUs (load imbalance) or for the bus where "
+                   "its busy time sets a phase's length, over the combined time; the memory "
+                   "system of alpha8400 "
                    "is not in the paper: sgi's latencies and bus stand in for it"]
                   if res.get("timed") else []),
                 machine(res["environment"])]
