@@ -299,6 +299,53 @@ def test_report_of_a_file_compiled_unchanged_says_so(tmp_path):
     assert entries and all(e.get("compiled_unchanged") for e in entries)
 
 
+SELF_INCLUDING = """\
+#ifndef T
+#include <stdio.h>
+#include <stdlib.h>
+#define CAT_(a, b) a##_##b
+#define CAT(a, b) CAT_(a, b)
+#define T float
+#include __FILE__
+#undef T
+#define T double
+#include __FILE__
+#undef T
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 100000;
+    float *f = malloc(n * sizeof *f);
+    double *d = malloc(n * sizeof *d);
+    for (long i = 0; i < n; i++) { f[i] = 1.0f; d[i] = 2.0; }
+    printf("%.17g %.17g\\n", sum_float(f, n), sum_double(d, n));
+    return 0;
+}
+#else
+static double CAT(sum, T)(const T *a, long n)
+{
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        s += a[i];
+    return s;
+}
+#endif
+"""
+
+
+def test_a_file_that_includes_itself_is_compiled_unchanged(tmp_path):
+    # The template idiom: one loop's text compiled once per element type.  Its hints
+    # were spliced once per instance at the same offsets, nested, and the program read
+    # past its array (a helper's probe: SIGSEGV with hints on).
+    (tmp_path / "t.c").write_text(SELF_INCLUDING)
+    for flags in ([], ["--prefetch-thread"]):
+        p = fcc("-O2", *flags, "t.c", "-o", "t", cwd=tmp_path)
+        assert "t.c:7: the file includes itself, so its text is compiled more than once; " \
+               "compiled unchanged" in p.stderr, p.stderr
+        out = subprocess.run(["./t"], cwd=tmp_path, capture_output=True, text=True,
+                             env={**os.environ, "FORESIGHT_INCORE": "hint"})
+        assert out.returncode == 0 and out.stdout == "100000 200000\n", out
+
+
 def test_a_static_program_links_without_the_runtime(project, cc):
     probe = subprocess.run([cc, "-static", "kernel.c", "main.c", "-o", "gprog"], cwd=project,
                            capture_output=True)

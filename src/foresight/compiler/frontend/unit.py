@@ -221,6 +221,15 @@ def load(source: Path, clang_args: list[str], hide_openmp: bool = False,
         d = errors[0]
         loc = f"{d.location.file}:{d.location.line}" if d.location.file else str(source)
         raise ParseFailure(f"{loc}: libclang cannot parse this file ({d.spelling})")
+    # A file that includes itself (`#include __FILE__` once per element type) compiles
+    # one text several times: one rewrite of that text cannot serve each instance (the
+    # insertions of every instance landed at the same offsets, nested: a probe's
+    # program read past its array).
+    me = os.path.realpath(str(source))
+    for inc in tu.get_includes():
+        if inc.include is not None and os.path.realpath(str(inc.include)) == me:
+            raise ParseFailure(f"{source}:{inc.location.line}: the file includes itself, so "
+                               "its text is compiled more than once")
     remember_main(tu)
     return tu
 
