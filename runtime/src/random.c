@@ -39,11 +39,19 @@
  * range is advised and none is set back to normal (the normal advice at a nest's exit
  * overwrote the program's MADV_RANDOM and split its mapping in two, so that its mremap
  * of the whole mapping failed with EFAULT in the hinted build only).
+ * A nest left without its end (longjmp or siglongjmp out of it: the scope cleanup does
+ * not run) leaves its range advised, so the mapping stays split at the range's ends; the
+ * program's mremap, which refuses a range over more than one area (EFAULT), is
+ * interposed below: before it, advice over the range it moves is taken back (the kernel
+ * merges the areas again), and that site gives no more advice in its run (a helper's
+ * probe: a timer's siglongjmp out of a hinted gather, then mremap of the file's mapping
+ * failed under a memory cap in the hinted build only).
  * Measured (bucket_sort, read_ahead_kb 128, 1,024 frontiers): 1 GiB under a 256 MiB
  * cap, 6.4 s unhinted, 11.2 s with the advice; 192 MiB under a 64 MiB cap, 6.2 s
  * unhinted, 1.9 s with it (docs/decisions.md).
  */
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -81,6 +89,28 @@ int posix_madvise(void *addr, size_t len, int advice)
     int (*fn)(void *, size_t, int) =
         (int (*)(void *, size_t, int))fs_next_fn(&real, "posix_madvise");
     return fn(addr, len, advice);
+}
+
+static void withdraw(uintptr_t lo, uintptr_t hi);
+
+/* The program's mremap (above): the library's advice over [OLD, OLD + OLD_SIZE) taken back
+ * first.  NEW_ADDRESS is read only where the flags say it was passed. */
+void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
+{
+    static void *real;
+    void *to = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        to = va_arg(ap, void *);
+        va_end(ap);
+    }
+    const uintptr_t a = (uintptr_t)old;
+    withdraw(a >> FORESIGHT_PAGE_SHIFT,
+             (a + old_size + FS_PAGE - 1) >> FORESIGHT_PAGE_SHIFT);
+    void *(*fn)(void *, size_t, size_t, int, ...) =
+        (void *(*)(void *, size_t, size_t, int, ...))fs_next_fn(&real, "mremap");
+    return fn(old, old_size, new_size, flags, to);
 }
 
 #define RANDOM_SLOTS 64
@@ -353,6 +383,26 @@ bool fs_random_note(struct foresight_site *site, uintptr_t page)
 out:
     pthread_mutex_unlock(&lock);
     return kernel;
+}
+
+/* Advice over pages [LO, HI) taken back: the advised ranges that meet it are set back to
+ * normal, and their sites advise nothing more in their runs.  Not from a handler that
+ * interrupted a thread holding the lock (trylock): then nothing. */
+static void withdraw(uintptr_t lo, uintptr_t hi)
+{
+    if (__atomic_load_n(&active, __ATOMIC_RELAXED) == 0 || pthread_mutex_trylock(&lock) != 0)
+        return;
+    for (int i = 0; i < RANDOM_SLOTS; i++) {
+        struct random_slot *s = &slots[i];
+        if (s->site == NULL || s->state != ADVISED || s->hi <= s->lo || s->hi <= lo ||
+            hi <= s->lo)
+            continue;
+        if (!__atomic_load_n(&program_advises, __ATOMIC_RELAXED))
+            own_madvise(s->lo, s->hi - s->lo, MADV_NORMAL);
+        s->lo = s->hi = 0;
+        s->state = UNADVISED;
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 void fs_random_reset(void)
