@@ -346,6 +346,26 @@ def test_a_file_that_includes_itself_is_compiled_unchanged(tmp_path):
         assert out.returncode == 0 and out.stdout == "100000 200000\n", out
 
 
+def test_a_source_from_a_pipe_reaches_cc(tmp_path):
+    # `-x c <(gen)`: the shell passes /dev/fd/N, which cc must inherit (the driver's
+    # compiler runs closed every descriptor but the standard ones: "cc1: fatal error:
+    # /dev/fd/63: No such file or directory").  A pipe is read once: by cc, unhinted.
+    (tmp_path / "rows.c").write_text(ROWS)
+    r, w = os.pipe()
+    with open(tmp_path / "rows.c", "rb") as f:
+        os.write(w, f.read())
+    os.close(w)
+    try:
+        p = subprocess.run([FORESIGHT, "cc", "-O2", "--report", "-x", "c", f"/dev/fd/{r}",
+                            "-o", "p"], cwd=tmp_path, capture_output=True, text=True,
+                           pass_fds=(r,))
+    finally:
+        os.close(r)
+    assert p.returncode == 0, p.stderr
+    assert f"/dev/fd/{r}: not a regular file: no hints; compiled unchanged" in p.stderr
+    assert (tmp_path / "p").exists()
+
+
 def test_a_static_program_links_without_the_runtime(project, cc):
     probe = subprocess.run([cc, "-static", "kernel.c", "main.c", "-o", "gprog"], cwd=project,
                            capture_output=True)

@@ -176,6 +176,9 @@ def _transform_all(cl: CommandLine, opts, tmp: Path):
             notes.append("foresight cc: -: no hints for standard input; compiled unchanged")
             continue
         if not src.is_file():
+            if src.exists():   # a pipe (`-x c <(gen)`): read once, by cc
+                notes.append(f"foresight cc: {inp.path}: not a regular file: no hints; "
+                             "compiled unchanged")
             continue  # cc reports the missing file
         if as_written:
             result = _original(src)
