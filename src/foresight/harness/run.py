@@ -266,6 +266,14 @@ def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
         shutil.rmtree(stats_dir, ignore_errors=True)
 
 
+def _signal(pid: int, sig: int) -> None:
+    """SIG to the program, which has not been waited for (a zombie at worst)."""
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
 def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout=None,
                        stderr=None) -> dict:
     swap0 = vmstat_swap()
@@ -281,12 +289,17 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
         raise HarnessError(f"cannot run {cmd[0]!r}: {e.strerror}") from None
     except subprocess.SubprocessError as e:
         raise HarnessError(f"cannot start {cmd[0]!r} in {cap.describe()}: {e}") from None
-    previous = {s: signal.signal(s, lambda sig, _f: proc.send_signal(sig)) for s in FORWARDED}
+    # Signals reach the program by os.kill, not Popen.send_signal or kill, which poll()
+    # first: that reaped the program between the waitid below (WNOWAIT: it stays a
+    # zombie, so its pid is not reused) and wait4, whose rusage the run reports
+    # (ChildProcessError, a traceback, about 1 SIGTERM in 10: a helper's probe).
+    previous = {s: signal.signal(s, lambda sig, _f: _signal(proc.pid, sig)) for s in FORWARDED}
     fresh, timer, expired = None, None, threading.Event()
     try:
         fresh = cap.cgroup.keep_stats_fresh() if cap.cgroup else None
         if timeout:
-            timer = threading.Timer(timeout, lambda: (expired.set(), proc.kill()))
+            timer = threading.Timer(timeout, lambda: (expired.set(),
+                                                      _signal(proc.pid, signal.SIGKILL)))
             timer.start()
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         wall = time.perf_counter() - t0
