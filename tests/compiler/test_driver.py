@@ -366,6 +366,58 @@ def test_a_source_from_a_pipe_reaches_cc(tmp_path):
     assert (tmp_path / "p").exists()
 
 
+def test_a_one_step_build_names_gccs_side_files_as_cc_does(tmp_path):
+    # Each C input is compiled to a temporary object before the link: --coverage's .gcno
+    # (and the .gcda path compiled into the program), -fstack-usage's .su were named
+    # after it and lost with the directory ("0.gcda" written into a re-created
+    # /tmp/foresight-cc-XXXX at run time: a helper's probe).
+    if not subprocess.run(["cc", "-dumpdir", "x-", "-E", "-x", "c", "/dev/null", "-o",
+                           os.devnull], capture_output=True).returncode == 0:
+        pytest.skip("cc takes no -dumpdir (GCC 11 or later does)")
+    (tmp_path / "rows.c").write_text(ROWS)
+    fcc("--coverage", "-fstack-usage", "-O2", "-o", "bin-p", "rows.c", cwd=tmp_path)
+    assert (tmp_path / "bin-p-rows.gcno").exists() and (tmp_path / "bin-p-rows.su").exists()
+    subprocess.run(["./bin-p"], cwd=tmp_path, check=True, capture_output=True)
+    assert (tmp_path / "bin-p-rows.gcda").exists()
+    assert not list(tmp_path.glob("0.*")), sorted(p.name for p in tmp_path.iterdir())
+
+
+UNINITIALISED = """\
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) static double total(const double *a, long n)
+{
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        s += a[i];
+    return s;
+}
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 1000000;
+    double *a = malloc(n * sizeof *a);
+    printf("%g\\n", total(a, n));
+    return 0;
+}
+"""
+
+
+def test_a_warning_gcc_finds_late_still_fails_a_werror_build(tmp_path, cc):
+    # gcc's -Wmaybe-uninitialized comes from its optimisers, which the hint code feeds
+    # other code: the transformed text compiled silently and a -Wall -Werror build cc
+    # refuses went through (a helper's probe).  Under -Werror the original's verdict holds.
+    (tmp_path / "u.c").write_text(UNINITIALISED)
+    want = subprocess.run([cc, "-O2", "-Wall", "-Werror", "-c", "u.c", "-o", "c.o"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    p = fcc("-O2", "-Wall", "-Werror", "-c", "u.c", "-o", "f.o", cwd=tmp_path, check=False)
+    assert p.returncode == want.returncode
+    if want.returncode != 0:   # (a compiler that does not warn here: both succeed)
+        assert "maybe-uninitialized" in p.stderr and not (tmp_path / "f.o").exists()
+    # without -Werror the hints are kept
+    p = fcc("-O2", "-Wall", "--report", "-c", "u.c", "-o", "f.o", cwd=tmp_path)
+    assert "hinted" in p.stderr
+
+
 def test_a_static_program_links_without_the_runtime(project, cc):
     probe = subprocess.run([cc, "-static", "kernel.c", "main.c", "-o", "gprog"], cwd=project,
                            capture_output=True)

@@ -264,6 +264,19 @@ def _predefined(words: tuple[str, ...]) -> dict[str, str] | None:
 _PREDEFINED: dict[tuple[str, ...], dict[str, str] | None] = {}
 
 
+def names_aux_files(compiler: list[str]) -> bool:
+    """Whether COMPILER is GCC 11 or later, which takes -dumpdir and -dumpbase (clang
+    16 does not)."""
+    key = tuple(compiler)
+    if key not in _PREDEFINED:
+        _PREDEFINED[key] = _predefined(key)
+    macros = _PREDEFINED[key] or {}
+    try:
+        return "__clang__" not in macros and int(macros.get("__GNUC__", "0")) >= 11
+    except ValueError:
+        return False
+
+
 def flag_macros(flags: list[str]) -> list[str]:
     """-D and -U options that give libclang the macros the user's FLAGS (common_flags'
     words) make cc define or undefine beyond its defaults: -pthread's _REENTRANT,

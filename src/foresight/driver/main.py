@@ -332,7 +332,23 @@ def _tu_command(compiler: list[str], cl: CommandLine, inp: Input, path: Path, ch
         # would name the transformed copy.
         quoted = str(inp.path).replace("\\", "\\\\").replace('"', '\\"')
         cmd += ["-Wno-builtin-macro-redefined", f'-D__BASE_FILE__="{quoted}"']
+    if cl.mode == "link" and output != os.devnull:
+        cmd += _aux_names(compiler, cl, inp)
     return [*cmd, mode, "-x", "c", str(path), "-o", output]
+
+
+def _aux_names(compiler: list[str], cl: CommandLine, inp: Input) -> list[str]:
+    """A compile step of a link build writes its object into the temporary directory:
+    the files GCC writes beside it (--coverage's .gcno and the .gcda path in the code,
+    -fprofile-generate's, -fstack-usage, -save-temps, -fdump-*) are named as cc's own
+    one-step build names them, OUTPUT-SOURCE.EXT beside the program, by -dumpdir and
+    -dumpbase (GCC 11 and later; the user's own -dump* options kept as they are)."""
+    if any(a.startswith("-dump") for a in cl.args) or not cc.names_aux_files(compiler):
+        return []
+    # (-o NAME: NAME-, whole; no -o: a-, in the current directory)
+    out = os.path.abspath(cl.output) if cl.output is not None else os.path.abspath("a")
+    src = Path(inp.path)
+    return ["-dumpdir", f"{out}-", "-dumpbase", src.name, "-dumpbase-ext", src.suffix]
 
 
 def _dep_flags_of(cl: CommandLine) -> list[str]:
@@ -362,7 +378,18 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: dict[str, str
         with signals.deferred():  # a signal now: after the .d names the user's source
             rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), writes)
             first_err = err if first_err is None else first_err
-            if rc == 0 and not err and _layout_warnings(cl.args):
+            if rc == 0 and not err and _warnings_are_errors(cl.args):
+                # Silent, but warnings stop this build: gcc's later passes warn on what
+                # they see (-Wmaybe-uninitialized), which the hint code changes, so the
+                # original's verdict is asked of a full compile (a helper's probe: a
+                # -Wall -Werror build that cc refused went through).
+                rc, err = _original_verdict(compiler, cl, inp, mode)
+                sys.stderr.write(err)
+                if rc != 0:
+                    cc.remove(output)
+                    return rc
+                err = ""
+            elif rc == 0 and not err and _layout_warnings(cl.args):
                 # Silent, but the hints moved code that gcc judges by its layout (`for
                 # (...) s += a[i]; next();` on one line): the original's own verdict.
                 rc, err = _original_syntax(compiler, cl, inp, mode)
@@ -472,6 +499,21 @@ def _original_diagnostics(compiler, cl, inp, mode) -> str | None:
     cmd = _tu_command(compiler, cl, inp, Path(inp.path), False, mode, os.devnull, [])
     _, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), [])
     return None if signals.pending() else err
+
+
+def _warnings_are_errors(args: list[str]) -> bool:
+    """Whether a warning can fail the build (-Werror or -Werror=X; -Wfatal-errors is
+    about errors)."""
+    return any(a == "-Werror" or a.startswith("-Werror=") or a == "-pedantic-errors"
+               for a in args)
+
+
+def _original_verdict(compiler, cl, inp, mode) -> tuple[int, str]:
+    """cc's status and diagnostics on the user's file as written, compiled in full (its
+    object discarded)."""
+    cmd = _tu_command(compiler, cl, inp, Path(inp.path), False, mode, os.devnull, [])
+    rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), [])
+    return (rc, err) if not signals.pending() else (rc or 1, "")
 
 
 def _layout_warnings(args: list[str]) -> bool:
