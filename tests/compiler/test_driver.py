@@ -1000,6 +1000,51 @@ def test_what_cc_is_told_to_assume_is_read_from_its_arguments():
     assert not own_definitions(["-O2", "-fPIC"]) and not own_definitions(["-fpic"])
     assert own_definitions(["-fPIC", "-fno-semantic-interposition"])
     assert own_definitions(["-fPIC", "-fno-PIC"])
+    # Floating-point arithmetic may be reordered under fast math, -Ofast's until a later -O.
+    from foresight.driver.args import reassociates
+    assert not any(reassociates(a) for a in ([], ["-O3"], ["-Ofast", "-O2"],
+                                             ["-ffast-math", "-fno-fast-math"]))
+    assert all(reassociates(a) for a in (["-Ofast"], ["-O2", "-ffast-math"],
+                                         ["-fassociative-math"],
+                                         ["-funsafe-math-optimizations", "-O3"]))
+
+
+FAST_MATH = """\
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 4000000;
+    double *a = malloc(n * sizeof *a);
+    long *k = malloc(n * sizeof *k);
+    for (long i = 0; i < n; i++) { a[i] = 1.0 / (double)(i + 1); k[i] = i; }
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        s += a[i] * a[i];
+    long t = 0;
+    for (long i = 0; i < n; i++)
+        t += k[i];
+    printf("%.17g %ld\\n", s, t);
+    return 0;
+}
+"""
+
+
+def test_fast_math_leaves_floating_point_nests_unhinted(tmp_path):
+    # Strips the run sizes let cc sum in another order under -ffast-math: a probe's sum
+    # differed in its last digits with hints on.  Integer nests keep their hints.
+    (tmp_path / "f.c").write_text(FAST_MATH)
+    p = fcc("-O3", "-ffast-math", "--report", "-o", "f", "f.c", cwd=tmp_path)
+    assert "f.c:10: loop nest in main()\n  left unchanged: computes in floating point, which " \
+           "-ffast-math" in p.stderr, p.stderr
+    assert "f.c:13: loop nest in main()\n  left unchanged" not in p.stderr
+    plain = subprocess.run(["./f"], cwd=tmp_path, capture_output=True, text=True).stdout
+    hinted = subprocess.run(["./f"], cwd=tmp_path, capture_output=True, text=True,
+                            env={**os.environ, "FORESIGHT_INCORE": "hint",
+                                 "FORESIGHT_MEM": "1M"}).stdout
+    assert plain == hinted
+    p = fcc("-O3", "--report", "-o", "g", "f.c", cwd=tmp_path)
+    assert "computes in floating point" not in p.stderr
 
 
 def test_the_analysis_gets_the_flags_that_change_sizes_and_macros():

@@ -206,6 +206,8 @@ class Loop:
     body_calls: bool = False   # the body calls a function that might store to memory
     int_stores: bool = False   # the body stores something other than floating point
                                # through memory (it might change an index array)
+    float_math: bool = False   # the body adds, subtracts, multiplies or divides in
+                               # floating point
     # The bound is integer arithmetic on invariant variables and members of them that the
     # nest never assigns (`g->n`): the same value wherever in the nest it is evaluated,
     # unless a call changes a member.

@@ -29,6 +29,9 @@ class CompileOptions:
     # Whether cc inlines a static function called once (driver/args.inlines_called_once):
     # then one only a copied nest calls is forced inline (rewrite/emit.forced_inline).
     inline_once: bool = True
+    # cc may reorder floating-point arithmetic (-ffast-math...): nests that compute in
+    # floating point are not hinted (passes/prefetch.py)
+    reassociates: bool = False
 
     @property
     def run_floor(self) -> int:

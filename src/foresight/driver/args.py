@@ -287,6 +287,23 @@ def strict_aliasing(args: list[str]) -> bool:
     return on
 
 
+def reassociates(args: list[str]) -> bool:
+    """Whether cc may reorder floating-point arithmetic (-ffast-math, -Ofast,
+    -fassociative-math, -funsafe-math-optimizations; the last of each pair decides, and an
+    -O level after -Ofast takes back its fast math)."""
+    ofast = fast = assoc = unsafe = False
+    for a in args:
+        if a.startswith("-O"):
+            ofast = a == "-Ofast"
+        elif a in ("-ffast-math", "-fno-fast-math"):
+            fast = a == "-ffast-math"
+        elif a in ("-fassociative-math", "-fno-associative-math"):
+            assoc = a == "-fassociative-math"
+        elif a in ("-funsafe-math-optimizations", "-fno-unsafe-math-optimizations"):
+            unsafe = a == "-funsafe-math-optimizations"
+    return ofast or fast or assoc or unsafe
+
+
 def own_definitions(args: list[str]) -> bool:
     """Whether a call of a function defined in the file runs that definition (as gcc
     assumes when it inlines it): not in position-independent code for a shared object
@@ -338,7 +355,8 @@ def compile_options(own: dict[str, str | bool], args: list[str] | None = None):
                 "sparse_rows": "--fs-no-sparse-rows" not in own,
                 "strict_aliasing": strict_aliasing(args or []),
                 "own_definitions": own_definitions(args or []),
-                "inline_once": inlines_called_once(args or [])}
+                "inline_once": inlines_called_once(args or []),
+                "reassociates": reassociates(args or [])}
     if "--fs-mem" in own:
         kw["memory_bytes"] = _size("--fs-mem", own["--fs-mem"])
     if "--fs-page" in own:

@@ -58,6 +58,9 @@ _OPS = {K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR,
         K.ARRAY_SUBSCRIPT_EXPR, K.CALL_EXPR, K.CONDITIONAL_OPERATOR}
 _NORETURN = {"exit", "_Exit", "abort", "quick_exit", "longjmp", "siglongjmp", "_longjmp"}
 _NORETURN_TYPE = "__attribute__((noreturn))"
+# Operators whose floating-point results cc may reorder under -ffast-math (Loop.float_math)
+_ARITHMETIC = frozenset({K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR})
+_FLOAT_OPS = frozenset({"+", "-", "*", "/", "+=", "-=", "*=", "/="})
 
 
 def _code(line: bytes) -> bytes:
@@ -370,9 +373,12 @@ class _Loops:
         incr = self.data[semi2 + 1:rparen].decode("utf-8", "surrogateescape").strip()
         if any(m in incr for m in ("\n", "\r", "//", "/*", "\\")):
             incr = None
-        body_exits = body_calls = False
+        body_exits = body_calls = float_math = False
         for d in preorder(body):
-            if d.kind in _JUMPS:
+            if d.kind in _ARITHMETIC:
+                float_math = float_math or (binary_operator(d) in _FLOAT_OPS and
+                                            d.type.get_canonical().kind in _FLOATING)
+            elif d.kind in _JUMPS:
                 body_exits = True
             elif d.kind == K.CALL_EXPR or runs_cleanup(d):
                 if d.kind == K.CALL_EXPR and may_not_return(d):
@@ -394,6 +400,7 @@ class _Loops:
             upper_aff=bound.aff if bound is not None else None,
             body_exits=body_exits, conditional=conditional, body_calls=body_calls,
             int_stores=self.v.effects.stores_other_than_float(start_of(body), body_end),
+            float_math=float_math,
             bound_fixed=bound_fixed, bound_kept=bound_kept,
             csr=self.row_range(lower, bound, step, op, outer, nest_start),
             incr=incr, no_split=self._no_split(c, body, var_decl, bound, step, op, walk, low,

@@ -25,6 +25,15 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
             # (countdowns, look-ahead windows) is one thread's.
             nest = replace(nest, skipped=f"an OpenMP loop (line {omp.line}: #pragma omp "
                            f"{omp.directive}): parallel loops are not hinted")
+        if opts.reassociates and not nest.skipped and any(lp.float_math
+                                                          for lp in nest.loops()):
+            # The hinted copy runs the body in strips whose lengths the run decides; cc
+            # may vectorise and sum each strip in another order than the unhinted copy,
+            # so results would follow memory (a probe's -O3 -ffast-math sum differed in
+            # its last digits with hints on).
+            nest = replace(nest, skipped="computes in floating point, which -ffast-math "
+                           "(-Ofast, -fassociative-math) lets cc reorder: a hinted copy's "
+                           "results could differ from the unhinted one's, not hinted")
         if nest.omp_region and not nest.skipped:
             nest = replace(nest, skipped=f"inside an OpenMP directive's statement (line "
                            f"{nest.omp_region}): run by a team of threads, not hinted")
