@@ -338,18 +338,23 @@ def test_counts_with_an_l1_equal_the_model(tmp_path, case, cpus):
     assert expect["line_refs"] == expect["l1_hits"] + expect["hits"] + expect["misses"]["total"]
 
 
-def test_time_is_deterministic_and_adds_up(tmp_path):
-    trace = write_binary(tmp_path / "t.bin", random_trace(3, 4, 1 << 16, 128, n=20000))
+def twice(tmp_path, *args: str) -> str:
+    """The JSON of two runs with ARGS, which must be the same up to the timing fields."""
     texts = []
     for i in range(2):
         out = tmp_path / f"{i}.json"
-        p = cachesim("--cpus", "4", "--preset", "sgi", "--time", "--mem-ns", "400",
-                     "--trace", str(trace), "--json", str(out))
+        p = cachesim(*args, "--json", str(out))
         assert p.returncode == 0, p.stderr
         texts.append(out.read_text())
     head = [t[:t.index('  "seconds"')] for t in texts]
     assert head[0] == head[1]
-    r = json.loads(texts[0])
+    return texts[0]
+
+
+def test_time_is_deterministic_and_adds_up(tmp_path):
+    trace = write_binary(tmp_path / "t.bin", random_trace(3, 4, 1 << 16, 128, n=20000))
+    r = json.loads(twice(tmp_path, "--cpus", "4", "--preset", "sgi", "--time", "--mem-ns",
+                         "400", "--trace", str(trace)))
     c = r["config"]
     assert (c["mhz"], c["l2_cycles"], c["mem_ns"], c["remote_ns"], c["bus_mbs"]) == \
         (400, 10, 400, 750, 1200)
@@ -371,16 +376,8 @@ def test_time_is_deterministic_and_adds_up(tmp_path):
 
 def test_same_inputs_same_json(tmp_path):
     trace = write_binary(tmp_path / "t.bin", random_trace(5, 4, 1 << 20, 128, n=20000))
-    texts = []
-    for i in range(2):
-        out = tmp_path / f"{i}.json"
-        p = cachesim("--cpus", "4", "--preset", "sgi", "--policy", "random", "--seed", "9",
-                     "--trace", str(trace), "--json", str(out))
-        assert p.returncode == 0, p.stderr
-        texts.append(out.read_text())
-    head = [t[:t.index('  "seconds"')] for t in texts]
-    assert head[0] == head[1]
-    tail = json.loads(texts[0])
+    tail = json.loads(twice(tmp_path, "--cpus", "4", "--preset", "sgi", "--policy", "random",
+                            "--seed", "9", "--trace", str(trace)))
     assert list(tail)[-2:] == ["seconds", "accesses_per_second"]
     assert tail["accesses"] == tail["reads"] + tail["writes"] == 20000 - tail["barriers"]
 

@@ -378,21 +378,15 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: dict[str, str
         with signals.deferred():  # a signal now: after the .d names the user's source
             rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), writes)
             first_err = err if first_err is None else first_err
-            if rc == 0 and not err and _warnings_are_errors(cl.args):
-                # Silent, but warnings stop this build: gcc's later passes warn on what
-                # they see (-Wmaybe-uninitialized), which the hint code changes, so the
-                # original's verdict is asked of a full compile (a helper's probe: a
-                # -Wall -Werror build that cc refused went through).
-                rc, err = _original_verdict(compiler, cl, inp, mode)
-                sys.stderr.write(err)
-                if rc != 0:
-                    cc.remove(output)
-                    return rc
-                err = ""
-            elif rc == 0 and not err and _layout_warnings(cl.args):
-                # Silent, but the hints moved code that gcc judges by its layout (`for
-                # (...) s += a[i]; next();` on one line): the original's own verdict.
-                rc, err = _original_syntax(compiler, cl, inp, mode)
+            full = _warnings_are_errors(cl.args)
+            if rc == 0 and not err and (full or _layout_warnings(cl.args)):
+                # Silent, but the original's own verdict is asked: under a warning that
+                # fails the build, of a full compile (gcc's optimisers warn on what they
+                # see, -Wmaybe-uninitialized, which the hint code changes: a helper's
+                # probe's -Wall -Werror build that cc refused went through); else of
+                # cc's front end, where the hints moved code gcc judges by its layout
+                # (`for (...) s += a[i]; next();` on one line).
+                rc, err = _original_verdict(compiler, cl, inp, mode, syntax_only=not full)
                 sys.stderr.write(err)
                 if rc != 0:
                     cc.remove(output)
@@ -508,14 +502,6 @@ def _warnings_are_errors(args: list[str]) -> bool:
                for a in args)
 
 
-def _original_verdict(compiler, cl, inp, mode) -> tuple[int, str]:
-    """cc's status and diagnostics on the user's file as written, compiled in full (its
-    object discarded)."""
-    cmd = _tu_command(compiler, cl, inp, Path(inp.path), False, mode, os.devnull, [])
-    rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), [])
-    return (rc, err) if not signals.pending() else (rc or 1, "")
-
-
 def _layout_warnings(args: list[str]) -> bool:
     """Whether -Wmisleading-indentation is on (-Wall or itself, not turned off, no -w)."""
     on = False
@@ -529,11 +515,12 @@ def _layout_warnings(args: list[str]) -> bool:
     return on
 
 
-def _original_syntax(compiler, cl, inp, mode) -> tuple[int, str]:
-    """cc's front end on the user's file as written (-fsyntax-only): its status and
-    diagnostics."""
+def _original_verdict(compiler, cl, inp, mode, syntax_only: bool) -> tuple[int, str]:
+    """cc's status and diagnostics on the user's file as written: its front end alone
+    (-fsyntax-only), or compiled in full (its object discarded)."""
     cmd = _tu_command(compiler, cl, inp, Path(inp.path), False, mode, os.devnull, [])
-    rc, err = cc.run_captured([*cmd, "-fsyntax-only", *cc.diagnostics_color(cl.args)], [])
+    only = ["-fsyntax-only"] if syntax_only else []
+    rc, err = cc.run_captured([*cmd, *only, *cc.diagnostics_color(cl.args)], [])
     return (rc, err) if not signals.pending() else (rc or 1, "")
 
 
