@@ -415,6 +415,8 @@ extern unsigned long fs_global_remote_requests, fs_global_remote_bytes, fs_globa
 bool fs_random_note(struct foresight_site *site, uintptr_t page);
 void fs_random_reset(void); /* after fork */
 bool fs_random_running(void); /* an indirect site is between begin and end (a nest runs) */
+/* The library's MADV_RANDOM over the LEN bytes at ADDR taken back (the program's mremap). */
+void fs_random_withdraw(uintptr_t addr, size_t len);
 
 /* pt_*.c: the prefetch thread (`foresight cc --prefetch-thread`; foresight.h).  Everything
  * below but the clock, the wake and the counters belongs to the prefetch thread alone. */

@@ -75,7 +75,7 @@ FS_EARLY long fs_syscall(long number, ...)
 
 /* syscall(): a raw system call reaches what the C library's function for it would
  * (seccomp, prctl and sigaltstack: thread_guard.c; execve, execveat and the affinity
- * calls: pin.c; exit: main_exit.c). */
+ * calls: pin.c; exit: main_exit.c; mremap: random.c). */
 FS_EARLY long syscall(long number, ...)
 {
     va_list ap;
@@ -90,6 +90,8 @@ FS_EARLY long syscall(long number, ...)
         return fn(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (number == SYS_sigaltstack) /* recorded as the C function does (thread_guard.c) */
         return sigaltstack((const stack_t *)a[0], (stack_t *)a[1]);
+    if (number == SYS_mremap) /* the library's advice over it first (random.c) */
+        fs_random_withdraw((uintptr_t)a[0], (size_t)a[1]);
     const int saved = errno;
     fs_pin_before_syscall(number, a);
     /* A filter for every thread binds ours too (alone.c); without a program it is a

@@ -42,15 +42,19 @@
  * A nest left without its end (longjmp or siglongjmp out of it: the scope cleanup does
  * not run) leaves its range advised, so the mapping stays split at the range's ends; the
  * program's mremap, which refuses a range over more than one area (EFAULT), is
- * interposed below: before it, advice over the range it moves is taken back (the kernel
- * merges the areas again), and that site gives no more advice in its run (a helper's
+ * interposed below (and its raw system call, interpose.c): before it, advice over the
+ * range it moves is taken back (the kernel merges the areas again), even where the
+ * program has given advice of its own since, and that site gives no more advice in its
+ * run (a helper's
  * probe: a timer's siglongjmp out of a hinted gather, then mremap of the file's mapping
  * failed under a memory cap in the hinted build only).
  * Measured (bucket_sort, read_ahead_kb 128, 1,024 frontiers): 1 GiB under a 256 MiB
  * cap, 6.4 s unhinted, 11.2 s with the advice; 192 MiB under a 64 MiB cap, 6.2 s
  * unhinted, 1.9 s with it (docs/decisions.md).
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -91,13 +95,19 @@ int posix_madvise(void *addr, size_t len, int advice)
     return fn(addr, len, advice);
 }
 
-static void withdraw(uintptr_t lo, uintptr_t hi);
+static void *real_mremap;
+
+/* Found before a handler's mremap could need it (dlsym is not async-signal-safe). */
+__attribute__((constructor)) static void find_mremap(void)
+{
+    (void)fs_next_fn(&real_mremap, "mremap");
+}
 
 /* The program's mremap (above): the library's advice over [OLD, OLD + OLD_SIZE) taken back
- * first.  NEW_ADDRESS is read only where the flags say it was passed. */
+ * first.  NEW_ADDRESS is read only where the flags say it was passed (as glibc's own
+ * wrapper does). */
 void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 {
-    static void *real;
     void *to = NULL;
     if (flags & MREMAP_FIXED) {
         va_list ap;
@@ -105,11 +115,9 @@ void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
         to = va_arg(ap, void *);
         va_end(ap);
     }
-    const uintptr_t a = (uintptr_t)old;
-    withdraw(a >> FORESIGHT_PAGE_SHIFT,
-             (a + old_size + FS_PAGE - 1) >> FORESIGHT_PAGE_SHIFT);
+    fs_random_withdraw((uintptr_t)old, old_size);
     void *(*fn)(void *, size_t, size_t, int, ...) =
-        (void *(*)(void *, size_t, size_t, int, ...))fs_next_fn(&real, "mremap");
+        (void *(*)(void *, size_t, size_t, int, ...))fs_next_fn(&real_mremap, "mremap");
     return fn(old, old_size, new_size, flags, to);
 }
 
@@ -385,24 +393,35 @@ out:
     return kernel;
 }
 
-/* Advice over pages [LO, HI) taken back: the advised ranges that meet it are set back to
- * normal, and their sites advise nothing more in their runs.  Not from a handler that
- * interrupted a thread holding the lock (trylock): then nothing. */
-static void withdraw(uintptr_t lo, uintptr_t hi)
+/* Advice over the LEN bytes at ADDR taken back (mremap, above, and syscall(SYS_mremap):
+ * interpose.c): the advised ranges that meet them are set back to normal, also where
+ * the program gave advice of its own since (its mremap must not fail over our split),
+ * and their sites advise nothing more in their runs.  With every signal blocked while
+ * the lock is held: a handler's hinted loop on this thread would wait on the lock for
+ * ever (fs_random_note), and one that jumped out would leave it held. */
+void fs_random_withdraw(uintptr_t addr, size_t len)
 {
-    if (__atomic_load_n(&active, __ATOMIC_RELAXED) == 0 || pthread_mutex_trylock(&lock) != 0)
+    if (__atomic_load_n(&active, __ATOMIC_RELAXED) == 0 || len == 0)
         return;
+    const uintptr_t lo = addr >> FORESIGHT_PAGE_SHIFT;
+    const uintptr_t hi = (addr + (len - 1)) / FS_PAGE + 1;
+    sigset_t all, old;
+    sigfillset(&all);
+    const int saved = errno;
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_mutex_lock(&lock);
     for (int i = 0; i < RANDOM_SLOTS; i++) {
         struct random_slot *s = &slots[i];
         if (s->site == NULL || s->state != ADVISED || s->hi <= s->lo || s->hi <= lo ||
             hi <= s->lo)
             continue;
-        if (!__atomic_load_n(&program_advises, __ATOMIC_RELAXED))
-            own_madvise(s->lo, s->hi - s->lo, MADV_NORMAL);
+        own_madvise(s->lo, s->hi - s->lo, MADV_NORMAL);
         s->lo = s->hi = 0;
         s->state = UNADVISED;
     }
     pthread_mutex_unlock(&lock);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
 }
 
 void fs_random_reset(void)
