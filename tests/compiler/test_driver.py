@@ -413,9 +413,32 @@ def test_a_warning_gcc_finds_late_still_fails_a_werror_build(tmp_path, cc):
     assert p.returncode == want.returncode
     if want.returncode != 0:   # (a compiler that does not warn here: both succeed)
         assert "maybe-uninitialized" in p.stderr and not (tmp_path / "f.o").exists()
+    # a compiler wrapper's -Werror counts too
+    p = fcc("-O2", "-Wall", "-c", "u.c", "-o", "g.o", cwd=tmp_path, check=False,
+            env={"FORESIGHT_CC": f"{cc} -Werror"})
+    assert p.returncode == want.returncode
     # without -Werror the hints are kept
     p = fcc("-O2", "-Wall", "--report", "-c", "u.c", "-o", "f.o", cwd=tmp_path)
     assert "hinted" in p.stderr
+    from foresight.driver.main import _warnings_are_errors
+    assert _warnings_are_errors(["-Werror"]) and _warnings_are_errors(
+        ["-Werror=maybe-uninitialized"])
+    assert not _warnings_are_errors(["-Werror=format-security"])
+    assert not _warnings_are_errors(["-Werror", "-Wno-error"])
+
+
+def test_the_originals_verdict_writes_none_of_the_users_files(tmp_path):
+    # The extra compile of the original under -Werror wrote GCC's side files beside the
+    # source (its .gcno replaced the hinted object's: gcov's stamp mismatch) and
+    # rewrote a -Wp,-MD dependency file.
+    (tmp_path / "rows.c").write_text(ROWS)
+    (tmp_path / "b").mkdir()
+    fcc("-O2", "-Werror", "--coverage", "-fstack-usage", "-Wp,-MD,b/dep.d", "-c", "rows.c",
+        "-o", "b/rows.o", cwd=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "rows.c"]
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == \
+        ["dep.d", "rows.gcno", "rows.o", "rows.su"]
+    assert "rows.c" in (tmp_path / "b" / "dep.d").read_text()
 
 
 def test_a_static_program_links_without_the_runtime(project, cc):
@@ -1045,6 +1068,10 @@ def test_fast_math_leaves_floating_point_nests_unhinted(tmp_path):
     assert plain == hinted
     p = fcc("-O3", "--report", "-o", "g", "f.c", cwd=tmp_path)
     assert "computes in floating point" not in p.stderr
+    # fast math the file asks for itself
+    (tmp_path / "p.c").write_text('#pragma GCC optimize ("fast-math")\n' + FAST_MATH)
+    p = fcc("-O3", "--report", "-o", "p", "p.c", cwd=tmp_path)
+    assert "computes in floating point" in p.stderr
 
 
 def test_the_analysis_gets_the_flags_that_change_sizes_and_macros():

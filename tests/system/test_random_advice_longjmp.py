@@ -101,7 +101,8 @@ def test_mremap_after_a_longjmp_out_of_an_advised_gather(tmp_path, how):
                            text=True, timeout=300,
                            env={**os.environ, "FORESIGHT_STATS": str(stats)})
         outs[name] = (r.returncode, r.stdout)
-    assert outs["P"] == outs["O"] == (0, "scan ended by the timer\nmremap ok, grown[nrec]=1\n"), outs
+    want = (0, "scan ended by the timer\nmremap ok, grown[nrec]=1\n")
+    assert outs["P"] == outs["O"] == want, outs
     # not vacuous: the hinted gather advised its targets' range before the timer fired
     g = json.loads((tmp_path / "stats-P.json").read_text())["global"]
     assert g["random_advised_pages"] > 0, g

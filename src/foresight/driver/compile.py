@@ -92,7 +92,11 @@ def _spawn(cmd: list[str], writes: list[str | None], capture: bool) -> tuple[int
         try:
             p = subprocess.Popen(cmd, env=env, text=True, errors="surrogateescape",
                                  stderr=subprocess.PIPE if capture else None,
-                                 pass_fds=_named_descriptors(cmd))
+                                 # the descriptors the user's shell or make passed on
+                                 # (`-x c <(gen)`'s /dev/fd/63, a jobserver's pipe)
+                                 # reach cc as they would run directly; the driver's own
+                                 # are close-on-exec
+                                 close_fds=False)
         except FileNotFoundError as e:
             raise CompilerError(f"cannot run the underlying compiler {cmd[0]!r} "
                                 "(set FORESIGHT_CC)") from e
@@ -104,24 +108,6 @@ def _spawn(cmd: list[str], writes: list[str | None], capture: bool) -> tuple[int
                     remove(path)
     rc = p.returncode
     return (rc if rc >= 0 else 128 - rc), err or ""
-
-
-_FD_PATH = re.compile(r"/(?:dev|proc/self)/fd/([0-9]+)")
-
-
-def _named_descriptors(cmd: list[str]) -> tuple[int, ...]:
-    """The open descriptors the command names as files (`-x c <(gen)` is /dev/fd/63):
-    the compiler must inherit them, as it does when the shell runs it directly."""
-    fds = set()
-    for word in cmd:
-        for m in _FD_PATH.finditer(word):
-            fd = int(m.group(1))
-            try:
-                os.fstat(fd)
-            except (OSError, OverflowError):
-                continue
-            fds.add(fd)
-    return tuple(sorted(fds))
 
 
 def _identity(path: str) -> tuple[int, int, int, int] | None:

@@ -345,10 +345,11 @@ def _aux_names(compiler: list[str], cl: CommandLine, inp: Input) -> list[str]:
     -dumpbase (GCC 11 and later; the user's own -dump* options kept as they are)."""
     if any(a.startswith("-dump") for a in cl.args) or not cc.names_aux_files(compiler):
         return []
-    # (-o NAME: NAME-, whole; no -o: a-, in the current directory)
-    out = os.path.abspath(cl.output) if cl.output is not None else os.path.abspath("a")
+    # (-o NAME: NAME-, whole and as written, as gcc passes it on: -fprofile-dir mangles
+    # the path it is given; no -o: a-)
     src = Path(inp.path)
-    return ["-dumpdir", f"{out}-", "-dumpbase", src.name, "-dumpbase-ext", src.suffix]
+    return ["-dumpdir", f"{cl.output if cl.output is not None else 'a'}-", "-dumpbase",
+            src.name, "-dumpbase-ext", src.suffix]
 
 
 def _dep_flags_of(cl: CommandLine) -> list[str]:
@@ -378,7 +379,7 @@ def _compile_tu(compiler, cl, inp, sources, mode, output, dropped: dict[str, str
         with signals.deferred():  # a signal now: after the .d names the user's source
             rc, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), writes)
             first_err = err if first_err is None else first_err
-            full = _warnings_are_errors(cl.args)
+            full = _warnings_are_errors([*cc.underlying_words()[1:], *cl.args])
             if rc == 0 and not err and (full or _layout_warnings(cl.args)):
                 # Silent, but the original's own verdict is asked: under a warning that
                 # fails the build, of a full compile (gcc's optimisers warn on what they
@@ -490,16 +491,31 @@ def _original_diagnostics(compiler, cl, inp, mode) -> str | None:
     """What cc says about the user's file as written (its object discarded): the
     diagnostics the user sees, never ones about the inserted hints or at their columns.
     Run only when the transformed text drew any; None when interrupted."""
-    cmd = _tu_command(compiler, cl, inp, Path(inp.path), False, mode, os.devnull, [])
-    _, err = cc.run_captured(cmd + cc.diagnostics_color(cl.args), [])
+    _, err = _original_verdict(compiler, cl, inp, mode, syntax_only=False)
     return None if signals.pending() else err
 
 
+# Warnings gcc gives from its optimisers, which the hint code's changes can hide
+_LATE_WARNINGS = frozenset({
+    "maybe-uninitialized", "uninitialized", "array-bounds", "stringop-overflow",
+    "stringop-overread", "stringop-truncation", "null-dereference", "free-nonheap-object",
+    "alloc-size-larger-than", "use-after-free", "dangling-pointer", "return-local-addr",
+    "strict-overflow", "aggressive-loop-optimizations", "vla-larger-than",
+    "alloca-larger-than", "restrict", "nonnull", "mismatched-dealloc",
+    "mismatched-new-delete", "infinite-recursion"})
+
+
 def _warnings_are_errors(args: list[str]) -> bool:
-    """Whether a warning can fail the build (-Werror or -Werror=X; -Wfatal-errors is
-    about errors)."""
-    return any(a == "-Werror" or a.startswith("-Werror=") or a == "-pedantic-errors"
-               for a in args)
+    """Whether a warning of gcc's optimisers can fail the build: -Werror in effect (the
+    last of -Werror and -Wno-error), or -Werror= one of them."""
+    every = False
+    some = False
+    for a in args:
+        if a in ("-Werror", "-Wno-error"):
+            every = a == "-Werror"
+        elif a.startswith("-Werror="):
+            some = some or any(w in _LATE_WARNINGS for w in a[len("-Werror="):].split(","))
+    return every or some
 
 
 def _layout_warnings(args: list[str]) -> bool:
@@ -515,12 +531,36 @@ def _layout_warnings(args: list[str]) -> bool:
     return on
 
 
+_DEPENDENCY_FLAGS = frozenset({"-MD", "-MMD", "-MP", "-MG"})
+_DEPENDENCY_VALUES = frozenset({"-MF", "-MT", "-MQ"})
+
+
 def _original_verdict(compiler, cl, inp, mode, syntax_only: bool) -> tuple[int, str]:
     """cc's status and diagnostics on the user's file as written: its front end alone
-    (-fsyntax-only), or compiled in full (its object discarded)."""
-    cmd = _tu_command(compiler, cl, inp, Path(inp.path), False, mode, os.devnull, [])
-    only = ["-fsyntax-only"] if syntax_only else []
-    rc, err = cc.run_captured([*cmd, *only, *cc.diagnostics_color(cl.args)], [])
+    (-fsyntax-only), or compiled in full, into a temporary directory that takes what GCC
+    writes beside an object too (--coverage's .gcno, -fstack-usage, -save-temps: the
+    user's files are the real compile's), without dependency files."""
+    with signals.deferred():
+        work = Path(tempfile.mkdtemp(prefix="foresight-cc-verdict-"))
+    try:
+        cmd = _tu_command(compiler, cl, inp, Path(inp.path), False, mode, str(work / "x.o"),
+                          [])
+        kept, skip = [], False
+        for a in cmd:
+            if skip:
+                skip = False
+            elif a in _DEPENDENCY_VALUES:
+                skip = True
+            elif a not in _DEPENDENCY_FLAGS and not a.startswith(("-Wp,-MD,", "-Wp,-MMD,")):
+                kept.append(a)
+        if (not syntax_only and not any(a.startswith("-dump") for a in cl.args)
+                and cc.names_aux_files(compiler)):
+            kept = [*kept[:-2], "-dumpdir", f"{work}/", *kept[-2:]]
+        only = ["-fsyntax-only"] if syntax_only else []
+        rc, err = cc.run_captured([*kept, *only, *cc.diagnostics_color(cl.args)], [])
+    finally:
+        with signals.deferred():
+            shutil.rmtree(work, ignore_errors=True)
     return (rc, err) if not signals.pending() else (rc or 1, "")
 
 

@@ -266,11 +266,15 @@ def run_once(cmd: list[str], mem: int | None = None, cold: bool = False,
         shutil.rmtree(stats_dir, ignore_errors=True)
 
 
-def _signal(pid: int, sig: int) -> None:
-    """SIG to the program, which has not been waited for (a zombie at worst)."""
+def _signal(pid: int, pidfd: int | None, sig: int) -> None:
+    """SIG to the program: through its pidfd, which names it even once it has been
+    waited for (then nothing is sent), else by pid."""
     try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
+        if pidfd is not None:
+            signal.pidfd_send_signal(pidfd, sig)
+        else:
+            os.kill(pid, sig)
+    except (ProcessLookupError, OSError):
         pass
 
 
@@ -289,17 +293,23 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
         raise HarnessError(f"cannot run {cmd[0]!r}: {e.strerror}") from None
     except subprocess.SubprocessError as e:
         raise HarnessError(f"cannot start {cmd[0]!r} in {cap.describe()}: {e}") from None
-    # Signals reach the program by os.kill, not Popen.send_signal or kill, which poll()
-    # first: that reaped the program between the waitid below (WNOWAIT: it stays a
-    # zombie, so its pid is not reused) and wait4, whose rusage the run reports
-    # (ChildProcessError, a traceback, about 1 SIGTERM in 10: a helper's probe).
-    previous = {s: signal.signal(s, lambda sig, _f: _signal(proc.pid, sig)) for s in FORWARDED}
+    # Signals reach the program through a pidfd (_signal), not Popen.send_signal or kill,
+    # which poll() first: that reaped the program between the waitid below (WNOWAIT: it
+    # stays a zombie) and wait4, whose rusage the run reports (ChildProcessError, a
+    # traceback, about 1 SIGTERM in 10: a helper's probe); a pid alone could be another
+    # process's once wait4 has reaped it.
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    previous = {s: signal.signal(s, lambda sig, _f: _signal(proc.pid, pidfd, sig))
+                for s in FORWARDED}
     fresh, timer, expired = None, None, threading.Event()
     try:
         fresh = cap.cgroup.keep_stats_fresh() if cap.cgroup else None
         if timeout:
             timer = threading.Timer(timeout, lambda: (expired.set(),
-                                                      _signal(proc.pid, signal.SIGKILL)))
+                                                      _signal(proc.pid, pidfd, signal.SIGKILL)))
             timer.start()
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         wall = time.perf_counter() - t0
@@ -314,6 +324,8 @@ def _spawn_and_measure(cmd, cap, env, stats_path, timeout, cold_how, mem, stdout
             timer.cancel()
         for s, h in previous.items():
             signal.signal(s, h)
+        if pidfd is not None:
+            os.close(pidfd)
     code = os.waitstatus_to_exitcode(status)
     proc.returncode = code
     result = {

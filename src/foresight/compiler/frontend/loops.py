@@ -60,6 +60,7 @@ _NORETURN = {"exit", "_Exit", "abort", "quick_exit", "longjmp", "siglongjmp", "_
 _NORETURN_TYPE = "__attribute__((noreturn))"
 # Operators whose floating-point results cc may reorder under -ffast-math (Loop.float_math)
 _ARITHMETIC = frozenset({K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR})
+_REORDERABLE = _FLOATING | {ci.TypeKind.VECTOR}   # (a vector of floats, or of anything)
 _FLOAT_OPS = frozenset({"+", "-", "*", "/", "+=", "-=", "*=", "/="})
 
 
@@ -377,8 +378,11 @@ class _Loops:
         for d in preorder(body):
             if d.kind in _ARITHMETIC:
                 float_math = float_math or (binary_operator(d) in _FLOAT_OPS and
-                                            d.type.get_canonical().kind in _FLOATING)
-            elif d.kind in _JUMPS:
+                                            d.type.get_canonical().kind in _REORDERABLE)
+            elif d.kind == K.CALL_EXPR and not float_math:
+                # (`s = add(s, a[i])`: cc inlines the sum and may reorder it)
+                float_math = d.type.get_canonical().kind in _REORDERABLE
+            if d.kind in _JUMPS:
                 body_exits = True
             elif d.kind == K.CALL_EXPR or runs_cleanup(d):
                 if d.kind == K.CALL_EXPR and may_not_return(d):

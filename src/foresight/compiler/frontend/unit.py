@@ -228,8 +228,11 @@ def load(source: Path, clang_args: list[str], hide_openmp: bool = False,
     me = os.path.realpath(str(source))
     for inc in tu.get_includes():
         if inc.include is not None and os.path.realpath(str(inc.include)) == me:
-            raise ParseFailure(f"{source}:{inc.location.line}: the file includes itself, so "
-                               "its text is compiled more than once")
+            where = inc.location.file.name if inc.location.file is not None else str(source)
+            what = ("the file includes itself" if os.path.realpath(where) == me
+                    else f"includes {source}, the file being compiled")
+            raise ParseFailure(f"{where}:{inc.location.line}: {what}, so its text is "
+                               "compiled more than once")
     remember_main(tu)
     return tu
 

@@ -3,6 +3,7 @@ hints and their code (paper 1: compiler-inserted I/O prefetching and releasing).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from foresight.compiler.analysis.locality import analyse
@@ -13,9 +14,16 @@ from foresight.compiler.report import nest_report
 from foresight.compiler.rewrite.emit import NestEmitter, inline_insertions
 from foresight.compiler.schedule.plan import schedule
 
+# Fast math asked by the source itself: `#pragma GCC optimize ("fast-math")`,
+# `__attribute__((optimize("Ofast")))`, clang's `#pragma clang fp reassociate(on)`.
+_SOURCE_FAST_MATH = re.compile(
+    rb"\boptimize\b[^\n]*(?:fast-math|Ofast|associative-math|unsafe-math)"
+    rb"|#\s*pragma\s+clang\s+fp\s+reassociate\s*\(\s*on")
+
 
 def run(unit: Unit, opts: CompileOptions) -> PassResult:
     out = PassResult()
+    reassociates = opts.reassociates or _SOURCE_FAST_MATH.search(unit.data) is not None
     forced: set[int] = set()   # offsets of forced inlines: a function nests share, once
     taken = prefetch_thread.claimed(unit, opts)   # what the thread's pass changes
     for n, nest in enumerate(unit.nests):
@@ -25,15 +33,16 @@ def run(unit: Unit, opts: CompileOptions) -> PassResult:
             # (countdowns, look-ahead windows) is one thread's.
             nest = replace(nest, skipped=f"an OpenMP loop (line {omp.line}: #pragma omp "
                            f"{omp.directive}): parallel loops are not hinted")
-        if opts.reassociates and not nest.skipped and any(lp.float_math
+        if reassociates and not nest.skipped and any(lp.float_math
                                                           for lp in nest.loops()):
             # The hinted copy runs the body in strips whose lengths the run decides; cc
             # may vectorise and sum each strip in another order than the unhinted copy,
             # so results would follow memory (a probe's -O3 -ffast-math sum differed in
             # its last digits with hints on).
             nest = replace(nest, skipped="computes in floating point, which -ffast-math "
-                           "(-Ofast, -fassociative-math) lets cc reorder: a hinted copy's "
-                           "results could differ from the unhinted one's, not hinted")
+                           "(-Ofast, -fassociative-math, or the file's own optimize "
+                           "pragma or attribute) lets cc reorder: a hinted copy's results "
+                           "could differ from the unhinted one's, not hinted")
         if nest.omp_region and not nest.skipped:
             nest = replace(nest, skipped=f"inside an OpenMP directive's statement (line "
                            f"{nest.omp_region}): run by a team of threads, not hinted")
