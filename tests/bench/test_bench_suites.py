@@ -82,7 +82,8 @@ OPTIONS = {
     "simspeed": {"--requests", "--repeat", "--json", "--markdown"},
     "aasfp": {"--quick", "--configs", "--timeout", "--repeat", "--json", "--markdown",
               "--plots"},
-    "coloring": {"--programs", "--machines", "--policies", "--cpus", "--steps", "--traced",
+    "coloring": {"--programs", "--machines", "--policies", "--cpus", "--steps", "--timed",
+                 "--traced",
                  "--json", "--markdown", "--plots"},
 }
 
