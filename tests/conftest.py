@@ -1,9 +1,11 @@
 """Shared fixtures: the installed runtime and benchmark binaries, a scratch disk dir."""
 
+import atexit
 import contextlib
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -140,3 +142,32 @@ def no_swap(_test_swap_session):
         _test_swap_session.off()
     if environment.swap_summary()["areas"]:
         pytest.skip("swap is already active")
+
+
+# The session's own temporary directory, so a test's leftovers are told apart from
+# another process's: every command the tests start inherits it (TMPDIR); pytest's
+# tmp_path stays where it was.
+os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
+_SESSION_TMP = tempfile.mkdtemp(prefix="foresight-tests-")
+os.environ["TMPDIR"] = _SESSION_TMP
+tempfile.tempdir = None
+atexit.register(shutil.rmtree, _SESSION_TMP, True)
+
+
+def _our_temporaries() -> set[str]:
+    try:
+        return {n for n in os.listdir(_SESSION_TMP) if n.startswith("foresight-")}
+    except OSError:
+        return set()
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_in_tmp():
+    """No test leaves a foresight-* temporary behind (cc's working directory, a
+    verdict's, an assembly file, a run's statistics): each is removed by what made it,
+    also when a build fails or is interrupted (SIGKILL aside: a test that kills a command
+    so gives it a TMPDIR of its own)."""
+    before = _our_temporaries()
+    yield
+    left = _our_temporaries() - before
+    assert not left, f"left in the temporary directory: {sorted(left)}"

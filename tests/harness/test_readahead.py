@@ -36,9 +36,11 @@ def test_set_during_run_and_restored(fake_sys, tmp_path):
     assert fake_sys.read_text().strip() == "4096"
 
 
-def test_restored_after_the_harness_is_killed(fake_sys):
+def test_restored_after_the_harness_is_killed(fake_sys, tmp_path):
+    # (its TMPDIR its own: a SIGKILLed run cannot remove its working directory)
     p = subprocess.Popen([sys.executable, "-m", "foresight.cli", "run", "--readahead-kb", "64",
-                          "--", "sleep", "30"], stderr=subprocess.DEVNULL)
+                          "--", "sleep", "30"], stderr=subprocess.DEVNULL,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})
     for _ in range(100):
         if fake_sys.read_text().strip() == "64":
             break
@@ -65,7 +67,7 @@ def test_conflicting_concurrent_values_are_refused(fake_sys):
                             "256", "--", "true"], capture_output=True, text=True)
         assert r.returncode == 2 and "held at 64" in r.stderr
     finally:
-        p.kill()
+        p.terminate()   # as a user would stop it: it cleans up after itself
         p.wait()
 
 

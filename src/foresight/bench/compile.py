@@ -144,11 +144,14 @@ def size_text(obj: Path) -> int:
 
 
 def measure(cmd: list[str], env: dict[str, str], log: Path, timeout: float) -> dict:
-    """Run CMD in its own process group; its wall time, CPU and peak RSS (wait4)."""
+    """Run CMD in its own process group; its wall time, CPU and peak RSS (wait4).  Its
+    temporary files go beside LOG (TMPDIR), in the suite's scratch directory: a compile
+    stopped by the timeout (SIGKILL) cannot remove its own."""
     with open(log, "wb") as err:
         start = time.perf_counter()
-        p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        p = subprocess.Popen(cmd, env={**env, "TMPDIR": str(log.parent)},
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                             start_new_session=True)
         lock = threading.Lock()
         state = {"reaped": False, "timed_out": False}
 
