@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -149,16 +150,22 @@ def test_a_compiler_wrappers_own_include_directories_are_searched(project):
     assert p.returncode != 0   # cc alone does not find it either
 
 
+def _rule(path: Path) -> str:
+    """A dependency file's text with its line continuations joined (where cc breaks the
+    lines depends on the length of the temporary copy's path)."""
+    return re.sub(r"[ \t]*\\\n[ \t]*", " ", path.read_text())
+
+
 def test_dependency_files_name_the_original_source(project):
     fcc("-MD", "-c", "kernel.c", cwd=project)
-    dep = (project / "kernel.d").read_text()
+    dep = _rule(project / "kernel.d")
     assert dep.startswith("kernel.o: kernel.c") and "grid.h" in dep
     assert "foresight-cc-" not in dep
     (project / "obj").mkdir()
     fcc("-MD", "-c", "kernel.c", "-o", "obj/kernel.o", cwd=project)
-    assert (project / "obj" / "kernel.d").read_text().startswith("obj/kernel.o: kernel.c")
+    assert _rule(project / "obj" / "kernel.d").startswith("obj/kernel.o: kernel.c")
     fcc("-MMD", "-MF", "k.dep", "-MT", "custom", "-c", "kernel.c", cwd=project)
-    dep = (project / "k.dep").read_text()
+    dep = _rule(project / "k.dep")
     assert dep.startswith("custom: kernel.c") and "foresight-cc-" not in dep
     fcc("-Wp,-MD,.kernel.o.d", "-c", "kernel.c", cwd=project)  # Linux kernel style
     dep = (project / ".kernel.o.d").read_text()
@@ -380,6 +387,14 @@ def test_a_one_step_build_names_gccs_side_files_as_cc_does(tmp_path):
     subprocess.run(["./bin-p"], cwd=tmp_path, check=True, capture_output=True)
     assert (tmp_path / "bin-p-rows.gcda").exists()
     assert not list(tmp_path.glob("0.*")), sorted(p.name for p in tmp_path.iterdir())
+    # -save-temps keeps the preprocessed text, the assembly and the object, as cc does.
+    (tmp_path / "sub").mkdir()
+    fcc("-save-temps", "-O2", "-o", "sub/prog", "rows.c", cwd=tmp_path)
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == \
+        ["prog", "prog-rows.i", "prog-rows.o", "prog-rows.s"]
+    nm = subprocess.run(["nm", str(tmp_path / "sub" / "prog-rows.o")], capture_output=True,
+                        text=True, check=True).stdout
+    assert " T main" in nm and "foresight_" in nm    # the hinted object
 
 
 UNINITIALISED = """\

@@ -628,7 +628,25 @@ def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path,
     rc = cc.run(cmd + cc.runtime_libs(cl.args, "--trace-mem" in cl.own), outputs.cc_outputs(cl))
     if rc != 0:
         cc.remove(cl.output or "a.out")
+    _save_objects(compiler, cl, objects)
     return rc
+
+
+def _save_objects(compiler: list[str], cl: CommandLine, objects: dict[int, str]) -> None:
+    """-save-temps keeps each object of a one-step build beside its .i and .s, as cc's
+    OUTPUT-SOURCE.o (_aux_names names those; the object itself is our temporary one)."""
+    if not any(a == "-save-temps" or a.startswith("-save-temps=")
+               for a in [*compiler[1:], *cl.args]):
+        return
+    for inp in cl.c_inputs:
+        names = _aux_names(compiler, cl, inp)
+        if not names:
+            return
+        saved = f"{names[1]}{Path(inp.path).stem}.o"
+        try:
+            shutil.copyfile(objects[inp.index], saved)
+        except OSError as e:
+            _warn(f"-save-temps: cannot keep the object {saved}: {e.strerror}")
 
 
 def _with_lang(inputs: list[Input]) -> list[str]:
