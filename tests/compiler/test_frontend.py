@@ -120,6 +120,19 @@ void g(double *a, long n, long *k)
     assert "a while or do loop" in why[2]
 
 
+def test_a_for_split_by_a_line_splice_is_left_alone_and_said_so(tmp_path):
+    nests = nests_of(tmp_path, "#define LOOP for (long i = 0; i < n; i++) a[i] = 0;\n"
+                     "#define fx(a, s) for (long i = 0; i < n; i++) a[i] = s[0];\n"
+                     "#define fo_r for\n"
+                     "void g(double *a, long n)\n{\n"
+                     "    fo\\\nr (long i = 0; i < n; i++) a[i] = 1;\n"
+                     "    LOOP\n    fx(a, \"\\t\")\n"
+                     "    fo\\\n_r (long i = 0; i < n; i++) a[i] = 2;\n}\n")
+    assert [n.root for n in nests] == [None] * 4
+    assert nests[0].skipped == "its `for` is split by a backslash-newline"
+    assert [n.skipped for n in nests[1:]] == ["the loop comes from a macro expansion"] * 3
+
+
 def test_the_ir_is_frozen(tmp_path):
     (nest,) = nests_of(tmp_path, "void h(double *a, long n)\n"
                                  "{ for (long i = 0; i < n; i++) a[i] = 0; }\n")

@@ -300,6 +300,9 @@ class _Loops:
             return Refusal("not in the file being compiled")
         start = start_of(c)
         if self.data[start:start + 3] != b"for":
+            if re.match(rb"for(?![A-Za-z0-9_$])",
+                        re.sub(rb"\\\r?\n", b"", self.data[start:start + 16])):
+                return Refusal("its `for` is split by a backslash-newline")
             # the text is not where the AST says
             return Refusal("the loop comes from a macro expansion")
         parts = self.t.header_parts(c)
