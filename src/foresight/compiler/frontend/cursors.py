@@ -46,12 +46,37 @@ def end_of(c: ci.Cursor) -> int:
 
 
 def preorder(c: ci.Cursor):
-    """`c` and its descendants depth first, as `Cursor.walk_preorder`, through children()."""
+    """`c` and its descendants depth first, as `Cursor.walk_preorder`, through children():
+    a slice of the list index_subtrees() made where it gave `c` one."""
+    span = c.__dict__.get("_fs_span")
+    if span is not None:
+        order, start, end = span
+        return iter(order[start:end])
+    return _walk(c)
+
+
+def _walk(c: ci.Cursor):
     stack = [c]
     while stack:
         d = stack.pop()
         yield d
         stack.extend(reversed(children(d)))
+
+
+def index_subtrees(root: ci.Cursor) -> None:
+    """List `root`'s subtree in preorder once and give every cursor object in it its own
+    subtree as a span of that list: the front end walks a function's nests, their loops
+    and their bodies again and again, and each preorder() of them is then a slice."""
+    order: list[ci.Cursor] = []
+    stack: list[tuple[ci.Cursor, int]] = [(root, -1)]
+    while stack:
+        c, start = stack.pop()
+        if start >= 0:      # its subtree is listed: close its span
+            c._fs_span = (order, start, len(order))
+            continue
+        stack.append((c, len(order)))
+        order.append(c)
+        stack.extend((k, -1) for k in reversed(children(c)))
 
 
 def strip(c: ci.Cursor) -> ci.Cursor:

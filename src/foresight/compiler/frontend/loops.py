@@ -26,6 +26,7 @@ from foresight.compiler.frontend.cursors import (
     children,
     decl_key,
     end_of,
+    index_subtrees,
     is_unsigned,
     mark_variable,
     preorder,
@@ -139,6 +140,7 @@ def function_nests(fn: ci.Cursor, data: bytes, main: str, macros: list[tuple[int
     file's macro expansions that make a pragma, unit.pragma_expansions)."""
     if not any(d.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT) for d in preorder(fn)):
         return []       # no loop to analyse or report: no walk over its effects
+    index_subtrees(fn)
     effects = Effects(fn, unit, main, includes=b"include" in data[start_of(fn):end_of(fn)])
     builder = _Loops(fn, FunctionText(fn, data, main, macros, counting, unrepeatable,
                                       line_reading),
