@@ -63,6 +63,16 @@ def _walk(c: ci.Cursor):
         stack.extend(reversed(children(d)))
 
 
+def subtree(c: ci.Cursor) -> tuple[list[ci.Cursor], int, int]:
+    """(list, start, end): `c`'s subtree as list[start:end] in preorder, `c` first; listed
+    now (index_subtrees) if no list has it yet."""
+    span = c.__dict__.get("_fs_span")
+    if span is None:
+        index_subtrees(c)
+        span = c._fs_span
+    return span
+
+
 def index_subtrees(root: ci.Cursor) -> None:
     """List `root`'s subtree in preorder once and give every cursor object in it its own
     subtree as a span of that list: the front end walks a function's nests, their loops

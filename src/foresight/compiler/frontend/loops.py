@@ -33,6 +33,7 @@ from foresight.compiler.frontend.cursors import (
     runs_cleanup,
     start_of,
     strip,
+    subtree,
 )
 from foresight.compiler.frontend.fresh import first_touch
 from foresight.compiler.frontend.refs import References
@@ -710,24 +711,27 @@ def _breaks(c: ci.Cursor) -> bool:
     """Whether a `break` below `c` leaves the loop whose body `c` is: one not in the body
     of a loop or switch of its own (in a nested loop's header or a switch's controlling
     expression, a GNU statement expression's `break` leaves this loop)."""
-    for k in children(c):
-        if k.kind == K.BREAK_STMT:
+    order, start, end = subtree(c)
+    skip: dict[int, int] = {}   # where the bodies below c start: where they end
+    k = start + 1
+    while k < end:
+        if k in skip:
+            k = skip[k]
+            continue
+        d = order[k]
+        kind = d.kind
+        if kind == K.BREAK_STMT:
             return True
-        kids = children(k)
-        if k.kind in (K.FOR_STMT, K.WHILE_STMT, K.SWITCH_STMT):
-            kids = kids[:-1]     # all but the body
-        elif k.kind == K.DO_STMT:
-            kids = kids[1:]
-        else:
-            kids = (k,)
-        if any(_breaks_in(x) for x in kids):
-            return True
+        if kind in _BODIED:
+            kids = children(d)
+            if kids:
+                _, body, body_end = subtree(kids[0] if kind == K.DO_STMT else kids[-1])
+                skip[body] = body_end
+        k += 1
     return False
 
 
-def _breaks_in(c: ci.Cursor) -> bool:
-    """_breaks of `c` itself as well as below it."""
-    return c.kind == K.BREAK_STMT or _breaks(c)
+_BODIED = {K.FOR_STMT, K.WHILE_STMT, K.SWITCH_STMT, K.DO_STMT}
 
 
 _SIGNED = {ci.TypeKind.SCHAR, ci.TypeKind.CHAR_S, ci.TypeKind.SHORT, ci.TypeKind.INT,
@@ -787,16 +791,21 @@ def _uncopyable(c: ci.Cursor, t: FunctionText) -> str | None:
 def _jump_target(c: ci.Cursor, in_switch: bool) -> str | None:
     """A label below `c` that a jump from outside `c` could reach: any `goto` label, and a
     `case`/`default` not enclosed by a switch below `c` (Duff's device)."""
-    for k in children(c):
-        if k.kind == K.LABEL_STMT:
-            return (f"a label inside the nest ({k.spelling}, line {k.location.line}): a "
+    order, start, end = subtree(c)
+    switches: list[int] = []    # where the switches below c around the cursor end
+    for k in range(start + 1, end):
+        while switches and switches[-1] <= k:
+            switches.pop()
+        d = order[k]
+        kind = d.kind
+        if kind == K.LABEL_STMT:
+            return (f"a label inside the nest ({d.spelling}, line {d.location.line}): a "
                     "goto into it would skip nest entry")
-        if k.kind in (K.CASE_STMT, K.DEFAULT_STMT) and not in_switch:
-            return (f"a case label inside the nest (line {k.location.line}) of a switch "
+        if kind in (K.CASE_STMT, K.DEFAULT_STMT) and not (in_switch or switches):
+            return (f"a case label inside the nest (line {d.location.line}) of a switch "
                     "outside it: the switch would jump past nest entry")
-        found = _jump_target(k, in_switch or k.kind == K.SWITCH_STMT)
-        if found is not None:
-            return found
+        if kind == K.SWITCH_STMT:
+            switches.append(subtree(d)[2])
     return None
 
 
