@@ -151,7 +151,8 @@ os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
 _SESSION_TMP = tempfile.mkdtemp(prefix="foresight-tests-")
 os.environ["TMPDIR"] = _SESSION_TMP
 tempfile.tempdir = None
-atexit.register(shutil.rmtree, _SESSION_TMP, True)
+_SESSION_PID = os.getpid()
+atexit.register(lambda: os.getpid() == _SESSION_PID and shutil.rmtree(_SESSION_TMP, True))
 
 
 def _our_temporaries() -> set[str]:

@@ -11,6 +11,7 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -155,7 +156,7 @@ def test_cachesim_runs_the_program_and_replays_its_trace(built):
     r = json.loads((built / "out.json").read_text())
     assert r["barriers"] >= 2 and r["accesses"] >= 2 * (N * 8 // 64)
     assert [c["cpu"] for c in r["per_cpu"] if c["accesses"]] == list(range(THREADS))
-    assert not list(Path("/tmp").glob("foresight-cachesim-*/trace"))
+    assert not list(Path(tempfile.gettempdir()).glob("foresight-cachesim-*/trace"))
 
 
 def test_cachesim_says_what_is_wrong_in_one_line(built):

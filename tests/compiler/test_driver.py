@@ -395,6 +395,12 @@ def test_a_one_step_build_names_gccs_side_files_as_cc_does(tmp_path):
     nm = subprocess.run(["nm", str(tmp_path / "sub" / "prog-rows.o")], capture_output=True,
                         text=True, check=True).stdout
     assert " T main" in nm and "foresight_" in nm    # the hinted object
+    # -save-temps=cwd: in the current directory, named after the program
+    fcc("-save-temps=cwd", "-O2", "-o", "sub/prog2", "rows.c", cwd=tmp_path)
+    assert all((tmp_path / f"prog2-rows.{x}").exists() for x in "ios")
+    # -o - (a file named "-", as cc writes it) names the rest a-*; --save-temps too
+    fcc("--save-temps", "-O2", "-o", "-", "rows.c", cwd=tmp_path)
+    assert all((tmp_path / f"a-rows.{x}").exists() for x in "ios")
 
 
 UNINITIALISED = """\

@@ -55,9 +55,11 @@ def test_restored_after_the_harness_is_killed(fake_sys, tmp_path):
     assert fake_sys.read_text().strip() == "4096"
 
 
-def test_conflicting_concurrent_values_are_refused(fake_sys):
+def test_conflicting_concurrent_values_are_refused(fake_sys, tmp_path):
+    # (its TMPDIR its own: a SIGTERM before the run's handlers are set ends it at once)
     p = subprocess.Popen([sys.executable, "-m", "foresight.cli", "run", "--readahead-kb", "64",
-                          "--", "sleep", "5"], stderr=subprocess.DEVNULL)
+                          "--", "sleep", "5"], stderr=subprocess.DEVNULL,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})
     try:
         for _ in range(100):
             if fake_sys.read_text().strip() == "64":
@@ -67,7 +69,7 @@ def test_conflicting_concurrent_values_are_refused(fake_sys):
                             "256", "--", "true"], capture_output=True, text=True)
         assert r.returncode == 2 and "held at 64" in r.stderr
     finally:
-        p.terminate()   # as a user would stop it: it cleans up after itself
+        p.terminate()
         p.wait()
 
 

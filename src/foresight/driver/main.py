@@ -346,10 +346,25 @@ def _aux_names(compiler: list[str], cl: CommandLine, inp: Input) -> list[str]:
     if any(a.startswith("-dump") for a in cl.args) or not cc.names_aux_files(compiler):
         return []
     # (-o NAME: NAME-, whole and as written, as gcc passes it on: -fprofile-dir mangles
-    # the path it is given; no -o: a-)
+    # the path it is given; no -o, or -o -: a-; -save-temps=cwd: NAME's last part)
+    out = cl.output if cl.output not in (None, "-") else "a"
+    if _save_temps([*compiler[1:], *cl.args]) == "cwd":
+        out = Path(out).name
     src = Path(inp.path)
-    return ["-dumpdir", f"{cl.output if cl.output is not None else 'a'}-", "-dumpbase",
-            src.name, "-dumpbase-ext", src.suffix]
+    return ["-dumpdir", f"{out}-", "-dumpbase", src.name, "-dumpbase-ext", src.suffix]
+
+
+def _save_temps(words: list[str]) -> str | None:
+    """The value of the last -save-temps (or --save-temps) in `words`: "" without one
+    (cwd's or obj's by the output), None where there is none."""
+    found = None
+    for a in words:
+        a = a.removeprefix("-")
+        if a == "-save-temps" or a == "save-temps":
+            found = ""
+        elif a.startswith(("-save-temps=", "save-temps=")):
+            found = a.split("=", 1)[1]
+    return found
 
 
 def _dep_flags_of(cl: CommandLine) -> list[str]:
@@ -617,6 +632,7 @@ def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path,
         objects[inp.index] = obj
     if rc != 0:
         cc.remove(cl.output or "a.out")  # cc leaves no program behind a failed compile
+        _save_objects(compiler, cl, objects)
         return rc
     others = [inp for inp in cl.inputs if not inp.is_c]
     compiles_more = any(not inp.is_object for inp in others)
@@ -634,14 +650,16 @@ def _compile_and_link(compiler: list[str], cl: CommandLine, sources, tmp: Path,
 
 def _save_objects(compiler: list[str], cl: CommandLine, objects: dict[int, str]) -> None:
     """-save-temps keeps each object of a one-step build beside its .i and .s, as cc's
-    OUTPUT-SOURCE.o (_aux_names names those; the object itself is our temporary one)."""
-    if not any(a == "-save-temps" or a.startswith("-save-temps=")
-               for a in [*compiler[1:], *cl.args]):
+    OUTPUT-SOURCE.o (_aux_names names those; the object itself is our temporary one),
+    also those of the inputs that compiled where another did not."""
+    if _save_temps([*compiler[1:], *cl.args]) is None:
         return
     for inp in cl.c_inputs:
         names = _aux_names(compiler, cl, inp)
         if not names:
             return
+        if not os.path.isfile(objects[inp.index]):
+            continue
         saved = f"{names[1]}{Path(inp.path).stem}.o"
         try:
             shutil.copyfile(objects[inp.index], saved)
