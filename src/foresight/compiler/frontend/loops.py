@@ -725,7 +725,8 @@ def _breaks(c: ci.Cursor) -> bool:
         if kind in _BODIED:
             kids = children(d)
             if kids:
-                _, body, body_end = subtree(kids[0] if kind == K.DO_STMT else kids[-1])
+                listed, body, body_end = subtree(kids[0] if kind == K.DO_STMT else kids[-1])
+                assert listed is order      # (one index_subtrees of the function)
                 skip[body] = body_end
         k += 1
     return False
@@ -805,7 +806,9 @@ def _jump_target(c: ci.Cursor, in_switch: bool) -> str | None:
             return (f"a case label inside the nest (line {d.location.line}) of a switch "
                     "outside it: the switch would jump past nest entry")
         if kind == K.SWITCH_STMT:
-            switches.append(subtree(d)[2])
+            listed, _, switch_end = subtree(d)
+            assert listed is order
+            switches.append(switch_end)
     return None
 
 
