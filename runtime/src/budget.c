@@ -344,8 +344,7 @@ static bool memory_short(uint64_t now, uint64_t max_age_ns, bool swap_counts)
     const uint64_t read = __atomic_load_n(&read_ns, __ATOMIC_RELAXED);
     if (read == 0 || now < read || now - read >= max_age_ns) {
         __atomic_store_n(&read_ns, now, __ATOMIC_RELAXED);
-        const uint64_t space = (uint64_t)fs_address_space() << FORESIGHT_PAGE_SHIFT;
-        const bool larger = space == 0 || space > limit_bytes + limit_bytes / 8;
+        const bool larger = fs_budget_far_over();
         __atomic_store_n(&much_larger, larger, __ATOMIC_RELAXED);
         if (larger) { /* the answer without the statistics; a fresh baseline after */
             __atomic_store_n(&had_count, false, __ATOMIC_RELAXED);
@@ -435,6 +434,14 @@ bool fs_budget_short(void)
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return memory_short((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, 10000000u,
                         false);
+}
+
+/* Whether the program's address space is now larger than the limit by more than an
+ * eighth; true when it cannot be read. */
+bool fs_budget_far_over(void)
+{
+    const uint64_t space = (uint64_t)fs_address_space() << FORESIGHT_PAGE_SHIFT;
+    return space == 0 || space > limit_bytes + limit_bytes / 8;
 }
 
 /* Whether the program's address space was, when last looked at, clearly larger than

@@ -230,6 +230,7 @@ size_t fs_budget_call_pages(void);             /* the most pages one prefetch ma
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
 bool fs_budget_pressure(void);                 /* in use >= 3/4 of the limit, and too small */
 bool fs_budget_much_larger(void);             /* address space > 9/8 of the limit */
+bool fs_budget_far_over(void);                /* the same, read now (true if unknown) */
 bool fs_budget_short(void);                   /* ... or refaults lately (the gate) */
 const char *fs_budget_stat_path(void);         /* the limiting cgroup's memory.stat, or "" */
 bool fs_budget_limited(void);                  /* a cgroup limit or FORESIGHT_MEM in force */
@@ -308,11 +309,13 @@ void fs_runtime_wake(void);
 extern bool fs_started; /* api.c: a unit with hints started the runtime */
 bool fs_runtime_awake(void);
 bool fs_thread_await_hints(void);
-/* Under a memory limit, where locking takes nothing from the program's allowance, the
- * calling library thread's stack, thread data and the library's resident code and data
- * locked in memory (a sleeping thread's swap-in on waking was where the OOM killer
- * struck); otherwise nothing. */
+/* Under a memory limit, where locking takes nothing from the program's allowance: the
+ * calling library thread's stack and thread data recorded, and locked in memory with the
+ * library's resident code and data once the program is far over its limit (a sleeping
+ * thread's swap-in on waking was where the OOM killer struck); otherwise nothing.
+ * fs_thread_lock_if_far_over: the same look for every recorded thread (the keeper's). */
 void fs_thread_lock_stack(void);
+void fs_thread_lock_if_far_over(void);
 
 extern __thread bool fs_starting_library_thread; /* inside fs_thread_start_on's create */
 

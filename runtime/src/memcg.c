@@ -45,6 +45,7 @@ static void *keeper_main(void *arg)
     fs_trace_exclude_self(); /* its own faults are not the program's */
     const char *path = fs_budget_stat_path();
     char buf[4096];
+    unsigned ticks = 0;
     const struct timespec period = {0, PERIOD_NS};
     for (;;) {
         nanosleep(&period, NULL);
@@ -53,6 +54,8 @@ static void *keeper_main(void *arg)
         fs_pin_tick(); /* (a look once a second: pin.c) */
         if (path[0] == 0 || !fs_budget_cgroup_pressure())
             continue;
+        if (++ticks % 10 == 0) /* a program grown far past its limit: its threads locked */
+            fs_thread_lock_if_far_over();
         /* Its start is enough: the kernel flushes the counters before showing any. Kept
          * open from start-up (ownfd.c). */
         if (fs_kept_pread(FS_KEPT_CG_STAT, buf, sizeof buf, 0) > 0)

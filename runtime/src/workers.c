@@ -90,7 +90,7 @@ bool fs_may_lock(void)
  * swap-in of its data, then a refault of its code, were still where the OOM killer was
  * invoked), and the pages of the C library's functions the keeper calls.  The rest of
  * .bss (buffers of the prefetch thread, the trace, coloring: megabytes, untouched) is
- * left alone.  Once per process. */
+ * left alone. */
 static int data_cb(struct dl_phdr_info *info, size_t size, void *base)
 {
     (void)size;
@@ -123,10 +123,8 @@ static int data_cb(struct dl_phdr_info *info, size_t size, void *base)
 
 static void lock_library_data(void)
 {
-    static int done;
     Dl_info self;
-    if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST) ||
-        dladdr((void *)lock_library_data, &self) == 0)
+    if (dladdr((void *)lock_library_data, &self) == 0)
         return;
     dl_iterate_phdr(data_cb, self.dli_fbase);
     const void *libc[] = {(void *)nanosleep, (void *)pread, (void *)fstat,
@@ -138,27 +136,100 @@ static void lock_library_data(void)
 /* Where the library thread began (counted_main's frame). */
 static __thread uintptr_t entry_frame __attribute__((tls_model("initial-exec")));
 
-/* Keeps the pages a library thread runs on in memory, under a memory limit: its stack
- * from 32 KiB below the call up to where the thread began, the page of the library's
- * thread-local variables and its thread descriptor (pthread_self()).  Under a small
- * memory cgroup limit a thread that sleeps between rounds (the memcg keeper, an idle
- * worker) otherwise has them swapped out, and the swap-in charge when it wakes, at the
- * moment the cgroup is full of pages being read, was where the OOM killer was invoked:
- * a program reading a file mapping under an 8 MiB cap was killed in 9 of 11 hinted
- * runs, never unhinted (docs/decisions.md).  Only where locking takes nothing from the
- * program's allowance (fs_may_lock); without a limit nothing is locked. */
+/*
+ * Keeps the pages the library's threads run on in memory, under a memory limit, once
+ * the program is far larger than it: each thread's stack from 32 KiB below where it
+ * asked up to where it began, the page of the library's thread-local variables and its
+ * thread descriptor (pthread_self()), and the library's resident code and data
+ * (lock_library_data).  Under a small memory cgroup limit a thread that sleeps between
+ * rounds (the memcg keeper, an idle worker) otherwise has them swapped out, and the
+ * swap-in charge when it wakes, at the moment the cgroup is full of pages being read,
+ * was where the OOM killer was invoked: a program reading a file mapping under an
+ * 8 MiB cap was killed in 9 of 11 hinted runs, never unhinted (docs/decisions.md).
+ *
+ * Only where locking takes nothing from the program's allowance (fs_may_lock), and
+ * only while the program's address space is over its limit by more than an eighth
+ * (fs_budget_far_over; then its hints stream data through the cgroup): the lock, about
+ * 430 KiB with three library threads, is that much less memory for a program that
+ * nearly fits, and there it cost more than the hints (NAS CG with its data at 1 times a
+ * 128 MiB cap, where the original is 4.8 MiB over and 1 MiB locked beside it took 2.2
+ * times its time: 2.10-2.46 s locked, 1.23-1.51 s not, the original 1.08-1.46 s).  So
+ * each library thread records its pages here as it starts work, and locks them if the
+ * library's are locked; the first call that finds the program far over locks the
+ * library's and every recorded thread's; the keeper (memcg.c) asks again under
+ * pressure, so a program that grows past its limit later gets the lock then.
+ */
+#define HELD_SLOTS 32
+static struct held {
+    uintptr_t stack_lo, stack_hi, tls, self; /* stack_lo 0: a free slot */
+} held[HELD_SLOTS];
+static __thread int held_slot __attribute__((tls_model("initial-exec"))); /* index + 1 */
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool library_locked; /* lock_library_data done and every recorded thread locked */
+
+static void lock_held(const struct held *h)
+{
+    (void)mlock((void *)h->stack_lo, h->stack_hi - h->stack_lo);
+    (void)mlock((void *)h->tls, FS_PAGE);
+    (void)mlock((void *)h->self, 2 * FS_PAGE);
+}
+
+/* With held_mu held: locks the library's pages and every recorded thread's if the
+ * program is far over its limit. */
+static void lock_all_if_far_over(void)
+{
+    if (library_locked || !fs_budget_far_over())
+        return;
+    __atomic_store_n(&library_locked, true, __ATOMIC_RELEASE);
+    lock_library_data();
+    for (int i = 0; i < HELD_SLOTS; i++)
+        if (held[i].stack_lo != 0)
+            lock_held(&held[i]);
+}
 
 void fs_thread_lock_stack(void)
 {
     if (!fs_budget_limited() || !fs_may_lock())
         return;
-    lock_library_data();
     const uintptr_t page = FS_PAGE, here = (uintptr_t)__builtin_frame_address(0);
     const uintptr_t top = entry_frame > here ? entry_frame : here;
-    const uintptr_t frames = (here & ~(page - 1)) - (32u << 10);
-    (void)mlock((void *)frames, (top & ~(page - 1)) + 2 * page - frames);
-    (void)mlock((void *)((uintptr_t)&fs_on_library_thread & ~(page - 1)), page);
-    (void)mlock((void *)((uintptr_t)pthread_self() & ~(page - 1)), 2 * page);
+    const struct held mine = {
+        .stack_lo = (here & ~(page - 1)) - (32u << 10),
+        .stack_hi = (top & ~(page - 1)) + 2 * page,
+        .tls = (uintptr_t)&fs_on_library_thread & ~(page - 1),
+        .self = (uintptr_t)pthread_self() & ~(page - 1),
+    };
+    pthread_mutex_lock(&held_mu);
+    for (int i = 0; held_slot == 0 && i < HELD_SLOTS; i++)
+        if (held[i].stack_lo == 0) {
+            held[i] = mine;
+            held_slot = i + 1;
+        }
+    if (library_locked || held_slot == 0) /* (no slot free: its own pages only) */
+        lock_held(&mine);
+    lock_all_if_far_over();
+    pthread_mutex_unlock(&held_mu);
+}
+
+void fs_thread_lock_if_far_over(void)
+{
+    if (__atomic_load_n(&library_locked, __ATOMIC_ACQUIRE) || !fs_budget_limited() ||
+        !fs_may_lock())
+        return;
+    pthread_mutex_lock(&held_mu);
+    lock_all_if_far_over();
+    pthread_mutex_unlock(&held_mu);
+}
+
+/* The calling library thread's record given back, as it ends (its pages stay locked). */
+static void thread_unhold(void)
+{
+    if (held_slot == 0)
+        return;
+    pthread_mutex_lock(&held_mu);
+    held[held_slot - 1].stack_lo = 0;
+    held_slot = 0;
+    pthread_mutex_unlock(&held_mu);
 }
 
 /* Bit 0: a hint has reached the library (fs_runtime_wake); bit 1: the library's threads
@@ -205,6 +276,7 @@ static void *counted_main(void *p)
     void *ret = NULL;
     if (!__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST)) /* (fs_threads_retire) */
         ret = fn(arg);
+    thread_unhold();
     fs_library_thread_ends();
     return ret;
 }
@@ -288,6 +360,10 @@ void fs_workers_after_fork_child(void)
     fs_retiring = 0;
     hints_seen &= 1;
     fs_queue_reset(fs_queue_global);
+    /* A child inherits no locks and none of the parent's threads. */
+    pthread_mutex_init(&held_mu, NULL);
+    memset(held, 0, sizeof held);
+    library_locked = false;
 }
 
 int fs_retiring; /* set: the library's threads end (each looks at it when it wakes) */

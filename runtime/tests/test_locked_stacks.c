@@ -1,13 +1,16 @@
 /* Under a memory limit the library's threads keep their stacks in memory (workers.c:
  * fs_thread_lock_stack): under a small cgroup limit a sleeping thread's stack swapped
  * out, and its swap-in charge on waking, was where the OOM killer struck.  But only once
- * the program's first hint reached the library: before it, the threads sleep and nothing
- * is locked (a program without hints must not lose memory to them).  Run with
- * FORESIGHT_MEM set.  Where locking takes nothing from the program's own allowance
- * (CAP_IPC_LOCK, or no RLIMIT_MEMLOCK), after a hint each library thread (named
+ * the program's first hint reached the library (before it, the threads sleep: a program
+ * without hints must not lose memory to them), and only while the program's address
+ * space is over its limit by more than an eighth (a program that nearly fits must not
+ * lose memory to them either).  Run with FORESIGHT_MEM=64M: this program is far smaller
+ * until it maps 256 MiB.  Where locking takes nothing from the program's own allowance
+ * (CAP_IPC_LOCK, or no RLIMIT_MEMLOCK), once it is far over each library thread (named
  * foresight-*) must have locked at least the 32 KiB below where it started; elsewhere
  * nothing may be locked.  This program locks nothing itself, so /proc/self/status's
  * VmLck counts only theirs. */
+#include <sys/mman.h>
 #include <dirent.h>
 
 #include "check.h"
@@ -66,9 +69,20 @@ int main(void)
     static char data[1 << 20];
     foresight_prefetch(data, sizeof data); /* the first hint */
     CHECK(fs_runtime_awake());
+    usleep(1200000); /* the threads awake, the exit watcher within a second */
+    printf("locked_stacks: %d library threads, %ld KiB locked while the program fits\n", n,
+           locked_kib());
+    CHECK_EQ(locked_kib(), 0);
+    CHECK(!fs_budget_far_over());
+    /* Far over its limit now (address space, as a large array's): the keeper's look
+     * (memcg.c) locks every thread that recorded its pages. */
+    void *big = mmap(NULL, (size_t)256 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    CHECK(big != MAP_FAILED);
+    CHECK(fs_budget_far_over());
+    fs_thread_lock_if_far_over();
     long kib = locked_kib();
-    /* Each locks as it wakes (the exit watcher within a second): waited for (10 s at
-     * most on a busy machine). */
+    /* Waited for (10 s at most on a busy machine). */
     for (int i = 0; i < 1000 && may && kib < 36L * n; i++) {
         usleep(10000);
         kib = locked_kib();
