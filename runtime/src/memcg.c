@@ -52,10 +52,12 @@ static void *keeper_main(void *arg)
         if (__atomic_load_n(&fs_retiring, __ATOMIC_ACQUIRE))
             return NULL; /* (workers.c: fs_threads_retire) */
         fs_pin_tick(); /* (a look once a second: pin.c) */
+        /* A program grown far past its limit: the library's threads locked, before the
+         * cgroup fills (workers.c). */
+        if (++ticks % 10 == 0)
+            fs_thread_lock_if_far_over();
         if (path[0] == 0 || !fs_budget_cgroup_pressure())
             continue;
-        if (++ticks % 10 == 0) /* a program grown far past its limit: its threads locked */
-            fs_thread_lock_if_far_over();
         /* Its start is enough: the kernel flushes the counters before showing any. Kept
          * open from start-up (ownfd.c). */
         if (fs_kept_pread(FS_KEPT_CG_STAT, buf, sizeof buf, 0) > 0)

@@ -652,6 +652,7 @@ static _Noreturn void pt_finish(void)
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
         __atomic_store_n(&pt_cpu_ns, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
                          __ATOMIC_RELAXED);
+    fs_thread_unhold(); /* its stack goes with it (workers.c) */
     __atomic_store_n(&pt_ended, 1, __ATOMIC_RELEASE);
     /* Parked, not gone: a thread ending while LeakSanitizer stops the world at exit is one
      * it cannot suspend ("Running thread ... was not suspended", then false leaks and exit
@@ -659,6 +660,9 @@ static _Noreturn void pt_finish(void)
      * unmaps its stack, has it end. */
     while (!__atomic_load_n(&park_release, __ATOMIC_ACQUIRE))
         syscall(SYS_futex, &park_release, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    /* Counted out here: pthread_exit skips the rest of counted_main (workers.c), and
+     * fs_threads_retire waits for the count. */
+    fs_library_thread_ends();
     pthread_exit(NULL);
 }
 

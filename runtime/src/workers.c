@@ -148,7 +148,7 @@ static __thread uintptr_t entry_frame __attribute__((tls_model("initial-exec")))
  * 8 MiB cap was killed in 9 of 11 hinted runs, never unhinted (docs/decisions.md).
  *
  * Only where locking takes nothing from the program's allowance (fs_may_lock), and
- * only while the program's address space is over its limit by more than an eighth
+ * only once the program's address space is over its limit by more than an eighth
  * (fs_budget_far_over; then its hints stream data through the cgroup): the lock, about
  * 430 KiB with three library threads, is that much less memory for a program that
  * nearly fits, and there it cost more than the hints (NAS CG with its data at 1 times a
@@ -156,16 +156,18 @@ static __thread uintptr_t entry_frame __attribute__((tls_model("initial-exec")))
  * times its time: 2.10-2.46 s locked, 1.23-1.51 s not, the original 1.08-1.46 s).  So
  * each library thread records its pages here as it starts work, and locks them if the
  * library's are locked; the first call that finds the program far over locks the
- * library's and every recorded thread's; the keeper (memcg.c) asks again under
- * pressure, so a program that grows past its limit later gets the lock then.
+ * library's and every recorded thread's (for good: never taken back); the keeper
+ * (memcg.c) asks again every 100 ms under a cgroup limit, so a program that grows past
+ * its limit later gets the lock then.
  */
-#define HELD_SLOTS 32
+#define HELD_SLOTS 80 /* FORESIGHT_WORKERS' 64 and the other threads */
 static struct held {
     uintptr_t stack_lo, stack_hi, tls, self; /* stack_lo 0: a free slot */
 } held[HELD_SLOTS];
 static __thread int held_slot __attribute__((tls_model("initial-exec"))); /* index + 1 */
 static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
-static bool library_locked; /* lock_library_data done and every recorded thread locked */
+static bool library_locked; /* lock_library_data and every recorded thread's lock done or
+                             * being done (under held_mu): never taken back */
 
 static void lock_held(const struct held *h)
 {
@@ -205,9 +207,10 @@ void fs_thread_lock_stack(void)
             held[i] = mine;
             held_slot = i + 1;
         }
-    if (library_locked || held_slot == 0) /* (no slot free: its own pages only) */
-        lock_held(&mine);
+    const bool was = library_locked;
     lock_all_if_far_over();
+    if (library_locked && (was || held_slot == 0)) /* (no slot free: not locked above) */
+        lock_held(&mine);
     pthread_mutex_unlock(&held_mu);
 }
 
@@ -221,8 +224,7 @@ void fs_thread_lock_if_far_over(void)
     pthread_mutex_unlock(&held_mu);
 }
 
-/* The calling library thread's record given back, as it ends (its pages stay locked). */
-static void thread_unhold(void)
+void fs_thread_unhold(void)
 {
     if (held_slot == 0)
         return;
@@ -276,7 +278,7 @@ static void *counted_main(void *p)
     void *ret = NULL;
     if (!__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST)) /* (fs_threads_retire) */
         ret = fn(arg);
-    thread_unhold();
+    fs_thread_unhold();
     fs_library_thread_ends();
     return ret;
 }
@@ -363,6 +365,7 @@ void fs_workers_after_fork_child(void)
     /* A child inherits no locks and none of the parent's threads. */
     pthread_mutex_init(&held_mu, NULL);
     memset(held, 0, sizeof held);
+    held_slot = 0;
     library_locked = false;
 }
 

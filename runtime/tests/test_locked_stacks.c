@@ -7,7 +7,8 @@
  * lose memory to them either).  Run with FORESIGHT_MEM=64M: this program is far smaller
  * until it maps 256 MiB.  Where locking takes nothing from the program's own allowance
  * (CAP_IPC_LOCK, or no RLIMIT_MEMLOCK), once it is far over each library thread (named
- * foresight-*) must have locked at least the 32 KiB below where it started; elsewhere
+ * foresight-*) must have locked at least the 32 KiB below where it started, in its own
+ * stack's mapping; elsewhere
  * nothing may be locked.  This program locks nothing itself, so /proc/self/status's
  * VmLck counts only theirs. */
 #include <sys/mman.h>
@@ -34,6 +35,29 @@ static int library_threads(void)
     if (d != NULL)
         closedir(d);
     return n;
+}
+
+/* Mappings without a name (thread stacks are such) with at least 36 KiB locked. */
+static int locked_anonymous_regions(void)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    int regions = 0;
+    bool named = true;
+    long kib;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        unsigned long lo, hi;
+        int end = 0;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &end) == 2 && end > 0) {
+            named = line[end] != '\n' && line[end] != 0;
+            continue;
+        }
+        if (!named && sscanf(line, "Locked: %ld kB", &kib) == 1 && kib >= 36)
+            regions++;
+    }
+    if (f != NULL)
+        fclose(f);
+    return regions;
 }
 
 static long locked_kib(void)
@@ -75,7 +99,8 @@ int main(void)
     CHECK_EQ(locked_kib(), 0);
     CHECK(!fs_budget_far_over());
     /* Far over its limit now (address space, as a large array's): the keeper's look
-     * (memcg.c) locks every thread that recorded its pages. */
+     * (memcg.c; called here directly, as FORESIGHT_MEM alone starts no keeper) locks every
+     * thread that recorded its pages, each stack in a mapping of its own. */
     void *big = mmap(NULL, (size_t)256 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                      -1, 0);
     CHECK(big != MAP_FAILED);
@@ -83,15 +108,19 @@ int main(void)
     fs_thread_lock_if_far_over();
     long kib = locked_kib();
     /* Waited for (10 s at most on a busy machine). */
-    for (int i = 0; i < 1000 && may && kib < 36L * n; i++) {
+    int stacks = locked_anonymous_regions();
+    for (int i = 0; i < 1000 && may && (kib < 36L * n || stacks < n); i++) {
         usleep(10000);
         kib = locked_kib();
+        stacks = locked_anonymous_regions();
     }
-    printf("locked_stacks: %d library threads, %ld KiB locked (%s)\n", n, kib,
-           may ? "may lock" : "no privilege: none");
+    printf("locked_stacks: %d library threads, %ld KiB locked, %d stacks (%s)\n", n, kib,
+           stacks, may ? "may lock" : "no privilege: none");
     CHECK(n >= 1);
-    if (may)
+    if (may) {
         CHECK(kib >= 36L * n);
+        CHECK(stacks >= n);
+    }
     else
         CHECK_EQ(kib, 0);
     return check_failures != 0;

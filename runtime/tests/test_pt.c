@@ -1132,6 +1132,17 @@ static void scenario_cpu(void)
     CHECK(strstr(json, "\"pt_left_to_readahead\": 0") != NULL);
     CHECK(strstr(json, "\"pt_unguarded\": 0") != NULL);
     unlink(fs_cfg.stats_path);
+    /* Retired (as a program's setrlimit or unshare has it), the parked thread is counted
+     * out as it goes, though pthread_exit skips the rest of its start routine: what
+     * fs_threads_retire waits for. */
+    const unsigned before = fs_library_threads_running();
+    CHECK(fs_pt_retire("test: retired"));
+    unsigned after = fs_library_threads_running();
+    for (int i = 0; i < 2000 && after != before - 1; i++) {
+        usleep(1000);
+        after = fs_library_threads_running();
+    }
+    CHECK(before >= 1 && after == before - 1);
 }
 
 /* ---- spinning: a loop of failing opens (the program slept between them) ---- */
