@@ -332,6 +332,11 @@ static void swapped(bool *known, uint64_t *pages)
  * alternated rounds).  Other processes' refaults count where the limit is the
  * machine's.
  */
+static bool over_eighth(uint64_t space_bytes)
+{
+    return space_bytes > limit_bytes + limit_bytes / 8;
+}
+
 static bool much_larger = true; /* the address space is clearly larger than the limit */
 
 static bool memory_short(uint64_t now, uint64_t max_age_ns, bool swap_counts)
@@ -344,7 +349,8 @@ static bool memory_short(uint64_t now, uint64_t max_age_ns, bool swap_counts)
     const uint64_t read = __atomic_load_n(&read_ns, __ATOMIC_RELAXED);
     if (read == 0 || now < read || now - read >= max_age_ns) {
         __atomic_store_n(&read_ns, now, __ATOMIC_RELAXED);
-        const bool larger = fs_budget_far_over();
+        const uint64_t space = (uint64_t)fs_address_space() << FORESIGHT_PAGE_SHIFT;
+        const bool larger = space == 0 || over_eighth(space);
         __atomic_store_n(&much_larger, larger, __ATOMIC_RELAXED);
         if (larger) { /* the answer without the statistics; a fresh baseline after */
             __atomic_store_n(&had_count, false, __ATOMIC_RELAXED);
@@ -437,11 +443,12 @@ bool fs_budget_short(void)
 }
 
 /* Whether the program's address space is now larger than the limit by more than an
- * eighth; true when it cannot be read. */
+ * eighth; false when it cannot be read (a library thread cannot reopen the statm file
+ * the program closed, and locking is no answer to not knowing). */
 bool fs_budget_far_over(void)
 {
     const uint64_t space = (uint64_t)fs_address_space() << FORESIGHT_PAGE_SHIFT;
-    return space == 0 || space > limit_bytes + limit_bytes / 8;
+    return space != 0 && over_eighth(space);
 }
 
 /* Whether the program's address space was, when last looked at, clearly larger than

@@ -230,7 +230,7 @@ size_t fs_budget_call_pages(void);             /* the most pages one prefetch ma
 bool fs_budget_full(void);                     /* prefetch footprint over budget: page out */
 bool fs_budget_pressure(void);                 /* in use >= 3/4 of the limit, and too small */
 bool fs_budget_much_larger(void);             /* address space > 9/8 of the limit */
-bool fs_budget_far_over(void);                /* the same, read now (true if unknown) */
+bool fs_budget_far_over(void);                /* the same, read now (false if unknown) */
 bool fs_budget_short(void);                   /* ... or refaults lately (the gate) */
 const char *fs_budget_stat_path(void);         /* the limiting cgroup's memory.stat, or "" */
 bool fs_budget_limited(void);                  /* a cgroup limit or FORESIGHT_MEM in force */

@@ -618,6 +618,12 @@ static void *pt_main(void *arg)
     fs_pt_self = true;
     __atomic_store_n(&pt_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     fs_trace_exclude_self(); /* its faults are not the program's */
+    if (__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST)) { /* made just before the end */
+        fin.why = __atomic_load_n(&retire_reason, __ATOMIC_ACQUIRE);
+        if (fin.why == NULL)
+            fin.why = "ended: the library's threads end";
+        pt_finish(); /* parked: fs_pt_retire has it go */
+    }
     fs_thread_lock_stack();
     stack_t alt = {.ss_flags = 0};
     alt.ss_sp = fs_pt_altstack(&alt.ss_size);

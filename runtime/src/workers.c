@@ -275,9 +275,9 @@ static void *counted_main(void *p)
     __atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
     fs_library_thread_begins();
     __atomic_sub_fetch(&starting, 1, __ATOMIC_SEQ_CST);
-    void *ret = NULL;
-    if (!__atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST)) /* (fs_threads_retire) */
-        ret = fn(arg);
+    /* Each thread's function looks at fs_retiring as it starts and ends at once if set
+     * (fs_threads_retire: a thread made just before it ends as it starts). */
+    void *ret = fn(arg);
     fs_thread_unhold();
     fs_library_thread_ends();
     return ret;

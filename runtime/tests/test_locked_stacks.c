@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "internal.h"
+#include "ownfd.h"
 
 static int library_threads(void)
 {
@@ -105,7 +106,18 @@ int main(void)
                      -1, 0);
     CHECK(big != MAP_FAILED);
     CHECK(fs_budget_far_over());
+    /* Not known is not far over: with the statm file the library keeps open closed by
+     * the program (close_range, closefrom), a library thread cannot read its size (it may
+     * not reopen it), and nothing is locked. */
+    const int statm = fs_kept_fd(FS_KEPT_STATM);
+    CHECK(statm >= 0);
+    close(statm);
+    fs_on_library_thread = true; /* (looked at as the keeper would) */
+    CHECK(!fs_budget_far_over());
     fs_thread_lock_if_far_over();
+    fs_on_library_thread = false;
+    CHECK_EQ(locked_kib(), 0);
+    fs_thread_lock_if_far_over(); /* the program's thread opens it again */
     long kib = locked_kib();
     /* Waited for (10 s at most on a busy machine). */
     int stacks = locked_anonymous_regions();

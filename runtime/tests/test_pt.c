@@ -1207,6 +1207,37 @@ static void scenario_arena(void)
     CHECK(!flag(&run_done));
 }
 
+/* ---- retire_early: the library's threads told to end just after the thread is made ---- */
+
+static void run_nothing(void)
+{
+}
+
+/* One process: a prefetch thread made and the library's threads ended at once, often
+ * before the new thread has begun (it must still end, and be waited for, not for 2 s
+ * in vain). */
+static void scenario_retire_once(void)
+{
+    CHECK(foresight_pt_start(NULL, run_nothing) != NULL);
+    CHECK(fs_pt_address_space() > 0); /* its reservation */
+    CHECK(fs_threads_retire("test: retired at once"));
+    CHECK_EQ(fs_pt_address_space(), 0); /* ended and waited for: its memory given back */
+}
+
+static void scenario_retire_early(void)
+{
+    for (int i = 0; i < 8; i++) {
+        const pid_t pid = fork();
+        if (pid == 0) {
+            execl("/proc/self/exe", "test_pt", "retire_once", (char *)NULL);
+            _exit(127);
+        }
+        int status = 0;
+        CHECK(waitpid(pid, &status, 0) == pid);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1225,6 +1256,7 @@ int main(int argc, char **argv)
         {"spin", scenario_spin},           {"eq1", scenario_eq1},
         {"writes", scenario_writes},       {"compute", scenario_compute},
         {"arena", scenario_arena},
+        {"retire_once", scenario_retire_once}, {"retire_early", scenario_retire_early},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(argv[1], scenarios[i].name) == 0) {
@@ -1235,6 +1267,6 @@ int main(int argc, char **argv)
         }
     fprintf(stderr, "usage: test_pt start|confine|files|window|expiry|mispredict|disabled|"
                     "fork|exit_group|handles|setxid|written|readahead|advice|cpu|spin|eq1|writes|compute|"
-                    "arena\n");
+                    "arena|retire_early\n");
     return 2;
 }
