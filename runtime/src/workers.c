@@ -275,8 +275,10 @@ static void *counted_main(void *p)
     __atomic_store_n(&slot->busy, 0, __ATOMIC_RELEASE);
     fs_library_thread_begins();
     __atomic_sub_fetch(&starting, 1, __ATOMIC_SEQ_CST);
-    /* Each thread's function looks at fs_retiring as it starts and ends at once if set
-     * (fs_threads_retire: a thread made just before it ends as it starts). */
+    /* A thread made just before fs_threads_retire ends as it starts: the worker's, the
+     * keeper's, the exit watcher's and the prefetch thread's functions look at
+     * fs_retiring first (the trace's drain and the NBD connection, made at start-up,
+     * make fs_threads_retire decline instead). */
     void *ret = fn(arg);
     fs_thread_unhold();
     fs_library_thread_ends();
