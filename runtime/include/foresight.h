@@ -1712,8 +1712,9 @@ static inline long foresight_pt_send_read(struct foresight_pt_clock *c, unsigned
  * the program's one I/O thread's: the compiler refuses a thread to programs of several.) */
 static int foresight__pt_fd_noted __attribute__((__unused__)) = -1;
 /* The buffer as an integer: kept as a pointer in a file-scope variable, GCC 12 at -O2
- * compiled the program's use of the buffer after each read slower (a 4 KiB frame's checksum
- * after every read: 6% of the program's time; as an integer, none). */
+ * compiled the program's use of the buffer after each read slower (a checksum of each
+ * 4 KiB frame after its read, in core: 0.68-0.70 s against 0.64-0.67 s as an integer,
+ * the original 0.62-0.63 s; docs/results.md, prefetch threads). */
 static uintptr_t foresight__pt_buf_noted __attribute__((__unused__));
 
 static inline int foresight_pt_fd_tick(struct foresight_pt_clock *c, unsigned site, int advise,

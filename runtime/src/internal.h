@@ -311,8 +311,8 @@ bool fs_runtime_awake(void);
 bool fs_thread_await_hints(void);
 /* Under a memory limit, where locking takes nothing from the program's allowance: the
  * calling library thread's stack and thread data recorded, and locked in memory with the
- * library's resident code and data once the program is far over its limit (for good) (a sleeping
- * thread's swap-in on waking was where the OOM killer struck); otherwise nothing.
+ * library's resident code and data once the program is far over its limit, for good (a
+ * sleeping thread's swap-in on waking was where the OOM killer struck); otherwise nothing.
  * fs_thread_lock_if_far_over: the same look for every recorded thread (the keeper's). */
 void fs_thread_lock_stack(void);
 void fs_thread_lock_if_far_over(void);
