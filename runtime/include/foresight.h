@@ -620,6 +620,8 @@ extern "C" {
 #define foresight__nest_enter foresight__nest_enter_abi10
 #define foresight__hinted foresight__hinted_abi10
 #define foresight__pt_start foresight__pt_start_abi10
+#define foresight__pt_anchor foresight__pt_anchor_abi10
+#define foresight__pt_adopt foresight__pt_adopt_abi10
 #define foresight__pt_wake foresight__pt_wake_abi10
 #define foresight__pt_open foresight__pt_open_abi10
 #define foresight__pt_lseek foresight__pt_lseek_abi10
@@ -1301,7 +1303,8 @@ static inline int foresight_active(void)
  *     compiler refuses a thread for files that install one).  A handler of the program that had
  *     no SA_ONSTACK runs on its thread's signal stack if that thread has one;
  *   - stops, and only it, on any error in setting it up and after 8 mispredictions in a
- *     row (the site of a call differs from the one the program made with that call ID);
+ *     row (the site of a call differs from the one the program made with that call ID;
+ *     an anchored thread, foresight_pt_anchor, gives up that run only);
  *     FORESIGHT_STATS then says why;
  *   - is gone in a child made by fork(): the child's ticks wake nothing.
  * It ends when run() returns, on foresight_pt_exit(), or with the process (an ended thread
@@ -1331,6 +1334,9 @@ struct foresight_pt_clock {
 
 struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(void))
     FORESIGHT__WEAK;
+struct foresight_pt_clock *foresight__pt_anchor(void (*init)(void), void (*run)(void))
+    FORESIGHT__WEAK;
+int foresight__pt_adopt(int fd, int64_t offset) FORESIGHT__WEAK;
 void foresight__pt_wake(void) FORESIGHT__WEAK;
 void foresight__pt_advise(struct foresight_pt_clock *c, int fd, int random) FORESIGHT__WEAK;
 int foresight__pt_open(const char *path, int flags, unsigned site) FORESIGHT__WEAK;
@@ -1381,6 +1387,46 @@ static inline struct foresight_pt_clock *foresight_pt_start(void (*init)(void),
         return NULL;
 #endif
     return foresight__pt_start(init, run);
+}
+
+/*
+ * A run of the prefetch thread anchored at the entry of a function of the program that
+ * reads files, for code whose main is elsewhere (a file of I/O routines compiled on its
+ * own).  The first call starts the thread as foresight_pt_start does, its run (RUN)
+ * predicting from the program's next covered call on.  A later call, once the thread has
+ * finished its last run (RUN returned, or gave it up: mispredicted, spinning, out of step
+ * with the program), calls INIT again and has the thread run RUN from the program's next
+ * call on; while the thread's run is still going and it is behind the program, the run
+ * is given up at its next covered call (the next anchor starts one), and while it is
+ * level or ahead it goes on (this may be a call its run predicts: a function the
+ * anchored one calls).  The thread's handles of the last run are closed before the next one.  Returns
+ * the clock to tick, or NULL when there is no thread: no library, disabled, a thread
+ * started by foresight_pt_start (a main of the program's own runs it), one stopped for
+ * good (a fault).
+ */
+static inline struct foresight_pt_clock *foresight_pt_anchor(void (*init)(void),
+                                                             void (*run)(void))
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (foresight__pt_anchor == NULL)
+        return NULL;
+#endif
+    return foresight__pt_anchor(init, run);
+}
+
+/*
+ * On the prefetch thread, in an anchored run: a handle of its own for the program's
+ * descriptor FD (reopened from /proc, read-only), its shadow offset OFFSET (the program's
+ * offset when the run was anchored; a negative one: 0); -1 when FD is not a file the
+ * thread can open (a pipe, a socket, a closed descriptor).
+ */
+static inline int foresight_pt_adopt(int fd, int64_t offset)
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (foresight__pt_adopt == NULL)
+        return -1;
+#endif
+    return foresight__pt_adopt(fd, offset);
 }
 
 /*

@@ -505,7 +505,19 @@ bool fs_pt_lead_ok(int h);
 /* Whether call ID may lead-read H now, after waiting for the program's call where the
  * program writes the file (false, errno EIO: that call came from another site). */
 bool fs_pt_lead_now(int h, uint64_t id);
+/* Anchored runs (foresight_pt_anchor, pt_thread.c): the program thread that anchored the
+ * thread's runs (its descriptor table is the program's), and the thread's handles of the
+ * last run closed (pt_files.c). */
+pid_t fs_pt_anchor_tid(void);
+extern int fs_pt_abandon; /* set: the run goes no further than its next covered call */
+void fs_pt_files_reset(void);
+/* The run goes no further: the thread waits for the next anchor (an anchored thread) or
+ * stops (pt_thread.c), with REASON. */
+_Noreturn void fs_pt_give_up(const char *reason);
+/* A new run predicts the program's calls after BASE (pt_sched.c). */
+void fs_pt_sched_rebase(uint64_t base);
 /* Counters (stats.c prints them). */
+extern unsigned long fs_global_pt_runs, fs_global_pt_gave_up;
 extern unsigned long fs_global_pt_started, fs_global_pt_calls, fs_global_pt_lead_reads,
     fs_global_pt_lead_bytes, fs_global_pt_expired, fs_global_pt_issued,
     fs_global_pt_issued_bytes, fs_global_pt_sleeps, fs_global_pt_mispredicts,

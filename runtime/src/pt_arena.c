@@ -34,7 +34,8 @@
  * it, mappings of their own, unmapped when freed.  realloc copies into a new block unless the
  * old one has room (a large one: only the pages the thread touched, copy_block).  16-byte alignment.  No lock: the memory is set up and used by
  * foresight_pt_start and the compiler's init (on the program's thread, before the prefetch
- * thread exists), then by the prefetch thread alone.
+ * thread exists), then by the prefetch thread alone, but for the init of each later
+ * anchored run (foresight_pt_anchor), which runs while the thread waits between runs.
  */
 #include <errno.h>
 #include <string.h>

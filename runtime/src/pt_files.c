@@ -298,6 +298,62 @@ static int open_file(const char *path, int flags)
     return fd;
 }
 
+/* The decimal digits of V at P; the end. */
+static char *put_decimal(char *p, unsigned long v)
+{
+    char d[24];
+    int n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n > 0)
+        *p++ = d[--n];
+    return p;
+}
+
+int foresight__pt_adopt(int fd, int64_t offset)
+{
+    if (!fs_pt_self) {
+        errno = EPERM;
+        return -1;
+    }
+    const pid_t tid = fs_pt_anchor_tid();
+    if (fd < 0 || tid <= 0) {
+        errno = EBADF;
+        return -1;
+    }
+    /* The anchoring thread's table, which is the program's (this thread's is its own). */
+    char proc[64], name[4096];
+    char *p = proc;
+    __builtin_memcpy(p, "/proc/self/task/", 16);
+    p = put_decimal(p + 16, (unsigned long)tid);
+    __builtin_memcpy(p, "/fd/", 4);
+    *put_decimal(p + 4, (unsigned long)fd) = 0;
+    const int h = open_file(proc, O_RDONLY);
+    if (h < 0)
+        return -1;
+    const long n = syscall(SYS_readlinkat, AT_FDCWD, proc, name, sizeof name - 1);
+    if (n > 0 && fs_cfg.pt_files[0] != 0) { /* FORESIGHT_PT_FILES matches the file's name */
+        name[n] = 0;
+        files[h].matched = fs_pt_glob(fs_cfg.pt_files, name);
+        files[h].prefetchable = files[h].regular &&
+                                (files[h].size >= PREFETCHABLE_SIZE || files[h].matched);
+    }
+    files[h].off = offset > 0 ? (uint64_t)offset : 0;
+    return h;
+}
+
+void fs_pt_files_reset(void)
+{
+    for (int h = FS_PT_FIRST_HANDLE; h < FS_PT_FILES; h++)
+        if (files[h].open) {
+            files[h].open = false;
+            foresight__pt_free(files[h].later);
+            files[h].later = NULL;
+            close_quietly(h);
+        }
+}
+
 unsigned fs_pt_serial(int h)
 {
     return h >= FS_PT_FIRST_HANDLE && h < FS_PT_FILES && files[h].open ? files[h].serial : 0;

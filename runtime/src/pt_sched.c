@@ -17,7 +17,8 @@
  * ring; after each flush and each wake the thread compares those with its own for the
  * calls both have made since the last check.  Eight differing in a row mean the slice
  * went another way than the program (a branch on data the slice does not have): the
- * thread stops, its pending predictions dropped.  A match resets the count.
+ * run is given up, its pending predictions dropped (fs_pt_give_up: a thread started at
+ * main stops, an anchored one waits for the next anchor).  A match resets the count.
  *
  * Spinning: the slice drops what the program does between its I/O calls (a sleep
  * between tries to open a file not there yet, an ungetc its getc loop relies on), so a
@@ -137,8 +138,20 @@ void fs_pt_sched_reset(void)
     cum_bytes[0] = 0;
 }
 
+void fs_pt_sched_rebase(uint64_t base)
+{
+    t_id = base;
+    checked = base;
+    missed = 0;
+    fruitless = 0;
+    cum_bytes[base % RING] = 0;
+    __atomic_store_n(&fs_pt_clock.lead, base, __ATOMIC_RELEASE);
+}
+
 uint64_t fs_pt_call(unsigned site)
 {
+    if (__atomic_load_n(&fs_pt_abandon, __ATOMIC_ACQUIRE))
+        fs_pt_give_up("abandoned: the program anchored a new run while this one lagged");
     uint64_t prev = cum_bytes[t_id % RING];
     /* The previous call is done: its queued flag is final. */
     __atomic_store_n(&fs_pt_clock.lead, t_id, __ATOMIC_RELEASE);
@@ -176,8 +189,8 @@ void fs_pt_outcome(bool progress)
     if (progress)
         fruitless = 0;
     else if (++fruitless >= SPIN_STOP)
-        fs_pt_stop("spinning (1024 I/O calls in a row failed or found the end of the file)",
-                   0);
+        fs_pt_give_up("spinning (1024 I/O calls in a row failed or found the end of the "
+                      "file)");
 }
 
 void fs_pt_predicted(uint64_t bytes)
@@ -212,7 +225,7 @@ void fs_pt_check_sites(void)
         __atomic_fetch_add(&fs_global_pt_mispredicts, 1, __ATOMIC_RELAXED);
         if (++missed >= MISPREDICT_STOP) {
             fs_pt_drop_pending();
-            fs_pt_stop("mispredicted", 0);
+            fs_pt_give_up("mispredicted");
         }
     }
     checked = hi;

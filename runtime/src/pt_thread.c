@@ -81,6 +81,18 @@ static uint32_t wake_word __attribute__((aligned(64))); /* the futex foresight__
 static int started;                                     /* a thread was started (once) */
 static void (*pt_run)(void);
 
+/* Anchored runs (foresight_pt_anchor): the thread, once its run is over, waits for the
+ * next (run_word bumped) instead of ending. */
+static bool anchored;
+static uint32_t run_word __attribute__((aligned(64)));
+static int run_idle;        /* 1 while the thread waits for a run */
+static uint64_t run_base;   /* the program's call ID when the run was anchored */
+static pid_t anchor_tid;    /* the program thread that anchored it */
+static pthread_mutex_t anchor_mu = PTHREAD_MUTEX_INITIALIZER;
+int fs_pt_abandon;
+static volatile sig_atomic_t gave_up; /* the stop was fs_pt_give_up's */
+unsigned long fs_global_pt_runs, fs_global_pt_gave_up;
+
 __thread bool fs_pt_self __attribute__((tls_model("initial-exec")));
 /* The prefetch thread's own: where fs_pt_stop returns to, and why. */
 static sigjmp_buf stop_jump;
@@ -582,6 +594,28 @@ static void watch(void)
         timer_delete(watchdog);
 }
 
+/* An anchored thread between runs: its predictions gone (the program's readahead back),
+ * it waits for foresight__pt_anchor to hand it the next; false when the library's threads
+ * are to end instead (fs_pt_retire: stop_reason its reason). */
+static bool next_run(void)
+{
+    __atomic_store_n(&fs_pt_clock.lead, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&fs_pt_clock.wake_at, 0, __ATOMIC_RELAXED);
+    const uint32_t seen = __atomic_load_n(&run_word, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&run_idle, 1, __ATOMIC_RELEASE);
+    for (;;) {
+        const char *retire = __atomic_load_n(&retire_reason, __ATOMIC_ACQUIRE);
+        if (retire != NULL || __atomic_load_n(&fs_retiring, __ATOMIC_SEQ_CST)) {
+            stop_reason = retire != NULL ? retire : "ended: the library's threads end";
+            return false;
+        }
+        if (__atomic_load_n(&run_word, __ATOMIC_ACQUIRE) != seen)
+            return true;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000000};
+        syscall(SYS_futex, &run_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    }
+}
+
 static _Noreturn void run_slice(void)
 {
     sync_signals(&fin.sync);
@@ -592,17 +626,33 @@ static _Noreturn void run_slice(void)
      * a helper's probe, ASan builds exiting 1 in 2 runs of 10) */
     if (__lsan_do_leak_check == NULL && mprotect(guard, FS_PAGE, PROT_NONE) == 0)
         fin.guard = guard;
-    watch();
-    if (sigsetjmp(stop_jump, 0) == 0) {
-        net_armed = 1;
-        pthread_sigmask(SIG_UNBLOCK, &fin.sync, NULL);
-        pt_run();
-        stop_reason = NULL;
+    for (;;) {
+        if (anchored) { /* a fresh run: the last one's handles closed, its calls done */
+            fs_pt_files_reset();
+            fs_pt_sched_rebase(__atomic_load_n(&run_base, __ATOMIC_ACQUIRE));
+            __atomic_fetch_add(&fs_global_pt_runs, 1, __ATOMIC_RELAXED);
+        }
+        gave_up = 0;
+        watch();
+        if (sigsetjmp(stop_jump, 0) == 0) {
+            net_armed = 1;
+            pthread_sigmask(SIG_UNBLOCK, &fin.sync, NULL);
+            pt_run();
+            stop_reason = NULL;
+        }
+        pthread_sigmask(SIG_BLOCK, &fin.sync, NULL); /* a fault from here on is the library's */
+        net_armed = 0;
+        if (watching)
+            timer_delete(watchdog);
+        if (!anchored || (stop_reason != NULL && !gave_up))
+            break;
+        if (stop_reason == NULL)
+            fs_pt_flush(-1);
+        else
+            __atomic_fetch_add(&fs_global_pt_gave_up, 1, __ATOMIC_RELAXED);
+        if (!next_run())
+            break;
     }
-    pthread_sigmask(SIG_BLOCK, &fin.sync, NULL); /* a fault from here on is the library's */
-    net_armed = 0;
-    if (watching)
-        timer_delete(watchdog);
     fin.err = stop_errno;
     fin.why = stop_reason;
     if (fin.guard != NULL)
@@ -670,6 +720,12 @@ static _Noreturn void pt_finish(void)
      * fs_threads_retire waits for the count. */
     fs_library_thread_ends();
     pthread_exit(NULL);
+}
+
+_Noreturn void fs_pt_give_up(const char *reason)
+{
+    gave_up = 1;
+    fs_pt_stop(reason, 0);
 }
 
 _Noreturn void fs_pt_stop(const char *reason, int err)
@@ -796,6 +852,59 @@ struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(v
     __atomic_store_n(&pt_created, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&fs_global_pt_started, 1, __ATOMIC_RELAXED);
     return &fs_pt_clock;
+}
+
+struct foresight_pt_clock *foresight__pt_anchor(void (*init)(void), void (*run)(void))
+{
+    if (fs_cfg.disabled || !fs_cfg.pt || run == NULL || fs_pt_self)
+        return NULL;
+    /* Another of the program's threads anchors now: this call goes without a run. */
+    if (pthread_mutex_trylock(&anchor_mu) != 0)
+        return __atomic_load_n(&anchored, __ATOMIC_ACQUIRE) &&
+                       __atomic_load_n(&pt_created, __ATOMIC_ACQUIRE)
+                   ? &fs_pt_clock
+                   : NULL;
+    struct foresight_pt_clock *c = NULL;
+    const pid_t me = (pid_t)syscall(SYS_gettid);
+    if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&anchored, true, __ATOMIC_RELEASE);
+        __atomic_store_n(&anchor_tid, me, __ATOMIC_RELEASE);
+        const uint64_t base = __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE);
+        __atomic_store_n(&run_base, base, __ATOMIC_RELEASE);
+        __atomic_store_n(&fs_pt_clock.lead, base, __ATOMIC_RELEASE);
+        c = foresight__pt_start(init, run);
+    } else if (__atomic_load_n(&anchored, __ATOMIC_ACQUIRE) &&
+               __atomic_load_n(&pt_created, __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&pt_ended, __ATOMIC_ACQUIRE)) {
+        c = &fs_pt_clock;
+        if (__atomic_load_n(&run_idle, __ATOMIC_ACQUIRE)) {
+            /* The thread waits (next_run) and touches nothing of its own until run_word
+             * moves: INIT may allocate in its arena and copy into it here. */
+            __atomic_store_n(&run_idle, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&anchor_tid, me, __ATOMIC_RELEASE);
+            if (init != NULL)
+                init();
+            pt_run = run;
+            const uint64_t base = __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE);
+            __atomic_store_n(&run_base, base, __ATOMIC_RELEASE);
+            /* Level with the program until the thread makes its first call: an anchor
+             * before that (a function the anchored one calls first) keeps the run. */
+            __atomic_store_n(&fs_pt_clock.lead, base, __ATOMIC_RELEASE);
+            __atomic_store_n(&fs_pt_abandon, 0, __ATOMIC_RELEASE);
+            __atomic_fetch_add(&run_word, 1, __ATOMIC_RELEASE);
+            syscall(SYS_futex, &run_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        } else if (__atomic_load_n(&fs_pt_clock.lead, __ATOMIC_ACQUIRE) <
+                   __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&fs_pt_abandon, 1, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&anchor_mu);
+    return c;
+}
+
+pid_t fs_pt_anchor_tid(void)
+{
+    return __atomic_load_n(&anchor_tid, __ATOMIC_ACQUIRE);
 }
 
 bool fs_pt_retire(const char *why)

@@ -123,6 +123,9 @@ static const struct {
     {&fs_global_pt_cached_bytes, "pt_cached_bytes", "bytes of those requests"},
     {&fs_global_pt_sleeps, "pt_sleeps", "times the prefetch thread slept: its window was full"},
     {&fs_global_pt_mispredicts, "pt_mispredicts", "calls the prefetch thread mispredicted"},
+    {&fs_global_pt_runs, "pt_runs", "runs anchored at a function's entry (foresight_pt_anchor)"},
+    {&fs_global_pt_gave_up, "pt_gave_up", "anchored runs given up (mispredicted, spinning, "
+                                          "abandoned): the next anchor starts another"},
     {&fs_global_pt_left_to_readahead, "pt_left_to_readahead",
      "predictions left to the kernel's readahead (sequential forward runs)"},
     {&fs_global_pt_readahead_off, "pt_readahead_off",

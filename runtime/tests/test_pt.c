@@ -51,6 +51,12 @@
  *               says they are due (the program's next 64 calls while its pace is unknown,
  *               a few calls ahead of a program making one every 2 ms), never the whole
  *               window
+ *   anchor      runs anchored at a function's entry (foresight_pt_anchor): the program's
+ *               descriptor adopted at its offset, each run's first window resident, an
+ *               anchor while the thread leads keeps the run, a mispredicted run given up
+ *               (not the thread), a lagging run abandoned at its first call, a later run
+ *               predicting exactly the program's calls; after foresight_pt_start (start)
+ *               an anchor returns NULL
  * No check depends on timing: every wait is for an outcome, with a generous timeout. */
 #include <errno.h>
 #include <grp.h>
@@ -116,6 +122,7 @@ static void scenario_start(void)
     CHECK(__atomic_load_n(&run_tid, __ATOMIC_RELAXED) != tid());
     CHECK(run_blocked_int);
     CHECK(foresight_pt_start(init_count, run_record) == NULL); /* once per process */
+    CHECK(foresight_pt_anchor(init_count, run_record) == NULL); /* main's thread: no anchors */
     CHECK_EQ(init_calls, 1);
     CHECK_EQ(get(&fs_global_pt_started), 1);
     errno = 0;
@@ -1238,6 +1245,105 @@ static void scenario_retire_early(void)
     }
 }
 
+/* ---- anchor: runs anchored at a function's entry (foresight_pt_anchor) ---- */
+
+static int a_fd, a_inits, a_hold;
+static int64_t a_off;
+
+static void anchor_init(void) /* on the program's thread, as the compiler's init */
+{
+    a_inits++;
+    a_off = lseek(a_fd, 0, SEEK_CUR);
+}
+
+static void run_anchor(void) /* predicted 4 KiB preads backward from the program's offset */
+{
+    while (flag(&a_hold))
+        usleep(1000);
+    const int h = foresight_pt_adopt(a_fd, a_off);
+    if (h < 0)
+        return;
+    const int64_t off = foresight_pt_lseek(h, 0, SEEK_CUR, 2);
+    for (int64_t o = off - 4096; o >= 0; o -= 4096)
+        foresight_pt_pread(h, NULL, 4096, o, 3);
+}
+
+/* Anchors until one starts a run (the thread had finished the last one): the count of
+ * inits reaching WANT. */
+static bool anchor_until(struct foresight_pt_clock *c, int want)
+{
+    for (int i = 0; i < 20000; i++) {
+        CHECK(foresight_pt_anchor(anchor_init, run_anchor) == c);
+        if (a_inits >= want)
+            return a_inits == want;
+        usleep(1000);
+    }
+    return false;
+}
+
+static void scenario_anchor(void)
+{
+    cold_file("pt_anchor.dat");
+    a_fd = open(path, O_RDONLY);
+    CHECK(a_fd >= 0);
+    const unsigned q = FS_PT_QUEUE_MAX, half = FILE_LEN / 2 / 4096;
+    /* Run 1 from the middle of the file: its handle is the program's descriptor reopened,
+     * at the program's offset; q calls ahead it sleeps, their pages resident. */
+    lseek(a_fd, FILE_LEN / 2, SEEK_SET);
+    struct foresight_pt_clock *c = foresight_pt_anchor(anchor_init, run_anchor);
+    CHECK(c != NULL);
+    CHECK_EQ(a_inits, 1);
+    CHECK(wait_counter(&fs_global_pt_sleeps, 1));
+    CHECK_EQ(get(&fs_global_pt_calls), q);
+    CHECK(wait_fraction(map + FILE_LEN / 2 - (size_t)q * 4096, (size_t)q * 4096, 1.0, 0, 20));
+    CHECK(resident_fraction(map + FILE_LEN / 2, FILE_LEN / 2) == 0);
+    /* Anchored again while it leads the program: the run goes on, no new one. */
+    CHECK(foresight_pt_anchor(anchor_init, run_anchor) == c);
+    CHECK_EQ(a_inits, 1);
+    for (unsigned i = 0; i < half; i++)
+        foresight_pt_tick(c, 3);
+    CHECK(wait_counter(&fs_global_pt_calls, half));
+    /* Run 2, once run 1 is over, from the end of the file: the program's calls after its
+     * first half predicted from there. */
+    lseek(a_fd, FILE_LEN, SEEK_SET);
+    CHECK(anchor_until(c, 2));
+    CHECK(wait_counter(&fs_global_pt_calls, half + q));
+    CHECK(wait_fraction(map + FILE_LEN - (size_t)q * 4096, (size_t)q * 4096, 1.0, 0, 20));
+    CHECK(resident_fraction(map + FILE_LEN / 2, FILE_LEN / 2 - (size_t)q * 4096 - 64 * 4096) == 0);
+    CHECK_EQ(get(&fs_global_pt_mispredicts), 0);
+    /* The program goes another way (its calls from another site): the run is given up,
+     * not the thread. */
+    for (unsigned i = 0; i < 2 * half; i++)
+        foresight_pt_tick(c, 5);
+    CHECK(wait_counter(&fs_global_pt_gave_up, 1));
+    CHECK(__atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE) == NULL);
+    /* Run 3 is held before its first call while the program passes all of its calls: the
+     * next anchor finds it lagging and has it given up; run 4 then starts. */
+    publish(&a_hold, 1);
+    lseek(a_fd, FILE_LEN / 4, SEEK_SET);
+    CHECK(anchor_until(c, 3));
+    for (unsigned i = 0; i < FILE_LEN / 4 / 4096; i++)
+        foresight_pt_tick(c, 3);
+    CHECK(foresight_pt_anchor(anchor_init, run_anchor) == c);
+    CHECK_EQ(a_inits, 3);
+    CHECK_EQ(__atomic_load_n(&fs_pt_abandon, __ATOMIC_ACQUIRE), 1);
+    publish(&a_hold, 0);
+    CHECK(wait_counter(&fs_global_pt_gave_up, 2));
+    const unsigned long before = get(&fs_global_pt_calls); /* run 3 made none */
+    CHECK(anchor_until(c, 4));
+    CHECK(wait_counter(&fs_global_pt_runs, 4));
+    for (unsigned i = 0; i < FILE_LEN / 4 / 4096; i++)
+        foresight_pt_tick(c, 3);
+    CHECK(wait_counter(&fs_global_pt_calls, before + FILE_LEN / 4 / 4096));
+    CHECK_EQ(get(&fs_global_pt_calls), before + FILE_LEN / 4 / 4096);
+    CHECK_EQ(get(&fs_global_pt_gave_up), 2);
+    CHECK(__atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE) == NULL);
+    /* A descriptor the thread cannot reopen as a file: no handle. */
+    CHECK(foresight_pt_adopt(a_fd, 0) == -1); /* (off the thread: EPERM) */
+    close(a_fd);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1257,6 +1363,7 @@ int main(int argc, char **argv)
         {"writes", scenario_writes},       {"compute", scenario_compute},
         {"arena", scenario_arena},
         {"retire_once", scenario_retire_once}, {"retire_early", scenario_retire_early},
+        {"anchor", scenario_anchor},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(argv[1], scenarios[i].name) == 0) {
@@ -1267,6 +1374,6 @@ int main(int argc, char **argv)
         }
     fprintf(stderr, "usage: test_pt start|confine|files|window|expiry|mispredict|disabled|"
                     "fork|exit_group|handles|setxid|written|readahead|advice|cpu|spin|eq1|writes|compute|"
-                    "arena|retire_early\n");
+                    "arena|retire_early|anchor\n");
     return 2;
 }
