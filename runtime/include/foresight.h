@@ -622,6 +622,7 @@ extern "C" {
 #define foresight__pt_start foresight__pt_start_abi10
 #define foresight__pt_anchor foresight__pt_anchor_abi10
 #define foresight__pt_adopt foresight__pt_adopt_abi10
+#define foresight__pt_offset foresight__pt_offset_abi10
 #define foresight__pt_wake foresight__pt_wake_abi10
 #define foresight__pt_open foresight__pt_open_abi10
 #define foresight__pt_lseek foresight__pt_lseek_abi10
@@ -1334,9 +1335,10 @@ struct foresight_pt_clock {
 
 struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(void))
     FORESIGHT__WEAK;
-struct foresight_pt_clock *foresight__pt_anchor(void (*init)(void), void (*run)(void))
-    FORESIGHT__WEAK;
+struct foresight_pt_clock *foresight__pt_anchor(void (*init)(const void *), void (*run)(void),
+                                                const void *args) FORESIGHT__WEAK;
 int foresight__pt_adopt(int fd, int64_t offset) FORESIGHT__WEAK;
+int64_t foresight__pt_offset(int fd) FORESIGHT__WEAK;
 void foresight__pt_wake(void) FORESIGHT__WEAK;
 void foresight__pt_advise(struct foresight_pt_clock *c, int fd, int random) FORESIGHT__WEAK;
 int foresight__pt_open(const char *path, int flags, unsigned site) FORESIGHT__WEAK;
@@ -1392,11 +1394,12 @@ static inline struct foresight_pt_clock *foresight_pt_start(void (*init)(void),
 /*
  * A run of the prefetch thread anchored at the entry of a function of the program that
  * reads files, for code whose main is elsewhere (a file of I/O routines compiled on its
- * own).  The first call starts the thread as foresight_pt_start does, its run (RUN)
- * predicting from the program's next covered call on.  A later call, once the thread has
- * finished its last run (RUN returned, or gave it up: mispredicted, spinning, out of step
- * with the program), calls INIT again and has the thread run RUN from the program's next
- * call on; while the thread's run is still going and it is behind the program, the run
+ * own).  The first call starts the thread as foresight_pt_start does (INIT(ARGS) on the
+ * calling thread first), its run (RUN) predicting from the program's next covered call
+ * on.  A later call, once the thread has finished its last run (RUN returned, or gave it
+ * up: mispredicted, spinning, abandoned), calls INIT(ARGS) again, on the calling thread,
+ * and has the thread run RUN from the program's next call on (ARGS: the anchored
+ * function's arguments, which INIT copies for RUN); while the thread's run is still going and it is behind the program, the run
  * is given up at its next covered call (the next anchor starts one), and while it is
  * level or ahead it goes on (this may be a call its run predicts: a function the
  * anchored one calls).  The thread's handles of the last run are closed before the next one.  Returns
@@ -1404,14 +1407,26 @@ static inline struct foresight_pt_clock *foresight_pt_start(void (*init)(void),
  * started by foresight_pt_start (a main of the program's own runs it), one stopped for
  * good (a fault).
  */
-static inline struct foresight_pt_clock *foresight_pt_anchor(void (*init)(void),
-                                                             void (*run)(void))
+static inline struct foresight_pt_clock *foresight_pt_anchor(void (*init)(const void *),
+                                                             void (*run)(void),
+                                                             const void *args)
 {
 #ifndef FORESIGHT_BUILDING_RUNTIME
     if (foresight__pt_anchor == NULL)
         return NULL;
 #endif
-    return foresight__pt_anchor(init, run);
+    return foresight__pt_anchor(init, run, args);
+}
+
+/* The program's descriptor FD's offset (lseek(FD, 0, SEEK_CUR), errno kept), for an
+ * anchored run's INIT; -1 where it has none (a pipe). */
+static inline int64_t foresight_pt_offset(int fd)
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (foresight__pt_offset == NULL)
+        return -1;
+#endif
+    return foresight__pt_offset(fd);
 }
 
 /*

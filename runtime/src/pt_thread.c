@@ -854,7 +854,27 @@ struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(v
     return &fs_pt_clock;
 }
 
-struct foresight_pt_clock *foresight__pt_anchor(void (*init)(void), void (*run)(void))
+/* foresight__pt_start's INIT for the first anchored run: the anchor's own, with its
+ * arguments. */
+static void (*first_init)(const void *);
+static const void *first_args;
+
+static void first_anchor_init(void)
+{
+    if (first_init != NULL)
+        first_init(first_args);
+}
+
+int64_t foresight__pt_offset(int fd)
+{
+    const int e = errno;
+    const off_t off = lseek(fd, 0, SEEK_CUR);
+    errno = e;
+    return (int64_t)off;
+}
+
+struct foresight_pt_clock *foresight__pt_anchor(void (*init)(const void *), void (*run)(void),
+                                                const void *args)
 {
     if (fs_cfg.disabled || !fs_cfg.pt || run == NULL || fs_pt_self)
         return NULL;
@@ -872,7 +892,10 @@ struct foresight_pt_clock *foresight__pt_anchor(void (*init)(void), void (*run)(
         const uint64_t base = __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE);
         __atomic_store_n(&run_base, base, __ATOMIC_RELEASE);
         __atomic_store_n(&fs_pt_clock.lead, base, __ATOMIC_RELEASE);
-        c = foresight__pt_start(init, run);
+        first_init = init;
+        first_args = args;
+        c = foresight__pt_start(first_anchor_init, run);
+        first_args = NULL;
     } else if (__atomic_load_n(&anchored, __ATOMIC_ACQUIRE) &&
                __atomic_load_n(&pt_created, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&pt_ended, __ATOMIC_ACQUIRE)) {
@@ -883,7 +906,7 @@ struct foresight_pt_clock *foresight__pt_anchor(void (*init)(void), void (*run)(
             __atomic_store_n(&run_idle, 0, __ATOMIC_RELAXED);
             __atomic_store_n(&anchor_tid, me, __ATOMIC_RELEASE);
             if (init != NULL)
-                init();
+                init(args);
             pt_run = run;
             const uint64_t base = __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE);
             __atomic_store_n(&run_base, base, __ATOMIC_RELEASE);

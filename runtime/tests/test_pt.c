@@ -122,7 +122,7 @@ static void scenario_start(void)
     CHECK(__atomic_load_n(&run_tid, __ATOMIC_RELAXED) != tid());
     CHECK(run_blocked_int);
     CHECK(foresight_pt_start(init_count, run_record) == NULL); /* once per process */
-    CHECK(foresight_pt_anchor(init_count, run_record) == NULL); /* main's thread: no anchors */
+    CHECK(foresight_pt_anchor(NULL, run_record, NULL) == NULL); /* main's thread: no anchors */
     CHECK_EQ(init_calls, 1);
     CHECK_EQ(get(&fs_global_pt_started), 1);
     errno = 0;
@@ -1250,8 +1250,9 @@ static void scenario_retire_early(void)
 static int a_fd, a_inits, a_hold;
 static int64_t a_off;
 
-static void anchor_init(void) /* on the program's thread, as the compiler's init */
+static void anchor_init(const void *args) /* on the program's thread, as the compiler's */
 {
+    CHECK(args == &a_fd);
     a_inits++;
     a_off = lseek(a_fd, 0, SEEK_CUR);
 }
@@ -1273,7 +1274,7 @@ static void run_anchor(void) /* predicted 4 KiB preads backward from the program
 static bool anchor_until(struct foresight_pt_clock *c, int want)
 {
     for (int i = 0; i < 20000; i++) {
-        CHECK(foresight_pt_anchor(anchor_init, run_anchor) == c);
+        CHECK(foresight_pt_anchor(anchor_init, run_anchor, &a_fd) == c);
         if (a_inits >= want)
             return a_inits == want;
         usleep(1000);
@@ -1290,7 +1291,7 @@ static void scenario_anchor(void)
     /* Run 1 from the middle of the file: its handle is the program's descriptor reopened,
      * at the program's offset; q calls ahead it sleeps, their pages resident. */
     lseek(a_fd, FILE_LEN / 2, SEEK_SET);
-    struct foresight_pt_clock *c = foresight_pt_anchor(anchor_init, run_anchor);
+    struct foresight_pt_clock *c = foresight_pt_anchor(anchor_init, run_anchor, &a_fd);
     CHECK(c != NULL);
     CHECK_EQ(a_inits, 1);
     CHECK(wait_counter(&fs_global_pt_sleeps, 1));
@@ -1298,7 +1299,7 @@ static void scenario_anchor(void)
     CHECK(wait_fraction(map + FILE_LEN / 2 - (size_t)q * 4096, (size_t)q * 4096, 1.0, 0, 20));
     CHECK(resident_fraction(map + FILE_LEN / 2, FILE_LEN / 2) == 0);
     /* Anchored again while it leads the program: the run goes on, no new one. */
-    CHECK(foresight_pt_anchor(anchor_init, run_anchor) == c);
+    CHECK(foresight_pt_anchor(anchor_init, run_anchor, &a_fd) == c);
     CHECK_EQ(a_inits, 1);
     for (unsigned i = 0; i < half; i++)
         foresight_pt_tick(c, 3);
@@ -1324,7 +1325,7 @@ static void scenario_anchor(void)
     CHECK(anchor_until(c, 3));
     for (unsigned i = 0; i < FILE_LEN / 4 / 4096; i++)
         foresight_pt_tick(c, 3);
-    CHECK(foresight_pt_anchor(anchor_init, run_anchor) == c);
+    CHECK(foresight_pt_anchor(anchor_init, run_anchor, &a_fd) == c);
     CHECK_EQ(a_inits, 3);
     CHECK_EQ(__atomic_load_n(&fs_pt_abandon, __ATOMIC_ACQUIRE), 1);
     publish(&a_hold, 0);
@@ -1340,6 +1341,7 @@ static void scenario_anchor(void)
     CHECK(__atomic_load_n(&fs_global_pt_stopped, __ATOMIC_ACQUIRE) == NULL);
     /* A descriptor the thread cannot reopen as a file: no handle. */
     CHECK(foresight_pt_adopt(a_fd, 0) == -1); /* (off the thread: EPERM) */
+    CHECK_EQ(foresight_pt_offset(a_fd), FILE_LEN / 4);
     close(a_fd);
     unlink(path);
 }

@@ -28,14 +28,22 @@ def programs(tmp_path_factory) -> dict[str, str]:
                             "-o", str(exe), "-lm"], capture_output=True, text=True)
         assert r.returncode == 0, f"{src.name}:\n{r.stderr}"
         out[src.stem] = str(exe)
+    for name, files in aasfp.SPLIT.items():   # several files, as one program
+        exe = d / name
+        r = subprocess.run(["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror",
+                            *[str(aasfp.programs_dir() / f) for f in files], "-o", str(exe)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"{name}:\n{r.stderr}"
+        out[name] = str(exe)
     return out
 
 
 def test_programs_are_plain_c_without_foresight(programs):
-    assert set(programs) == {*aasfp.PROGRAMS, "mkdata"}
+    assert set(programs) == {*aasfp.PROGRAMS, *aasfp.SPLIT, "mkdata"}
     for name in programs:
-        text = (aasfp.programs_dir() / f"{name}.c").read_text()
-        assert not re.search(r"foresight[_.]|#\s*pragma|_Pragma", text), name
+        for f in aasfp.SPLIT.get(name, (f"{name}.c",)):
+            text = (aasfp.programs_dir() / f).read_text()
+            assert not re.search(r"foresight[_.]|#\s*pragma|_Pragma", text), f
 
 
 def run(*cmd: str, cwd: Path) -> str:
@@ -49,6 +57,10 @@ def test_programs_compute_what_they_say(programs, tmp_path):
     run(p["mkdata"], "frames", "frames", str(64 * 4096), cwd=d)
     assert "64 of 64 frames" in run(p["video"], "frames", cwd=d)   # backward 1 by default
     assert "32 of 64 frames" in run(p["video"], "frames", "forward", "2", cwd=d)
+    # video2, its reads in a file of their own: video's output
+    for args in ([], ["forward", "2"], ["backward", "3"]):
+        assert run(p["video2"], "frames", *args, cwd=d) == run(p["video"], "frames", *args,
+                                                                cwd=d)
     # The FFT: the input's three tones come back at their frequencies, energy is kept.
     run(p["mkdata"], "fft", "x.fft", str(1 << 14), cwd=d)
     out = run(p["oocfft"], "x.fft", "1024", cwd=d)
@@ -109,6 +121,11 @@ def test_quick_end_to_end(root, disk_tmp, tmp_path):
     assert {p.name for p in (tmp_path / "plots").iterdir()} == {"aasfp-time.png",
                                                                  "aasfp-speedup.png"}
     assert "Backward 1" in r.stdout and "52.54 → 7.63" in r.stdout
+    # The player with its reads in a file of their own (each file compiled alone): one
+    # run anchored at play()'s entry predicted every frame.
+    split = next(row for row in res["rows"] if row["config"] == "split1")
+    assert split["pt"]["pt_runs"] == 1 and split["pt"]["pt_calls"] == 8192
+    assert split["pt"]["pt_mispredicts"] == 0 and split["pt"]["pt_stopped"] is None
 
 
 @pytest.mark.parametrize("args,word", [

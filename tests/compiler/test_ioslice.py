@@ -1275,9 +1275,15 @@ int main(int argc, char **argv)
     assert 10 in kept_lines(program, sl, "main")            # char line[MAXLINE];
 
 
-def test_a_main_whose_reads_are_in_another_file_is_told_so(tmp_path):
-    # Each file is sliced alone: main's file gets no thread, and foresight cc says so
-    # (file:line of main), not only in --report.
+def test_reads_in_a_file_without_main_get_runs_anchored_at_its_functions(tmp_path):
+    # Each file is sliced alone: main's file, which reaches no read, gets no thread (its
+    # --report says why, stderr nothing); the file that reads gets one whose runs start at
+    # the entry of its function other files call (foresight_pt_anchor), the program's
+    # descriptor argument reopened on the thread at its offset.  Called three times, each
+    # after the last run is over: three runs, every read predicted, the output the
+    # program's own.
+    import json
+    import os
     import subprocess
     import sys
     (tmp_path / "m1.c").write_text(HEAD + """\
@@ -1285,26 +1291,113 @@ long sum_file(int fd, long n);
 int main(int argc, char **argv)
 {
     int fd = open(argv[1], O_RDONLY);
-    printf("%ld\\n", sum_file(fd, 8));
+    for (int k = 1; k <= 3; k++) {
+        printf("%ld\\n", sum_file(fd, 8 * k));
+        usleep(300000); /* the thread's run is over before the next call anchors one */
+    }
     return 0;
 }
 """)
     (tmp_path / "m2.c").write_text(HEAD + """\
+static long first(const char *b) { return b[0]; }
 long sum_file(int fd, long n)
 {
     char b[4096];
     long s = 0;
     for (long i = n - 1; i >= 0; i--)
-        s += pread(fd, b, sizeof b, i * 4096) > 0 ? b[0] : 0;
+        s += pread(fd, b, sizeof b, i * 4096) > 0 ? first(b) : 0;
     return s;
 }
 """)
-    p = subprocess.run([sys.executable, "-m", "foresight.cli", "cc", "--prefetch-thread",
-                        "-O2", "m1.c", "m2.c", "-o", "m"], cwd=tmp_path, capture_output=True,
+    (tmp_path / "d.bin").write_bytes(b"".join(bytes([k + 1]) * 4096 for k in range(24)))
+    cli = [sys.executable, "-m", "foresight.cli", "cc", "--prefetch-thread", "-O2"]
+    p = subprocess.run([*cli, "--report-json", "r1.json", "-c", "m1.c"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and "no prefetch thread" not in p.stderr, p.stderr
+    r1 = json.dumps(json.loads((tmp_path / "r1.json").read_text()))
+    assert "main reaches no read of a file in this file" in r1
+    p = subprocess.run([*cli, "--report-json", "r2.json", "-c", "m2.c"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert "anchored at `sum_file` (line" in (tmp_path / "r2.json").read_text()
+    p = subprocess.run([*cli, "m1.o", "m2.o", "-o", "m"], cwd=tmp_path, capture_output=True,
                        text=True)
     assert p.returncode == 0, p.stderr
-    assert "m1.c:6: foresight: no prefetch thread: main reaches no read of a file" in p.stderr
-    assert "other files are not followed" in p.stderr and "m2.c" not in p.stderr
+    subprocess.run(["cc", "-O2", "m1.c", "m2.c", "-o", "plain"], cwd=tmp_path, check=True)
+    want = subprocess.run(["./plain", "d.bin"], cwd=tmp_path, capture_output=True, text=True)
+    env = dict(os.environ, FORESIGHT_STATS=str(tmp_path / "st.json"), FORESIGHT_PT_DRAIN="1")
+    got = subprocess.run(["./m", "d.bin"], cwd=tmp_path, capture_output=True, text=True,
+                         env=env)
+    assert (got.returncode, got.stdout, got.stderr) == (0, want.stdout, want.stderr)
+    g = json.loads((tmp_path / "st.json").read_text())["global"]
+    assert g["pt_started"] == 1 and g["pt_stopped"] is None
+    assert g["pt_runs"] == 3 and g["pt_gave_up"] == 0 and g["pt_mispredicts"] == 0
+    assert g["pt_calls"] == 8 + 16 + 24
+
+
+def test_anchors_are_the_functions_other_files_call_and_their_arguments_safe(tmp_path):
+    # A file without main: runs start at its non-static functions that reach a read. A
+    # path (`const char *` only opened) is copied and a descriptor becomes the thread's
+    # handle; a struct pointer the slice reads through, or a `const char *` it indexes
+    # itself (a buffer, perhaps not NUL-terminated), is the program's memory: that
+    # function anchors no runs, and its reads are not the thread's.
+    from foresight.compiler.analysis.ioslice import anchor_roots
+    from foresight.compiler.rewrite.prefetch_thread import ThreadWriter
+
+    src = tmp_path / "io.c"
+    src.write_text(HEAD + """\
+struct cfg { int fd; long n; };
+static long helper(int fd, long i) { char b[64]; return pread(fd, b, 64, i * 4096); }
+long by_path(const char *path, long n)
+{
+    int fd = open(path, O_RDONLY);
+    long s = 0;
+    for (long i = n - 1; i >= 0; i--)
+        s += helper(fd, i);
+    close(fd);
+    return s;
+}
+long by_fd(int fd, long n, char *buf)
+{
+    long s = 0;
+    for (long i = n - 1; i >= 0; i--)
+        s += pread(fd, buf, 64, i * 4096);
+    return s;
+}
+long by_cfg(struct cfg *c)
+{
+    char b[64];
+    long s = 0;
+    for (long i = c->n - 1; i >= 0; i--)
+        s += pread(c->fd, b, 64, i * 4096);
+    return s;
+}
+long by_header(int fd, const char *hdr)
+{
+    char b[64];
+    return pread(fd, b, 64, (hdr[0] - '0') * 4096);
+}
+""")
+    program = parse_program(src, [])
+    data = src.read_bytes()
+    roots = anchor_roots(program, data)
+    assert roots == ("by_path", "by_fd", "by_cfg", "by_header")     # not helper (static)
+    sl = slice_program(program, data, roots)
+    assert set(sl.unanchored) == {"by_cfg", "by_header"}
+    assert "parameter of `by_cfg`" in sl.unanchored["by_cfg"][1]
+    assert "used as more than a string" in sl.unanchored["by_header"][1]
+    sl = slice_program(program, data, ("by_path", "by_fd"))
+    assert sl.ok and sl.anchors == ("by_path", "by_fd")
+    w = ThreadWriter(sl, data, "io.c")
+    assert [k for _, k, _ in w.anchor_params(program.function("by_path"))] == ["string",
+                                                                                "value"]
+    assert [k for _, k, _ in w.anchor_params(program.function("by_fd"))] == [
+        "fd", "value", "pointer"]
+    text = thread_text(sl, data)
+    assert "foresight_pt_adopt(__fs_ptx_by_fd_a.a0, __fs_ptx_by_fd_o0)" in text
+    assert "__fs_ptx_string(__fs_ptx_by_path_s0, (const char *)__fs_ptx_by_path_a.a0)" in text
+    assert "foresight_pt_anchor(__fs_ptx_by_fd_init, __fs_ptx_by_fd_run" in "".join(
+        i.text for i in thread_insertions(sl, data, "io.c"))
 
 
 def test_fprintf_to_a_file_is_a_write_the_thread_does_not_format(tmp_path):

@@ -221,6 +221,11 @@ class Slice:
     # (its flag pointers are the program's addresses), the flag variables' names.
     long_flags: dict[tuple[str, int], tuple[VarKey, tuple[str, ...]]] = \
         field(default_factory=dict)
+    # A file without main: the functions at whose entry the thread's runs are anchored
+    # (those of anchor_roots that reach a read), in file order.
+    anchors: tuple[str, ...] = ()
+    # Functions that cannot anchor runs, with the first reason: (line, why).
+    unanchored: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -328,9 +333,13 @@ class _Index:
 
 
 class _Slicer:
-    def __init__(self, program: Program, data: bytes):
+    def __init__(self, program: Program, data: bytes, roots: tuple[str, ...] = ("main",)):
         self.p, self.data = program, data
         self.fns = {f.name: f for f in program.functions}
+        # Where the thread's runs start: main, or the anchored functions of a file whose
+        # main is elsewhere (foresight_pt_anchor at each one's entry).
+        self.roots = tuple(r for r in roots if r in self.fns)
+        self.anchored = roots != ("main",)
         self.s = Slice(program)
         self.effect: set[str] = set()      # functions whose calls the thread must make
         self.related_globals: set[VarKey] = set()
@@ -356,7 +365,7 @@ class _Slicer:
             self.s.refusals.append((line, why))
 
     def reachable(self) -> list[str]:
-        seen, todo = [], ["main"]
+        seen, todo = [], list(self.roots)
         while todo:
             f = todo.pop()
             if f in seen or f not in self.fns:
@@ -369,7 +378,7 @@ class _Slicer:
     # The fixed point --------------------------------------------------------------------
 
     def run(self) -> Slice:
-        if "main" not in self.fns:
+        if not self.roots:
             self.refuse(0, "no main in this file (the thread starts at main)")
             return self.s
         for f in self.reach:
@@ -398,6 +407,7 @@ class _Slicer:
             if name in self.fns and self.has_io(name):
                 self.refuse(self.fns[name].line, f"`{name}` makes I/O calls and is called "
                             "through a pointer (a signal handler or a callback)")
+        self.check_anchor_strings()
         self.s.related = self.related_globals | {
             k for ks in self.related_locals.values() for k in ks}
         self.s.pointees = {k for _, k in self.pointees}
@@ -415,7 +425,35 @@ class _Slicer:
                             self.s.chan_sites.append((f, c))
         if not any(IO_CALLS[c.name][0] in TICKED for _, c in self.s.io_sites):
             self.s.io_sites = []    # nothing the thread could read ahead of
+        if self.anchored:
+            self.s.anchors = tuple(r for r in self.roots if r in self.s.kept)
         return self.s
+
+    def check_anchor_strings(self) -> None:
+        """An anchored function's `const char *` parameter the slice reads through is
+        copied by `strlen` on the program's thread when a run is anchored: it must be a
+        string for certain, so the slice may only pass it, as it is, to functions that
+        take strings (a path to open, a number to parse); a load of its own through it,
+        or any other use (a buffer and its length), and the function anchors no runs."""
+        for f in self.roots:
+            if f == "main" or f not in self.s.kept:
+                continue
+            fn = self.fns[f]
+            for v in fn.params:
+                if (f, v.key) not in self.pointees:
+                    continue
+                for sid in sorted(self.s.kept[f]):
+                    st = fn.stmts[sid]
+                    bad = any(a.via == v.key for a in st.loads) or any(
+                        c.callee not in STRING_TAKERS and any(
+                            v.key in a.uses for a in c.args) for c in st.calls)
+                    if bad:
+                        why = (f"`{v.name}`, a `const char *` parameter of `{f}` where its "
+                               "runs start, is used as more than a string (only a string "
+                               "passed to open, stat or a parser is copied)")
+                        self.refuse(st.line, why)
+                        self.s.unanchored.setdefault(f, (st.line, why))
+                        break
 
     def has_io(self, name: str, seen: set[str] | None = None) -> bool:
         seen = seen if seen is not None else set()
@@ -446,7 +484,7 @@ class _Slicer:
         self.related_locals[f] = set()
         self.keep(f, 0)     # its body: what is not kept inside is removed
         fn = self.fns[f]
-        params = {v.key for v in fn.params if v.is_pointer} if f != "main" else set()
+        params = {v.key for v in fn.params if v.is_pointer} if f not in self.roots else set()
         for st in fn.stmts:
             if (st.kind in (StmtKind.RETURN, StmtKind.GOTO)
                     or any(c.callee in EXITS for c in st.calls)
@@ -671,6 +709,16 @@ class _Slicer:
             where = [(f, fn)]
             if f == "main" and var.scope == Scope.PARAM:
                 return      # argv: the program's strings, only read
+            if f in self.roots and var.scope == Scope.PARAM:
+                # An anchored function's parameter holds the program's address: only a
+                # string (`const char *`, copied when the run is anchored) is read.
+                if not _const_string(var.type):
+                    why = (f"the thread would read through `{var.name}`, a parameter of "
+                           f"`{f}` where its runs start (the program's memory; only `const "
+                           "char *` strings are copied)")
+                    self.refuse(var.line, why)
+                    self.s.unanchored.setdefault(f, (var.line, why))
+                return
         self.relate(f, key)     # reading through it needs its value
         for g, gfn in where:
             gix = self.index[g]
@@ -1122,8 +1170,12 @@ class _Slicer:
         for f, _kept in self.s.kept.items():
             fn = self.fns[f]
             for v in (*fn.params, *fn.locals):
-                # (main's argv and envp: the thread's copies, strings and all)
-                if v.is_pointer and v.scope in (Scope.LOCAL, Scope.PARAM):
+                # (main's argv and envp: the thread's copies, strings and all; an anchored
+                # function's parameters hold the program's addresses, but its strings,
+                # which the anchor copies)
+                if v.is_pointer and v.scope in (Scope.LOCAL, Scope.PARAM) and not (
+                        f in self.roots and f != "main" and v.scope == Scope.PARAM
+                        and not _const_string(v.type)):
                     cand.add((f, v.key))
         changed = True
         while changed:
@@ -1303,7 +1355,40 @@ def _only_checks(fn: Function, inside: list[Stmt], holders: list[Stmt],
     return True
 
 
-def slice_program(program: Program, data: bytes | None = None) -> Slice:
+# Functions an anchored run may pass a copied `const char *` parameter to: they read a
+# NUL-terminated string through it.
+STRING_TAKERS = frozenset({
+    "open", "open64", "fopen", "fopen64", "stat", "stat64", "lstat", "lstat64", "access",
+    "strlen", "strcmp", "strncmp", "strcasecmp", "strchr", "strrchr", "strstr", "strcpy",
+    "strcat", "strdup", "atoi", "atol", "atoll", "atof", "strtol", "strtoul", "strtoll",
+    "strtoull", "strtod", "sscanf", "snprintf", "sprintf", "printf", "fprintf", "puts",
+    "fputs", "getenv", "realpath", "foresight_pt_open", "foresight_pt_fopen"})
+
+
+def _const_string(type_text: str) -> bool:
+    """`const char *` (and `char const *`): a string an anchored run copies."""
+    t = " ".join(type_text.replace("*", " * ").split())
+    return t in ("const char *", "char const *", "const char * const", "char const * const")
+
+
+def anchor_roots(program: Program, data: bytes) -> tuple[str, ...]:
+    """The functions of a file without main where a prefetch thread's runs are anchored:
+    those with external linkage (another file's code may call them), in file order."""
+    out = []
+    for f in program.functions:
+        body = f.stmts[0]
+        head = data[f.start:body.start].decode("utf-8", "replace")
+        head = re.sub(r"/\*.*?\*/|//[^\n]*", " ", head, flags=re.S)
+        name = re.search(r"\b" + re.escape(f.name) + r"\s*\(", head)
+        if name is None or re.search(r"\b(static|inline|__inline|__inline__)\b",
+                                     head[:name.start()]):
+            continue
+        out.append(f.name)
+    return tuple(out)
+
+
+def slice_program(program: Program, data: bytes | None = None,
+                  roots: tuple[str, ...] = ("main",)) -> Slice:
     """The slice of `program`, whose file's bytes are `data` (read from program.file if
     not given).  The slice's program is `program` with its macros' statements as
     macro_statements() has them."""
@@ -1321,7 +1406,7 @@ def slice_program(program: Program, data: bytes | None = None) -> Slice:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:
-        slicer = _Slicer(program, data)
+        slicer = _Slicer(program, data, roots)
         slicer.s.reduced.update(reduced)
         return slicer.run()
     finally:

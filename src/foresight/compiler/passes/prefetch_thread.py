@@ -17,29 +17,45 @@ class _NoThread(Exception):
 
 def _thread(unit: Unit, text: bytes | None):
     """(program, slice, insertions) of the file, or of `text` as the file; _NoThread."""
-    from foresight.compiler.analysis.ioslice import slice_program
+    from foresight.compiler.analysis.ioslice import anchor_roots, slice_program
     from foresight.compiler.frontend.program import parse_program
     from foresight.compiler.rewrite.prefetch_thread import Refused, thread_insertions
 
     data = unit.data if text is None else text
     try:
         program = parse_program(unit.path, list(unit.clang_args), text)
+        roots: tuple[str, ...] = ("main",)
         if not any(f.name == "main" for f in program.functions):
-            # A file of a program whose main is elsewhere: the thread starts there (and
-            # follows only main's file).
-            raise _NoThread(0, "no prefetch thread here: main is not in this file", False)
-        sl = slice_program(program, data)
+            # A file of a program whose main is elsewhere: the thread's runs start at the
+            # entries of its functions other files may call (anchors).
+            roots = anchor_roots(program, data)
+            if not roots:
+                raise _NoThread(0, "no prefetch thread here: main is not in this file, nor "
+                                "a function other files call", False)
+        sl = slice_program(program, data, roots)
+        dropped: dict[str, tuple[int, str]] = {}
+        while sl.refusals and sl.unanchored and set(sl.unanchored) < set(roots):
+            # A function where runs cannot start (it passes the program's memory): the
+            # others anchor theirs without it.
+            dropped.update(sl.unanchored)
+            roots = tuple(r for r in roots if r not in sl.unanchored)
+            sl = slice_program(program, data, roots)
+        sl.unanchored = {**dropped, **sl.unanchored}
         if sl.refusals:
             line, why = sl.refusals[0]
             more = len(sl.refusals) - 1
             raise _NoThread(line, why + (f" (and {more} more)" if more else ""))
+        if not sl.io_sites and roots != ("main",):
+            raise _NoThread(0, "no prefetch thread here: no function other files call "
+                            "reaches a read of a file", False)
         if not sl.io_sites:
-            # Said, not only reported: the reads may be in another file of the program
-            # (each file is sliced alone).
+            # Reported, not said: the reads may be in another file of the program (each
+            # file is sliced alone), whose functions anchor runs of their own.
             main = next(f for f in program.functions if f.name == "main")
-            raise _NoThread(main.line, "main reaches no read of a file in this file (read, "
-                            "pread, fread, fgets, getline, fscanf); reads in the program's "
-                            "other files are not followed")
+            raise _NoThread(main.line, "no prefetch thread here: main reaches no read of a "
+                            "file in this file (read, pread, fread, fgets, getline, fscanf); "
+                            "reads in the program's other files get runs anchored at their "
+                            "functions' entries", False)
         return program, sl, thread_insertions(sl, data, unit.path)
     except Refused as e:
         raise _NoThread(e.line, e.why) from e
@@ -132,19 +148,25 @@ def _run(unit: Unit, opts: CompileOptions) -> PassResult:
                                     f"{e.why}")
             return out
         program, sl, insertions, expanded = again
-    main = next(f for f in program.functions if f.name == "main")
+    functions = {f.name: f for f in program.functions}
     what = "prefetch thread" if opts.prefetch else "prefetch thread (not inserted: --no-prefetch)"
-    out.report.append({"file": unit.path, "line": main.line, "message":
+    if sl.anchors:
+        what += " anchored at " + ", ".join(f"`{a}` (line {functions[a].line})"
+                                            for a in sl.anchors)
+    first = functions["main"] if "main" in functions else functions[sl.anchors[0]]
+    out.report.append({"file": unit.path, "line": first.line, "message":
                        f"{what}: {len(sl.kept)} function(s) sliced, "
                        f"{sum(len(k) for k in sl.kept.values())} statements kept"
                        + (f"; {expanded} invocation(s) of macros that make I/O calls "
                           "expanded in the compiled text" if expanded else "")})
-    functions = {f.name: f for f in program.functions}
     for name, ids in sl.kept.items():
         fn = functions[name]
         lines = sorted({fn.stmts[i].line for i in ids if fn.stmts[i].line})
         out.report.append({"file": unit.path, "line": fn.line, "message":
                            f"slice of {name}: line {_ranges(lines)}"})
+    for f, (line, why) in sorted(sl.unanchored.items()):
+        out.report.append({"file": unit.path, "line": line,
+                           "message": f"no runs start at `{f}`: {why}"})
     for n, (f, c) in enumerate(sl.io_sites, 1):
         kind = IO_CALLS[c.name][0]
         what = kind

@@ -135,11 +135,16 @@ class ThreadWriter:
 
     def insertions(self) -> list[Insertion]:
         """Everything that goes into the file (raises Refused)."""
-        main = self.fns["main"]
-        params = [v.name for v in main.params]
-        if len(params) > 3:
-            raise Refused(main.line, "main has more than three parameters")
-        code = self.thread_code(params)     # first: it finds the sync points the thread has
+        anchored = "main" not in self.fns
+        if anchored:
+            params: list[str] = []
+            code = self.anchored_code()     # first: it finds the sync points the thread has
+        else:
+            main = self.fns["main"]
+            params = [v.name for v in main.params]
+            if len(params) > 3:
+                raise Refused(main.line, "main has more than three parameters")
+            code = self.thread_code(params)
         out: list[Insertion] = []
         for f, c in self.received:
             out += self.send(f, c)
@@ -164,6 +169,11 @@ class ThreadWriter:
                 out.append(Insertion(a.end, 0, 0, ")"))
         first = min(f.start for f in self.p.functions)
         out.append(Insertion(first, 1, -1, self.declarations()))
+        if anchored:
+            for name in self.sl.anchors:
+                out += self.anchor_entry(self.fns[name])
+            out.append(Insertion(len(self.data), 1, 0, code))
+            return out
         body = main.stmts[0]
         save = "".join(f"__fs_ptx_arg{i} = ({MAIN_PARAMS[i]})({name}); "
                        for i, name in enumerate(params))
@@ -252,7 +262,8 @@ class ThreadWriter:
 
     def declarations(self) -> str:
         saved = "".join(f"static {MAIN_PARAMS[i]} __fs_ptx_arg{i}; "
-                        for i in range(len(self.fns["main"].params)))
+                        for i in range(len(self.fns["main"].params))) if "main" in self.fns \
+            else ""
         getopt = ("static char **__fs_ptx_argv_at, **__fs_ptx_argv_orig, "
                   "**__fs_ptx_argv_copy; static unsigned long __fs_ptx_argv_n; "
                   "static int __fs_ptx_send_getopt(unsigned, int, const int *, "
@@ -260,6 +271,8 @@ class ThreadWriter:
                   if self.getopt else "")
         out = "static void *__fs_ptx_out; static long __fs_ptx_r; " if self.sends_out else ""
         out += "static int __fs_ptx_li; " if self.program_index else ""
+        if "main" not in self.fns:
+            return f"static struct foresight_pt_clock *{CLOCK}; {out}"
         return (f"static struct foresight_pt_clock *{CLOCK}; {saved}{getopt}{out}"
                 "static void __fs_ptx_init(void); static void __fs_ptx_run(void); ")
 
@@ -329,6 +342,148 @@ class ThreadWriter:
                "static void __fs_ptx_init(void)", "{", *init, "}",
                "static void __fs_ptx_run(void)", "{",
                f"    if (__fs_ptx_ok) (void){clone_name('main')}({args});", "}"]
+        text = "\n".join(out) + "\n" + "\n".join(clones) + "\n#pragma GCC diagnostic pop\n"
+        return ("\n" if not self.data.endswith(b"\n") else "") + text
+
+    # Anchored runs (a file without main) ---------------------------------------------
+
+    def anchor_params(self, fn: Function) -> list[tuple[str, str, str]]:
+        """Each parameter of anchored function FN as (name, kind, member type): kind
+        "fd" (a descriptor its reads use: the thread's own handle of the file), "string"
+        (a `const char *` the thread reads: copied), "pointer" (an address the thread does
+        not read through: passed as it is) or "value"."""
+        from foresight.compiler.analysis.ioslice import _const_string
+
+        head = decode_source(self.data[fn.start:fn.stmts[0].start])
+        if "..." in head:
+            raise Refused(fn.line, f"`{fn.name}`, where the thread's runs would start, "
+                          "takes variable arguments")
+        out = []
+        for v in fn.params:
+            t = " ".join(v.type.split())
+            if "(*" in t.replace(" ", "") and ")(" in t.replace(" ", ""):
+                raise Refused(fn.line, f"`{fn.name}`, where the thread's runs would start, "
+                              f"takes a function pointer (`{v.name}`)")
+            if re.fullmatch(r"(const\s+)?(FILE|struct _IO_FILE)\s*\*(\s*const)?", t):
+                raise Refused(fn.line, f"`{fn.name}`, where the thread's runs would start, "
+                              f"takes a stream (`{v.name}`), which the thread cannot follow")
+            if v.is_pointer or v.is_array:
+                kind = "string" if _const_string(t) and v.key in self.sl.pointees else \
+                    "pointer"
+                out.append((v.name, kind, "void *"))
+                continue
+            if "[" in t or "(" in t:
+                raise Refused(fn.line, f"`{fn.name}`, where the thread's runs would start, "
+                              f"takes `{v.name}` of a type the anchor cannot copy")
+            member = re.sub(r"\b(const|volatile|register)\b", " ", t)
+            kind = "fd" if self.descriptor(fn, v.name, set()) else "value"
+            out.append((v.name, kind, " ".join(member.split())))
+        return out
+
+    def descriptor(self, fn: Function, name: str, seen: set[str]) -> bool:
+        """Whether parameter NAME of FN is the descriptor of one of the slice's I/O calls
+        in FN (its first argument), or is passed as such to a function of the file."""
+        if fn.name in seen:
+            return False
+        seen = seen | {fn.name}
+        takes_fd = {"read", "pread", "readv", "preadv", "lseek", "close"}
+        for sid in self.sl.kept.get(fn.name, ()):
+            for c in fn.stmts[sid].calls:
+                k = io_name(c)
+                if k and IO_CALLS[k][0] in takes_fd and c.args and \
+                        c.args[0].text.strip() == name:
+                    return True
+                g = self.fns.get(c.callee or "")
+                if g is not None and g.name in self.sl.kept:
+                    for a, p in zip(c.args, g.params, strict=False):
+                        if a.text.strip() == name and self.descriptor(g, p.name, seen):
+                            return True
+        return False
+
+    def anchor_entry(self, fn: Function) -> list[Insertion]:
+        """Before FN, the type of its arguments as the anchor copies them; at its body's
+        start, the anchor (foresight_pt_anchor) with them."""
+        r = fn.name
+        params = self.anchor_params(fn)
+        members = " ".join(f"{t} a{i};" for i, (_, _, t) in enumerate(params)) or "char a;"
+        decl = (f"struct __fs_ptx_{r}_args {{ {members} }}; "
+                f"static void __fs_ptx_{r}_init(const void *); "
+                f"static void __fs_ptx_{r}_run(void); ")
+        values = ", ".join(f"(void *)(uintptr_t)({n})" if t == "void *" else f"({n})"
+                           for n, _, t in params) or "0"
+        body = fn.stmts[0]
+        call = (f" {{ struct __fs_ptx_{r}_args __fs_ptx_aa = {{{values}}}; {CLOCK} = "
+                f"foresight_pt_anchor(__fs_ptx_{r}_init, __fs_ptx_{r}_run, &__fs_ptx_aa); }}")
+        return [Insertion(fn.start, 1, -1, decl), Insertion(body.start + 1, 1, -1, call)]
+
+    def anchored_code(self) -> str:
+        """The thread's code for a file without main: the clones, and per anchored
+        function its init (on the program's thread: its arguments and the file-scope
+        variables the slice reads copied into the thread's arena) and its run (the
+        clone called with them; the program's descriptors as the thread's own handles)."""
+        if not self.sl.anchors:
+            raise Refused(0, "no function here where the thread's runs could start")
+        clones = [self.clone(self.fns[f]) for f in sorted(self.sl.kept,
+                                                          key=lambda n: self.fns[n].start)]
+        if any(channel(c) in ("getopt", "getopt_long") for _, c in self.received):
+            raise Refused(0, "getopt in a file without main (the thread follows main's argv)")
+        protos = [" ".join(re.sub(r"/\*.*?\*/|//[^\n]*", " ", self.header(self.fns[f]),
+                                  flags=re.S).split()) + ";"
+                  for f in sorted(self.sl.kept)]
+        copies, globals_init = [], []
+        for key, name in sorted(self.copies.items(), key=lambda kv: kv[1]):
+            orig = key[2]
+            copies.append(f"static __typeof__({orig}) *{name}_p;")
+            globals_init += [
+                f"    foresight_pt_free((void *){name}_p);",
+                f"    {name}_p = foresight_pt_malloc(sizeof({orig}));",
+                f"    if ({name}_p == 0) {{ __fs_ptx_ok = 0; return; }}",
+                f"    __builtin_memcpy((void *){name}_p, (const void *)&{orig}, "
+                f"sizeof({orig}));"]
+        copies += ["static const char *__fs_ptx_string(const char *old, const char *s)", "{",
+                   "    foresight_pt_free((void *)old);",
+                   "    if (s == 0)", "        return 0;",
+                   "    unsigned long len = __builtin_strlen(s) + 1;",
+                   "    char *c = foresight_pt_malloc(len);",
+                   "    if (c != 0)", "        __builtin_memcpy(c, s, len);",
+                   "    return c;", "}"]
+        if self.uses_n:
+            copies.append("static int __fs_ptx_n;")
+        if self.uses_iov:
+            raise Refused(0, "readv or preadv in a file without main (not anchored yet)")
+        runs = []
+        for r in self.sl.anchors:
+            fn = self.fns[r]
+            params = self.anchor_params(fn)
+            init = [f"    __fs_ptx_ok = 1;",
+                    f"    __fs_ptx_{r}_a = *(const struct __fs_ptx_{r}_args *)p;"]
+            args = []
+            for i, (_, kind, _) in enumerate(params):
+                if kind == "string":
+                    init += [f"    __fs_ptx_{r}_s{i} = __fs_ptx_string(__fs_ptx_{r}_s{i}, "
+                             f"(const char *)__fs_ptx_{r}_a.a{i});",
+                             f"    if (__fs_ptx_{r}_a.a{i} != 0 && __fs_ptx_{r}_s{i} == 0) "
+                             "{ __fs_ptx_ok = 0; return; }"]
+                    copies.append(f"static const char *__fs_ptx_{r}_s{i};")
+                    args.append(f"(void *)(uintptr_t)__fs_ptx_{r}_s{i}")
+                elif kind == "fd":
+                    # Standard input is the channel's (the program sends what it reads).
+                    init.append(f"    __fs_ptx_{r}_o{i} = __fs_ptx_{r}_a.a{i} == 0 ? 0 : "
+                                f"foresight_pt_offset(__fs_ptx_{r}_a.a{i});")
+                    copies.append(f"static long long __fs_ptx_{r}_o{i};")
+                    args.append(f"__fs_ptx_{r}_a.a{i} == 0 ? 0 : foresight_pt_adopt("
+                                f"__fs_ptx_{r}_a.a{i}, __fs_ptx_{r}_o{i})")
+                else:
+                    args.append(f"__fs_ptx_{r}_a.a{i}")
+            init += globals_init
+            runs += [f"static struct __fs_ptx_{r}_args __fs_ptx_{r}_a;",
+                     f"static void __fs_ptx_{r}_init(const void *p)", "{", *init, "}",
+                     f"static void __fs_ptx_{r}_run(void)", "{",
+                     f"    if (__fs_ptx_ok) (void){clone_name(r)}({', '.join(args)});", "}"]
+        out = ["", "/* foresight cc --prefetch-thread: the prefetch thread (AASFP), its runs "
+               "anchored at " + ", ".join(self.sl.anchors) + " */",
+               *_QUIET, *_SAFE_DEFINITION, *protos, *copies, "static int __fs_ptx_ok = 1;",
+               *runs]
         text = "\n".join(out) + "\n" + "\n".join(clones) + "\n#pragma GCC diagnostic pop\n"
         return ("\n" if not self.data.endswith(b"\n") else "") + text
 
