@@ -253,6 +253,7 @@
 #pragma push_macro("ap")
 #pragma push_macro("arg")
 #pragma push_macro("argc")
+#pragma push_macro("args")
 #pragma push_macro("argv")
 #pragma push_macro("array")
 #pragma push_macro("at")
@@ -424,6 +425,7 @@
 #undef ap
 #undef arg
 #undef argc
+#undef args
 #undef argv
 #undef array
 #undef at
@@ -623,6 +625,7 @@ extern "C" {
 #define foresight__pt_anchor foresight__pt_anchor_abi10
 #define foresight__pt_adopt foresight__pt_adopt_abi10
 #define foresight__pt_offset foresight__pt_offset_abi10
+#define foresight__pt_strdup foresight__pt_strdup_abi10
 #define foresight__pt_wake foresight__pt_wake_abi10
 #define foresight__pt_open foresight__pt_open_abi10
 #define foresight__pt_lseek foresight__pt_lseek_abi10
@@ -1339,6 +1342,7 @@ struct foresight_pt_clock *foresight__pt_anchor(void (*init)(const void *), void
                                                 const void *args) FORESIGHT__WEAK;
 int foresight__pt_adopt(int fd, int64_t offset) FORESIGHT__WEAK;
 int64_t foresight__pt_offset(int fd) FORESIGHT__WEAK;
+char *foresight__pt_strdup(const char *s) FORESIGHT__WEAK;
 void foresight__pt_wake(void) FORESIGHT__WEAK;
 void foresight__pt_advise(struct foresight_pt_clock *c, int fd, int random) FORESIGHT__WEAK;
 int foresight__pt_open(const char *path, int flags, unsigned site) FORESIGHT__WEAK;
@@ -1416,6 +1420,18 @@ static inline struct foresight_pt_clock *foresight_pt_anchor(void (*init)(const 
         return NULL;
 #endif
     return foresight__pt_anchor(init, run, args);
+}
+
+/* A copy of the program's string S in the prefetch thread's arena, for an anchored run's
+ * INIT: read through the kernel (process_vm_readv), so that memory without a NUL before
+ * an unmapped page, or 64 KiB, gives NULL instead of a fault; NULL for NULL. */
+static inline char *foresight_pt_strdup(const char *s)
+{
+#ifndef FORESIGHT_BUILDING_RUNTIME
+    if (foresight__pt_strdup == NULL)
+        return 0;
+#endif
+    return foresight__pt_strdup(s);
 }
 
 /* The program's descriptor FD's offset (lseek(FD, 0, SEEK_CUR), errno kept), for an
@@ -2491,6 +2507,7 @@ static inline void foresight_color_apply(void)
 #pragma pop_macro("ap")
 #pragma pop_macro("arg")
 #pragma pop_macro("argc")
+#pragma pop_macro("args")
 #pragma pop_macro("argv")
 #pragma pop_macro("array")
 #pragma pop_macro("at")

@@ -509,6 +509,10 @@ bool fs_pt_lead_now(int h, uint64_t id);
  * thread's runs (its descriptor table is the program's), and the thread's handles of the
  * last run closed (pt_files.c). */
 pid_t fs_pt_anchor_tid(void);
+void fs_pt_arena_mark(void);    /* pt_arena.c: the arena after the first init */
+void fs_pt_arena_release(void); /* ... back to it when a run ends */
+void fs_pt_stdio_reset(void);   /* pt_stdio.c: no streams (a run's end) */
+bool fs_pt_is_anchored(void);
 extern int fs_pt_abandon; /* set: the run goes no further than its next covered call */
 void fs_pt_files_reset(void);
 /* The run goes no further: the thread waits for the next anchor (an anchored thread) or

@@ -82,6 +82,42 @@ static struct block *free_list[NCLASS];
 static struct block *large_free[64];
 static char *bump, *bump_end;
 
+/* Anchored runs (pt_thread.c): the arena as the first run's init left it (the private
+ * copies of file-scope variables); each run's allocations after it are released when the
+ * run ends. */
+static struct {
+    bool set;
+    char *brk, *bump, *bump_end;
+} mark;
+
+void fs_pt_arena_mark(void)
+{
+    if (!mem.guarded)
+        return; /* (mappings of their own: not released between runs) */
+    /* Free blocks' links live in their memory, which a later run may overwrite once they
+     * are handed out again: the lists start empty at the mark (what init freed stays). */
+    memset(free_list, 0, sizeof free_list);
+    memset(large_free, 0, sizeof large_free);
+    mark.brk = mem.brk;
+    mark.bump = bump;
+    mark.bump_end = bump_end;
+    mark.set = true;
+}
+
+void fs_pt_arena_release(void)
+{
+    if (!mark.set)
+        return;
+    memset(free_list, 0, sizeof free_list);
+    memset(large_free, 0, sizeof large_free);
+    bump = mark.bump;
+    bump_end = mark.bump_end;
+    if (mem.brk > mark.brk) /* fresh pages over what the runs used: their memory back */
+        (void)mmap(mark.brk, (size_t)(mem.brk - mark.brk), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    mem.brk = mark.brk;
+}
+
 size_t fs_pt_stack_size(uint64_t soft_limit)
 {
     if (soft_limit == (uint64_t)RLIM_INFINITY)

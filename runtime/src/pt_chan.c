@@ -283,6 +283,10 @@ static void next(unsigned site, struct chan_header *h)
         if (__atomic_load_n(&written, __ATOMIC_ACQUIRE) != taken)
             break;
         if (!__atomic_load_n(&open_, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&written, __ATOMIC_ACQUIRE) == taken && fs_pt_is_anchored())
+            fs_pt_give_up("a sync point in an anchored run (the channel is closed: the "
+                          "program's threads would share it)");
+        if (!__atomic_load_n(&open_, __ATOMIC_ACQUIRE) &&
             __atomic_load_n(&written, __ATOMIC_ACQUIRE) == taken)
             fs_pt_stop(__atomic_load_n(&overflowed, __ATOMIC_RELAXED)
                            ? "lagged a megabyte of channel messages behind the program"

@@ -347,11 +347,12 @@ void fs_pt_files_reset(void)
 {
     for (int h = FS_PT_FIRST_HANDLE; h < FS_PT_FILES; h++)
         if (files[h].open) {
+            fs_pt_flush(h);
             files[h].open = false;
-            foresight__pt_free(files[h].later);
-            files[h].later = NULL;
+            files[h].later = NULL; /* (the arena's: released with it) */
             close_quietly(h);
         }
+    ncreated = 0;
 }
 
 unsigned fs_pt_serial(int h)

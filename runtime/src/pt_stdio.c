@@ -96,6 +96,13 @@ struct pt_stream {
 
 /* Indexed by handle: one stream per open file at most. */
 static struct pt_stream streams[FS_PT_FILES];
+static char *bounce; /* stdin_getline's line, from the channel */
+
+void fs_pt_stdio_reset(void)
+{
+    memset(streams, 0, sizeof streams); /* their windows go with the arena (pt_arena.c) */
+    bounce = NULL;
+}
 
 static int handle_of(const struct pt_stream *s)
 {
@@ -365,7 +372,6 @@ static char *stdin_fgets(char *str, int n, unsigned site)
 #define LINE_MAX_BYTES (1u << 20)
 static long stdin_getline(char **line, size_t *cap, unsigned site)
 {
-    static char *bounce;
     if (bounce == NULL)
         bounce = foresight__pt_malloc(LINE_MAX_BYTES);
     long r = -1;

@@ -67,10 +67,12 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +94,17 @@ static pthread_mutex_t anchor_mu = PTHREAD_MUTEX_INITIALIZER;
 int fs_pt_abandon;
 static volatile sig_atomic_t gave_up; /* the stop was fs_pt_give_up's */
 unsigned long fs_global_pt_runs, fs_global_pt_gave_up;
+/* Runs that did nothing (every prediction expired, or none made) in a row: after K of
+ * them an idle thread takes only every 2^K-th anchor (K at most 10), so a function called
+ * too often or too briefly for a run to lead costs the program one look per call. */
+static unsigned useless_runs, anchors_to_skip;
+static int last_run_useless = -1; /* set by the thread as a run ends; -1: looked at */
+static int starting;         /* foresight__pt_start is between its memory and its thread */
+
+bool fs_pt_is_anchored(void)
+{
+    return __atomic_load_n(&anchored, __ATOMIC_ACQUIRE);
+}
 
 __thread bool fs_pt_self __attribute__((tls_model("initial-exec")));
 /* The prefetch thread's own: where fs_pt_stop returns to, and why. */
@@ -627,8 +640,9 @@ static _Noreturn void run_slice(void)
     if (__lsan_do_leak_check == NULL && mprotect(guard, FS_PAGE, PROT_NONE) == 0)
         fin.guard = guard;
     for (;;) {
-        if (anchored) { /* a fresh run: the last one's handles closed, its calls done */
-            fs_pt_files_reset();
+        const unsigned long calls0 = __atomic_load_n(&fs_global_pt_calls, __ATOMIC_RELAXED),
+                            expired0 = __atomic_load_n(&fs_global_pt_expired, __ATOMIC_RELAXED);
+        if (anchored) { /* a fresh run from the program's call ID at the anchor */
             fs_pt_sched_rebase(__atomic_load_n(&run_base, __ATOMIC_ACQUIRE));
             __atomic_fetch_add(&fs_global_pt_runs, 1, __ATOMIC_RELAXED);
         }
@@ -646,10 +660,26 @@ static _Noreturn void run_slice(void)
             timer_delete(watchdog);
         if (!anchored || (stop_reason != NULL && !gave_up))
             break;
-        if (stop_reason == NULL)
+        if (stop_reason == NULL) {
             fs_pt_flush(-1);
-        else
+        } else {
+            fs_pt_drop_pending();
             __atomic_fetch_add(&fs_global_pt_gave_up, 1, __ATOMIC_RELAXED);
+        }
+        /* What the run opened and allocated goes with it (its frames are gone). */
+        fs_pt_files_reset();
+        fs_pt_stdio_reset();
+        fs_pt_arena_release();
+        const unsigned long calls = __atomic_load_n(&fs_global_pt_calls, __ATOMIC_RELAXED) -
+                                    calls0;
+        /* Useless: given up before its first call, or every prediction expired; a run
+         * that returned without a call (a function that only opens) says nothing. */
+        const bool useless =
+            calls == 0 ? stop_reason != NULL
+                       : __atomic_load_n(&fs_global_pt_expired, __ATOMIC_RELAXED) - expired0 >=
+                             calls;
+        __atomic_store_n(&last_run_useless, calls == 0 && stop_reason == NULL ? -1 : useless,
+                         __ATOMIC_RELEASE);
         if (!next_run())
             break;
     }
@@ -756,8 +786,9 @@ void fs_pt_drain(void)
     if (!fs_cfg.pt_drain || !__atomic_load_n(&pt_created, __ATOMIC_ACQUIRE))
         return;
     for (int i = 0; i < 5000; i++) {
-        if (fs_pt_ended() || __atomic_load_n(&fs_global_pt_calls, __ATOMIC_RELAXED) >=
-                                 __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE))
+        if (fs_pt_ended() || __atomic_load_n(&run_idle, __ATOMIC_ACQUIRE) ||
+            __atomic_load_n(&fs_global_pt_calls, __ATOMIC_RELAXED) >=
+                __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE))
             return;
         foresight__pt_wake();
         usleep(1000);
@@ -816,6 +847,8 @@ static const char *limited(void)
     return NULL;
 }
 
+static struct foresight_pt_clock *start(void (*init)(void), void (*run)(void));
+
 struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(void))
 {
     if (fs_cfg.disabled || !fs_cfg.pt || run == NULL)
@@ -827,28 +860,52 @@ struct foresight_pt_clock *foresight__pt_start(void (*init)(void), void (*run)(v
     if (!__atomic_compare_exchange_n(&started, &expected, 1, false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return NULL;
+    /* While the memory is mapped without a thread to retire, a program thread's
+     * setrlimit or mlockall waits for this to end (fs_pt_retire), and its request is
+     * seen below. */
+    __atomic_store_n(&starting, 1, __ATOMIC_SEQ_CST);
+    struct foresight_pt_clock *c = start(init, run);
+    __atomic_store_n(&starting, 0, __ATOMIC_SEQ_CST);
+    return c;
+}
+
+/* A start that failed after mapping the thread's memory: the memory goes too. */
+static struct foresight_pt_clock *not_started_unmapped(const char *why)
+{
+    fs_pt_chan_release();
+    fs_pt_memory_release();
+    return not_started(why);
+}
+
+static struct foresight_pt_clock *start(void (*init)(void), void (*run)(void))
+{
     /* The thread's memory first: INIT allocates its private copies in the arena. */
     if (!fs_pt_memory_init())
         return not_started("could not be created: no memory for its stack");
     if (!fs_pt_chan_init())
-        return not_started("could not be created: no memory for its channel");
+        return not_started_unmapped("could not be created: no memory for its channel");
     if (init != NULL)
         init();
+    const char *retire = __atomic_load_n(&retire_reason, __ATOMIC_ACQUIRE);
+    if (retire != NULL || limited() != NULL) /* set by another thread during INIT */
+        return not_started_unmapped(retire != NULL ? retire : limited());
+    if (__atomic_load_n(&anchored, __ATOMIC_ACQUIRE)) {
+        /* Anchored runs: the arena as INIT left it is what each run's end goes back to;
+         * no channel (the program's threads could all send on it, one producer only). */
+        fs_pt_arena_mark();
+        fs_pt_chan_close();
+    }
     pt_run = run;
     fs_pt_sched_reset();
     pthread_atfork(NULL, NULL, pt_after_fork_child);
-    if (!install_fault_net()) {
-        fs_pt_chan_close();
-        return not_started("could not be created: no fault net (sigaction)");
-    }
+    if (!install_fault_net())
+        return not_started_unmapped("could not be created: no fault net (sigaction)");
     size_t size;
     void *stack = fs_pt_stack(&size);
     fs_pin_give_back(); /* it runs beside the program, on another CPU (pin.c) */
     fs_runtime_wake();  /* its reads are hints: the other threads run too (workers.c) */
-    if (!fs_thread_start_on(pt_main, NULL, "foresight-pt", stack, size, &pt_thread)) {
-        fs_pt_chan_close();
-        return not_started("could not be created");
-    }
+    if (!fs_thread_start_on(pt_main, NULL, "foresight-pt", stack, size, &pt_thread))
+        return not_started_unmapped("could not be created");
     __atomic_store_n(&pt_created, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&fs_global_pt_started, 1, __ATOMIC_RELAXED);
     return &fs_pt_clock;
@@ -863,6 +920,42 @@ static void first_anchor_init(void)
 {
     if (first_init != NULL)
         first_init(first_args);
+}
+
+char *foresight__pt_strdup(const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    const int e = errno;
+    enum { MAX = 64 << 10 };
+    char *copy = NULL;
+    size_t have = 0, cap = 0;
+    for (;;) { /* up to the end of S's page at a time */
+        const size_t page = FS_PAGE - ((uintptr_t)(s + have) & (FS_PAGE - 1));
+        if (have + page > cap) {
+            const size_t want = have + page + 1;
+            char *bigger = foresight__pt_realloc(copy, want);
+            if (bigger == NULL)
+                break;
+            copy = bigger;
+            cap = want - 1;
+        }
+        const struct iovec local = {copy + have, page}, remote = {(void *)(s + have), page};
+        if (syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0) !=
+            (long)page)
+            break;
+        const char *nul = memchr(copy + have, 0, page);
+        if (nul != NULL) {
+            errno = e;
+            return copy;
+        }
+        have += page;
+        if (have >= MAX)
+            break;
+    }
+    foresight__pt_free(copy);
+    errno = e;
+    return NULL;
 }
 
 int64_t foresight__pt_offset(int fd)
@@ -885,10 +978,9 @@ struct foresight_pt_clock *foresight__pt_anchor(void (*init)(const void *), void
                    ? &fs_pt_clock
                    : NULL;
     struct foresight_pt_clock *c = NULL;
-    const pid_t me = (pid_t)syscall(SYS_gettid);
     if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
         __atomic_store_n(&anchored, true, __ATOMIC_RELEASE);
-        __atomic_store_n(&anchor_tid, me, __ATOMIC_RELEASE);
+        __atomic_store_n(&anchor_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
         const uint64_t base = __atomic_load_n(&fs_pt_clock.id, __ATOMIC_ACQUIRE);
         __atomic_store_n(&run_base, base, __ATOMIC_RELEASE);
         __atomic_store_n(&fs_pt_clock.lead, base, __ATOMIC_RELEASE);
@@ -900,11 +992,22 @@ struct foresight_pt_clock *foresight__pt_anchor(void (*init)(const void *), void
                __atomic_load_n(&pt_created, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&pt_ended, __ATOMIC_ACQUIRE)) {
         c = &fs_pt_clock;
-        if (__atomic_load_n(&run_idle, __ATOMIC_ACQUIRE)) {
+        const int useless = __atomic_load_n(&run_idle, __ATOMIC_ACQUIRE)
+                                ? __atomic_exchange_n(&last_run_useless, -1, __ATOMIC_ACQ_REL)
+                                : -1;
+        if (useless == 1) {
+            useless_runs += useless_runs < 10;
+            anchors_to_skip = (1u << useless_runs) - 1;
+        } else if (useless == 0) {
+            useless_runs = anchors_to_skip = 0;
+        }
+        if (__atomic_load_n(&run_idle, __ATOMIC_ACQUIRE) && anchors_to_skip > 0) {
+            anchors_to_skip--; /* lately the runs led nowhere: this call goes without */
+        } else if (__atomic_load_n(&run_idle, __ATOMIC_ACQUIRE)) {
             /* The thread waits (next_run) and touches nothing of its own until run_word
              * moves: INIT may allocate in its arena and copy into it here. */
             __atomic_store_n(&run_idle, 0, __ATOMIC_RELAXED);
-            __atomic_store_n(&anchor_tid, me, __ATOMIC_RELEASE);
+            __atomic_store_n(&anchor_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
             if (init != NULL)
                 init(args);
             pt_run = run;
@@ -932,7 +1035,16 @@ pid_t fs_pt_anchor_tid(void)
 
 bool fs_pt_retire(const char *why)
 {
-    if (fs_pt_self || !__atomic_load_n(&pt_created, __ATOMIC_ACQUIRE))
+    if (fs_pt_self)
+        return false;
+    if (__atomic_load_n(&starting, __ATOMIC_SEQ_CST)) {
+        /* Another thread is starting it (an anchor's INIT runs): the start sees the
+         * request and unmaps the memory instead; wait for that. */
+        __atomic_store_n(&retire_reason, why, __ATOMIC_RELEASE);
+        for (int i = 0; i < 2000 && __atomic_load_n(&starting, __ATOMIC_SEQ_CST); i++)
+            usleep(1000);
+    }
+    if (!__atomic_load_n(&pt_created, __ATOMIC_ACQUIRE))
         return false;
     if (!__atomic_load_n(&pt_ended, __ATOMIC_ACQUIRE)) {
         __atomic_store_n(&retire_reason, why, __ATOMIC_RELEASE);

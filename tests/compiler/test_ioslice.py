@@ -1377,13 +1377,19 @@ long by_header(int fd, const char *hdr)
     char b[64];
     return pread(fd, b, 64, (hdr[0] - '0') * 4096);
 }
+long into(int fd, unsigned char hdr[16], long at)
+{
+    return pread(fd, hdr, 16, at) == 16 ? hdr[3] : -1;
+}
 """)
     program = parse_program(src, [])
     data = src.read_bytes()
     roots = anchor_roots(program, data)
-    assert roots == ("by_path", "by_fd", "by_cfg", "by_header")     # not helper (static)
+    assert roots == ("by_path", "by_fd", "by_cfg", "by_header", "into")  # not the static
     sl = slice_program(program, data, roots)
-    assert set(sl.unanchored) == {"by_cfg", "by_header"}
+    # (an array parameter is a pointer: the caller's memory, which the thread's lead read
+    # would have written)
+    assert set(sl.unanchored) == {"by_cfg", "by_header", "into"}
     assert "parameter of `by_cfg`" in sl.unanchored["by_cfg"][1]
     assert "used as more than a string" in sl.unanchored["by_header"][1]
     sl = slice_program(program, data, ("by_path", "by_fd"))
@@ -1395,9 +1401,36 @@ long by_header(int fd, const char *hdr)
         "fd", "value", "pointer"]
     text = thread_text(sl, data)
     assert "foresight_pt_adopt(__fs_ptx_by_fd_a.a0, __fs_ptx_by_fd_o0)" in text
-    assert "__fs_ptx_string(__fs_ptx_by_path_s0, (const char *)__fs_ptx_by_path_a.a0)" in text
+    assert "= foresight_pt_strdup((const char *)__fs_ptx_by_path_a.a0);" in text
     assert "foresight_pt_anchor(__fs_ptx_by_fd_init, __fs_ptx_by_fd_run" in "".join(
         i.text for i in thread_insertions(sl, data, "io.c"))
+
+
+def test_an_anchored_run_adopts_a_descriptor_kept_in_a_file_scope_variable(tmp_path):
+    # `static int dbfd`, opened by one function, read by another: each run has the thread
+    # reopen the program's file behind the copy's value (its own handle, the program's
+    # offset), which holds the program's number otherwise.
+    src = tmp_path / "db.c"
+    src.write_text(HEAD + """\
+static int dbfd = -1;
+int db_open(const char *path) { dbfd = open(path, O_RDONLY); return dbfd < 0 ? -1 : 0; }
+long db_scan(long n)
+{
+    char b[64];
+    long s = 0;
+    for (long i = n - 1; i >= 0; i--)
+        s += pread((int)dbfd, b, sizeof b, i * 4096);
+    return s;
+}
+""")
+    from foresight.compiler.analysis.ioslice import anchor_roots
+    program = parse_program(src, [])
+    data = src.read_bytes()
+    sl = slice_program(program, data, anchor_roots(program, data))
+    assert sl.ok and sl.anchors == ("db_open", "db_scan")
+    text = thread_text(sl, data)
+    assert "if (*__fs_ptg_dbfd_p > 0) *__fs_ptg_dbfd_p = foresight_pt_adopt(" in text
+    assert "__fs_ptg_dbfd_o = *__fs_ptg_dbfd_p > 0 ? foresight_pt_offset(" in text
 
 
 def test_fprintf_to_a_file_is_a_write_the_thread_does_not_format(tmp_path):

@@ -44,11 +44,22 @@ def variable(decl: ci.Cursor) -> Var:
         scope = Scope.STATIC
     else:
         scope = Scope.LOCAL
+    # A parameter declared as an array is a pointer (C 6.7.6.3): what it points to is
+    # the caller's, not storage of its own.
+    decayed = scope == Scope.PARAM and t.kind in ARRAY_KINDS
     return Var(name=decl.spelling, key=decl_key(decl), scope=scope,
                line=decl.canonical.location.line, type=decl.type.spelling,
-               is_array=t.kind in ARRAY_KINDS, is_struct=t.kind == T.RECORD,
-               is_pointer=t.kind == T.POINTER, holds_address=_holds_address(t),
+               is_array=t.kind in ARRAY_KINDS and not decayed, is_struct=t.kind == T.RECORD,
+               is_pointer=t.kind == T.POINTER or decayed,
+               holds_address=_holds_address(t) or decayed,
                elsewhere=scope == Scope.GLOBAL and decl.get_definition() is None)
+
+
+def _decayed(c: ci.Cursor) -> bool:
+    """`c` names a parameter declared as an array: a pointer, not an array."""
+    return (c.kind == K.DECL_REF_EXPR and c.referenced is not None
+            and c.referenced.kind == K.PARM_DECL
+            and c.referenced.type.get_canonical().kind in ARRAY_KINDS)
 
 
 def _holds_address(t: ci.Type) -> bool:
@@ -232,11 +243,13 @@ class Expressions:
             if _pointer_like(strip(index)) and not _pointer_like(strip(base)):
                 base, index = index, base          # i[a]
             self.expr(index, f)
-            if strip(base).type.get_canonical().kind in ARRAY_KINDS:
+            if strip(base).type.get_canonical().kind in ARRAY_KINDS and not _decayed(
+                    strip(base)):
                 return self.lvalue(base, f)        # a[i]: part of the array a
             return self.pointer(base, f)
         if c.kind == K.UNARY_OPERATOR and len(kids) == 1 and unary_operator(c) == "*":
-            if strip(kids[0]).type.get_canonical().kind in ARRAY_KINDS:
+            if strip(kids[0]).type.get_canonical().kind in ARRAY_KINDS and not _decayed(
+                    strip(kids[0])):
                 return self.lvalue(kids[0], f)     # *a: part of the array a
             return self.pointer(kids[0], f)
         self.expr(c, f)
@@ -247,7 +260,7 @@ class Expressions:
         c = strip(c)
         kids = children(c)
         t = c.type.get_canonical().kind
-        if t in ARRAY_KINDS:
+        if t in ARRAY_KINDS and not _decayed(c):
             pl = self.lvalue(c, f)                 # an array: its own storage
             if pl.var is not None:
                 f.uses[pl.var] = None

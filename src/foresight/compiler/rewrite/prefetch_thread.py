@@ -360,6 +360,9 @@ class ThreadWriter:
                           "takes variable arguments")
         out = []
         for v in fn.params:
+            if not v.name:
+                raise Refused(fn.line, f"`{fn.name}`, where the thread's runs would start, "
+                              "has a parameter without a name")
             t = " ".join(v.type.split())
             if "(*" in t.replace(" ", "") and ")(" in t.replace(" ", ""):
                 raise Refused(fn.line, f"`{fn.name}`, where the thread's runs would start, "
@@ -386,19 +389,23 @@ class ThreadWriter:
         if fn.name in seen:
             return False
         seen = seen | {fn.name}
-        takes_fd = {"read", "pread", "readv", "preadv", "lseek", "close"}
         for sid in self.sl.kept.get(fn.name, ()):
             for c in fn.stmts[sid].calls:
-                k = io_name(c)
-                if k and IO_CALLS[k][0] in takes_fd and c.args and \
-                        c.args[0].text.strip() == name:
+                if _descriptor_of(c) == name:
                     return True
                 g = self.fns.get(c.callee or "")
                 if g is not None and g.name in self.sl.kept:
                     for a, p in zip(c.args, g.params, strict=False):
-                        if a.text.strip() == name and self.descriptor(g, p.name, seen):
+                        if _bare(a.text) == name and self.descriptor(g, p.name, seen):
                             return True
         return False
+
+    def descriptor_globals(self) -> list[str]:
+        """The copied file-scope variables (their copies' names) the slice's I/O calls
+        take as their descriptor: each run adopts the program's file behind them."""
+        names = {_descriptor_of(c) for f in self.sl.kept for sid in self.sl.kept[f]
+                 for c in self.fns[f].stmts[sid].calls}
+        return sorted(copy for key, copy in self.copies.items() if key[2] in names)
 
     def anchor_entry(self, fn: Function) -> list[Insertion]:
         """Before FN, the type of its arguments as the anchor copies them; at its body's
@@ -425,28 +432,40 @@ class ThreadWriter:
             raise Refused(0, "no function here where the thread's runs could start")
         clones = [self.clone(self.fns[f]) for f in sorted(self.sl.kept,
                                                           key=lambda n: self.fns[n].start)]
-        if any(channel(c) in ("getopt", "getopt_long") for _, c in self.received):
-            raise Refused(0, "getopt in a file without main (the thread follows main's argv)")
+        if self.received:
+            f, c = self.received[0]
+            raise Refused(c.line, f"`{c.name}` is a sync point, which a file without main "
+                          "cannot have: its runs would share one channel with all the "
+                          "program's threads")
         protos = [" ".join(re.sub(r"/\*.*?\*/|//[^\n]*", " ", self.header(self.fns[f]),
                                   flags=re.S).split()) + ";"
                   for f in sorted(self.sl.kept)]
+        # The copies are made by the first run's init and kept (the arena goes back to
+        # where that init left it as each run ends: pt_arena.c); each later run copies the
+        # program's values again, but for those over 64 KiB (a buffer, most likely, which
+        # the thread fills itself), copied once.
         copies, globals_init = [], []
         for key, name in sorted(self.copies.items(), key=lambda kv: kv[1]):
             orig = key[2]
             copies.append(f"static __typeof__({orig}) *{name}_p;")
             globals_init += [
-                f"    foresight_pt_free((void *){name}_p);",
-                f"    {name}_p = foresight_pt_malloc(sizeof({orig}));",
-                f"    if ({name}_p == 0) {{ __fs_ptx_ok = 0; return; }}",
-                f"    __builtin_memcpy((void *){name}_p, (const void *)&{orig}, "
-                f"sizeof({orig}));"]
-        copies += ["static const char *__fs_ptx_string(const char *old, const char *s)", "{",
-                   "    foresight_pt_free((void *)old);",
-                   "    if (s == 0)", "        return 0;",
-                   "    unsigned long len = __builtin_strlen(s) + 1;",
-                   "    char *c = foresight_pt_malloc(len);",
-                   "    if (c != 0)", "        __builtin_memcpy(c, s, len);",
-                   "    return c;", "}"]
+                f"    if ({name}_p == 0) {{",
+                f"        {name}_p = foresight_pt_malloc(sizeof({orig}));",
+                f"        if ({name}_p == 0) {{ __fs_ptx_ok = 0; return; }}",
+                f"        __builtin_memcpy((void *){name}_p, (const void *)&{orig}, "
+                f"sizeof({orig}));",
+                f"    }} else if (sizeof({orig}) <= 65536) {{",
+                f"        __builtin_memcpy((void *){name}_p, (const void *)&{orig}, "
+                f"sizeof({orig}));", "    }"]
+        # Descriptors in file-scope variables (`static int dbfd`, opened by another
+        # function): the thread's own handle of the same file, at the program's offset.
+        adopt_globals = []
+        for name in self.descriptor_globals():
+            copies.append(f"static long long {name}_o;")
+            globals_init.append(f"    {name}_o = *{name}_p > 0 ? "
+                                f"foresight_pt_offset((int)*{name}_p) : 0;")
+            adopt_globals.append(f"    if (*{name}_p > 0) *{name}_p = "
+                                 f"foresight_pt_adopt((int)*{name}_p, {name}_o);")
         if self.uses_n:
             copies.append("static int __fs_ptx_n;")
         if self.uses_iov:
@@ -455,12 +474,12 @@ class ThreadWriter:
         for r in self.sl.anchors:
             fn = self.fns[r]
             params = self.anchor_params(fn)
-            init = [f"    __fs_ptx_ok = 1;",
+            init = ["    __fs_ptx_ok = 1;",
                     f"    __fs_ptx_{r}_a = *(const struct __fs_ptx_{r}_args *)p;"]
             args = []
             for i, (_, kind, _) in enumerate(params):
                 if kind == "string":
-                    init += [f"    __fs_ptx_{r}_s{i} = __fs_ptx_string(__fs_ptx_{r}_s{i}, "
+                    init += [f"    __fs_ptx_{r}_s{i} = foresight_pt_strdup("
                              f"(const char *)__fs_ptx_{r}_a.a{i});",
                              f"    if (__fs_ptx_{r}_a.a{i} != 0 && __fs_ptx_{r}_s{i} == 0) "
                              "{ __fs_ptx_ok = 0; return; }"]
@@ -479,7 +498,8 @@ class ThreadWriter:
             runs += [f"static struct __fs_ptx_{r}_args __fs_ptx_{r}_a;",
                      f"static void __fs_ptx_{r}_init(const void *p)", "{", *init, "}",
                      f"static void __fs_ptx_{r}_run(void)", "{",
-                     f"    if (__fs_ptx_ok) (void){clone_name(r)}({', '.join(args)});", "}"]
+                     "    if (!__fs_ptx_ok)", "        return;", *adopt_globals,
+                     f"    (void){clone_name(r)}({', '.join(args)});", "}"]
         out = ["", "/* foresight cc --prefetch-thread: the prefetch thread (AASFP), its runs "
                "anchored at " + ", ".join(self.sl.anchors) + " */",
                *_QUIET, *_SAFE_DEFINITION, *protos, *copies, "static int __fs_ptx_ok = 1;",
@@ -799,6 +819,28 @@ class ThreadWriter:
         if name in self.fns and name in self.sl.kept:
             return [(*ren, clone_name(name))]
         return []
+
+
+def _bare(text: str) -> str:
+    """An argument's text without casts and parentheses around one name: `(int)fd` ->
+    `fd`."""
+    t = text.strip()
+    while True:
+        m = re.fullmatch(r"\(\s*[A-Za-z_][\w\s]*\)\s*(.+)", t, re.S) or re.fullmatch(
+            r"\((.+)\)", t, re.S)
+        if m is None:
+            return t
+        t = m.group(1).strip()
+
+
+def _descriptor_of(c) -> str | None:
+    """The name a descriptor-taking I/O call (read, pread, readv, preadv, lseek, close)
+    gets as its descriptor, or None."""
+    k = io_name(c)
+    if k and IO_CALLS[k][0] in ("read", "pread", "readv", "preadv", "lseek", "close") \
+            and c.args:
+        return _bare(c.args[0].text)
+    return None
 
 
 def _receive_edits(c, kind: str, site: int, ren: tuple[int, int]) -> list[tuple[int, int, str]]:
