@@ -282,9 +282,7 @@ class ThreadWriter:
         clones = [self.clone(self.fns[f]) for f in sorted(self.sl.kept,
                                                           key=lambda n: self.fns[n].start)]
         self.getopt = any(channel(c) in ("getopt", "getopt_long") for _, c in self.received)
-        protos = [" ".join(re.sub(r"/\*.*?\*/|//[^\n]*", " ", self.header(self.fns[f]),
-                                  flags=re.S).split()) + ";"
-                  for f in sorted(self.sl.kept)]
+        protos = self.prototypes()
         # The private copies of file-scope variables live in the thread's arena (guarded:
         # a wrong index into one cannot reach the program's variables beside it).
         copies, init = [], []
@@ -437,9 +435,7 @@ class ThreadWriter:
             raise Refused(c.line, f"`{c.name}` is a sync point, which a file without main "
                           "cannot have: its runs would share one channel with all the "
                           "program's threads")
-        protos = [" ".join(re.sub(r"/\*.*?\*/|//[^\n]*", " ", self.header(self.fns[f]),
-                                  flags=re.S).split()) + ";"
-                  for f in sorted(self.sl.kept)]
+        protos = self.prototypes()
         # The copies are made by the first run's init and kept (the arena goes back to
         # where that init left it as each run ends: pt_arena.c); each later run copies the
         # program's values again, but for those over 64 KiB (a buffer, most likely, which
@@ -506,6 +502,11 @@ class ThreadWriter:
                *runs]
         text = "\n".join(out) + "\n" + "\n".join(clones) + "\n#pragma GCC diagnostic pop\n"
         return ("\n" if not self.data.endswith(b"\n") else "") + text
+
+    def prototypes(self) -> list[str]:
+        """Each clone's declaration, on one line."""
+        return [" ".join(re.sub(r"/\*.*?\*/|//[^\n]*", " ", self.header(self.fns[f]),
+                                flags=re.S).split()) + ";" for f in sorted(self.sl.kept)]
 
     def getopt_code(self, params: list[str], init: list[str]) -> list[str]:
         """Where getopt is a sync point: the thread's optarg, optind, optopt and opterr
