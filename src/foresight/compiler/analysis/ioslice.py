@@ -1372,17 +1372,23 @@ def _const_string(type_text: str) -> bool:
     return t in ("const char *", "char const *", "const char * const", "char const * const")
 
 
-def anchor_roots(program: Program, data: bytes) -> tuple[str, ...]:
+def anchor_roots(program: Program, data: bytes,
+                 unspelled: list | None = None) -> tuple[str, ...]:
     """The functions of a file without main where a prefetch thread's runs are anchored:
-    those with external linkage (another file's code may call them), in file order."""
+    those with external linkage (another file's code may call them), in file order.  Those
+    whose name a macro makes (no anchor can be written there) go to UNSPELLED as
+    (line, name)."""
     out = []
     for f in program.functions:
         body = f.stmts[0]
         head = data[f.start:body.start].decode("utf-8", "replace")
         head = re.sub(r"/\*.*?\*/|//[^\n]*", " ", head, flags=re.S)
         name = re.search(r"\b" + re.escape(f.name) + r"\s*\(", head)
-        if name is None or re.search(r"\b(static|inline|__inline|__inline__)\b",
-                                     head[:name.start()]):
+        if name is None:
+            if unspelled is not None and not re.search(r"\b(static|inline)\b", head):
+                unspelled.append((f.line, f.name))
+            continue
+        if re.search(r"\b(static|inline|__inline|__inline__)\b", head[:name.start()]):
             continue
         out.append(f.name)
     return tuple(out)

@@ -28,7 +28,9 @@ def _thread(unit: Unit, text: bytes | None):
         if not any(f.name == "main" for f in program.functions):
             # A file of a program whose main is elsewhere: the thread's runs start at the
             # entries of its functions other files may call (anchors).
-            roots = anchor_roots(program, data)
+            unspelled: list = []
+            roots = anchor_roots(program, data, unspelled)
+            _unspelled[:] = unspelled
             if not roots:
                 raise _NoThread(0, "no prefetch thread here: main is not in this file, nor "
                                 "a function other files call", False)
@@ -112,6 +114,7 @@ def _back(insertions: list, expansions: list) -> list:
 
 
 _last: list = []   # [(key, PassResult)]: the last file's result, which both passes ask
+_unspelled: list = []  # (line, name): functions of the last file without main a macro names
 
 
 def run(unit: Unit, opts: CompileOptions) -> PassResult:
@@ -136,6 +139,7 @@ def _run(unit: Unit, opts: CompileOptions) -> PassResult:
     from foresight.compiler.analysis.ioslice import IO_CALLS, TICKED
 
     expanded = 0
+    _unspelled.clear()
     try:
         program, sl, insertions = _thread(unit, None)
     except _NoThread as e:
@@ -164,6 +168,10 @@ def _run(unit: Unit, opts: CompileOptions) -> PassResult:
         lines = sorted({fn.stmts[i].line for i in ids if fn.stmts[i].line})
         out.report.append({"file": unit.path, "line": fn.line, "message":
                            f"slice of {name}: line {_ranges(lines)}"})
+    for line, name in _unspelled if "main" not in functions else ():
+        out.report.append({"file": unit.path, "line": line, "message":
+                           f"no runs start at `{name}`: a macro makes its name, and the "
+                           "anchor cannot be written into its definition"})
     for f, (line, why) in sorted(sl.unanchored.items()):
         out.report.append({"file": unit.path, "line": line,
                            "message": f"no runs start at `{f}`: {why}"})
