@@ -1433,6 +1433,42 @@ long db_scan(long n)
     assert "__fs_ptg_dbfd_o = *__fs_ptg_dbfd_p > 0 ? foresight_pt_offset(" in text
 
 
+def test_a_function_made_static_by_a_macro_gets_a_clone_that_compiles(tmp_path):
+    # `#define STATIC static`: the clone's `static` comes from F's own text, not a second
+    # one (which did not compile: the driver fell back to the file without a thread).
+    import json
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "s.c").write_text(HEAD + """\
+#define STATIC static
+STATIC long helper(int fd, long n)
+{
+    char b[64];
+    long s = 0;
+    for (long i = n - 1; i >= 0; i--)
+        s += pread(fd, b, sizeof b, i * 4096) > 0;
+    return s;
+}
+int main(int argc, char **argv)
+{
+    (void)argc;
+    printf("%ld\\n", helper(open(argv[1], O_RDONLY), 6));
+    return 0;
+}
+""")
+    (tmp_path / "d.bin").write_bytes(bytes(6 * 4096))
+    p = subprocess.run([sys.executable, "-m", "foresight.cli", "cc", "--prefetch-thread", "-O2",
+                        "-Wall", "-Wextra", "-Werror", "s.c", "-o", "s"], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    env = dict(os.environ, FORESIGHT_STATS=str(tmp_path / "st.json"), FORESIGHT_PT_DRAIN="1")
+    r = subprocess.run(["./s", "d.bin"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert (r.returncode, r.stdout) == (0, "6\n")
+    g = json.loads((tmp_path / "st.json").read_text())["global"]
+    assert g["pt_started"] == 1 and g["pt_calls"] == 6 and g["pt_mispredicts"] == 0
+
+
 def test_fprintf_to_a_file_is_a_write_the_thread_does_not_format(tmp_path):
     # The program's log: a write the slice keeps (its file may be one the program reads),
     # made on the thread as a no-op that passes neither format nor arguments (s, the

@@ -188,6 +188,7 @@ class Function:
     # Every mention of a file-scope variable in the body: (start, end, key, spelled), where
     # spelled is False when a macro expansion made it (the text there is not the name).
     global_refs: tuple[tuple[int, int, VarKey, bool], ...] = ()
+    internal: bool = False   # internal linkage (`static`, spelled or made by a macro)
 
     def var(self, key: VarKey) -> Var:
         for v in (*self.params, *self.locals, *self.globals):

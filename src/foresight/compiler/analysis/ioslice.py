@@ -1385,10 +1385,11 @@ def anchor_roots(program: Program, data: bytes,
         head = re.sub(r"/\*.*?\*/|//[^\n]*", " ", head, flags=re.S)
         name = re.search(r"\b" + re.escape(f.name) + r"\s*\(", head)
         if name is None:
-            if unspelled is not None and not re.search(r"\b(static|inline)\b", head):
+            if unspelled is not None and not f.internal and not re.search(r"\binline\b",
+                                                                          head):
                 unspelled.append((f.line, f.name))
             continue
-        if re.search(r"\b(static|inline|__inline|__inline__)\b", head[:name.start()]):
+        if f.internal or re.search(r"\b(inline|__inline|__inline__)\b", head[:name.start()]):
             continue
         out.append(f.name)
     return tuple(out)

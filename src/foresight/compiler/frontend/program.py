@@ -157,7 +157,8 @@ class _Function:
             globals=tuple(v for k, v in self.x.vars.items()
                           if v.scope == Scope.GLOBAL and k in touched),
             stmts=tuple(stmts), address_taken=tuple(address),
-            function_refs=tuple(self.x.fn_refs), global_refs=self.global_refs())
+            function_refs=tuple(self.x.fn_refs), global_refs=self.global_refs(),
+            internal=self.fn.linkage == ci.LinkageKind.INTERNAL)
 
     def global_refs(self) -> tuple[tuple[int, int, VarKey, bool], ...]:
         """Every mention of a file-scope variable in the body (Function.global_refs) that

@@ -566,7 +566,11 @@ class ThreadWriter:
         if bare.endswith(";") or not bare.endswith(")"):
             raise Refused(fn.line, f"`{fn.name}` has an old-style definition or "
                           "attributes after its parameters")
-        return f"static {SAFE} " + "\n" * gone.count("\n") + head
+        # `static` where F's own text does not already make it so through a macro
+        # (`#define STATIC static`: a second one would not compile).
+        spelled = re.search(r"\bstatic\b", gone) is not None
+        static = "static " if spelled or not fn.internal else ""
+        return f"{static}{SAFE} " + "\n" * gone.count("\n") + head
 
     def clone(self, fn: Function) -> str:
         kept = self.sl.kept[fn.name]
