@@ -111,6 +111,20 @@ void fs_distance_record(size_t npages, uint64_t t_enqueued, uint64_t t_start, ui
 void fs_distance_report(double *lat_us, double *mb_per_s, unsigned long *samples, size_t *bytes);
 void fs_distance_reset(void);                  /* after fork */
 
+/* N in decimal at P (no NUL); the end.  By hand, not snprintf: paths of /proc and sysfs
+ * are made where nothing may allocate or take a lock. */
+static inline char *fs_put_decimal(char *p, unsigned long n)
+{
+    char digits[24];
+    int k = 0;
+    do
+        digits[k++] = (char)('0' + n % 10);
+    while ((n /= 10) != 0);
+    while (k > 0)
+        *p++ = digits[--k];
+    return p;
+}
+
 /* thread_guard.c: where a hint must not run.  This thread's alternate signal stack,
  * [fs_alt_lo, fs_alt_lo + fs_alt_size) (zero: none), recorded by the interposed
  * sigaltstack; FS_HINT_STACK bounds the stack a hint uses below its entry into the

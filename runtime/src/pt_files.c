@@ -298,19 +298,6 @@ static int open_file(const char *path, int flags)
     return fd;
 }
 
-/* The decimal digits of V at P; the end. */
-static char *put_decimal(char *p, unsigned long v)
-{
-    char d[24];
-    int n = 0;
-    do
-        d[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    while (n > 0)
-        *p++ = d[--n];
-    return p;
-}
-
 int foresight__pt_adopt(int fd, int64_t offset)
 {
     if (!fs_pt_self) {
@@ -326,9 +313,9 @@ int foresight__pt_adopt(int fd, int64_t offset)
     char proc[64], name[4096];
     char *p = proc;
     __builtin_memcpy(p, "/proc/self/task/", 16);
-    p = put_decimal(p + 16, (unsigned long)tid);
+    p = fs_put_decimal(p + 16, (unsigned long)tid);
     __builtin_memcpy(p, "/fd/", 4);
-    *put_decimal(p + 4, (unsigned long)fd) = 0;
+    *fs_put_decimal(p + 4, (unsigned long)fd) = 0;
     const int h = open_file(proc, O_RDONLY);
     if (h < 0)
         return -1;

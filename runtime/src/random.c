@@ -251,19 +251,6 @@ static bool in_sample(uintptr_t page, unsigned tag)
     return e != NULL && e->sample == tag;
 }
 
-/* N in decimal at P; the end. */
-static char *put_number(char *p, unsigned long n)
-{
-    char digits[24];
-    int k = 0;
-    do
-        digits[k++] = (char)('0' + n % 10);
-    while ((n /= 10) != 0);
-    while (k > 0)
-        *p++ = digits[--k];
-    return p;
-}
-
 /* read_ahead_kb of the file system on device MAJOR:MINOR, in pages: its block device's
  * (its disk's, for a partition), else its backing device's (NFS, FUSE, btrfs). */
 static unsigned long readahead_pages(unsigned long major, unsigned long minor)
@@ -275,9 +262,9 @@ static unsigned long readahead_pages(unsigned long major, unsigned long minor)
         char path[96], buf[24];
         size_t head = __builtin_strlen(heads[t]);
         __builtin_memcpy(path, heads[t], head);
-        char *p = put_number(path + head, major);
+        char *p = fs_put_decimal(path + head, major);
         *p++ = ':';
-        p = put_number(p, minor);
+        p = fs_put_decimal(p, minor);
         __builtin_memcpy(p, tails[t], __builtin_strlen(tails[t]) + 1);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
