@@ -283,15 +283,15 @@ static void next(unsigned site, struct chan_header *h)
         if (__atomic_load_n(&written, __ATOMIC_ACQUIRE) != taken)
             break;
         if (!__atomic_load_n(&open_, __ATOMIC_ACQUIRE) &&
-            __atomic_load_n(&written, __ATOMIC_ACQUIRE) == taken && fs_pt_is_anchored())
-            fs_pt_give_up("a sync point in an anchored run (the channel is closed: the "
-                          "program's threads would share it)");
-        if (!__atomic_load_n(&open_, __ATOMIC_ACQUIRE) &&
-            __atomic_load_n(&written, __ATOMIC_ACQUIRE) == taken)
+            __atomic_load_n(&written, __ATOMIC_ACQUIRE) == taken) {
+            if (fs_pt_is_anchored()) /* closed from the start: only this run ends */
+                fs_pt_give_up("a sync point in an anchored run (the channel is closed: the "
+                              "program's threads would share it)");
             fs_pt_stop(__atomic_load_n(&overflowed, __ATOMIC_RELAXED)
                            ? "lagged a megabyte of channel messages behind the program"
                            : "the channel closed",
                        0);
+        }
         if (!counted) {
             counted = true;
             fs_pt_flush(-1); /* what it knows goes to the disk while it waits */
